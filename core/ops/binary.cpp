@@ -1,0 +1,552 @@
+#include <brasa/ops/binary.h>
+#include <brasa/ops/copy.h>
+#include <brasa/ops/elementwise.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/reduction.h>
+
+#include <atomic>
+#include <cmath>
+
+namespace brasa {
+namespace {
+
+using detail::Elementwise;
+
+enum class Op { Add, Mul, Div, DivTrunc, DivFloor, Pow, Atan2, Fmod, Remainder, Minimum, Maximum };
+
+const char* op_name(Op op) {
+  static const char* names[] = {"add", "mul", "div", "div", "div", "pow", "atan2", "fmod",
+                                "remainder", "minimum", "maximum"};
+  return names[static_cast<int>(op)];
+}
+
+template <class T>
+T floor_div_float(T a, T b) {
+  if (b == 0) return a / b;
+  T mod = std::fmod(a, b);
+  T div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+  T fl = std::floor(div);
+  if (div - fl > T(0.5)) fl += 1;
+  return fl;
+}
+
+// Integer division and modulo; division by zero raises `zero` and yields 0.
+template <class T>
+T int_divmod(T a, T b, bool floor, bool modulo, bool remainder, std::atomic<bool>& zero) {
+  if (b == 0) {
+    zero.store(true, std::memory_order_relaxed);
+    return 0;
+  }
+  if constexpr (std::is_same_v<T, bool>) {
+    return modulo ? false : a;
+  } else {
+    if (modulo) {
+      T r = static_cast<T>(a % b);
+      if (remainder && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+      return r;
+    }
+    T q = static_cast<T>(a / b);
+    if (floor && (a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+  }
+}
+
+template <class T>
+T int_pow(T base, T exp) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return base || !exp;
+  } else {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+      return 0;
+    }
+    T result = 1;
+    while (exp) {
+      if (exp & 1) result = static_cast<T>(result * base);
+      exp >>= 1;
+      base = static_cast<T>(base * base);
+    }
+    return result;
+  }
+}
+
+// The dtype an arithmetic op computes in, given the promoted input dtype.
+ScalarType compute_dtype(Op op, ScalarType common) {
+  bool to_float = op == Op::Div || op == Op::Atan2;
+  if (to_float && isIntegralType(common, true)) return get_default_dtype();
+  return common;
+}
+
+void run_arith(Op op, Elementwise& e, ScalarType t, const Scalar& alpha) {
+  std::atomic<bool> zero_div{false};
+  if (isFloatingType(t)) {
+    BRASA_DISPATCH_FLOATING_TYPES(t, op_name(op), [&] {
+      using T = scalar_t;
+      using M = opmath_t<T>;
+      const M al = alpha.to<M>();
+      switch (op) {
+        case Op::Add:
+          if (al == M(1)) e.run<T, T, T>([](M a, M b) { return a + b; });
+          else e.run<T, T, T>([al](M a, M b) { return a + al * b; });
+          break;
+        case Op::Mul: e.run<T, T, T>([](M a, M b) { return a * b; }); break;
+        case Op::Div: e.run<T, T, T>([](M a, M b) { return a / b; }); break;
+        case Op::DivTrunc: e.run<T, T, T>([](M a, M b) { return std::trunc(a / b); }); break;
+        case Op::DivFloor: e.run<T, T, T>([](M a, M b) { return floor_div_float(a, b); }); break;
+        case Op::Pow: e.run<T, T, T>([](M a, M b) { return std::pow(a, b); }); break;
+        case Op::Atan2: e.run<T, T, T>([](M a, M b) { return std::atan2(a, b); }); break;
+        case Op::Fmod: e.run<T, T, T>([](M a, M b) { return std::fmod(a, b); }); break;
+        case Op::Remainder:
+          e.run<T, T, T>([](M a, M b) {
+            M m = std::fmod(a, b);
+            if (m != 0 && ((b < 0) != (m < 0))) m += b;
+            return m;
+          });
+          break;
+        case Op::Minimum:
+          e.run<T, T, T>([](M a, M b) { return (a != a || b != b) ? a + b : std::min(a, b); });
+          break;
+        case Op::Maximum:
+          e.run<T, T, T>([](M a, M b) { return (a != a || b != b) ? a + b : std::max(a, b); });
+          break;
+      }
+    });
+  } else {
+    BRASA_DISPATCH_INTEGRAL_AND_BOOL(t, op_name(op), [&] {
+      using T = scalar_t;
+      const T al = alpha.to<T>();
+      auto& z = zero_div;
+      switch (op) {
+        case Op::Add: e.run<T, T, T>([al](T a, T b) { return static_cast<T>(a + al * b); }); break;
+        case Op::Mul: e.run<T, T, T>([](T a, T b) { return static_cast<T>(a * b); }); break;
+        case Op::DivTrunc:
+        case Op::DivFloor: {
+          bool floor = op == Op::DivFloor;
+          e.run<T, T, T>([&z, floor](T a, T b) { return int_divmod<T>(a, b, floor, false, false, z); });
+          break;
+        }
+        case Op::Pow: e.run<T, T, T>([](T a, T b) { return int_pow<T>(a, b); }); break;
+        case Op::Fmod:
+        case Op::Remainder: {
+          bool rem = op == Op::Remainder;
+          e.run<T, T, T>([&z, rem](T a, T b) { return int_divmod<T>(a, b, false, true, rem, z); });
+          break;
+        }
+        case Op::Minimum: e.run<T, T, T>([](T a, T b) { return std::min(a, b); }); break;
+        case Op::Maximum: e.run<T, T, T>([](T a, T b) { return std::max(a, b); }); break;
+        default: BRASA_INTERNAL_ASSERT(false, "integral arithmetic op");
+      }
+    });
+  }
+  BRASA_CHECK(!zero_div.load(), op_name(op), ": ZeroDivisionError (integer division by zero)");
+}
+
+Tensor arith(Op op, const Tensor& a, const Tensor& b, const Tensor* out, bool inplace,
+             const Scalar& alpha = 1, ScalarType common = ScalarType::Undefined) {
+  BRASA_CHECK(a.defined() && b.defined(), op_name(op), ": expected defined tensors");
+  if (common == ScalarType::Undefined) common = detail::result_type(a, b);
+  ScalarType t = compute_dtype(op, common);
+  Elementwise e(op_name(op), t, out, inplace);
+  e.input(a, t).input(b, t).build();
+  run_arith(op, e, t, alpha);
+  return e.result();
+}
+
+Op div_op(const std::optional<std::string>& mode) {
+  if (!mode) return Op::Div;
+  if (*mode == "trunc") return Op::DivTrunc;
+  if (*mode == "floor") return Op::DivFloor;
+  BRASA_ERROR("div: expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
+}
+
+void check_sub(const Tensor& a, ScalarType bt) {
+  BRASA_CHECK(!(a.dtype() == kBool && bt == kBool),
+              "sub: subtraction, the `-` operator, with two bool tensors is not supported. "
+              "Use the `^` or `logical_xor()` operator instead.");
+}
+
+// ---- comparisons, logical and bitwise: output bool (or the integral type) ----
+enum class Cmp { Eq, Ne, Lt, Le, Gt, Ge, LAnd, LOr, LXor };
+const char* cmp_name(Cmp c) {
+  static const char* names[] = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"};
+  return names[static_cast<int>(c)];
+}
+
+Tensor compare(Cmp c, const Tensor& a, const Tensor& b, const Tensor* out, bool inplace,
+               ScalarType common = ScalarType::Undefined) {
+  if (common == ScalarType::Undefined) common = detail::result_type(a, b);
+  // In place (a.lt_(b)) writes into a's own dtype.
+  Elementwise e(cmp_name(c), kBool, out, inplace);
+  e.input(a, common).input(b, common).build();
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(common, cmp_name(c), [&] {
+    using T = scalar_t;
+    using M = opmath_t<T>;
+    switch (c) {
+      case Cmp::Eq: e.run<bool, T, T>([](M x, M y) { return x == y; }); break;
+      case Cmp::Ne: e.run<bool, T, T>([](M x, M y) { return x != y; }); break;
+      case Cmp::Lt: e.run<bool, T, T>([](M x, M y) { return x < y; }); break;
+      case Cmp::Le: e.run<bool, T, T>([](M x, M y) { return x <= y; }); break;
+      case Cmp::Gt: e.run<bool, T, T>([](M x, M y) { return x > y; }); break;
+      case Cmp::Ge: e.run<bool, T, T>([](M x, M y) { return x >= y; }); break;
+      case Cmp::LAnd: e.run<bool, T, T>([](M x, M y) { return x != M(0) && y != M(0); }); break;
+      case Cmp::LOr: e.run<bool, T, T>([](M x, M y) { return x != M(0) || y != M(0); }); break;
+      case Cmp::LXor: e.run<bool, T, T>([](M x, M y) { return (x != M(0)) != (y != M(0)); }); break;
+    }
+  });
+  return e.result();
+}
+
+enum class Bit { And, Or, Xor };
+Tensor bitwise(Bit op, const Tensor& a, const Tensor& b, const Tensor* out, bool inplace,
+               ScalarType common = ScalarType::Undefined) {
+  static const char* names[] = {"bitwise_and", "bitwise_or", "bitwise_xor"};
+  const char* name = names[static_cast<int>(op)];
+  if (common == ScalarType::Undefined) common = detail::result_type(a, b);
+  BRASA_CHECK(isIntegralType(common, true), name, ": only integral and bool tensors are supported, got ", a.dtype(),
+              " and ", b.dtype());
+  Elementwise e(name, common, out, inplace);
+  e.input(a, common).input(b, common).build();
+  BRASA_DISPATCH_INTEGRAL_AND_BOOL(common, name, [&] {
+    using T = scalar_t;
+    switch (op) {
+      case Bit::And: e.run<T, T, T>([](T x, T y) { return static_cast<T>(x & y); }); break;
+      case Bit::Or: e.run<T, T, T>([](T x, T y) { return static_cast<T>(x | y); }); break;
+      case Bit::Xor: e.run<T, T, T>([](T x, T y) { return static_cast<T>(x ^ y); }); break;
+    }
+  });
+  return e.result();
+}
+
+Tensor wrap(const Tensor& a, const Scalar& s, ScalarType& common) {
+  common = detail::result_type(a, s);
+  return detail::scalar_tensor_of(s, common);
+}
+
+}  // namespace
+
+// ---- arithmetic ----
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return arith(Op::Add, a, b, nullptr, false, alpha); }
+Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  ScalarType c;
+  Tensor bt = wrap(a, b, c);
+  return arith(Op::Add, a, bt, nullptr, false, alpha, c);
+}
+Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  arith(Op::Add, a, b, &out, false, alpha);
+  return out;
+}
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  check_sub(a, b.dtype());
+  return arith(Op::Add, a, b, nullptr, false, -alpha);
+}
+Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  check_sub(a, b.type());
+  return add(a, b, -alpha);
+}
+Tensor& sub_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  check_sub(a, b.dtype());
+  arith(Op::Add, a, b, &out, false, -alpha);
+  return out;
+}
+Tensor rsub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return sub(b, a, alpha); }
+Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  ScalarType c;
+  Tensor bt = wrap(a, b, c);
+  return arith(Op::Add, bt, a, nullptr, false, -alpha, c);
+}
+
+#define BRASA_DEFINE_ARITH(name, OP)                                                 \
+  Tensor name(const Tensor& a, const Tensor& b) { return arith(OP, a, b, nullptr, false); } \
+  Tensor name(const Tensor& a, const Scalar& b) {                                    \
+    ScalarType c;                                                                    \
+    Tensor bt = wrap(a, b, c);                                                       \
+    return arith(OP, a, bt, nullptr, false, 1, c);                                   \
+  }                                                                                  \
+  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {                \
+    arith(OP, a, b, &out, false);                                                    \
+    return out;                                                                      \
+  }
+BRASA_DEFINE_ARITH(mul, Op::Mul)
+BRASA_DEFINE_ARITH(atan2, Op::Atan2)
+BRASA_DEFINE_ARITH(fmod, Op::Fmod)
+BRASA_DEFINE_ARITH(remainder, Op::Remainder)
+BRASA_DEFINE_ARITH(minimum, Op::Minimum)
+BRASA_DEFINE_ARITH(maximum, Op::Maximum)
+#undef BRASA_DEFINE_ARITH
+
+Tensor pow(const Tensor& a, const Tensor& b) { return arith(Op::Pow, a, b, nullptr, false); }
+Tensor pow(const Tensor& a, const Scalar& b) {
+  ScalarType c;
+  Tensor bt = wrap(a, b, c);
+  if (c == a.dtype() && b.toDouble() == 2.0) return mul(a, a);
+  if (c == a.dtype() && b.toDouble() == 1.0) return clone(a);
+  BRASA_CHECK(!(isIntegralType(c, true) && b.isIntegral(false) && b.toLong() < 0),
+              "pow: integers to negative integer powers are not allowed.");
+  return arith(Op::Pow, a, bt, nullptr, false, 1, c);
+}
+Tensor pow(const Scalar& base, const Tensor& e) {
+  ScalarType c;
+  Tensor bt = wrap(e, base, c);
+  return arith(Op::Pow, bt, e, nullptr, false, 1, c);
+}
+Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
+  arith(Op::Pow, a, b, &out, false);
+  return out;
+}
+
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string> mode) {
+  return arith(div_op(mode), a, b, nullptr, false);
+}
+Tensor div(const Tensor& a, const Scalar& b, std::optional<std::string> mode) {
+  ScalarType c;
+  Tensor bt = wrap(a, b, c);
+  return arith(div_op(mode), a, bt, nullptr, false, 1, c);
+}
+Tensor& div_out(Tensor& out, const Tensor& a, const Tensor& b, std::optional<std::string> mode) {
+  arith(div_op(mode), a, b, &out, false);
+  return out;
+}
+Tensor floor_divide(const Tensor& a, const Tensor& b) { return div(a, b, "floor"); }
+Tensor true_divide(const Tensor& a, const Tensor& b) { return div(a, b); }
+
+// ---- comparisons and logical ----
+#define BRASA_DEFINE_CMP(name, C)                                                          \
+  Tensor name(const Tensor& a, const Tensor& b) { return compare(C, a, b, nullptr, false); } \
+  Tensor name(const Tensor& a, const Scalar& b) {                                          \
+    ScalarType c;                                                                          \
+    Tensor bt = wrap(a, b, c);                                                             \
+    return compare(C, a, bt, nullptr, false, c);                                           \
+  }                                                                                        \
+  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {                      \
+    compare(C, a, b, &out, false);                                                         \
+    return out;                                                                            \
+  }
+BRASA_DEFINE_CMP(eq, Cmp::Eq)
+BRASA_DEFINE_CMP(ne, Cmp::Ne)
+BRASA_DEFINE_CMP(lt, Cmp::Lt)
+BRASA_DEFINE_CMP(le, Cmp::Le)
+BRASA_DEFINE_CMP(gt, Cmp::Gt)
+BRASA_DEFINE_CMP(ge, Cmp::Ge)
+BRASA_DEFINE_CMP(logical_and, Cmp::LAnd)
+BRASA_DEFINE_CMP(logical_or, Cmp::LOr)
+BRASA_DEFINE_CMP(logical_xor, Cmp::LXor)
+#undef BRASA_DEFINE_CMP
+
+#define BRASA_DEFINE_BIT(name, B)                                                          \
+  Tensor name(const Tensor& a, const Tensor& b) { return bitwise(B, a, b, nullptr, false); } \
+  Tensor name(const Tensor& a, const Scalar& b) {                                          \
+    ScalarType c;                                                                          \
+    Tensor bt = wrap(a, b, c);                                                             \
+    return bitwise(B, a, bt, nullptr, false, c);                                           \
+  }                                                                                        \
+  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {                      \
+    bitwise(B, a, b, &out, false);                                                         \
+    return out;                                                                            \
+  }
+BRASA_DEFINE_BIT(bitwise_and, Bit::And)
+BRASA_DEFINE_BIT(bitwise_or, Bit::Or)
+BRASA_DEFINE_BIT(bitwise_xor, Bit::Xor)
+#undef BRASA_DEFINE_BIT
+
+// ---- in-place forms ----
+namespace detail {
+Tensor& add_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
+  if (self.dtype() == kBool && b.dtype() == kBool && alpha.toDouble() < 0) check_sub(self, kBool);
+  arith(Op::Add, self, b, &self, true, alpha);
+  return self;
+}
+Tensor& binary_inplace(const char* op, Tensor& self, const Tensor& b) {
+  std::string n = op;
+  if (n == "mul") arith(Op::Mul, self, b, &self, true);
+  else if (n == "pow") arith(Op::Pow, self, b, &self, true);
+  else if (n == "atan2") arith(Op::Atan2, self, b, &self, true);
+  else if (n == "fmod") arith(Op::Fmod, self, b, &self, true);
+  else if (n == "remainder") arith(Op::Remainder, self, b, &self, true);
+  else if (n == "eq") compare(Cmp::Eq, self, b, &self, true);
+  else BRASA_INTERNAL_ASSERT(false, "unknown in-place op ", op);
+  return self;
+}
+Tensor& div_inplace(Tensor& self, const Tensor& b, std::optional<std::string> mode) {
+  arith(div_op(mode), self, b, &self, true);
+  return self;
+}
+}  // namespace detail
+
+// ---- ternary ----
+Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight) {
+  return lerp(start, end, detail::scalar_tensor_of(weight, start.dtype()));
+}
+
+static Tensor lerp_impl(const Tensor& start, const Tensor& end, const Tensor& w, const Tensor* out, bool inplace) {
+  BRASA_CHECK(start.dtype() == end.dtype(), "lerp: expected dtype ", start.dtype(), " for `end` but got dtype ",
+              end.dtype());
+  BRASA_CHECK(isFloatingType(start.dtype()), "lerp: expected floating tensors, got ", start.dtype());
+  ScalarType t = start.dtype();
+  Elementwise e("lerp", t, out, inplace);
+  e.input(start).input(end).input(w, t).build();
+  BRASA_DISPATCH_FLOATING_TYPES(t, "lerp", [&] {
+    using M = opmath_t<scalar_t>;
+    e.run<scalar_t, scalar_t, scalar_t, scalar_t>([](M s, M en, M wt) {
+      return std::abs(wt) < M(0.5) ? s + wt * (en - s) : en - (en - s) * (M(1) - wt);
+    });
+  });
+  return e.result();
+}
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
+  return lerp_impl(start, end, weight, nullptr, false);
+}
+Tensor& detail::lerp_inplace(Tensor& self, const Tensor& end, const Tensor& w) {
+  lerp_impl(self, end, w, &self, true);
+  return self;
+}
+
+static Tensor addc_impl(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value, bool div,
+                        const Tensor* out, bool inplace) {
+  const char* name = div ? "addcdiv" : "addcmul";
+  ScalarType t = detail::result_type({detail::operand(self), detail::operand(t1), detail::operand(t2)});
+  BRASA_CHECK(!(div && isIntegralType(t, true)), name,
+              ": integer division with addcdiv is not supported, got tensors of dtype ", t1.dtype(), " and ",
+              t2.dtype());
+  Elementwise e(name, t, out, inplace);
+  e.input(self, t).input(t1, t).input(t2, t).build();
+  BRASA_DISPATCH_ALL_TYPES(t, name, [&] {
+    using M = opmath_t<scalar_t>;
+    const M v = value.to<M>();
+    if (div) e.run<scalar_t, scalar_t, scalar_t, scalar_t>([v](M s, M a, M b) { return s + v * (a / b); });
+    else e.run<scalar_t, scalar_t, scalar_t, scalar_t>([v](M s, M a, M b) { return s + v * a * b; });
+  });
+  return e.result();
+}
+Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  return addc_impl(self, t1, t2, value, false, nullptr, false);
+}
+Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  return addc_impl(self, t1, t2, value, true, nullptr, false);
+}
+Tensor& detail::addcmul_inplace(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& v, bool div) {
+  addc_impl(self, t1, t2, v, div, &self, true);
+  return self;
+}
+
+static Tensor where_impl(const Tensor& cond, const Tensor& a, const Tensor& b, ScalarType t, const Tensor* out,
+                         bool inplace, const char* name) {
+  BRASA_CHECK(cond.dtype() == kBool || cond.dtype() == kByte, name,
+              ": expected condition/mask to be a bool tensor, got ", cond.dtype());
+  Elementwise e(name, t, out, inplace);
+  e.input(a, t).input(cond, kBool).input(b, t).build();
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t, name, [&] {
+    using T = scalar_t;
+    e.loop().run([](char** d, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        bool c = *reinterpret_cast<const bool*>(d[2] + i * s[2]);
+        *reinterpret_cast<T*>(d[0] + i * s[0]) = c ? *reinterpret_cast<const T*>(d[1] + i * s[1])
+                                                   : *reinterpret_cast<const T*>(d[3] + i * s[3]);
+      }
+    });
+    e.finish();
+  });
+  return e.result();
+}
+
+Tensor where(const Tensor& cond, const Tensor& self, const Tensor& other) {
+  return where_impl(cond, self, other, detail::result_type(self, other), nullptr, false, "where");
+}
+Tensor where(const Tensor& cond, const Scalar& self, const Tensor& other) {
+  ScalarType t = detail::result_type({detail::operand(self), detail::operand(other)});
+  return where_impl(cond, detail::scalar_tensor_of(self, t), other, t, nullptr, false, "where");
+}
+Tensor where(const Tensor& cond, const Tensor& self, const Scalar& other) {
+  ScalarType t = detail::result_type(self, other);
+  return where_impl(cond, self, detail::scalar_tensor_of(other, t), t, nullptr, false, "where");
+}
+Tensor where(const Tensor& cond, const Scalar& self, const Scalar& other) {
+  ScalarType t = detail::result_type({detail::operand(self), detail::operand(other)});
+  return where_impl(cond, detail::scalar_tensor_of(self, t), detail::scalar_tensor_of(other, t), t, nullptr,
+                    false, "where");
+}
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  return masked_fill(self, mask, detail::scalar_tensor_of(value, self.dtype()));
+}
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  Tensor out = clone(self);
+  return detail::masked_fill_inplace(out, mask, value);
+}
+Tensor& detail::masked_fill_inplace(Tensor& self, const Tensor& mask, const Tensor& value) {
+  BRASA_CHECK(mask.dtype() == kBool, "masked_fill_: expected mask to have dtype Bool, got ", mask.dtype());
+  BRASA_CHECK(value.dim() == 0, "masked_fill_: only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s)");
+  where_impl(mask, value, self, self.dtype(), &self, true, "masked_fill_");
+  return self;
+}
+
+static Tensor clamp_impl(const Tensor& self, std::optional<Scalar> lo, std::optional<Scalar> hi, const Tensor* out,
+                         bool inplace) {
+  BRASA_CHECK(lo.has_value() || hi.has_value(), "clamp: at least one of 'min' or 'max' must not be None");
+  ScalarType t = self.dtype();
+  if (!inplace) {
+    if (lo) t = detail::result_type({detail::operand(self), detail::operand(*lo)});
+    if (hi) t = promoteTypes(t, detail::result_type({detail::operand(self), detail::operand(*hi)}));
+  }
+  BRASA_CHECK(t != kBool, "clamp: not implemented for 'Bool'");
+  Elementwise e("clamp", t, out, inplace);
+  e.input(self, t).build();
+  BRASA_DISPATCH_ALL_TYPES(t, "clamp", [&] {
+    using M = opmath_t<scalar_t>;
+    const bool has_lo = lo.has_value(), has_hi = hi.has_value();
+    const M l = has_lo ? lo->to<M>() : M(0), h = has_hi ? hi->to<M>() : M(0);
+    if (has_lo && has_hi) e.run<scalar_t, scalar_t>([l, h](M x) { return std::min(std::max(x, l), h); });
+    else if (has_lo) e.run<scalar_t, scalar_t>([l](M x) { return std::max(x, l); });
+    else e.run<scalar_t, scalar_t>([h](M x) { return std::min(x, h); });
+  });
+  return e.result();
+}
+Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
+  return clamp_impl(self, min, max, nullptr, false);
+}
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  BRASA_CHECK(min || max, "clamp: at least one of 'min' or 'max' must not be None");
+  Tensor r = self;
+  if (min) r = where(lt(r, *min), *min, r);
+  if (max) r = where(gt(r, *max), *max, r);
+  return r.is_same(self) ? clone(self) : r;
+}
+Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp(self, min, std::nullopt); }
+Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp(self, std::nullopt, max); }
+Tensor clip(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) { return clamp(self, min, max); }
+Tensor& detail::clamp_inplace(Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
+  clamp_impl(self, min, max, &self, true);
+  return self;
+}
+
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  BRASA_CHECK(a.dtype() == b.dtype(), "isclose: self (", a.dtype(), ") and other (", b.dtype(),
+              ") must have the same dtype");
+  ScalarType t = a.dtype();
+  Elementwise e("isclose", kBool);
+  e.input(a).input(b).build();
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t, "isclose", [&] {
+    using M = opmath_t<scalar_t>;
+    e.run<bool, scalar_t, scalar_t>([rtol, atol, equal_nan](M x, M y) -> bool {
+      if (x == y) return true;
+      double dx = static_cast<double>(x), dy = static_cast<double>(y);
+      if (std::isnan(dx) || std::isnan(dy)) return equal_nan && std::isnan(dx) && std::isnan(dy);
+      if (std::isinf(dx) || std::isinf(dy)) return false;
+      return std::abs(dx - dy) <= atol + rtol * std::abs(dy);
+    });
+  });
+  return e.result();
+}
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  return isclose(a, b, rtol, atol, equal_nan).all().item<bool>();
+}
+
+bool equal(const Tensor& a, const Tensor& b) {
+  if (!(a.sizes() == b.sizes())) return false;
+  return eq(a, b).all().item<bool>();
+}
+
+}  // namespace brasa

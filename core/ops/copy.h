@@ -1,0 +1,17 @@
+#pragma once
+#include <brasa/tensor/tensor.h>
+
+namespace brasa {
+
+// dst <- src, broadcasting src, converting dtype, any strides on either side.
+Tensor& copy_(Tensor& dst, const Tensor& src);
+Tensor clone(const Tensor& t);
+Tensor contiguous(const Tensor& t);
+
+namespace detail {
+// The kernels without argument checks or version bumps, for freshly made tensors.
+void copy_kernel(const Tensor& dst, const Tensor& src);
+void fill_kernel(const Tensor& dst, const Scalar& v);
+}  // namespace detail
+
+}  // namespace brasa

@@ -1,0 +1,148 @@
+#pragma once
+// The one strided-iteration helper every elementwise kernel goes through:
+// operands share an iteration shape; each has its own byte strides (0 where
+// broadcast). Adjacent dims are coalesced, the range is split across the pool,
+// and the kernel sees 1-D runs (pointers + inner strides + length) with a
+// contiguous fast path the compiler vectorizes.
+#include <brasa/tensor/tensor.h>
+#include <brasa/util/parallel.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace brasa::cpu {
+
+constexpr int kMaxOperands = 8;
+constexpr int64_t kGrain = 32768;
+
+class StridedLoop {
+ public:
+  explicit StridedLoop(IntArrayRef shape) : shape_(shape.begin(), shape.end()) {}
+  // Adds an operand: `t` must have (or broadcast to) the loop's shape.
+  void add(const Tensor& t);
+  // Adds raw memory with element strides given per loop dim.
+  void add_raw(char* data, IntArrayRef elem_strides, int64_t elem_size);
+  int nops() const { return nops_; }
+  int64_t numel() const {
+    int64_t n = 1;
+    for (auto s : shape_) n *= s;
+    return n;
+  }
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  IntArrayRef shape() const { return shape_; }
+  const int64_t* strides(int op) const { return strides_[op].data(); }
+  char* data(int op) const { return data_[op]; }
+  // Drops size-1 dims and merges dims that are contiguous for every operand.
+  void coalesce();
+
+  // f(char** ptrs, const int64_t* inner_strides, int64_t n) for every inner run.
+  template <class F>
+  void run(const F& f, int64_t grain = kGrain) {
+    coalesce();
+    int64_t total = numel();
+    if (total == 0) return;
+    parallel_for(0, total, grain, [&](int64_t b, int64_t e) { run_range(f, b, e); });
+  }
+  template <class F>
+  void run_serial(const F& f) {
+    coalesce();
+    int64_t total = numel();
+    if (total > 0) run_range(f, 0, total);
+  }
+
+ private:
+  template <class F>
+  void run_range(const F& f, int64_t begin, int64_t end) const {
+    const int nd = ndim();
+    const int last = nd - 1;
+    int64_t idx[16];
+    char* ptrs[kMaxOperands];
+    int64_t inner[kMaxOperands];
+    int64_t rem = begin;
+    for (int d = last; d >= 0; --d) {
+      idx[d] = rem % shape_[d];
+      rem /= shape_[d];
+    }
+    for (int k = 0; k < nops_; ++k) {
+      ptrs[k] = data_[k];
+      for (int d = 0; d < nd; ++d) ptrs[k] += idx[d] * strides_[k][d];
+      inner[k] = strides_[k][last];
+    }
+    int64_t pos = begin;
+    while (pos < end) {
+      int64_t n = std::min(shape_[last] - idx[last], end - pos);
+      f(ptrs, inner, n);
+      pos += n;
+      if (pos >= end) break;
+      idx[last] += n;
+      for (int k = 0; k < nops_; ++k) ptrs[k] += n * inner[k];
+      for (int d = last; d > 0 && idx[d] == shape_[d]; --d) {
+        idx[d] = 0;
+        ++idx[d - 1];
+        for (int k = 0; k < nops_; ++k) ptrs[k] += strides_[k][d - 1] - shape_[d] * strides_[k][d];
+      }
+    }
+  }
+
+  DimVector shape_;
+  DimVector strides_[kMaxOperands];  // bytes
+  char* data_[kMaxOperands] = {};
+  int nops_ = 0;
+};
+
+// ---- typed 1-D kernels ----
+
+// out[i] = f(in0[i], in1[i], ...) with Out/In the storage types; f works on opmath types.
+template <class Out, class... In, class F, size_t... I>
+inline void nary_run(char** data, const int64_t* s, int64_t n, const F& f, std::index_sequence<I...>) {
+  bool contiguous = s[0] == sizeof(Out) && ((s[I + 1] == sizeof(In)) && ...);
+  if (contiguous) {
+    Out* o = reinterpret_cast<Out*>(data[0]);
+    for (int64_t i = 0; i < n; ++i)
+      o[i] = static_cast<Out>(f(static_cast<opmath_t<In>>(reinterpret_cast<const In*>(data[I + 1])[i])...));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    *reinterpret_cast<Out*>(data[0] + i * s[0]) = static_cast<Out>(
+        f(static_cast<opmath_t<In>>(*reinterpret_cast<const In*>(data[I + 1] + i * s[I + 1]))...));
+}
+
+// Binary with the common "one side is a scalar" cases hoisted so they vectorize.
+template <class Out, class A, class B, class F>
+inline void binary_run(char** data, const int64_t* s, int64_t n, const F& f) {
+  Out* o = reinterpret_cast<Out*>(data[0]);
+  const A* a = reinterpret_cast<const A*>(data[1]);
+  const B* b = reinterpret_cast<const B*>(data[2]);
+  if (s[0] == sizeof(Out)) {
+    if (s[1] == sizeof(A) && s[2] == sizeof(B)) {
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(opmath_t<A>(a[i]), opmath_t<B>(b[i])));
+      return;
+    }
+    if (s[1] == sizeof(A) && s[2] == 0) {
+      const opmath_t<B> bv = b[0];
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(opmath_t<A>(a[i]), bv));
+      return;
+    }
+    if (s[1] == 0 && s[2] == sizeof(B)) {
+      const opmath_t<A> av = a[0];
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(av, opmath_t<B>(b[i])));
+      return;
+    }
+  }
+  nary_run<Out, A, B>(data, s, n, f, std::index_sequence_for<A, B>{});
+}
+
+// Runs `f` elementwise: operand 0 of `loop` is the output of type Out, the rest In...
+template <class Out, class... In, class F>
+void cpu_kernel(StridedLoop& loop, const F& f) {
+  static_assert(sizeof...(In) + 1 <= kMaxOperands);
+  if constexpr (sizeof...(In) == 2) {
+    loop.run([&](char** d, const int64_t* s, int64_t n) { binary_run<Out, In...>(d, s, n, f); });
+  } else {
+    loop.run([&](char** d, const int64_t* s, int64_t n) {
+      nary_run<Out, In...>(d, s, n, f, std::index_sequence_for<In...>{});
+    });
+  }
+}
+
+}  // namespace brasa::cpu

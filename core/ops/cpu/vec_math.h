@@ -1,0 +1,39 @@
+#pragma once
+// Branch-free math the compiler can vectorize (the libm calls cannot be).
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace brasa::cpu {
+
+// exp(x) for float, within ~2 ulp: x = n ln2 + r with |r| <= ln2/2, a degree-7
+// Taylor polynomial for e^r, and 2^n built from its exponent bits (split in two
+// factors so that results down to the subnormal range stay right).
+inline float fast_exp(float x) {
+  const float kLog2e = 1.44269504088896341f;
+  const float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+  float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+  float n = __builtin_roundevenf(xc * kLog2e);
+  float r = xc - n * kLn2Hi;
+  r = r - n * kLn2Lo;
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  int32_t ni = static_cast<int32_t>(n);
+  int32_t n1 = ni / 2, n2 = ni - n1;
+  uint32_t b1 = static_cast<uint32_t>(n1 + 127) << 23, b2 = static_cast<uint32_t>(n2 + 127) << 23;
+  float s1, s2;
+  std::memcpy(&s1, &b1, 4);
+  std::memcpy(&s2, &b2, 4);
+  float res = p * s1 * s2;
+  res = x > 88.7228394f ? std::numeric_limits<float>::infinity() : res;
+  res = x < -103.972084f ? 0.0f : res;
+  return x != x ? x : res;
+}
+
+}  // namespace brasa::cpu

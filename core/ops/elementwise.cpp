@@ -1,0 +1,124 @@
+#include <brasa/ops/copy.h>
+#include <brasa/ops/elementwise.h>
+#include <brasa/ops/factory.h>
+
+namespace brasa::detail {
+namespace {
+
+ScalarType skip_undefined_promote(ScalarType a, ScalarType b) {
+  if (a == ScalarType::Undefined) return b;
+  if (b == ScalarType::Undefined) return a;
+  return promoteTypes(a, b);
+}
+
+// A lower-priority operand only matters when it is of a higher category.
+ScalarType combine_categories(ScalarType higher, ScalarType lower) {
+  if (isFloatingType(higher)) return higher;
+  if (higher == kBool || isFloatingType(lower)) return skip_undefined_promote(higher, lower);
+  if (higher != ScalarType::Undefined) return higher;
+  return lower;
+}
+
+bool same_view(const Tensor& a, const Tensor& b) {
+  return a.data_ptr() == b.data_ptr() && a.sizes() == b.sizes() && a.strides() == b.strides() &&
+         a.dtype() == b.dtype();
+}
+
+}  // namespace
+
+ScalarType result_type(std::initializer_list<TypedOperand> ops) {
+  ScalarType dim = ScalarType::Undefined, zero = ScalarType::Undefined,
+             number = ScalarType::Undefined;
+  for (const auto& o : ops) {
+    ScalarType t = o.dtype;
+    switch (o.priority) {
+      case Priority::Dim: dim = skip_undefined_promote(dim, t); break;
+      case Priority::ZeroDim: zero = skip_undefined_promote(zero, t); break;
+      case Priority::Number:
+        // A Python-style float number counts as the default dtype.
+        if (isFloatingType(t)) t = get_default_dtype();
+        number = skip_undefined_promote(number, t);
+        break;
+    }
+  }
+  return combine_categories(dim, combine_categories(zero, number));
+}
+
+ScalarType result_type(const Tensor& a, const Tensor& b) {
+  return result_type({operand(a), operand(b)});
+}
+ScalarType result_type(const Tensor& a, const Scalar& b) {
+  return result_type({operand(a), operand(b)});
+}
+
+bool can_cast(ScalarType from, ScalarType to) {
+  if (isFloatingType(from) && isIntegralType(to, true)) return false;
+  if (from != kBool && to == kBool) return false;
+  return true;
+}
+
+DimVector broadcast_shapes(const char* op, IntArrayRef a, IntArrayRef b) {
+  size_t n = std::max(a.size(), b.size());
+  DimVector out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    BRASA_CHECK(da == db || da == 1 || db == 1, op, ": shapes ", a, " and ", b,
+                " are not broadcastable (size ", da, " vs ", db, " at dim ", i, ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Tensor scalar_tensor_of(const Scalar& s, ScalarType t) {
+  return scalar_tensor(s, TensorOptions().dtype(t));
+}
+
+Elementwise& Elementwise::input(const Tensor& t, ScalarType dtype) {
+  BRASA_CHECK(t.defined(), op_, ": expected a defined tensor as input ", inputs_.size());
+  BRASA_CHECK(t.device().is_cpu(), op_, ": expected CPU tensors, got ", t.device());
+  inputs_.push_back(t.dtype() == dtype ? t : t.to(dtype));
+  return *this;
+}
+
+Elementwise& Elementwise::build() {
+  shape_.assign(inputs_[0].sizes().begin(), inputs_[0].sizes().end());
+  for (size_t i = 1; i < inputs_.size(); ++i) shape_ = broadcast_shapes(op_, shape_, inputs_[i].sizes());
+  bool need_temp = false;
+  if (user_out_ && user_out_->defined()) {
+    const Tensor& o = *user_out_;
+    if (!(o.sizes() == IntArrayRef(shape_))) {
+      BRASA_CHECK(!inplace_ && o.numel() == 0, op_, ": output with shape ", o.sizes(),
+                  " doesn't match the broadcast shape ", IntArrayRef(shape_));
+      // An empty out= tensor is resized, as PyTorch does.
+      o.unsafeGetTensorImpl()->storage()->resize(compute_numel(shape_) * o.element_size());
+      o.unsafeGetTensorImpl()->set_sizes_and_strides(shape_, contiguous_strides(shape_));
+    }
+    BRASA_CHECK(can_cast(out_dtype_, o.dtype()), op_, ": result type ", out_dtype_,
+                " can't be cast to the desired output type ", o.dtype());
+    need_temp = o.dtype() != out_dtype_;
+    // An output that overlaps an input other than elementwise-identically
+    // would read values it already overwrote: compute into a temporary.
+    for (const auto& in : inputs_)
+      if (in.is_alias_of(o) && !same_view(in, o) && in.numel() > 0) need_temp = true;
+    out_ = need_temp ? empty(shape_, TensorOptions().dtype(out_dtype_)) : o;
+  } else {
+    out_ = empty(shape_, TensorOptions().dtype(out_dtype_));
+  }
+  loop_.emplace(shape_);
+  loop_->add(out_);
+  for (const auto& in : inputs_) loop_->add(in);
+  return *this;
+}
+
+void Elementwise::finish() {
+  if (user_out_ && user_out_->defined()) {
+    result_ = *user_out_;
+    if (!out_.is_same(result_)) result_.copy_(out_);
+    else result_.bump_version();
+  } else {
+    result_ = out_;
+  }
+}
+
+}  // namespace brasa::detail

@@ -1,0 +1,64 @@
+#pragma once
+// Shared preparation of elementwise ops: PyTorch's type promotion, broadcasting,
+// output allocation or validation (for in-place and _out forms) and the loop.
+#include <brasa/ops/cpu/loops.h>
+#include <brasa/tensor/tensor.h>
+
+#include <vector>
+
+namespace brasa::detail {
+
+// How an operand takes part in type promotion: tensors with dims outrank
+// 0-dim tensors, which outrank plain numbers, within a category.
+enum class Priority { Dim, ZeroDim, Number };
+struct TypedOperand {
+  ScalarType dtype;
+  Priority priority;
+};
+ScalarType result_type(std::initializer_list<TypedOperand> ops);
+inline TypedOperand operand(const Tensor& t) {
+  return {t.dtype(), t.dim() == 0 ? Priority::ZeroDim : Priority::Dim};
+}
+inline TypedOperand operand(const Scalar& s) { return {s.type(), Priority::Number}; }
+ScalarType result_type(const Tensor& a, const Tensor& b);
+ScalarType result_type(const Tensor& a, const Scalar& b);
+// PyTorch's can_cast: no float -> integral, no non-bool -> bool.
+bool can_cast(ScalarType from, ScalarType to);
+
+DimVector broadcast_shapes(const char* op, IntArrayRef a, IntArrayRef b);
+Tensor scalar_tensor_of(const Scalar& s, ScalarType t);
+
+class Elementwise {
+ public:
+  // `out` may be null (allocate), a defined tensor (write there, casting if
+  // needed) — `inplace` says it is also the first input (no resizing allowed).
+  Elementwise(const char* op, ScalarType out_dtype, const Tensor* out = nullptr, bool inplace = false)
+      : op_(op), out_dtype_(out_dtype), user_out_(out), inplace_(inplace) {}
+  Elementwise& input(const Tensor& t, ScalarType dtype);
+  Elementwise& input(const Tensor& t) { return input(t, t.dtype()); }
+  // Computes the shape, allocates the output and sets up the loop.
+  Elementwise& build();
+
+  template <class Out, class... In, class F>
+  void run(const F& f) {
+    cpu::cpu_kernel<Out, In...>(*loop_, f);
+    finish();
+  }
+  cpu::StridedLoop& loop() { return *loop_; }
+  // Call after driving loop() directly.
+  void finish();
+  const Tensor& result() const { return result_; }
+  IntArrayRef shape() const { return shape_; }
+
+ private:
+  const char* op_;
+  ScalarType out_dtype_;
+  const Tensor* user_out_;
+  bool inplace_;
+  std::vector<Tensor> inputs_;
+  DimVector shape_;
+  Tensor out_, result_;
+  std::optional<cpu::StridedLoop> loop_;
+};
+
+}  // namespace brasa::detail

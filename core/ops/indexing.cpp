@@ -1,0 +1,521 @@
+#include <brasa/ops/binary.h>
+#include <brasa/ops/copy.h>
+#include <brasa/ops/cpu/loops.h>
+#include <brasa/ops/elementwise.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/indexing.h>
+#include <brasa/ops/shape.h>
+
+#include <atomic>
+#include <cstring>
+
+namespace brasa {
+namespace {
+
+void check_index_dtype(const char* op, const Tensor& idx) {
+  BRASA_CHECK(idx.dtype() == kLong || idx.dtype() == kInt, op,
+              ": tensors used as indices must be long or int tensors (or bool masks), got ", idx.dtype());
+}
+
+// Reads index i of an int32/int64 tensor laid out contiguously.
+inline int64_t read_index(const Tensor& idx, const void* p, int64_t i) {
+  return idx.dtype() == kLong ? static_cast<const int64_t*>(p)[i] : static_cast<const int32_t*>(p)[i];
+}
+
+int64_t wrap_index(const char* op, int64_t v, int64_t size, int64_t dim) {
+  BRASA_CHECK(v >= -size && v < size, op, ": index ", v, " is out of bounds for dimension ", dim, " with size ", size);
+  return v < 0 ? v + size : v;
+}
+
+// Advanced-indexing layout shared by index() and index_put_().
+struct AdvancedPlan {
+  std::vector<int64_t> dims;   // indexed dims of self, in order
+  std::vector<int64_t> rest;   // the other dims
+  DimVector bshape;            // broadcast shape of the index tensors
+  std::vector<int64_t> base;   // element offset in self per broadcast position
+  bool adjacent = true;
+  DimVector result_shape;      // B-first: bshape + rest sizes
+};
+
+AdvancedPlan plan_advanced(const char* op, const Tensor& self, const std::vector<std::optional<Tensor>>& indices) {
+  BRASA_CHECK(static_cast<int64_t>(indices.size()) <= self.dim(), op, ": too many indices for tensor of dimension ",
+              self.dim(), " (got ", indices.size(), ")");
+  AdvancedPlan p;
+  std::vector<Tensor> idx;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    if (indices[d] && indices[d]->defined()) {
+      check_index_dtype(op, *indices[d]);
+      p.dims.push_back(static_cast<int64_t>(d));
+      idx.push_back(*indices[d]);
+    }
+  }
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (std::find(p.dims.begin(), p.dims.end(), d) == p.dims.end()) p.rest.push_back(d);
+  for (size_t i = 1; i < p.dims.size(); ++i) p.adjacent &= p.dims[i] == p.dims[i - 1] + 1;
+  for (const auto& t : idx) p.bshape = detail::broadcast_shapes(op, p.bshape, t.sizes());
+  int64_t nb = compute_numel(p.bshape);
+  p.base.assign(nb, 0);
+  for (size_t i = 0; i < idx.size(); ++i) {
+    Tensor e = contiguous(idx[i].expand(p.bshape));
+    const void* ptr = e.data_ptr();
+    int64_t d = p.dims[i], size = self.size(d), stride = self.stride(d);
+    for (int64_t b = 0; b < nb; ++b) p.base[b] += wrap_index(op, read_index(e, ptr, b), size, d) * stride;
+  }
+  p.result_shape = p.bshape;
+  for (auto d : p.rest) p.result_shape.push_back(self.size(d));
+  return p;
+}
+
+// Element offsets (in self) of every position of the non-indexed dims.
+std::vector<int64_t> rest_offsets(const Tensor& self, const std::vector<int64_t>& rest) {
+  int64_t n = 1;
+  for (auto d : rest) n *= self.size(d);
+  std::vector<int64_t> off(n, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i, o = 0;
+    for (int64_t k = static_cast<int64_t>(rest.size()) - 1; k >= 0; --k) {
+      int64_t s = self.size(rest[k]);
+      o += (rem % s) * self.stride(rest[k]);
+      rem /= s;
+    }
+    off[i] = o;
+  }
+  return off;
+}
+
+// From B-first layout to PyTorch's: adjacent index dims sit where they were.
+DimVector final_perm(const AdvancedPlan& p) {
+  int64_t nb = static_cast<int64_t>(p.bshape.size()), nr = static_cast<int64_t>(p.rest.size());
+  DimVector perm;
+  if (!p.adjacent || p.dims.empty() || p.dims[0] == 0) {
+    for (int64_t i = 0; i < nb + nr; ++i) perm.push_back(i);
+    return perm;
+  }
+  int64_t lead = p.dims[0];  // rest dims before the indexed block
+  for (int64_t i = 0; i < lead; ++i) perm.push_back(nb + i);
+  for (int64_t i = 0; i < nb; ++i) perm.push_back(i);
+  for (int64_t i = lead; i < nr; ++i) perm.push_back(nb + i);
+  return perm;
+}
+
+// Turns bool masks into long indices (one per mask dim) and checks shapes.
+void expand_masks(const char* op, const Tensor& self, int64_t start_dim, const Tensor& mask,
+                  std::vector<std::optional<Tensor>>& out) {
+  for (int64_t k = 0; k < mask.dim(); ++k) {
+    int64_t d = start_dim + k;
+    BRASA_CHECK(d < self.dim() && mask.size(k) == self.size(d), op, ": the shape of the mask ", mask.sizes(),
+                " at index ", k, " does not match the shape of the indexed tensor ", self.sizes(), " at index ", d);
+  }
+  Tensor nz = nonzero(mask);
+  for (int64_t k = 0; k < mask.dim(); ++k) out.push_back(contiguous(nz.select(1, k)));
+}
+
+}  // namespace
+
+Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices_in) {
+  std::vector<std::optional<Tensor>> indices;
+  for (const auto& i : indices_in) {
+    if (i && i->defined() && (i->dtype() == kBool || i->dtype() == kByte))
+      expand_masks("index", self, static_cast<int64_t>(indices.size()), *i, indices);
+    else
+      indices.push_back(i);
+  }
+  AdvancedPlan p = plan_advanced("index", self, indices);
+  if (p.dims.empty()) return self;
+  auto roff = rest_offsets(self, p.rest);
+  int64_t nb = static_cast<int64_t>(p.base.size()), nr = static_cast<int64_t>(roff.size());
+  Tensor out = empty(p.result_shape, self.options());
+  const int64_t es = self.element_size();
+  const char* src = static_cast<const char*>(self.data_ptr());
+  char* dst = static_cast<char*>(out.data_ptr());
+  // Contiguous trailing run: copy rows with memcpy.
+  bool rows = !p.rest.empty() && self.is_contiguous() && p.rest.back() == self.dim() - 1 &&
+              p.dims.back() < p.rest.front();
+  parallel_for(0, nb, std::max<int64_t>(1, 16384 / std::max<int64_t>(nr, 1)), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      if (rows) {
+        std::memcpy(dst + b * nr * es, src + p.base[b] * es, nr * es);
+        continue;
+      }
+      for (int64_t r = 0; r < nr; ++r) std::memcpy(dst + (b * nr + r) * es, src + (p.base[b] + roff[r]) * es, es);
+    }
+  });
+  return contiguous(out.permute(final_perm(p)));
+}
+
+Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indices_in, const Tensor& values,
+                   bool accumulate) {
+  std::vector<std::optional<Tensor>> indices;
+  for (const auto& i : indices_in) {
+    if (i && i->defined() && (i->dtype() == kBool || i->dtype() == kByte))
+      expand_masks("index_put_", self, static_cast<int64_t>(indices.size()), *i, indices);
+    else
+      indices.push_back(i);
+  }
+  AdvancedPlan p = plan_advanced("index_put_", self, indices);
+  BRASA_CHECK(!p.dims.empty(), "index_put_: expected at least one index tensor");
+  auto perm = final_perm(p);
+  DimVector torch_shape(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) torch_shape[i] = p.result_shape[perm[i]];
+  BRASA_CHECK(values.dtype() == self.dtype(), "index_put_: values dtype ", values.dtype(),
+              " does not match the indexed tensor's dtype ", self.dtype());
+  Tensor v;
+  try {
+    v = values.expand(torch_shape);
+  } catch (const Error&) {
+    BRASA_ERROR("index_put_: shape mismatch: value tensor of shape ", values.sizes(),
+                " cannot be broadcast to indexing result of shape ", IntArrayRef(torch_shape));
+  }
+  // Back to B-first order: invert the permutation.
+  DimVector inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
+  v = contiguous(v.permute(inv));
+  auto roff = rest_offsets(self, p.rest);
+  int64_t nb = static_cast<int64_t>(p.base.size()), nr = static_cast<int64_t>(roff.size());
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(self.dtype(), "index_put_", [&] {
+    scalar_t* dst = static_cast<scalar_t*>(self.data_ptr());
+    const scalar_t* src = v.data_ptr<scalar_t>();
+    // Serial: repeated indices must accumulate (or the last one win) deterministically.
+    for (int64_t b = 0; b < nb; ++b)
+      for (int64_t r = 0; r < nr; ++r) {
+        scalar_t& d = dst[p.base[b] + roff[r]];
+        if (accumulate) {
+          if constexpr (std::is_same_v<scalar_t, bool>) d = d || src[b * nr + r];
+          else d = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(d) + static_cast<opmath_t<scalar_t>>(src[b * nr + r]));
+        } else {
+          d = src[b * nr + r];
+        }
+      }
+  });
+  self.bump_version();
+  return self;
+}
+
+Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                 bool accumulate) {
+  Tensor out = clone(self);
+  return index_put_(out, indices, values, accumulate);
+}
+
+namespace detail {
+
+// Basic indexing (views) for ints, slices, None, Ellipsis and bools; tensor
+// entries are collected for a following advanced-indexing step.
+static Tensor apply_basic(const Tensor& self, ArrayRef<TensorIndex> indices,
+                          std::vector<std::optional<Tensor>>& tensors) {
+  int64_t consumed = 0;
+  bool ellipsis = false;
+  for (const auto& i : indices) {
+    if (i.is_integer() || i.is_slice()) ++consumed;
+    else if (i.is_tensor()) consumed += (i.tensor().dtype() == kBool || i.tensor().dtype() == kByte) ? std::max<int64_t>(i.tensor().dim(), 0) : 1;
+    else if (i.is_ellipsis()) {
+      BRASA_CHECK(!ellipsis, "index: an index can only have a single ellipsis ('...')");
+      ellipsis = true;
+    }
+  }
+  BRASA_CHECK(consumed <= self.dim(), "index: too many indices for tensor of dimension ", self.dim(), " (got ",
+              consumed, ")");
+  Tensor r = self;
+  int64_t dim = 0;
+  for (const auto& i : indices) {
+    switch (i.type()) {
+      case indexing::TensorIndexType::Integer: {
+        int64_t sz = r.size(dim);
+        BRASA_CHECK(i.integer() >= -sz && i.integer() < sz, "index: index ", i.integer(),
+                    " is out of bounds for dimension ", dim, " with size ", sz);
+        r = select(r, dim, i.integer());
+        break;
+      }
+      case indexing::TensorIndexType::Slice: {
+        const auto& s = i.slice();
+        r = slice(r, dim, s.start, s.stop, s.step.value_or(1));
+        tensors.push_back(std::nullopt);
+        ++dim;
+        break;
+      }
+      case indexing::TensorIndexType::None:
+        r = unsqueeze(r, dim);
+        tensors.push_back(std::nullopt);
+        ++dim;
+        break;
+      case indexing::TensorIndexType::Boolean:
+        r = unsqueeze(r, dim);
+        if (!i.boolean()) r = slice(r, dim, 0, 0);
+        tensors.push_back(std::nullopt);
+        ++dim;
+        break;
+      case indexing::TensorIndexType::Ellipsis: {
+        int64_t skip = self.dim() - consumed;
+        for (int64_t k = 0; k < skip; ++k) tensors.push_back(std::nullopt);
+        dim += skip;
+        break;
+      }
+      case indexing::TensorIndexType::Tensor: {
+        const Tensor& t = i.tensor();
+        bool mask = t.dtype() == kBool || t.dtype() == kByte;
+        if (mask && t.dim() == 0) {
+          // A 0-dim mask works like a bool: adds a dim of size 1 or 0.
+          r = unsqueeze(r, dim);
+          if (!t.item<bool>()) r = slice(r, dim, 0, 0);
+          tensors.push_back(std::nullopt);
+          ++dim;
+          break;
+        }
+        tensors.push_back(t);
+        dim += mask ? t.dim() : 1;
+        if (mask)
+          for (int64_t k = 1; k < t.dim(); ++k) tensors.push_back(std::nullopt);  // placeholders, fixed below
+        break;
+      }
+    }
+  }
+  return r;
+}
+
+// Masks spanning k dims were recorded once followed by k-1 placeholders; index()
+// expands a mask itself, so drop the placeholders.
+static std::vector<std::optional<Tensor>> drop_mask_placeholders(const std::vector<std::optional<Tensor>>& in) {
+  std::vector<std::optional<Tensor>> out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    out.push_back(in[i]);
+    if (in[i] && (in[i]->dtype() == kBool || in[i]->dtype() == kByte)) i += std::max<int64_t>(in[i]->dim() - 1, 0);
+  }
+  return out;
+}
+
+Tensor index_with(const Tensor& self, ArrayRef<TensorIndex> indices) {
+  std::vector<std::optional<Tensor>> tensors;
+  Tensor r = apply_basic(self, indices, tensors);
+  bool any = false;
+  for (const auto& t : tensors) any |= t.has_value();
+  if (!any) return r;
+  return index(r, drop_mask_placeholders(tensors));
+}
+
+Tensor& index_put_with(Tensor& self, ArrayRef<TensorIndex> indices, const Tensor& values) {
+  std::vector<std::optional<Tensor>> tensors;
+  Tensor r = apply_basic(self, indices, tensors);
+  bool any = false;
+  for (const auto& t : tensors) any |= t.has_value();
+  if (!any) {
+    r.copy_(values.dtype() == r.dtype() ? values : values.to(r.dtype()));
+  } else {
+    index_put_(r, drop_mask_placeholders(tensors), values.dtype() == r.dtype() ? values : values.to(r.dtype()));
+  }
+  self.bump_version();
+  return self;
+}
+
+Tensor& scatter_inplace(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool add) {
+  const char* op = add ? "scatter_add_" : "scatter_";
+  int64_t d = maybe_wrap_dim(dim, self.dim(), op);
+  BRASA_CHECK(index.dtype() == kLong, op, ": expected dtype int64 for index, got ", index.dtype());
+  BRASA_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1), op,
+              ": index tensor must have the same number of dimensions as self tensor (", self.dim(), " vs ",
+              index.dim(), ")");
+  BRASA_CHECK(src.dim() == 0 || src.dim() == index.dim(), op,
+              ": index tensor must have the same number of dimensions as src tensor (", src.dim(), " vs ", index.dim(), ")");
+  for (int64_t k = 0; k < index.dim(); ++k) {
+    BRASA_CHECK(k == d || index.size(k) <= self.size(k), op, ": expected index ", index.sizes(),
+                " to be smaller than self ", self.sizes(), " apart from dimension ", d);
+    BRASA_CHECK(src.dim() == 0 || index.size(k) <= src.size(k), op, ": expected index ", index.sizes(),
+                " to be smaller than src ", src.sizes());
+  }
+  Tensor s = src.dtype() == self.dtype() ? src : src.to(self.dtype());
+  if (index.numel() == 0) return self;
+  cpu::StridedLoop loop(index.sizes());
+  DimVector st(self.strides().begin(), self.strides().end());
+  if (self.dim() > 0) st[d] = 0;
+  if (self.dim() == 0) st.clear();
+  DimVector ist(index.sizes().size(), 0);
+  for (size_t k = 0; k < ist.size() && k < st.size(); ++k) ist[k] = st[k];
+  loop.add_raw(static_cast<char*>(self.data_ptr()), ist, self.element_size());
+  loop.add(index);
+  if (s.dim() == 0) loop.add(s);
+  else loop.add(s.as_strided(index.sizes(), s.strides()));
+  const int64_t size = self.dim() == 0 ? 1 : self.size(d), stride = self.dim() == 0 ? 0 : self.stride(d);
+  std::atomic<int64_t> bad{INT64_MIN};
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(self.dtype(), op, [&] {
+    using T = scalar_t;
+    loop.run_serial([&](char** p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t ix = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+        if (ix < -size || ix >= size) {
+          bad.store(ix);
+          return;
+        }
+        if (ix < 0) ix += size;
+        T* dst = reinterpret_cast<T*>(p[0] + i * s[0]) + ix * stride;
+        T v = *reinterpret_cast<const T*>(p[2] + i * s[2]);
+        if (add) {
+          if constexpr (std::is_same_v<T, bool>) *dst = *dst || v;
+          else *dst = static_cast<T>(static_cast<opmath_t<T>>(*dst) + static_cast<opmath_t<T>>(v));
+        } else {
+          *dst = v;
+        }
+      }
+    });
+  });
+  BRASA_CHECK(bad.load() == INT64_MIN, op, ": index ", bad.load(), " is out of bounds for dimension ", d,
+              " with size ", size);
+  self.bump_version();
+  return self;
+}
+
+Tensor& index_add_inplace(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  int64_t d = maybe_wrap_dim(dim, self.dim(), "index_add_");
+  check_index_dtype("index_add_", index);
+  BRASA_CHECK(index.dim() <= 1, "index_add_: index is supposed to be a vector, got ", index.dim(), " dims");
+  Tensor idx = contiguous(index.reshape({-1}));
+  int64_t n = idx.numel();
+  BRASA_CHECK(source.dim() == self.dim() || (self.dim() <= 1 && source.dim() <= 1), "index_add_: source ",
+              source.sizes(), " and self ", self.sizes(), " must have the same number of dimensions");
+  BRASA_CHECK((source.dim() == 0 ? 1 : source.size(d)) == n, "index_add_: number of indices (", n,
+              ") should be equal to source.size(dim) (", (source.dim() == 0 ? 1 : source.size(d)), ")");
+  Tensor s = source.dtype() == self.dtype() ? source : source.to(self.dtype());
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t ix = wrap_index("index_add_", read_index(idx, idx.data_ptr(), i), self.dim() == 0 ? 1 : self.size(d), d);
+    Tensor dst = self.dim() == 0 ? self : select(self, d, ix);
+    Tensor srow = s.dim() == 0 ? s : select(s, d, i);
+    detail::add_inplace(dst, srow, alpha);
+  }
+  self.bump_version();
+  return self;
+}
+
+}  // namespace detail
+
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
+  int64_t d = maybe_wrap_dim(dim, self.dim(), "gather");
+  BRASA_CHECK(index.dtype() == kLong, "gather: expected dtype int64 for index, got ", index.dtype());
+  BRASA_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1),
+              "gather: index tensor must have the same number of dimensions as input tensor (", self.dim(), " vs ",
+              index.dim(), ")");
+  for (int64_t k = 0; k < index.dim(); ++k)
+    BRASA_CHECK(k == d || index.size(k) <= self.size(k), "gather: size of index ", index.sizes(),
+                " does not match input ", self.sizes(), " at dimension ", k, " (index must not be larger except at dim ",
+                d, ")");
+  Tensor out = empty(index.sizes(), self.options());
+  if (index.numel() == 0) return out;
+  cpu::StridedLoop loop(index.sizes());
+  loop.add(out);
+  loop.add(index);
+  DimVector st(index.dim(), 0);
+  for (int64_t k = 0; k < index.dim() && k < self.dim(); ++k) st[k] = k == d ? 0 : self.stride(k);
+  loop.add_raw(static_cast<char*>(self.data_ptr()), st, self.element_size());
+  const int64_t size = self.dim() == 0 ? 1 : self.size(d), stride = self.dim() == 0 ? 0 : self.stride(d);
+  std::atomic<int64_t> bad{INT64_MIN};
+  const int64_t es = self.element_size();
+  loop.run([&](char** p, const int64_t* s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t ix = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+      if (ix < -size || ix >= size) {
+        bad.store(ix);
+        return;
+      }
+      if (ix < 0) ix += size;
+      std::memcpy(p[0] + i * s[0], p[2] + i * s[2] + ix * stride * es, es);
+    }
+  });
+  BRASA_CHECK(bad.load() == INT64_MIN, "gather: index ", bad.load(), " is out of bounds for dimension ", d,
+              " with size ", size);
+  return out;
+}
+
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor out = clone(self);
+  return detail::scatter_inplace(out, dim, index, src, false);
+}
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  Tensor out = clone(self);
+  return detail::scatter_inplace(out, dim, index, detail::scalar_tensor_of(value, self.dtype()), false);
+}
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor out = clone(self);
+  return detail::scatter_inplace(out, dim, index, src, true);
+}
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  int64_t d = maybe_wrap_dim(dim, self.dim(), "index_select");
+  check_index_dtype("index_select", index);
+  BRASA_CHECK(index.dim() <= 1, "index_select: index is supposed to be a vector, got ", index.dim(), " dims");
+  Tensor idx = contiguous(index.reshape({-1}));
+  int64_t n = idx.numel();
+  DimVector shape(self.sizes().begin(), self.sizes().end());
+  if (self.dim() == 0) {
+    BRASA_CHECK(n == 1, "index_select: index for a 0-dim tensor must hold exactly one element");
+    wrap_index("index_select", read_index(idx, idx.data_ptr(), 0), 1, 0);
+    return clone(self);
+  }
+  int64_t size = self.size(d);
+  shape[d] = n;
+  Tensor out = empty(shape, self.options());
+  std::vector<int64_t> ix(n);
+  for (int64_t i = 0; i < n; ++i) ix[i] = wrap_index("index_select", read_index(idx, idx.data_ptr(), i), size, d);
+  if (d == 0 && self.is_contiguous()) {
+    const int64_t row = self.numel() / std::max<int64_t>(size, 1) * self.element_size();
+    const char* src = static_cast<const char*>(self.data_ptr());
+    char* dst = static_cast<char*>(out.data_ptr());
+    parallel_for(0, n, std::max<int64_t>(1, 65536 / std::max<int64_t>(row, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * row, src + ix[i] * row, row);
+    });
+    return out;
+  }
+  for (int64_t i = 0; i < n; ++i) detail::copy_kernel(select(out, d, i), select(self, d, ix[i]));
+  return out;
+}
+
+Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  Tensor out = clone(self);
+  return detail::index_add_inplace(out, dim, index, source, alpha);
+}
+
+Tensor masked_select(const Tensor& self, const Tensor& mask) {
+  BRASA_CHECK(mask.dtype() == kBool, "masked_select: expected BoolTensor for mask, got ", mask.dtype());
+  auto shape = detail::broadcast_shapes("masked_select", self.sizes(), mask.sizes());
+  Tensor s = contiguous(self.expand(shape)), m = contiguous(mask.expand(shape));
+  const bool* mp = m.data_ptr<bool>();
+  int64_t n = m.numel(), count = 0;
+  for (int64_t i = 0; i < n; ++i) count += mp[i];
+  Tensor out = empty({count}, self.options());
+  const int64_t es = self.element_size();
+  const char* src = static_cast<const char*>(s.data_ptr());
+  char* dst = static_cast<char*>(out.data_ptr());
+  for (int64_t i = 0, j = 0; i < n; ++i)
+    if (mp[i]) std::memcpy(dst + (j++) * es, src + i * es, es);
+  return out;
+}
+
+Tensor nonzero(const Tensor& self) {
+  Tensor c = contiguous(self);
+  int64_t n = c.numel(), nd = c.dim();
+  std::vector<int64_t> hits;
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(c.dtype(), "nonzero", [&] {
+    const scalar_t* p = c.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < n; ++i)
+      if (static_cast<opmath_t<scalar_t>>(p[i]) != opmath_t<scalar_t>(0)) hits.push_back(i);
+  });
+  Tensor out = empty({static_cast<int64_t>(hits.size()), nd}, TensorOptions().dtype(kLong));
+  int64_t* o = out.data_ptr<int64_t>();
+  for (size_t h = 0; h < hits.size(); ++h) {
+    int64_t rem = hits[h];
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      o[h * nd + d] = rem % c.size(d);
+      rem /= c.size(d);
+    }
+  }
+  return out;
+}
+
+std::vector<Tensor> nonzero_numpy(const Tensor& self) {
+  Tensor nz = nonzero(self);
+  std::vector<Tensor> out;
+  for (int64_t d = 0; d < self.dim(); ++d) out.push_back(contiguous(nz.select(1, d)));
+  return out;
+}
+
+Tensor take(const Tensor& self, const Tensor& index) {
+  return index_select(contiguous(self).reshape({-1}), 0, contiguous(index).reshape({-1})).view(index.sizes());
+}
+
+}  // namespace brasa

@@ -1,0 +1,422 @@
+#include <brasa/ops/binary.h>
+#include <brasa/ops/copy.h>
+#include <brasa/ops/elementwise.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/linalg.h>
+#include <brasa/ops/reduction.h>
+#include <brasa/ops/shape.h>
+#include <brasa/util/parallel.h>
+#include <cblas.h>
+
+#include <map>
+
+namespace brasa {
+namespace {
+
+// A 2-D operand as BLAS sees it: row-major data, possibly transposed.
+struct BlasMatrix {
+  Tensor t;  // keeps the data alive
+  bool trans = false;
+  int64_t ld = 1;
+};
+
+BlasMatrix as_blas(const Tensor& m) {
+  int64_t r = m.size(0), c = m.size(1);
+  if (m.stride(1) == 1 && (m.stride(0) >= std::max<int64_t>(1, c) || r == 1)) return {m, false, std::max<int64_t>(m.stride(0), std::max<int64_t>(c, 1))};
+  if (m.stride(0) == 1 && (m.stride(1) >= std::max<int64_t>(1, r) || c == 1)) return {m, true, std::max<int64_t>(m.stride(1), std::max<int64_t>(r, 1))};
+  Tensor cm = contiguous(m);
+  return {cm, false, std::max<int64_t>(c, 1)};
+}
+
+template <class T>
+void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+               int64_t ldb, T beta, T* C, int64_t ldc) {
+  auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  else
+    cblas_dgemm(CblasRowMajor, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <class T>
+void gemm_blas(const Tensor& a, const Tensor& b, Tensor& c, const Scalar& alpha_s, const Scalar& beta_s) {
+  int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  BlasMatrix A = as_blas(a), B = as_blas(b);
+  const T alpha = alpha_s.to<T>(), beta = beta_s.to<T>();
+  const T* ap = A.t.data_ptr<T>();
+  const T* bp = B.t.data_ptr<T>();
+  T* cp = c.data_ptr<T>();
+  if (K == 0) {
+    for (int64_t i = 0; i < M * N; ++i) cp[i] = beta == T(0) ? T(0) : beta * cp[i];
+    return;
+  }
+  int64_t work = M * N * K;
+  int nt = get_num_threads();
+  if (nt == 1 || in_parallel_region() || work < (int64_t(1) << 18)) {
+    blas_gemm<T>(A.trans, B.trans, M, N, K, alpha, ap, A.ld, bp, B.ld, beta, cp, N);
+    return;
+  }
+  if (M >= N) {
+    int64_t block = std::max<int64_t>(1, (M + nt - 1) / nt);
+    parallel_for(0, M, block, [&](int64_t r0, int64_t r1) {
+      const T* as = A.trans ? ap + r0 : ap + r0 * A.ld;
+      blas_gemm<T>(A.trans, B.trans, r1 - r0, N, K, alpha, as, A.ld, bp, B.ld, beta, cp + r0 * N, N);
+    });
+  } else {
+    int64_t block = std::max<int64_t>(1, (N + nt - 1) / nt);
+    parallel_for(0, N, block, [&](int64_t c0, int64_t c1) {
+      const T* bs = B.trans ? bp + c0 * B.ld : bp + c0;
+      blas_gemm<T>(A.trans, B.trans, M, c1 - c0, K, alpha, ap, A.ld, bs, B.ld, beta, cp + c0, N);
+    });
+  }
+}
+
+// C = alpha * A @ B + beta * C with C contiguous [M, N]. BLAS runs single-
+// threaded; large products are split into row (or column) blocks on our pool.
+void gemm(const Tensor& a, const Tensor& b, Tensor& c, const Scalar& alpha_s, const Scalar& beta_s) {
+  int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  if (M == 0 || N == 0) return;
+  ScalarType t = c.dtype();
+  if (t == kFloat) return gemm_blas<float>(a, b, c, alpha_s, beta_s);
+  if (t == kDouble) return gemm_blas<double>(a, b, c, alpha_s, beta_s);
+  if (t == kHalf || t == kBFloat16) {
+    // Compute in float32 and round once.
+    Tensor cf = c.to(kFloat);
+    gemm(a.to(kFloat), b.to(kFloat), cf, alpha_s, beta_s);
+    detail::copy_kernel(c, cf);
+    return;
+  }
+  BRASA_CHECK(t != kBool, "mm: not implemented for 'Bool'");
+  BRASA_DISPATCH_INTEGRAL_TYPES(t, "mm", [&] {
+    using T = scalar_t;
+    Tensor ac = contiguous(a), bc = contiguous(b);
+    const T* ap = ac.data_ptr<T>();
+    const T* bp = bc.data_ptr<T>();
+    T* cp = c.data_ptr<T>();
+    const int64_t alpha = alpha_s.toLong(), beta = beta_s.toLong();
+    parallel_for(0, M, 16, [&](int64_t r0, int64_t r1) {
+      std::vector<int64_t> acc(N);
+      for (int64_t i = r0; i < r1; ++i) {
+        std::fill(acc.begin(), acc.end(), 0);
+        for (int64_t k = 0; k < K; ++k) {
+          int64_t av = ap[i * K + k];
+          for (int64_t j = 0; j < N; ++j) acc[j] += av * bp[k * N + j];
+        }
+        for (int64_t j = 0; j < N; ++j)
+          cp[i * N + j] = static_cast<T>(alpha * acc[j] + (beta == 0 ? 0 : beta * cp[i * N + j]));
+      }
+    });
+  });
+}
+
+void check_mm(const char* op, const Tensor& a, const Tensor& b) {
+  BRASA_CHECK(a.dim() == 2, op, ": self must be a matrix, got a ", a.dim(), "-D tensor of shape ", a.sizes());
+  BRASA_CHECK(b.dim() == 2, op, ": mat2 must be a matrix, got a ", b.dim(), "-D tensor of shape ", b.sizes());
+  BRASA_CHECK(a.size(1) == b.size(0), op, ": shapes ", a.sizes(), " and ", b.sizes(), " cannot be multiplied (",
+              a.size(1), " != ", b.size(0), ")");
+  BRASA_CHECK(a.dtype() == b.dtype(), op, ": expected mat1 and mat2 to have the same dtype, but got: ", a.dtype(),
+              " != ", b.dtype());
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  check_mm("mm", a, b);
+  Tensor c = empty({a.size(0), b.size(1)}, a.options());
+  gemm(a, b, c, 1, 0);
+  return c;
+}
+
+Tensor& mm_out(Tensor& out, const Tensor& a, const Tensor& b) {
+  check_mm("mm", a, b);
+  BRASA_CHECK(out.sizes() == IntArrayRef({a.size(0), b.size(1)}) && out.is_contiguous() && out.dtype() == a.dtype(),
+              "mm_out: out must be a contiguous ", a.dtype(), " tensor of shape [", a.size(0), ", ", b.size(1),
+              "], got ", out.dtype(), " ", out.sizes());
+  gemm(a, b, out, 1, 0);
+  out.bump_version();
+  return out;
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  BRASA_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D tensors, got ", a.dim(), "-D and ", b.dim(), "-D");
+  BRASA_CHECK(a.size(0) == b.size(0), "bmm: batch sizes differ: ", a.sizes(), " and ", b.sizes());
+  BRASA_CHECK(a.size(2) == b.size(1), "bmm: shapes ", a.sizes(), " and ", b.sizes(), " cannot be multiplied (",
+              a.size(2), " != ", b.size(1), ")");
+  BRASA_CHECK(a.dtype() == b.dtype(), "bmm: expected the same dtype, got ", a.dtype(), " and ", b.dtype());
+  int64_t B = a.size(0);
+  Tensor c = empty({B, a.size(1), b.size(2)}, a.options());
+  int64_t per = a.size(1) * a.size(2) * b.size(2);
+  // Many small products: one per thread; few large ones: each split inside gemm.
+  parallel_for(0, B, per >= (int64_t(1) << 20) ? B : 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i) {
+      Tensor ci = c.select(0, i);
+      gemm(a.select(0, i), b.select(0, i), ci, 1, 0);
+    }
+  });
+  return c;
+}
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  BRASA_CHECK(a.dim() == 1 && b.dim() == 1, "dot: 1D tensors expected, but got ", a.dim(), "D and ", b.dim(),
+              "D tensors");
+  BRASA_CHECK(a.numel() == b.numel(), "dot: inconsistent tensor size, expected tensor [", a.numel(),
+              "] and src [", b.numel(), "] to have the same number of elements, but got ", a.numel(), " and ",
+              b.numel(), " elements respectively");
+  BRASA_CHECK(a.dtype() == b.dtype(), "dot: expected both vectors to have same dtype, but found ", a.dtype(),
+              " and ", b.dtype());
+  return sum(mul(a, b));
+}
+Tensor vdot(const Tensor& a, const Tensor& b) { return dot(a, b); }
+
+Tensor mv(const Tensor& m, const Tensor& v) {
+  BRASA_CHECK(m.dim() == 2 && v.dim() == 1, "mv: expected a matrix and a vector, got ", m.dim(), "-D and ", v.dim(),
+              "-D");
+  BRASA_CHECK(m.size(1) == v.size(0), "mv: size mismatch, got input (", m.size(0), "x", m.size(1), "), vec (",
+              v.size(0), ")");
+  return mm(m, v.unsqueeze(1)).squeeze(1);
+}
+
+Tensor outer(const Tensor& a, const Tensor& b) {
+  BRASA_CHECK(a.dim() == 1 && b.dim() == 1, "outer: expected 1-D vectors, got ", a.dim(), "-D and ", b.dim(), "-D");
+  return mul(a.unsqueeze(1), b.unsqueeze(0));
+}
+Tensor ger(const Tensor& a, const Tensor& b) { return outer(a, b); }
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  int64_t da = a.dim(), db = b.dim();
+  BRASA_CHECK(da > 0 && db > 0, "matmul: both arguments to matmul need to be at least 1D, but they are ", da,
+              "D and ", db, "D");
+  if (da == 1 && db == 1) return dot(a, b);
+  if (da == 2 && db == 1) return mv(a, b);
+  if (da == 1 && db == 2) return mm(a.unsqueeze(0), b).squeeze(0);
+  if (da == 2 && db == 2) return mm(a, b);
+  if (da >= 3 && db <= 2) {
+    // Fold the batch dims of a into its rows: one big mm.
+    BRASA_CHECK(a.size(-1) == b.size(0), "matmul: shapes ", a.sizes(), " and ", b.sizes(),
+                " cannot be multiplied (", a.size(-1), " != ", b.size(0), ")");
+    Tensor a2 = a.reshape({-1, a.size(-1)});
+    Tensor r = db == 1 ? mv(a2, b) : mm(a2, b);
+    DimVector shape(a.sizes().begin(), a.sizes().end() - 1);
+    if (db == 2) shape.push_back(b.size(1));
+    return r.view(shape);
+  }
+  // Batched with broadcast batch dims.
+  Tensor A = da == 1 ? a.unsqueeze(0) : a, B = db == 1 ? b.unsqueeze(1) : b;
+  int64_t M = A.size(-2), K = A.size(-1), K2 = B.size(-2), N = B.size(-1);
+  BRASA_CHECK(K == K2, "matmul: shapes ", a.sizes(), " and ", b.sizes(), " cannot be multiplied (", K, " != ", K2, ")");
+  IntArrayRef ba(A.sizes().data(), A.dim() - 2), bb(B.sizes().data(), B.dim() - 2);
+  DimVector batch = detail::broadcast_shapes("matmul", ba, bb);
+  int64_t nb = compute_numel(batch);
+  DimVector ea = batch, eb = batch;
+  ea.push_back(M), ea.push_back(K), eb.push_back(K), eb.push_back(N);
+  Tensor A3 = A.expand(ea).reshape({nb, M, K}), B3 = B.expand(eb).reshape({nb, K, N});
+  Tensor r = bmm(A3, B3);
+  DimVector shape = batch;
+  if (da > 1) shape.push_back(M);
+  if (db > 1) shape.push_back(N);
+  return r.view(shape);
+}
+
+Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
+  check_mm("addmm", m1, m2);
+  Tensor c = empty({m1.size(0), m2.size(1)}, m1.options());
+  bool use_self = beta.toDouble() != 0.0;
+  if (use_self) {
+    try {
+      detail::copy_kernel(c, self.expand(c.sizes()));
+    } catch (const Error&) {
+      BRASA_ERROR("addmm: self of shape ", self.sizes(), " cannot be broadcast to the product's shape ", c.sizes());
+    }
+  }
+  gemm(m1, m2, c, alpha, use_self ? beta : Scalar(0));
+  return c;
+}
+
+Tensor addmv(const Tensor& self, const Tensor& m, const Tensor& v, const Scalar& beta, const Scalar& alpha) {
+  return addmm(self.dim() == 1 ? self.unsqueeze(1) : self, m, v.unsqueeze(1), beta, alpha).squeeze(1);
+}
+
+Tensor addbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
+  Tensor prod = sum(bmm(b1, b2), {0});
+  Tensor r = mul(prod, alpha);
+  return beta.toDouble() == 0.0 ? r : add(mul(self, beta), r);
+}
+
+Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
+  Tensor r = mul(bmm(b1, b2), alpha);
+  return beta.toDouble() == 0.0 ? r : add(mul(self, beta), r);
+}
+
+// ---- einsum ----
+namespace {
+
+struct Operand {
+  Tensor t;
+  std::vector<int> labels;  // one per dim; ellipsis dims get labels >= 256
+};
+
+// Sums out dims whose labels no longer matter.
+void sum_out(Operand& op, const std::vector<int>& keep) {
+  DimVector dims;
+  std::vector<int> labels;
+  for (size_t i = 0; i < op.labels.size(); ++i) {
+    if (std::find(keep.begin(), keep.end(), op.labels[i]) == keep.end()) dims.push_back(static_cast<int64_t>(i));
+    else labels.push_back(op.labels[i]);
+  }
+  if (!dims.empty()) op.t = sum(op.t, dims);
+  op.labels = labels;
+}
+
+Operand contract(const Operand& a, const Operand& b, const std::vector<int>& keep) {
+  auto has = [](const std::vector<int>& v, int l) { return std::find(v.begin(), v.end(), l) != v.end(); };
+  std::vector<int> batch, aonly, bonly, con;
+  for (int l : a.labels) {
+    if (has(b.labels, l)) (has(keep, l) ? batch : con).push_back(l);
+    else aonly.push_back(l);
+  }
+  for (int l : b.labels)
+    if (!has(a.labels, l)) bonly.push_back(l);
+  auto pos = [](const std::vector<int>& v, int l) { return static_cast<int64_t>(std::find(v.begin(), v.end(), l) - v.begin()); };
+  DimVector pa, pb, bsz;
+  int64_t M = 1, N = 1, K = 1;
+  for (int l : batch) {
+    int64_t sa = a.t.size(pos(a.labels, l)), sb = b.t.size(pos(b.labels, l));
+    BRASA_CHECK(sa == sb || sa == 1 || sb == 1, "einsum: operands do not broadcast for a label (", sa, " vs ", sb, ")");
+    bsz.push_back(std::max(sa, sb));
+    pa.push_back(pos(a.labels, l)), pb.push_back(pos(b.labels, l));
+  }
+  DimVector asz = bsz, bsz2 = bsz;
+  for (int l : aonly) pa.push_back(pos(a.labels, l)), M *= a.t.size(pos(a.labels, l)), asz.push_back(a.t.size(pos(a.labels, l)));
+  for (int l : con) {
+    int64_t sa = a.t.size(pos(a.labels, l)), sb = b.t.size(pos(b.labels, l));
+    BRASA_CHECK(sa == sb, "einsum: subscript is repeated for operands with different sizes (", sa, " vs ", sb, ")");
+    pa.push_back(pos(a.labels, l)), K *= sa, asz.push_back(sa);
+  }
+  for (int l : con) pb.push_back(pos(b.labels, l)), bsz2.push_back(b.t.size(pos(b.labels, l)));
+  for (int l : bonly) pb.push_back(pos(b.labels, l)), N *= b.t.size(pos(b.labels, l)), bsz2.push_back(b.t.size(pos(b.labels, l)));
+  int64_t nb = compute_numel(bsz);
+  Tensor A = a.t.permute(pa).expand(asz).reshape({nb, M, K});
+  Tensor B = b.t.permute(pb).expand(bsz2).reshape({nb, K, N});
+  Tensor r = bmm(A.dtype() == B.dtype() ? A : A.to(promoteTypes(A.dtype(), B.dtype())),
+                 B.dtype() == A.dtype() ? B : B.to(promoteTypes(A.dtype(), B.dtype())));
+  DimVector shape = bsz;
+  Operand out;
+  out.labels = batch;
+  for (int l : aonly) shape.push_back(a.t.size(pos(a.labels, l))), out.labels.push_back(l);
+  for (int l : bonly) shape.push_back(b.t.size(pos(b.labels, l))), out.labels.push_back(l);
+  out.t = r.reshape(shape);
+  return out;
+}
+
+std::vector<int> parse_labels(const std::string& s, int64_t ndim, int64_t& ell_dims, bool is_output) {
+  std::vector<int> labels;
+  size_t i = 0;
+  int64_t letters = 0;
+  for (char ch : s) letters += std::isalpha(static_cast<unsigned char>(ch)) ? 1 : 0;
+  while (i < s.size()) {
+    char ch = s[i];
+    if (ch == '.') {
+      BRASA_CHECK(s.compare(i, 3, "...") == 0, "einsum: found '.' that is not part of any ellipsis in '", s, "'");
+      int64_t n = is_output ? ell_dims : ndim - letters;
+      BRASA_CHECK(n >= 0, "einsum: the operand has ", ndim, " dims but the subscript '", s, "' needs more");
+      if (!is_output) ell_dims = std::max(ell_dims, n);
+      for (int64_t k = 0; k < n; ++k) labels.push_back(static_cast<int>(256 + (ell_dims - n) + k));
+      i += 3;
+    } else {
+      BRASA_CHECK(std::isalpha(static_cast<unsigned char>(ch)), "einsum: invalid subscript '", ch,
+                  "' given in the equation string, subscripts must be in [a-zA-Z]");
+      labels.push_back(static_cast<unsigned char>(ch));
+      ++i;
+    }
+  }
+  return labels;
+}
+
+}  // namespace
+
+Tensor einsum(const std::string& eq_in, TensorList operands) {
+  std::string eq;
+  for (char c : eq_in)
+    if (c != ' ') eq += c;
+  auto arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t s = 0;;) {
+    auto c = lhs.find(',', s);
+    terms.push_back(lhs.substr(s, c == std::string::npos ? std::string::npos : c - s));
+    if (c == std::string::npos) break;
+    s = c + 1;
+  }
+  BRASA_CHECK(terms.size() == operands.size(), "einsum: the equation '", eq_in, "' names ", terms.size(),
+              " operands but ", operands.size(), " were given");
+  std::vector<Operand> ops;
+  int64_t ell = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    Operand op{operands[i], parse_labels(terms[i], operands[i].dim(), ell, false)};
+    BRASA_CHECK(static_cast<int64_t>(op.labels.size()) == operands[i].dim(), "einsum: the subscript '", terms[i],
+                "' has ", op.labels.size(), " labels but operand ", i, " has ", operands[i].dim(), " dims");
+    // Repeated labels in one operand take the diagonal.
+    for (size_t x = 0; x < op.labels.size(); ++x)
+      for (size_t y = x + 1; y < op.labels.size(); ++y)
+        if (op.labels[x] == op.labels[y]) {
+          op.t = diagonal(op.t, 0, static_cast<int64_t>(x), static_cast<int64_t>(y)).movedim(-1, static_cast<int64_t>(x));
+          op.labels.erase(op.labels.begin() + y);
+          --y;
+        }
+    ops.push_back(op);
+  }
+  std::vector<int> out;
+  if (arrow != std::string::npos) {
+    out = parse_labels(eq.substr(arrow + 2), 0, ell, true);
+  } else {
+    for (int64_t k = 0; k < ell; ++k) out.push_back(static_cast<int>(256 + k));
+    std::map<int, int> count;
+    for (const auto& o : ops)
+      for (int l : o.labels) count[l]++;
+    for (auto [l, c] : count)
+      if (l < 256 && c == 1) out.push_back(l);
+  }
+  Operand acc = ops[0];
+  for (size_t i = 0; i <= ops.size(); ++i) {
+    // Labels still needed: the output's and those of operands not yet used.
+    std::vector<int> keep = out;
+    for (size_t j = i + 1; j < ops.size(); ++j) keep.insert(keep.end(), ops[j].labels.begin(), ops[j].labels.end());
+    if (i == 0) {
+      if (ops.size() > 1) keep.insert(keep.end(), ops[1].labels.begin(), ops[1].labels.end());
+      sum_out(acc, keep);
+      continue;
+    }
+    if (i == ops.size()) break;
+    Operand next = ops[i];
+    std::vector<int> keep_next = keep;
+    keep_next.insert(keep_next.end(), acc.labels.begin(), acc.labels.end());
+    sum_out(next, keep_next);
+    acc = contract(acc, next, keep);
+  }
+  sum_out(acc, out);
+  DimVector perm;
+  for (int l : out) {
+    auto it = std::find(acc.labels.begin(), acc.labels.end(), l);
+    BRASA_CHECK(it != acc.labels.end(), "einsum: output subscript ", static_cast<char>(l < 256 ? l : '.'),
+                " does not appear in the equation for any input operand");
+    perm.push_back(static_cast<int64_t>(it - acc.labels.begin()));
+  }
+  Tensor r = acc.t.permute(perm);
+  return r;
+}
+
+Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayRef dims_b) {
+  BRASA_CHECK(dims_a.size() == dims_b.size(), "tensordot: both dimension lists should have same length");
+  std::string ea, eb, eo;
+  for (int64_t i = 0; i < a.dim(); ++i) ea += static_cast<char>('a' + i);
+  for (int64_t i = 0; i < b.dim(); ++i) eb += static_cast<char>('A' + i);
+  for (size_t k = 0; k < dims_a.size(); ++k)
+    eb[maybe_wrap_dim(dims_b[k], b.dim(), "tensordot")] = ea[maybe_wrap_dim(dims_a[k], a.dim(), "tensordot")];
+  for (char c : ea)
+    if (eb.find(c) == std::string::npos) eo += c;
+  for (char c : eb)
+    if (ea.find(c) == std::string::npos) eo += c;
+  return einsum(ea + "," + eb + "->" + eo, {a, b});
+}
+
+}  // namespace brasa

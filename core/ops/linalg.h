@@ -1,0 +1,27 @@
+#pragma once
+// Matrix products through OpenBLAS (float32/float64); other dtypes by loops.
+#include <brasa/tensor/tensor.h>
+
+#include <string>
+
+namespace brasa {
+
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor& mm_out(Tensor& out, const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+// All of libtorch's matmul cases: dot, mv, mm, batched with broadcast batch dims.
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mv(const Tensor& m, const Tensor& v);
+Tensor dot(const Tensor& a, const Tensor& b);
+Tensor vdot(const Tensor& a, const Tensor& b);
+Tensor outer(const Tensor& a, const Tensor& b);
+Tensor ger(const Tensor& a, const Tensor& b);
+Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor addmv(const Tensor& self, const Tensor& m, const Tensor& v, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor addbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1);
+// "ij,jk->ik", "bij,bjk->bik", "ii->i", "...ij,...jk", implicit output, any operand count.
+Tensor einsum(const std::string& equation, TensorList operands);
+Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayRef dims_b);
+
+}  // namespace brasa

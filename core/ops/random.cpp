@@ -1,0 +1,199 @@
+#include <brasa/ops/binary.h>
+#include <brasa/ops/copy.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/random.h>
+
+#include <cmath>
+#include <numeric>
+
+namespace brasa {
+namespace {
+
+Generator& pick(Generator* g) { return g ? *g : default_generator(); }
+
+// Fills t (any layout) element by element in index order with draw().
+template <class F>
+void fill_serial(Tensor& t, const F& draw) {
+  Tensor c = t.is_contiguous() ? t : empty(t.sizes(), t.options());
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t.dtype(), "random", [&] {
+    scalar_t* p = c.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < c.numel(); ++i) p[i] = static_cast<scalar_t>(draw());
+  });
+  if (!c.is_same(t)) detail::copy_kernel(t, c);
+  t.bump_version();
+}
+
+void check_float(const char* op, const Tensor& t) {
+  BRASA_CHECK(t.is_floating_point(), op, ": expected a floating point tensor, got ", t.dtype());
+}
+
+}  // namespace
+
+Generator& default_generator() {
+  static Generator g;
+  return g;
+}
+
+void manual_seed(uint64_t seed) { default_generator().set_current_seed(seed); }
+
+Tensor& uniform_(Tensor& t, double from, double to, Generator* gen) {
+  check_float("uniform_", t);
+  BRASA_CHECK(from <= to, "uniform_: expects to return a [from, to) range, but found from=", from, " > to=", to);
+  Generator& g = pick(gen);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  double span = to - from;
+  if (t.dtype() == kDouble) fill_serial(t, [&] { return from + span * g.next_double(); });
+  else fill_serial(t, [&] { return static_cast<float>(from + span * g.next_float()); });
+  return t;
+}
+
+Tensor& normal_(Tensor& t, double mean, double std, Generator* gen) {
+  check_float("normal_", t);
+  BRASA_CHECK(std >= 0, "normal_: expects std >= 0.0, but found std ", std);
+  Generator& g = pick(gen);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  // Box-Muller, both outputs used.
+  bool have = false;
+  double spare = 0;
+  fill_serial(t, [&] {
+    if (have) {
+      have = false;
+      return mean + std * spare;
+    }
+    double u1 = 1.0 - g.next_double(), u2 = g.next_double();
+    double r = std::sqrt(-2.0 * std::log(u1)), th = 2.0 * M_PI * u2;
+    spare = r * std::sin(th);
+    have = true;
+    return mean + std * r * std::cos(th);
+  });
+  return t;
+}
+
+Tensor& bernoulli_(Tensor& t, double p, Generator* gen) {
+  BRASA_CHECK(p >= 0 && p <= 1, "bernoulli_: expected p to be in [0, 1], but got p=", p);
+  Generator& g = pick(gen);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  fill_serial(t, [&] { return g.next_double() < p ? 1 : 0; });
+  return t;
+}
+
+Tensor& random_(Tensor& t, int64_t from, int64_t to, Generator* gen) {
+  BRASA_CHECK(from < to, "random_: expects 'from' to be less than 'to', but got from=", from, " >= to=", to);
+  Generator& g = pick(gen);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  uint64_t range = static_cast<uint64_t>(to - from);
+  fill_serial(t, [&] { return from + static_cast<int64_t>(g.engine()() % range); });
+  return t;
+}
+
+Tensor rand(IntArrayRef size, const TensorOptions& o) { return rand(size, nullptr, o); }
+Tensor rand(IntArrayRef size, Generator* gen, const TensorOptions& o) {
+  Tensor t = empty(size, o.requires_grad(false));
+  uniform_(t, 0, 1, gen);
+  if (o.requires_grad()) t.requires_grad_(true);
+  return t;
+}
+Tensor randn(IntArrayRef size, const TensorOptions& o) { return randn(size, nullptr, o); }
+Tensor randn(IntArrayRef size, Generator* gen, const TensorOptions& o) {
+  Tensor t = empty(size, o.requires_grad(false));
+  normal_(t, 0, 1, gen);
+  if (o.requires_grad()) t.requires_grad_(true);
+  return t;
+}
+Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& o) { return randint(0, high, size, o); }
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& o) {
+  Tensor t = empty(size, o.has_dtype() ? o : o.dtype(kLong));
+  return random_(t, low, high);
+}
+Tensor randperm(int64_t n, const TensorOptions& o) { return randperm(n, nullptr, o); }
+Tensor randperm(int64_t n, Generator* gen, const TensorOptions& o) {
+  BRASA_CHECK(n >= 0, "randperm: n must be non-negative, got ", n);
+  std::vector<int64_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  Generator& g = pick(gen);
+  {
+    std::lock_guard<std::mutex> lock(g.mutex());
+    for (int64_t i = n - 1; i > 0; --i) std::swap(perm[i], perm[g.engine()() % static_cast<uint64_t>(i + 1)]);
+  }
+  Tensor t = empty({n}, o.has_dtype() ? o : o.dtype(kLong));
+  BRASA_DISPATCH_ALL_TYPES(t.dtype(), "randperm", [&] {
+    scalar_t* p = t.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(perm[i]);
+  });
+  return t;
+}
+Tensor rand_like(const Tensor& t, const TensorOptions& o) {
+  return rand(t.sizes(), o.has_dtype() ? o : o.dtype(t.dtype()));
+}
+Tensor randn_like(const Tensor& t, const TensorOptions& o) {
+  return randn(t.sizes(), o.has_dtype() ? o : o.dtype(t.dtype()));
+}
+Tensor randint_like(const Tensor& t, int64_t low, int64_t high) {
+  return randint(low, high, t.sizes(), TensorOptions().dtype(t.dtype()));
+}
+
+Tensor normal(double mean, double std, IntArrayRef size, Generator* gen, const TensorOptions& o) {
+  Tensor t = empty(size, o);
+  return normal_(t, mean, std, gen);
+}
+
+Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen) {
+  Tensor z = empty(mean.sizes(), mean.options());
+  normal_(z, 0, 1, gen);
+  return z * std + mean;
+}
+
+Tensor bernoulli(const Tensor& p, Generator* gen) {
+  check_float("bernoulli", p);
+  Tensor pc = contiguous(p).to(kDouble);
+  Tensor out = empty(p.sizes(), p.options());
+  Tensor u = empty(p.sizes(), TensorOptions().dtype(kDouble));
+  uniform_(u, 0, 1, gen);
+  const double* pp = pc.data_ptr<double>();
+  const double* up = u.data_ptr<double>();
+  BRASA_DISPATCH_FLOATING_TYPES(out.dtype(), "bernoulli", [&] {
+    scalar_t* o = out.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      BRASA_CHECK(pp[i] >= 0 && pp[i] <= 1, "bernoulli: expected all probabilities in [0, 1], got ", pp[i]);
+      o[i] = static_cast<scalar_t>(up[i] < pp[i] ? 1.0f : 0.0f);
+    }
+  });
+  return out;
+}
+Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
+  Tensor t = empty(self.sizes(), self.options());
+  return bernoulli_(t, p, gen);
+}
+
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {
+  BRASA_CHECK(probs.dim() == 1 || probs.dim() == 2, "multinomial: prob_dist must be 1 or 2 dim, got ", probs.dim());
+  Tensor p2 = contiguous(probs.dim() == 1 ? probs.unsqueeze(0) : probs).to(kDouble);
+  int64_t rows = p2.size(0), n = p2.size(1);
+  BRASA_CHECK(replacement || num_samples <= n, "multinomial: cannot sample n_sample > prob_dist.size(-1) samples "
+              "without replacement (", num_samples, " > ", n, ")");
+  Tensor out = empty({rows, num_samples}, TensorOptions().dtype(kLong));
+  Generator& g = pick(gen);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<double> w(p2.data_ptr<double>() + r * n, p2.data_ptr<double>() + (r + 1) * n);
+    for (double v : w) BRASA_CHECK(v >= 0 && std::isfinite(v), "multinomial: probability tensor contains either `inf`, `nan` or element < 0");
+    for (int64_t s = 0; s < num_samples; ++s) {
+      double total = std::accumulate(w.begin(), w.end(), 0.0);
+      BRASA_CHECK(total > 0, "multinomial: invalid multinomial distribution (sum of probabilities <= 0)");
+      double u = g.next_double() * total, c = 0;
+      int64_t pick_i = n - 1;
+      for (int64_t i = 0; i < n; ++i) {
+        c += w[i];
+        if (u < c && w[i] > 0) {
+          pick_i = i;
+          break;
+        }
+      }
+      out.data_ptr<int64_t>()[r * num_samples + s] = pick_i;
+      if (!replacement) w[pick_i] = 0;
+    }
+  }
+  return probs.dim() == 1 ? out.squeeze(0) : out;
+}
+
+}  // namespace brasa

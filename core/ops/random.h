@@ -1,0 +1,62 @@
+#pragma once
+// Random numbers. A Generator is a seeded mt19937_64 stream; numbers are drawn
+// serially in element order, so one seed gives the same tensor on every run
+// and for every thread count.
+#include <brasa/tensor/tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <random>
+
+namespace brasa {
+
+class Generator {
+ public:
+  explicit Generator(uint64_t seed = 67280421310721ULL) { set_current_seed(seed); }
+  void set_current_seed(uint64_t seed) {
+    std::lock_guard<std::mutex> g(mu_);
+    seed_ = seed;
+    engine_.seed(seed);
+  }
+  uint64_t current_seed() const { return seed_; }
+  std::mutex& mutex() { return mu_; }
+  std::mt19937_64& engine() { return engine_; }
+  // Uniform in [0, 1) with 24 (float) or 53 (double) random bits.
+  float next_float() { return static_cast<float>(engine_() >> 40) * 0x1.0p-24f; }
+  double next_double() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
+
+ private:
+  std::mutex mu_;
+  uint64_t seed_ = 0;
+  std::mt19937_64 engine_;
+};
+
+// The process-wide default generator (what manual_seed seeds).
+Generator& default_generator();
+void manual_seed(uint64_t seed);
+
+Tensor rand(IntArrayRef size, const TensorOptions& options = {});
+Tensor rand(IntArrayRef size, Generator* gen, const TensorOptions& options = {});
+Tensor randn(IntArrayRef size, const TensorOptions& options = {});
+Tensor randn(IntArrayRef size, Generator* gen, const TensorOptions& options = {});
+// Integers uniformly in [low, high); dtype int64 unless given.
+Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& options = {});
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& options = {});
+Tensor randperm(int64_t n, const TensorOptions& options = {});
+Tensor randperm(int64_t n, Generator* gen, const TensorOptions& options = {});
+Tensor rand_like(const Tensor& t, const TensorOptions& options = {});
+Tensor randn_like(const Tensor& t, const TensorOptions& options = {});
+Tensor randint_like(const Tensor& t, int64_t low, int64_t high);
+Tensor normal(double mean, double std, IntArrayRef size, Generator* gen = nullptr, const TensorOptions& options = {});
+Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen = nullptr);
+Tensor bernoulli(const Tensor& p, Generator* gen = nullptr);
+Tensor bernoulli(const Tensor& self, double p, Generator* gen = nullptr);
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false, Generator* gen = nullptr);
+
+Tensor& uniform_(Tensor& t, double from = 0, double to = 1, Generator* gen = nullptr);
+Tensor& normal_(Tensor& t, double mean = 0, double std = 1, Generator* gen = nullptr);
+Tensor& bernoulli_(Tensor& t, double p = 0.5, Generator* gen = nullptr);
+Tensor& random_(Tensor& t, int64_t from, int64_t to, Generator* gen = nullptr);
+
+}  // namespace brasa

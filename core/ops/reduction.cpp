@@ -1,0 +1,471 @@
+#include <brasa/ops/binary.h>
+#include <brasa/ops/copy.h>
+#include <brasa/ops/cpu/vec_math.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/reduction.h>
+#include <brasa/ops/shape.h>
+#include <brasa/ops/unary.h>
+#include <brasa/util/parallel.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace brasa {
+namespace {
+
+// The input seen as rows: [K, R] contiguous, reducing each row of R elements.
+struct RowPlan {
+  Tensor rows;
+  int64_t K = 1, R = 1;
+  DimVector out_shape;
+  // Set when the reduced dims lead and x is contiguous: x is [R, K] as is.
+  bool outer = false;
+};
+
+RowPlan plan_rows(const char* op, const Tensor& x, IntArrayRef dims, bool keepdim) {
+  BRASA_CHECK(x.defined(), op, ": expected a defined tensor");
+  const int64_t nd = x.dim();
+  std::vector<bool> reduce(std::max<int64_t>(nd, 1), dims.empty());
+  for (auto d : dims) {
+    int64_t w = maybe_wrap_dim(d, nd, op);
+    BRASA_CHECK(!reduce[w], op, ": dim ", w, " appears multiple times in the list of dims");
+    reduce[w] = true;
+  }
+  RowPlan p;
+  DimVector perm;
+  for (int64_t d = 0; d < nd; ++d)
+    if (!reduce[d]) perm.push_back(d), p.K *= x.size(d);
+  int64_t nkept = static_cast<int64_t>(perm.size());
+  for (int64_t d = 0; d < nd; ++d)
+    if (reduce[d]) perm.push_back(d), p.R *= x.size(d);
+  for (int64_t d = 0; d < nd; ++d) {
+    if (!reduce[d]) p.out_shape.push_back(x.size(d));
+    else if (keepdim) p.out_shape.push_back(1);
+  }
+  bool leading = true;
+  for (int64_t d = 0; d < nd; ++d) leading &= (d < nd - nkept) == reduce[d];
+  if (leading && x.is_contiguous() && nkept > 0 && p.R > 1) {
+    p.outer = true;
+    p.rows = x.reshape({p.R, p.K});
+    return p;
+  }
+  p.rows = contiguous(x.permute(perm).reshape({p.K, p.R}));
+  return p;
+}
+
+template <class F>
+void for_each_row(int64_t K, int64_t R, const F& f) {
+  parallel_for(0, K, std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) f(k);
+  });
+}
+
+// Float sums in 16 lanes per 4K block, blocks added in double: vectorizes and
+// stays accurate for long rows.
+inline double sum_contig(const float* p, int64_t n) {
+  double total = 0;
+  for (int64_t b = 0; b < n; b += 4096) {
+    int64_t e = std::min(n, b + 4096), i = b;
+    float lane[16] = {};
+    for (; i + 16 <= e; i += 16)
+      for (int j = 0; j < 16; ++j) lane[j] += p[i + j];
+    float s = 0;
+    for (int j = 0; j < 16; ++j) s += lane[j];
+    for (; i < e; ++i) s += p[i];
+    total += s;
+  }
+  return total;
+}
+template <class T>
+auto sum_contig(const T* p, int64_t n) {
+  using A = std::conditional_t<std::is_floating_point_v<opmath_t<T>>, double, int64_t>;
+  A s = 0;
+  for (int64_t i = 0; i < n; ++i) s += static_cast<A>(static_cast<opmath_t<T>>(p[i]));
+  return s;
+}
+
+ScalarType sum_dtype(const Tensor& x, std::optional<ScalarType> dtype) {
+  if (dtype) return *dtype;
+  return isIntegralType(x.dtype(), true) ? kLong : x.dtype();
+}
+
+Tensor sum_impl(const char* op, const Tensor& xin, IntArrayRef dims, bool keepdim, ScalarType out_t) {
+  Tensor x = xin.dtype() == out_t ? xin : xin.to(out_t);
+  RowPlan p = plan_rows(op, x, dims, keepdim);
+  Tensor out = empty({p.K}, x.options());
+  BRASA_DISPATCH_ALL_TYPES(out_t, op, [&] {
+    using T = scalar_t;
+    const T* in = p.rows.template data_ptr<T>();
+    T* o = out.template data_ptr<T>();
+    if (p.outer) {
+      // out[k] = sum over r of x[r, k]: vectorized across k.
+      const int64_t K = p.K, R = p.R;
+      parallel_for(0, K, 1024, [&](int64_t b, int64_t e) {
+        std::vector<opmath_t<T>> acc(e - b, opmath_t<T>(0));
+        for (int64_t r = 0; r < R; ++r) {
+          const T* row = in + r * K;
+          for (int64_t k = b; k < e; ++k) acc[k - b] += static_cast<opmath_t<T>>(row[k]);
+        }
+        for (int64_t k = b; k < e; ++k) o[k] = static_cast<T>(acc[k - b]);
+      });
+    } else if (p.K == 1 && p.R > 65536) {
+      // One long row: fixed-size chunks summed in parallel, added in order
+      // (the same result whatever the thread count).
+      const int64_t chunk = 65536, n = (p.R + chunk - 1) / chunk;
+      std::vector<double> parts(n);
+      parallel_for(0, n, 1, [&](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c)
+          parts[c] = static_cast<double>(sum_contig(in + c * chunk, std::min(chunk, p.R - c * chunk)));
+      });
+      if constexpr (std::is_floating_point_v<opmath_t<T>>) {
+        double s = 0;
+        for (double v : parts) s += v;
+        o[0] = static_cast<T>(s);
+      } else {
+        o[0] = static_cast<T>(sum_contig(in, p.R));
+      }
+    } else {
+      for_each_row(p.K, p.R, [&](int64_t k) { o[k] = static_cast<T>(sum_contig(in + k * p.R, p.R)); });
+    }
+  });
+  return out.view(p.out_shape);
+}
+
+// Generic row reduction: f(row pointer, R) -> value stored as Out.
+template <class In, class Out, class F>
+Tensor reduce_rows(const RowPlan& p, ScalarType out_t, const F& f) {
+  Tensor rows = p.outer ? contiguous(p.rows.t()) : p.rows;
+  Tensor out = empty({p.K}, TensorOptions().dtype(out_t));
+  const In* in = rows.data_ptr<In>();
+  Out* o = out.data_ptr<Out>();
+  const int64_t R = p.R;
+  for_each_row(p.K, R, [&](int64_t k) { o[k] = static_cast<Out>(f(in + k * R, R)); });
+  return out.view(p.out_shape);
+}
+
+template <class T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<opmath_t<T>>) return static_cast<opmath_t<T>>(v) != static_cast<opmath_t<T>>(v);
+  return false;
+}
+
+// Index of the max (or min) of a row; the first NaN wins, as in PyTorch.
+template <class T>
+int64_t arg_extreme(const T* r, int64_t n, bool is_max) {
+  int64_t best = 0;
+  opmath_t<T> bv = r[0];
+  if (is_nan(r[0])) return 0;
+  for (int64_t i = 1; i < n; ++i) {
+    opmath_t<T> v = r[i];
+    if (is_nan(r[i])) return i;
+    if (is_max ? v > bv : v < bv) bv = v, best = i;
+  }
+  return best;
+}
+
+Tensor extreme_values(const char* op, const Tensor& x, IntArrayRef dims, bool keepdim, bool is_max) {
+  RowPlan p = plan_rows(op, x, dims, keepdim);
+  BRASA_CHECK(p.R > 0 || x.numel() == 0, op, ": cannot reduce over a zero-size dimension");
+  BRASA_CHECK(p.R > 0, op, ": expected reduction dim to have non-zero size (input shape ", x.sizes(), ")");
+  return BRASA_DISPATCH_ALL_TYPES_AND_BOOL(x.dtype(), op, [&] {
+    return reduce_rows<scalar_t, scalar_t>(p, x.dtype(), [is_max](const scalar_t* r, int64_t n) {
+      return r[arg_extreme(r, n, is_max)];
+    });
+  });
+}
+
+std::tuple<Tensor, Tensor> extreme_dim(const char* op, const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
+  RowPlan p = plan_rows(op, x, {dim}, keepdim);
+  BRASA_CHECK(p.R > 0, op, ": expected reduction dim ", dim, " to have non-zero size (input shape ", x.sizes(), ")");
+  Tensor rows = p.outer ? contiguous(p.rows.t()) : p.rows;
+  Tensor vals = empty({p.K}, x.options()), idx = empty({p.K}, TensorOptions().dtype(kLong));
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(x.dtype(), op, [&] {
+    const scalar_t* in = rows.data_ptr<scalar_t>();
+    scalar_t* v = vals.data_ptr<scalar_t>();
+    int64_t* ix = idx.data_ptr<int64_t>();
+    for_each_row(p.K, p.R, [&](int64_t k) {
+      int64_t i = arg_extreme(in + k * p.R, p.R, is_max);
+      ix[k] = i;
+      v[k] = in[k * p.R + i];
+    });
+  });
+  return {vals.view(p.out_shape), idx.view(p.out_shape)};
+}
+
+void check_floating(const char* op, const Tensor& x) {
+  BRASA_CHECK(x.is_floating_point(), op, ": expected a floating point tensor as input, got ", x.dtype(),
+              ". Convert it with .to(kFloat) first.");
+}
+
+Tensor var_impl(const Tensor& x, IntArrayRef dims, bool unbiased, bool keepdim, bool take_sqrt) {
+  const char* op = take_sqrt ? "std" : "var";
+  check_floating(op, x);
+  RowPlan p = plan_rows(op, x, dims, keepdim);
+  return BRASA_DISPATCH_FLOATING_TYPES(x.dtype(), op, [&] {
+    return reduce_rows<scalar_t, scalar_t>(p, x.dtype(), [=](const scalar_t* r, int64_t n) {
+      double m = 0;
+      for (int64_t i = 0; i < n; ++i) m += static_cast<double>(r[i]);
+      m /= static_cast<double>(n);
+      double ss = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        double d = static_cast<double>(r[i]) - m;
+        ss += d * d;
+      }
+      double denom = static_cast<double>(n) - (unbiased ? 1.0 : 0.0);
+      double v = denom > 0 ? ss / denom : std::numeric_limits<double>::quiet_NaN();
+      return take_sqrt ? std::sqrt(v) : v;
+    });
+  });
+}
+
+Tensor bool_reduce(const char* op, const Tensor& x, IntArrayRef dims, bool keepdim, bool is_all) {
+  RowPlan p = plan_rows(op, x, dims, keepdim);
+  ScalarType out_t = x.dtype() == kByte ? kByte : kBool;
+  return BRASA_DISPATCH_ALL_TYPES_AND_BOOL(x.dtype(), op, [&] {
+    auto f = [is_all](const scalar_t* r, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        bool nz = static_cast<opmath_t<scalar_t>>(r[i]) != opmath_t<scalar_t>(0);
+        if (is_all && !nz) return false;
+        if (!is_all && nz) return true;
+      }
+      return is_all;
+    };
+    return out_t == kByte ? reduce_rows<scalar_t, uint8_t>(p, out_t, f) : reduce_rows<scalar_t, bool>(p, out_t, f);
+  });
+}
+
+// Rows along `dim` (moved last, contiguous), transformed row by row into a new
+// tensor of the same shape: softmax, log_softmax, cumsum, cumprod.
+template <class F>
+Tensor map_rows_along(const char* op, const Tensor& x, int64_t dim, ScalarType out_t, const F& f) {
+  int64_t d = maybe_wrap_dim(dim, x.dim(), op);
+  Tensor xin = x.dtype() == out_t ? x : x.to(out_t);
+  bool last = x.dim() == 0 || d == x.dim() - 1;
+  Tensor moved = last ? contiguous(xin) : contiguous(movedim(xin, d, -1));
+  int64_t R = x.dim() == 0 ? 1 : x.size(d);
+  int64_t K = R == 0 ? 0 : moved.numel() / R;
+  Tensor out = empty(moved.sizes(), moved.options());
+  f(moved, out, K, R);
+  return last ? out : contiguous(movedim(out, -1, d));
+}
+
+void softmax_rows_float(const float* in, float* out, int64_t K, int64_t R, bool log) {
+  for_each_row(K, R, [&](int64_t k) {
+    const float* r = in + k * R;
+    float* o = out + k * R;
+    float lanes[8];
+    for (int j = 0; j < 8; ++j) lanes[j] = -INFINITY;
+    int64_t i = 0;
+    for (; i + 8 <= R; i += 8)
+      for (int j = 0; j < 8; ++j) lanes[j] = lanes[j] > r[i + j] ? lanes[j] : r[i + j];
+    float m = -INFINITY;
+    for (int j = 0; j < 8; ++j) m = std::max(m, lanes[j]);
+    bool has_nan = false;
+    for (; i < R; ++i) m = std::max(m, r[i]);
+    for (int64_t t = 0; t < R; ++t) has_nan |= r[t] != r[t];
+    if (has_nan) {
+      for (int64_t t = 0; t < R; ++t) o[t] = NAN;
+      return;
+    }
+    if (m == -INFINITY) m = 0;  // an all -inf row gives NaN like PyTorch via 0/0 below
+    float sl[8] = {};
+    i = 0;
+    for (; i + 8 <= R; i += 8)
+      for (int j = 0; j < 8; ++j) {
+        float e = cpu::fast_exp(r[i + j] - m);
+        if (!log) o[i + j] = e;
+        sl[j] += e;
+      }
+    float s = 0;
+    for (int j = 0; j < 8; ++j) s += sl[j];
+    for (; i < R; ++i) {
+      float e = cpu::fast_exp(r[i] - m);
+      if (!log) o[i] = e;
+      s += e;
+    }
+    if (log) {
+      float ls = m + std::log(s);
+      for (int64_t t = 0; t < R; ++t) o[t] = r[t] - ls;
+    } else {
+      float inv = 1.0f / s;
+      for (int64_t t = 0; t < R; ++t) o[t] *= inv;
+    }
+  });
+}
+
+Tensor softmax_impl(const char* op, const Tensor& x, int64_t dim, std::optional<ScalarType> dtype, bool log) {
+  ScalarType t = dtype.value_or(x.dtype());
+  BRASA_CHECK(isFloatingType(t), op, ": expected a floating point tensor, got ", t);
+  return map_rows_along(op, x, dim, t, [&](const Tensor& in, Tensor& out, int64_t K, int64_t R) {
+    if (t == kFloat) return softmax_rows_float(in.data_ptr<float>(), out.data_ptr<float>(), K, R, log);
+    BRASA_DISPATCH_FLOATING_TYPES(t, op, [&] {
+      using M = opmath_t<scalar_t>;
+      const scalar_t* ip = in.data_ptr<scalar_t>();
+      scalar_t* op_ = out.data_ptr<scalar_t>();
+      for_each_row(K, R, [&](int64_t k) {
+        const scalar_t* r = ip + k * R;
+        scalar_t* o = op_ + k * R;
+        M m = -INFINITY;
+        for (int64_t i = 0; i < R; ++i) m = std::max<M>(m, r[i]);
+        if (m == -INFINITY) m = 0;
+        M s = 0;
+        for (int64_t i = 0; i < R; ++i) s += std::exp(M(r[i]) - m);
+        M ls = m + std::log(s);
+        for (int64_t i = 0; i < R; ++i) o[i] = static_cast<scalar_t>(log ? M(r[i]) - ls : std::exp(M(r[i]) - ls));
+      });
+    });
+  });
+}
+
+Tensor scan_impl(const char* op, const Tensor& x, int64_t dim, std::optional<ScalarType> dtype, bool product) {
+  ScalarType t = dtype ? *dtype : (isIntegralType(x.dtype(), true) ? kLong : x.dtype());
+  return map_rows_along(op, x, dim, t, [&](const Tensor& in, Tensor& out, int64_t K, int64_t R) {
+    BRASA_DISPATCH_ALL_TYPES(t, op, [&] {
+      using M = opmath_t<scalar_t>;
+      const scalar_t* ip = in.data_ptr<scalar_t>();
+      scalar_t* o = out.data_ptr<scalar_t>();
+      for_each_row(K, R, [&](int64_t k) {
+        M acc = product ? M(1) : M(0);
+        for (int64_t i = 0; i < R; ++i) {
+          acc = product ? acc * M(ip[k * R + i]) : acc + M(ip[k * R + i]);
+          o[k * R + i] = static_cast<scalar_t>(acc);
+        }
+      });
+    });
+  });
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x, std::optional<ScalarType> dtype) { return sum_impl("sum", x, {}, false, sum_dtype(x, dtype)); }
+Tensor sum(const Tensor& x, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return sum_impl("sum", x, dim, keepdim, sum_dtype(x, dtype));
+}
+
+Tensor mean(const Tensor& x, std::optional<ScalarType> dtype) { return mean(x, {}, false, dtype); }
+Tensor mean(const Tensor& x, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  ScalarType t = dtype.value_or(x.dtype());
+  BRASA_CHECK(isFloatingType(t), "mean(): could not infer output dtype. Input dtype must be either a floating point "
+              "or complex dtype. Got: ", t);
+  Tensor s = sum_impl("mean", x, dim, keepdim, t);
+  int64_t count = s.numel() == 0 ? 0 : x.numel() / s.numel();
+  if (s.numel() == 0 && x.numel() == 0) return s;
+  return div(s, static_cast<double>(count));
+}
+
+Tensor prod(const Tensor& x, std::optional<ScalarType> dtype) { return prod(flatten(x), 0, false, dtype); }
+Tensor prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
+  ScalarType t = sum_dtype(x, dtype);
+  Tensor xin = x.dtype() == t ? x : x.to(t);
+  RowPlan p = plan_rows("prod", xin, {dim}, keepdim);
+  if (x.dim() == 0) p.out_shape.clear();
+  return BRASA_DISPATCH_ALL_TYPES(t, "prod", [&] {
+    return reduce_rows<scalar_t, scalar_t>(p, t, [](const scalar_t* r, int64_t n) {
+      opmath_t<scalar_t> a = 1;
+      for (int64_t i = 0; i < n; ++i) a *= static_cast<opmath_t<scalar_t>>(r[i]);
+      return a;
+    });
+  });
+}
+
+Tensor max(const Tensor& x) {
+  BRASA_CHECK(x.numel() > 0, "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+              "reduction dim with the 'dim' argument.");
+  return extreme_values("max", x, {}, false, true);
+}
+Tensor min(const Tensor& x) {
+  BRASA_CHECK(x.numel() > 0, "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+              "reduction dim with the 'dim' argument.");
+  return extreme_values("min", x, {}, false, false);
+}
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) { return extreme_dim("max", x, dim, keepdim, true); }
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) { return extreme_dim("min", x, dim, keepdim, false); }
+Tensor max(const Tensor& a, const Tensor& b) { return maximum(a, b); }
+Tensor min(const Tensor& a, const Tensor& b) { return minimum(a, b); }
+Tensor amax(const Tensor& x, IntArrayRef dim, bool keepdim) { return extreme_values("amax", x, dim, keepdim, true); }
+Tensor amin(const Tensor& x, IntArrayRef dim, bool keepdim) { return extreme_values("amin", x, dim, keepdim, false); }
+
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  BRASA_CHECK(x.numel() > 0, "argmax(): Expected reduction dim to be specified for input.numel() == 0.");
+  if (!dim) return std::get<1>(extreme_dim("argmax", flatten(x), 0, false, true));
+  return std::get<1>(extreme_dim("argmax", x, *dim, keepdim, true));
+}
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  BRASA_CHECK(x.numel() > 0, "argmin(): Expected reduction dim to be specified for input.numel() == 0.");
+  if (!dim) return std::get<1>(extreme_dim("argmin", flatten(x), 0, false, false));
+  return std::get<1>(extreme_dim("argmin", x, *dim, keepdim, false));
+}
+
+Tensor var(const Tensor& x, bool unbiased) { return var_impl(x, {}, unbiased, false, false); }
+Tensor var(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim) { return var_impl(x, dim, unbiased, keepdim, false); }
+Tensor std(const Tensor& x, bool unbiased) { return var_impl(x, {}, unbiased, false, true); }
+Tensor std(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim) { return var_impl(x, dim, unbiased, keepdim, true); }
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim) {
+  return {var(x, dim, unbiased, keepdim), mean(x, dim, keepdim)};
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim) {
+  return {std(x, dim, unbiased, keepdim), mean(x, dim, keepdim)};
+}
+
+Tensor norm(const Tensor& x, const Scalar& p) { return norm(x, p, {}, false); }
+Tensor norm(const Tensor& x, std::optional<Scalar> p_opt, IntArrayRef dim, bool keepdim) {
+  check_floating("norm", x);
+  double p = p_opt ? p_opt->toDouble() : 2.0;
+  BRASA_CHECK(p >= 0 || std::isinf(p), "norm: p must be non-negative or +/-inf, got ", p);
+  RowPlan plan = plan_rows("norm", x, dim, keepdim);
+  return BRASA_DISPATCH_FLOATING_TYPES(x.dtype(), "norm", [&] {
+    return reduce_rows<scalar_t, scalar_t>(plan, x.dtype(), [p](const scalar_t* r, int64_t n) -> double {
+      if (std::isinf(p)) {
+        double m = p > 0 ? 0.0 : INFINITY;
+        for (int64_t i = 0; i < n; ++i) {
+          double a = std::abs(static_cast<double>(r[i]));
+          if (a != a) return a;
+          m = p > 0 ? std::max(m, a) : std::min(m, a);
+        }
+        return m;
+      }
+      double s = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        double a = std::abs(static_cast<double>(r[i]));
+        s += p == 0 ? (a != 0) : p == 1 ? a : p == 2 ? a * a : std::pow(a, p);
+      }
+      return p == 0 || p == 1 ? s : p == 2 ? std::sqrt(s) : std::pow(s, 1.0 / p);
+    });
+  });
+}
+
+Tensor logsumexp(const Tensor& x, IntArrayRef dim, bool keepdim) {
+  Tensor xf = isIntegralType(x.dtype(), true) ? x.to(get_default_dtype()) : x;
+  RowPlan p = plan_rows("logsumexp", xf, dim, keepdim);
+  return BRASA_DISPATCH_FLOATING_TYPES(xf.dtype(), "logsumexp", [&] {
+    return reduce_rows<scalar_t, scalar_t>(p, xf.dtype(), [](const scalar_t* r, int64_t n) -> double {
+      double m = -INFINITY;
+      for (int64_t i = 0; i < n; ++i) m = std::max(m, static_cast<double>(r[i]));
+      if (std::isinf(m)) return m;
+      double s = 0;
+      for (int64_t i = 0; i < n; ++i) s += std::exp(static_cast<double>(r[i]) - m);
+      return m + std::log(s);
+    });
+  });
+}
+
+Tensor all(const Tensor& x) { return bool_reduce("all", x, {}, false, true); }
+Tensor all(const Tensor& x, int64_t dim, bool keepdim) { return bool_reduce("all", x, {dim}, keepdim, true); }
+Tensor any(const Tensor& x) { return bool_reduce("any", x, {}, false, false); }
+Tensor any(const Tensor& x, int64_t dim, bool keepdim) { return bool_reduce("any", x, {dim}, keepdim, false); }
+Tensor count_nonzero(const Tensor& x, std::optional<int64_t> dim) {
+  Tensor nz = ne(x, 0);
+  return dim ? sum(nz, {*dim}) : sum(nz);
+}
+
+Tensor softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
+  return softmax_impl("softmax", x, dim, dtype, false);
+}
+Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
+  return softmax_impl("log_softmax", x, dim, dtype, true);
+}
+Tensor cumsum(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) { return scan_impl("cumsum", x, dim, dtype, false); }
+Tensor cumprod(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) { return scan_impl("cumprod", x, dim, dtype, true); }
+
+}  // namespace brasa

@@ -1,0 +1,246 @@
+#include <brasa/ops/copy.h>
+#include <brasa/ops/cpu/vec_math.h>
+#include <brasa/ops/elementwise.h>
+#include <brasa/ops/unary.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace brasa {
+namespace {
+
+using detail::Elementwise;
+
+// What dtype a unary op computes in and returns.
+enum class Kind {
+  Keep,       // same dtype as the input (neg, abs, floor on ints is a copy)
+  FloatOut,   // integers promote to the default float dtype (exp, sin, ...)
+  FloatOnly,  // only floating inputs (frac)
+  BoolOut,    // predicate (isnan, logical_not)
+  Bits        // integral and bool only (bitwise_not)
+};
+
+template <class T>
+T erfinv_impl(T y) {
+  if (y <= T(-1)) return y == T(-1) ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::quiet_NaN();
+  if (y >= T(1)) return y == T(1) ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::quiet_NaN();
+  // Giles' single-precision approximation, then Newton steps on erf(x) - y.
+  double w = -std::log((1.0 - y) * (1.0 + y)), x;
+  if (w < 5.0) {
+    w -= 2.5;
+    double p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w;
+    p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w;
+    p = 0.00021858087 + p * w;
+    p = -0.00125372503 + p * w;
+    p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w;
+    p = 1.50140941 + p * w;
+    x = p * y;
+  } else {
+    w = std::sqrt(w) - 3.0;
+    double p = -0.000200214257;
+    p = 0.000100950558 + p * w;
+    p = 0.00134934322 + p * w;
+    p = -0.00367342844 + p * w;
+    p = 0.00573950773 + p * w;
+    p = -0.0076224613 + p * w;
+    p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w;
+    p = 2.83297682 + p * w;
+    x = p * y;
+  }
+  const double two_over_sqrt_pi = 1.1283791670955126;
+  for (int i = 0; i < 2; ++i) x -= (std::erf(x) - y) / (two_over_sqrt_pi * std::exp(-x * x));
+  return static_cast<T>(x);
+}
+
+#define BRASA_UNARY_OPS(X)                                                                  \
+  X(neg, Keep, -x)                                                                          \
+  X(abs, Keep, x < M(0) ? -x : x)                                                           \
+  X(sign, Keep, static_cast<M>((M(0) < x) - (x < M(0))))                                   \
+  X(exp, FloatOut, std::exp(x))                                                             \
+  X(exp2, FloatOut, std::exp2(x))                                                           \
+  X(expm1, FloatOut, std::expm1(x))                                                         \
+  X(log, FloatOut, std::log(x))                                                             \
+  X(log2, FloatOut, std::log2(x))                                                           \
+  X(log10, FloatOut, std::log10(x))                                                         \
+  X(log1p, FloatOut, std::log1p(x))                                                         \
+  X(sqrt, FloatOut, std::sqrt(x))                                                           \
+  X(rsqrt, FloatOut, M(1) / std::sqrt(x))                                                   \
+  X(reciprocal, FloatOut, M(1) / x)                                                         \
+  X(sin, FloatOut, std::sin(x))                                                             \
+  X(cos, FloatOut, std::cos(x))                                                             \
+  X(tan, FloatOut, std::tan(x))                                                             \
+  X(asin, FloatOut, std::asin(x))                                                           \
+  X(acos, FloatOut, std::acos(x))                                                           \
+  X(atan, FloatOut, std::atan(x))                                                           \
+  X(sinh, FloatOut, std::sinh(x))                                                           \
+  X(cosh, FloatOut, std::cosh(x))                                                           \
+  X(tanh, FloatOut, std::tanh(x))                                                           \
+  X(sigmoid, FloatOut, M(1) / (M(1) + std::exp(-x)))                                        \
+  X(relu, Keep, x > M(0) ? x : (x != x ? x : M(0)))                                         \
+  X(erf, FloatOut, std::erf(x))                                                             \
+  X(erfinv, FloatOut, erfinv_impl<M>(x))                                                    \
+  X(floor, Keep, std::floor(x))                                                             \
+  X(ceil, Keep, std::ceil(x))                                                               \
+  X(round, Keep, std::nearbyint(x))                                                         \
+  X(trunc, Keep, std::trunc(x))                                                             \
+  X(frac, FloatOnly, x - std::trunc(x))                                                     \
+  X(square, Keep, x * x)
+
+ScalarType out_dtype(const char* name, Kind k, ScalarType in) {
+  switch (k) {
+    case Kind::Keep: return in;
+    case Kind::FloatOut: return isIntegralType(in, true) ? get_default_dtype() : in;
+    case Kind::FloatOnly:
+      BRASA_CHECK(isFloatingType(in), name, ": not implemented for dtype ", in, " (expected a floating tensor)");
+      return in;
+    case Kind::BoolOut: return kBool;
+    case Kind::Bits:
+      BRASA_CHECK(isIntegralType(in, true), name, ": only integral and bool tensors are supported, got ", in);
+      return in;
+  }
+  return in;
+}
+
+template <class F>
+Tensor float_unary(const char* name, Kind kind, const Tensor& x, const Tensor* out, bool inplace, const F& apply) {
+  BRASA_CHECK(x.defined(), name, ": expected a defined tensor");
+  ScalarType t = out_dtype(name, kind, x.dtype());
+  Elementwise e(name, t, out, inplace);
+  e.input(x, t).build();
+  apply(e, t);
+  return e.result();
+}
+
+// Integer inputs for "Keep" ops whose math is the identity on integers.
+bool identity_on_ints(const char* name) {
+  return !std::strcmp(name, "floor") || !std::strcmp(name, "ceil") || !std::strcmp(name, "round") ||
+         !std::strcmp(name, "trunc");
+}
+
+#define BRASA_UNARY_IMPL(name, KIND, EXPR)                                                      \
+  Tensor name##_impl(const Tensor& x, const Tensor* out, bool inplace) {                        \
+    return float_unary(#name, Kind::KIND, x, out, inplace, [&](Elementwise& e, ScalarType t) {  \
+      if (isFloatingType(t)) {                                                                  \
+        BRASA_DISPATCH_FLOATING_TYPES(t, #name, [&] {                                           \
+          using M = opmath_t<scalar_t>;                                                         \
+          e.run<scalar_t, scalar_t>([](M x) -> M { return EXPR; });                            \
+        });                                                                                     \
+      } else if (identity_on_ints(#name)) {                                                     \
+        BRASA_DISPATCH_INTEGRAL_TYPES(t, #name, [&] {                                           \
+          e.run<scalar_t, scalar_t>([](scalar_t x) { return x; });                              \
+        });                                                                                     \
+      } else {                                                                                  \
+        BRASA_CHECK(t != kBool, #name, ": not implemented for dtype Bool");                     \
+        BRASA_DISPATCH_INTEGRAL_TYPES(t, #name, [&] {                                           \
+          using M = scalar_t;                                                                   \
+          e.run<scalar_t, scalar_t>([](M x) -> M { return static_cast<M>(EXPR); });            \
+        });                                                                                     \
+      }                                                                                         \
+    });                                                                                         \
+  }
+BRASA_UNARY_OPS(BRASA_UNARY_IMPL)
+#undef BRASA_UNARY_IMPL
+
+// exp on float goes through the vectorizable polynomial (hot in softmax too).
+Tensor exp_fast_impl(const Tensor& x, const Tensor* out, bool inplace) {
+  if (x.dtype() != kFloat) return exp_impl(x, out, inplace);
+  Elementwise e("exp", kFloat, out, inplace);
+  e.input(x).build();
+  e.run<float, float>([](float v) { return cpu::fast_exp(v); });
+  return e.result();
+}
+
+Tensor predicate(const char* name, const Tensor& x, const Tensor* out, bool inplace) {
+  Elementwise e(name, kBool, out, inplace);
+  e.input(x).build();
+  std::string n = name;
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(x.dtype(), name, [&] {
+    using T = scalar_t;
+    using M = opmath_t<T>;
+    if (n == "logical_not") {
+      e.run<bool, T>([](M v) { return v == M(0); });
+    } else if constexpr (std::is_floating_point_v<M>) {
+      if (n == "isnan") e.run<bool, T>([](M v) { return v != v; });
+      else if (n == "isinf") e.run<bool, T>([](M v) { return std::isinf(v); });
+      else e.run<bool, T>([](M v) { return std::isfinite(v); });
+    } else {
+      bool value = n == "isfinite";  // integers are never nan/inf
+      e.run<bool, T>([value](M) { return value; });
+    }
+  });
+  return e.result();
+}
+
+Tensor bitwise_not_impl(const Tensor& x, const Tensor* out, bool inplace) {
+  ScalarType t = out_dtype("bitwise_not", Kind::Bits, x.dtype());
+  Elementwise e("bitwise_not", t, out, inplace);
+  e.input(x).build();
+  if (t == kBool) {
+    e.run<bool, bool>([](bool v) { return !v; });
+  } else {
+    BRASA_DISPATCH_INTEGRAL_TYPES(t, "bitwise_not", [&] {
+      e.run<scalar_t, scalar_t>([](scalar_t v) { return static_cast<scalar_t>(~v); });
+    });
+  }
+  return e.result();
+}
+
+Tensor dispatch_unary(const char* name, const Tensor& x, const Tensor* out, bool inplace) {
+  std::string n = name;
+#define BRASA_UNARY_CASE(op, KIND, EXPR) \
+  if (n == #op) return n == "exp" ? exp_fast_impl(x, out, inplace) : op##_impl(x, out, inplace);
+  BRASA_UNARY_OPS(BRASA_UNARY_CASE)
+#undef BRASA_UNARY_CASE
+  if (n == "bitwise_not") return bitwise_not_impl(x, out, inplace);
+  if (n == "logical_not" || n == "isnan" || n == "isinf" || n == "isfinite") return predicate(name, x, out, inplace);
+  BRASA_INTERNAL_ASSERT(false, "unknown unary op ", name);
+}
+
+}  // namespace
+
+#define BRASA_DEFINE_UNARY(name, ...)                                                         \
+  Tensor name(const Tensor& x) { return dispatch_unary(#name, x, nullptr, false); }           \
+  Tensor& name##_out(Tensor& out, const Tensor& x) {                                          \
+    dispatch_unary(#name, x, &out, false);                                                    \
+    return out;                                                                               \
+  }
+BRASA_UNARY_OPS(BRASA_DEFINE_UNARY)
+BRASA_DEFINE_UNARY(logical_not)
+BRASA_DEFINE_UNARY(bitwise_not)
+BRASA_DEFINE_UNARY(isnan)
+BRASA_DEFINE_UNARY(isinf)
+BRASA_DEFINE_UNARY(isfinite)
+#undef BRASA_DEFINE_UNARY
+
+Tensor negative(const Tensor& x) { return neg(x); }
+Tensor absolute(const Tensor& x) { return abs(x); }
+
+Tensor& detail::unary_inplace(const char* name, Tensor& x) {
+  dispatch_unary(name, x, &x, true);
+  return x;
+}
+
+Tensor nan_to_num(const Tensor& x, std::optional<double> nan, std::optional<double> posinf,
+                  std::optional<double> neginf) {
+  if (!x.is_floating_point()) return clone(x);
+  Elementwise e("nan_to_num", x.dtype());
+  e.input(x).build();
+  BRASA_DISPATCH_FLOATING_TYPES(x.dtype(), "nan_to_num", [&] {
+    using M = opmath_t<scalar_t>;
+    // Defaults: nan -> 0, +/-inf -> the dtype's largest finite magnitude.
+    double big = x.dtype() == kHalf ? 65504.0 : x.dtype() == kBFloat16 ? 3.3895313892515355e38
+                 : x.dtype() == kFloat ? static_cast<double>(std::numeric_limits<float>::max())
+                                       : std::numeric_limits<double>::max();
+    const M n = static_cast<M>(nan.value_or(0.0)), p = static_cast<M>(posinf.value_or(big)),
+            q = static_cast<M>(neginf.value_or(-big));
+    e.run<scalar_t, scalar_t>([n, p, q](M v) { return v != v ? n : (v == INFINITY ? p : (v == -INFINITY ? q : v)); });
+  });
+  return e.result();
+}
+
+}  // namespace brasa

@@ -1,0 +1,33 @@
+#pragma once
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace brasa {
+
+enum class DeviceType : int8_t { CPU = 0, CUDA = 1 };
+constexpr DeviceType kCPU = DeviceType::CPU;
+constexpr DeviceType kCUDA = DeviceType::CUDA;
+
+struct Device {
+  Device(DeviceType type = kCPU, int8_t index = -1) : type_(type), index_(index) {}
+  // "cpu", "cuda", "cuda:1"
+  Device(const std::string& spec);
+  Device(const char* spec) : Device(std::string(spec)) {}
+  DeviceType type() const { return type_; }
+  int8_t index() const { return index_; }
+  bool has_index() const { return index_ >= 0; }
+  bool is_cpu() const { return type_ == kCPU; }
+  bool is_cuda() const { return type_ == kCUDA; }
+  std::string str() const;
+  bool operator==(const Device& o) const { return type_ == o.type_ && index_ == o.index_; }
+  bool operator!=(const Device& o) const { return !(*this == o); }
+
+ private:
+  DeviceType type_;
+  int8_t index_;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+
+}  // namespace brasa

@@ -1,0 +1,424 @@
+#pragma once
+// Tensor: the user-facing handle, with libtorch's method names and signatures.
+// Methods forward to the free functions of core/ops/.
+#include <brasa/tensor/scalar.h>
+#include <brasa/tensor/tensor_impl.h>
+#include <brasa/tensor/tensor_options.h>
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace brasa {
+
+class Tensor;
+namespace indexing {
+class TensorIndex;
+}
+using TensorIndex = indexing::TensorIndex;
+using TensorList = ArrayRef<Tensor>;
+
+template <class T, size_t N>
+class TensorAccessor {
+ public:
+  TensorAccessor(T* data, const int64_t* sizes, const int64_t* strides)
+      : data_(data), sizes_(sizes), strides_(strides) {}
+  TensorAccessor<T, N - 1> operator[](int64_t i) const {
+    return TensorAccessor<T, N - 1>(data_ + strides_[0] * i, sizes_ + 1, strides_ + 1);
+  }
+  int64_t size(int64_t d) const { return sizes_[d]; }
+  int64_t stride(int64_t d) const { return strides_[d]; }
+
+ private:
+  T* data_;
+  const int64_t* sizes_;
+  const int64_t* strides_;
+};
+template <class T>
+class TensorAccessor<T, 1> {
+ public:
+  TensorAccessor(T* data, const int64_t* sizes, const int64_t* strides)
+      : data_(data), sizes_(sizes), strides_(strides) {}
+  T& operator[](int64_t i) const { return data_[strides_[0] * i]; }
+  int64_t size(int64_t d) const { return sizes_[d]; }
+  int64_t stride(int64_t d) const { return strides_[d]; }
+
+ private:
+  T* data_;
+  const int64_t* sizes_;
+  const int64_t* strides_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(intrusive_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // ---- metadata ----
+  bool defined() const { return static_cast<bool>(impl_); }
+  void reset() { impl_.reset(); }
+  TensorImpl* unsafeGetTensorImpl() const { return impl_.get(); }
+  const intrusive_ptr<TensorImpl>& getIntrusivePtr() const { return impl_; }
+  int64_t dim() const { return impl()->dim(); }
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const { return impl()->numel(); }
+  IntArrayRef sizes() const { return impl()->sizes(); }
+  IntArrayRef strides() const { return impl()->strides(); }
+  int64_t size(int64_t d) const;
+  int64_t stride(int64_t d) const;
+  ScalarType scalar_type() const { return impl()->dtype(); }
+  ScalarType dtype() const { return impl()->dtype(); }
+  Device device() const { return impl()->device(); }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  Layout layout() const { return kStrided; }
+  TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()); }
+  bool is_contiguous() const { return impl()->is_contiguous(); }
+  bool is_floating_point() const { return isFloatingType(dtype()); }
+  bool is_complex() const { return false; }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  bool is_alias_of(const Tensor& o) const { return storage().is_alias_of(o.storage()); }
+  bool is_nonzero() const;
+  int64_t element_size() const { return static_cast<int64_t>(elementSize(dtype())); }
+  int64_t itemsize() const { return element_size(); }
+  size_t nbytes() const { return numel() * elementSize(dtype()); }
+  const Storage& storage() const { return impl()->storage(); }
+  int64_t storage_offset() const { return impl()->storage_offset(); }
+  int32_t use_count() const { return impl_.use_count(); }
+  std::string toString() const;
+  void print() const;
+
+  // ---- data access ----
+  void* data_ptr() const { return impl()->data(); }
+  template <class T>
+  T* data_ptr() const {
+    check_dtype(CppTypeToScalarType<T>::value, "data_ptr");
+    return reinterpret_cast<T*>(impl()->data());
+  }
+  template <class T>
+  const T* const_data_ptr() const { return data_ptr<T>(); }
+  template <class T>
+  T* mutable_data_ptr() const { return data_ptr<T>(); }
+  Scalar item() const;
+  template <class T>
+  T item() const { return item().to<T>(); }
+  template <class T, size_t N>
+  TensorAccessor<T, N> accessor() const& {
+    check_accessor(N);
+    return TensorAccessor<T, N>(data_ptr<T>(), sizes().data(), strides().data());
+  }
+  template <class T, size_t N>
+  TensorAccessor<T, N> accessor() && = delete;
+
+  // ---- autograd surface kept by the core (the engine arrives separately) ----
+  bool requires_grad() const { return impl()->requires_grad(); }
+  Tensor& requires_grad_(bool r = true);
+  Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
+  uint32_t _version() const { return storage()->version(); }
+  void bump_version() const { storage()->bump_version(); }
+
+  // ---- conversion and copies ----
+  Tensor to(ScalarType t, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device d, ScalarType t, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device d, bool non_blocking = false, bool copy = false) const;
+  Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false) const;
+  Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;
+  Tensor toType(ScalarType t) const { return to(t); }
+  Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
+  Tensor cpu() const { return to(Device(kCPU)); }
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  Tensor clone() const;
+  Tensor contiguous() const;
+  Tensor& fill_(const Scalar& v);
+  Tensor& fill_(const Tensor& v);
+  Tensor& zero_();
+  Tensor detach() const;  // shares storage; cuts autograd history
+
+  // ---- views ----
+  Tensor view(IntArrayRef size) const;
+  Tensor view(ScalarType t) const;
+  Tensor view_as(const Tensor& o) const { return view(o.sizes()); }
+  Tensor reshape(IntArrayRef size) const;
+  Tensor reshape_as(const Tensor& o) const { return reshape(o.sizes()); }
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor movedim(int64_t src, int64_t dst) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor& transpose_(int64_t d0, int64_t d1);
+  Tensor t() const;
+  Tensor& t_();
+  Tensor mT() const { return transpose(-2, -1); }
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor& squeeze_();
+  Tensor& squeeze_(int64_t dim);
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor& unsqueeze_(int64_t dim);
+  Tensor expand(IntArrayRef size, bool implicit = false) const;
+  Tensor expand_as(const Tensor& o) const { return expand(o.sizes()); }
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+               std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  Tensor as_strided(IntArrayRef size, IntArrayRef stride,
+                    std::optional<int64_t> storage_offset = std::nullopt) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  Tensor operator[](int64_t i) const { return select(0, i); }
+  Tensor index(ArrayRef<TensorIndex> indices) const;
+  Tensor index(std::initializer_list<TensorIndex> indices) const;
+  Tensor& index_put_(ArrayRef<TensorIndex> indices, const Tensor& values);
+  Tensor& index_put_(ArrayRef<TensorIndex> indices, const Scalar& v);
+  Tensor& index_put_(std::initializer_list<TensorIndex> indices, const Tensor& values);
+  Tensor& index_put_(std::initializer_list<TensorIndex> indices, const Scalar& v);
+
+  // ---- elementwise ----
+  Tensor add(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& o, const Scalar& alpha = 1) const;
+  Tensor& add_(const Tensor& o, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& o, const Scalar& alpha = 1);
+  Tensor sub(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& o, const Scalar& alpha = 1) const;
+  Tensor& sub_(const Tensor& o, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& o, const Scalar& alpha = 1);
+  Tensor mul(const Tensor& o) const;
+  Tensor mul(const Scalar& o) const;
+  Tensor& mul_(const Tensor& o);
+  Tensor& mul_(const Scalar& o);
+  Tensor div(const Tensor& o, std::optional<std::string> rounding_mode = std::nullopt) const;
+  Tensor div(const Scalar& o, std::optional<std::string> rounding_mode = std::nullopt) const;
+  Tensor& div_(const Tensor& o, std::optional<std::string> rounding_mode = std::nullopt);
+  Tensor& div_(const Scalar& o, std::optional<std::string> rounding_mode = std::nullopt);
+  Tensor pow(const Tensor& e) const;
+  Tensor pow(const Scalar& e) const;
+  Tensor& pow_(const Tensor& e);
+  Tensor& pow_(const Scalar& e);
+  Tensor atan2(const Tensor& o) const;
+  Tensor& atan2_(const Tensor& o);
+  Tensor fmod(const Tensor& o) const;
+  Tensor fmod(const Scalar& o) const;
+  Tensor& fmod_(const Scalar& o);
+  Tensor remainder(const Tensor& o) const;
+  Tensor remainder(const Scalar& o) const;
+  Tensor& remainder_(const Scalar& o);
+  Tensor minimum(const Tensor& o) const;
+  Tensor maximum(const Tensor& o) const;
+  Tensor lerp(const Tensor& end, const Scalar& w) const;
+  Tensor lerp(const Tensor& end, const Tensor& w) const;
+  Tensor& lerp_(const Tensor& end, const Scalar& w);
+  Tensor addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
+  Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+  Tensor addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
+  Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor clamp_min(const Scalar& min) const;
+  Tensor& clamp_min_(const Scalar& min);
+  Tensor clamp_max(const Scalar& max) const;
+  Tensor& clamp_max_(const Scalar& max);
+  Tensor where(const Tensor& condition, const Tensor& other) const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& v) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& v) const;
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& v);
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& v);
+  Tensor eq(const Tensor& o) const;
+  Tensor eq(const Scalar& o) const;
+  Tensor ne(const Tensor& o) const;
+  Tensor ne(const Scalar& o) const;
+  Tensor lt(const Tensor& o) const;
+  Tensor lt(const Scalar& o) const;
+  Tensor le(const Tensor& o) const;
+  Tensor le(const Scalar& o) const;
+  Tensor gt(const Tensor& o) const;
+  Tensor gt(const Scalar& o) const;
+  Tensor ge(const Tensor& o) const;
+  Tensor ge(const Scalar& o) const;
+  bool equal(const Tensor& o) const;
+  bool allclose(const Tensor& o, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  Tensor isclose(const Tensor& o, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  Tensor logical_and(const Tensor& o) const;
+  Tensor logical_or(const Tensor& o) const;
+  Tensor logical_xor(const Tensor& o) const;
+  Tensor logical_not() const;
+  Tensor bitwise_and(const Tensor& o) const;
+  Tensor bitwise_or(const Tensor& o) const;
+  Tensor bitwise_xor(const Tensor& o) const;
+  Tensor bitwise_not() const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor nan_to_num(std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
+                    std::optional<double> neginf = std::nullopt) const;
+
+#define BRASA_UNARY_METHOD(name) \
+  Tensor name() const;           \
+  Tensor& name##_();
+  BRASA_UNARY_METHOD(neg)
+  BRASA_UNARY_METHOD(abs)
+  BRASA_UNARY_METHOD(sign)
+  BRASA_UNARY_METHOD(exp)
+  BRASA_UNARY_METHOD(exp2)
+  BRASA_UNARY_METHOD(expm1)
+  BRASA_UNARY_METHOD(log)
+  BRASA_UNARY_METHOD(log2)
+  BRASA_UNARY_METHOD(log10)
+  BRASA_UNARY_METHOD(log1p)
+  BRASA_UNARY_METHOD(sqrt)
+  BRASA_UNARY_METHOD(rsqrt)
+  BRASA_UNARY_METHOD(reciprocal)
+  BRASA_UNARY_METHOD(sin)
+  BRASA_UNARY_METHOD(cos)
+  BRASA_UNARY_METHOD(tan)
+  BRASA_UNARY_METHOD(asin)
+  BRASA_UNARY_METHOD(acos)
+  BRASA_UNARY_METHOD(atan)
+  BRASA_UNARY_METHOD(sinh)
+  BRASA_UNARY_METHOD(cosh)
+  BRASA_UNARY_METHOD(tanh)
+  BRASA_UNARY_METHOD(sigmoid)
+  BRASA_UNARY_METHOD(relu)
+  BRASA_UNARY_METHOD(erf)
+  BRASA_UNARY_METHOD(erfinv)
+  BRASA_UNARY_METHOD(floor)
+  BRASA_UNARY_METHOD(ceil)
+  BRASA_UNARY_METHOD(round)
+  BRASA_UNARY_METHOD(trunc)
+  BRASA_UNARY_METHOD(frac)
+  BRASA_UNARY_METHOD(square)
+#undef BRASA_UNARY_METHOD
+
+  // ---- reductions ----
+  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor var(bool unbiased = true) const;
+  Tensor var(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(bool unbiased = true) const;
+  Tensor std(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
+  Tensor norm(const Scalar& p = 2) const;
+  Tensor norm(std::optional<Scalar> p, IntArrayRef dim, bool keepdim = false) const;
+  Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
+  Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  Tensor flip(IntArrayRef dims) const;
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor tile(IntArrayRef dims) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor nonzero() const;
+
+  // ---- linear algebra ----
+  Tensor mm(const Tensor& o) const;
+  Tensor bmm(const Tensor& o) const;
+  Tensor matmul(const Tensor& o) const;
+  Tensor mv(const Tensor& v) const;
+  Tensor dot(const Tensor& o) const;
+  Tensor outer(const Tensor& o) const;
+  Tensor ger(const Tensor& o) const { return outer(o); }
+  Tensor addmm(const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor& addmm_(const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor addbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor baddbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+
+  // ---- random (in place) ----
+  Tensor& uniform_(double from = 0, double to = 1);
+  Tensor& normal_(double mean = 0, double std = 1);
+  Tensor& bernoulli_(double p = 0.5);
+  Tensor& random_(int64_t from, int64_t to);
+
+  // ---- operators ----
+  Tensor& operator+=(const Tensor& o) { return add_(o); }
+  Tensor& operator+=(const Scalar& o) { return add_(o); }
+  Tensor& operator-=(const Tensor& o) { return sub_(o); }
+  Tensor& operator-=(const Scalar& o) { return sub_(o); }
+  Tensor& operator*=(const Tensor& o) { return mul_(o); }
+  Tensor& operator*=(const Scalar& o) { return mul_(o); }
+  Tensor& operator/=(const Tensor& o) { return div_(o); }
+  Tensor& operator/=(const Scalar& o) { return div_(o); }
+  Tensor operator-() const { return neg(); }
+  Tensor operator~() const { return bitwise_not(); }
+
+ private:
+  TensorImpl* impl() const {
+    if (__builtin_expect(!impl_, 0)) throw_undefined();
+    return impl_.get();
+  }
+  [[noreturn]] static void throw_undefined();
+  void check_dtype(ScalarType expected, const char* what) const;
+  void check_accessor(size_t n) const;
+  intrusive_ptr<TensorImpl> impl_;
+};
+
+// Operators between tensors and scalars, both ways round.
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, const Scalar& b);
+Tensor operator+(const Scalar& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Scalar& b);
+Tensor operator-(const Scalar& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Scalar& b);
+Tensor operator*(const Scalar& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Scalar& b);
+Tensor operator/(const Scalar& a, const Tensor& b);
+Tensor operator%(const Tensor& a, const Tensor& b);
+Tensor operator%(const Tensor& a, const Scalar& b);
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, const Scalar& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Scalar& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Scalar& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Scalar& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Scalar& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Scalar& b);
+Tensor operator&(const Tensor& a, const Tensor& b);
+Tensor operator|(const Tensor& a, const Tensor& b);
+Tensor operator^(const Tensor& a, const Tensor& b);
+
+// PyTorch's printed form: tensor([[ 1.0000, -0.5000]], dtype=torch.float64)
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+}  // namespace brasa

@@ -1,0 +1,53 @@
+#include <brasa/tensor/tensor_impl.h>
+
+namespace brasa {
+
+TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
+                       int64_t storage_offset)
+    : storage_(std::move(storage)),
+      sizes_(sizes.begin(), sizes.end()),
+      strides_(strides.begin(), strides.end()),
+      storage_offset_(storage_offset),
+      dtype_(dtype) {
+  refresh();
+}
+
+void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides) {
+  sizes_.assign(sizes.begin(), sizes.end());
+  strides_.assign(strides.begin(), strides.end());
+  refresh();
+}
+
+void TensorImpl::refresh() {
+  numel_ = compute_numel(sizes_);
+  // Contiguous: strides are row-major, ignoring dims of size 1.
+  is_contiguous_ = true;
+  if (numel_ == 0) return;
+  int64_t expected = 1;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    if (sizes_[d] == 1) continue;
+    if (strides_[d] != expected) {
+      is_contiguous_ = false;
+      return;
+    }
+    expected *= sizes_[d];
+  }
+}
+
+DimVector contiguous_strides(IntArrayRef sizes) {
+  DimVector s(sizes.size());
+  int64_t acc = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    s[d] = acc;
+    acc *= std::max<int64_t>(sizes[d], 1);
+  }
+  return s;
+}
+
+int64_t compute_numel(IntArrayRef sizes) {
+  int64_t n = 1;
+  for (auto s : sizes) n *= s;
+  return n;
+}
+
+}  // namespace brasa

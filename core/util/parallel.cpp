@@ -1,0 +1,198 @@
+#include <brasa/util/error.h>
+#include <brasa/util/parallel.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+extern "C" void openblas_set_num_threads(int);
+
+namespace brasa {
+namespace {
+
+thread_local bool tls_in_parallel = false;
+
+// Workers sleep on a condition variable between jobs (no spinning), so an idle
+// pool costs no CPU and never competes with whoever computes.
+class ThreadPool {
+ public:
+  explicit ThreadPool(int workers) {
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  int size() const { return static_cast<int>(threads_.size()) + 1; }
+
+  // Runs task(0..nchunks-1); chunk 0 on the caller.
+  void run(int nchunks, const std::function<void(int)>& task) {
+    std::unique_lock<std::mutex> lk(mu_);
+    task_ = &task;
+    nchunks_ = nchunks;
+    next_chunk_ = 1;
+    remaining_ = nchunks - 1;
+    ++generation_;
+    lk.unlock();
+    cv_.notify_all();
+    task(0);
+    // The caller helps with chunks no worker has taken yet.
+    for (;;) {
+      lk.lock();
+      if (next_chunk_ >= nchunks_) break;
+      int c = next_chunk_++;
+      lk.unlock();
+      task(c);
+      lk.lock();
+      --remaining_;
+      lk.unlock();
+    }
+    done_cv_.wait(lk, [this] { return remaining_ == 0; });
+    task_ = nullptr;
+  }
+
+ private:
+  void loop(int) {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lk(mu_);
+    for (;;) {
+      cv_.wait(lk, [&] { return stop_ || (generation_ != seen && next_chunk_ < nchunks_); });
+      if (stop_) return;
+      seen = generation_;
+      while (next_chunk_ < nchunks_) {
+        int c = next_chunk_++;
+        const auto* task = task_;
+        lk.unlock();
+        (*task)(c);
+        lk.lock();
+        if (--remaining_ == 0) done_cv_.notify_all();
+      }
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(int)>* task_ = nullptr;
+  int nchunks_ = 0, next_chunk_ = 0, remaining_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+int default_threads() {
+  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+    int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::mutex g_pool_mu;            // guards creation/replacement of the pool
+std::mutex g_run_mu;             // one parallel job at a time on the pool
+ThreadPool* g_pool = nullptr;    // leaked on purpose in forked children
+std::atomic<int> g_num_threads{0};
+
+void after_fork_in_child() {
+  // The pool's threads do not exist in the child; forget them (their memory
+  // is leaked, not freed, since their mutexes may be held) and run serially.
+  g_pool = nullptr;
+  new (&g_pool_mu) std::mutex();
+  new (&g_run_mu) std::mutex();
+  g_num_threads.store(1);
+}
+
+struct Init {
+  Init() {
+    // BLAS never starts threads of its own: gemm is split across our pool.
+    openblas_set_num_threads(1);
+    pthread_atfork(nullptr, nullptr, after_fork_in_child);
+  }
+} g_init;
+
+ThreadPool& pool_for(int n) {
+  std::lock_guard<std::mutex> g(g_pool_mu);
+  if (!g_pool || g_pool->size() != n) {
+    delete g_pool;
+    g_pool = new ThreadPool(n - 1);
+  }
+  return *g_pool;
+}
+
+}  // namespace
+
+void set_num_threads(int n) {
+  BRASA_CHECK(n > 0, "set_num_threads: expected a positive number of threads, got ", n);
+  std::lock_guard<std::mutex> run(g_run_mu);
+  g_num_threads.store(n);
+  std::lock_guard<std::mutex> g(g_pool_mu);
+  if (g_pool && g_pool->size() != n) {
+    delete g_pool;
+    g_pool = nullptr;
+  }
+}
+
+int get_num_threads() {
+  int n = g_num_threads.load(std::memory_order_relaxed);
+  if (n == 0) {
+    int expected = 0;
+    g_num_threads.compare_exchange_strong(expected, default_threads());
+    n = g_num_threads.load();
+  }
+  return n;
+}
+
+bool in_parallel_region() { return tls_in_parallel; }
+
+namespace detail {
+void parallel_run(int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& fn) {
+  int n = get_num_threads();
+  int64_t range = end - begin;
+  int64_t max_chunks = std::max<int64_t>(1, (range + std::max<int64_t>(grain, 1) - 1) /
+                                                std::max<int64_t>(grain, 1));
+  int nchunks = static_cast<int>(std::min<int64_t>(n, max_chunks));
+  if (nchunks <= 1) {
+    fn(begin, end);
+    return;
+  }
+  int64_t chunk = (range + nchunks - 1) / nchunks;
+  std::exception_ptr err;
+  std::mutex err_mu;
+  std::function<void(int)> task = [&](int c) {
+    int64_t b = begin + c * chunk, e = std::min(end, b + chunk);
+    if (b >= e) return;
+    bool prev = tls_in_parallel;
+    tls_in_parallel = true;
+    try {
+      fn(b, e);
+    } catch (...) {
+      std::lock_guard<std::mutex> g(err_mu);
+      if (!err) err = std::current_exception();
+    }
+    tls_in_parallel = prev;
+  };
+  {
+    // Another thread already running a parallel job: run this one serially
+    // rather than wait, so independent callers never block each other.
+    std::unique_lock<std::mutex> run(g_run_mu, std::try_to_lock);
+    if (!run.owns_lock()) {
+      for (int c = 0; c < nchunks; ++c) task(c);
+    } else {
+      pool_for(n).run(nchunks, task);
+    }
+  }
+  if (err) std::rethrow_exception(err);
+}
+}  // namespace detail
+}  // namespace brasa

@@ -1,0 +1,30 @@
+# Shared by scripts/test, scripts/demo and scripts/bench: install what is
+# missing (Debian, as root), then configure and build.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${BRASA_BUILD_DIR:-$ROOT/build}"
+JOBS="${BRASA_JOBS:-2}"
+
+# Debian packages this stage needs (DESIGN.md §3).
+BRASA_PACKAGES=(cmake g++ make ccache libgtest-dev libgmock-dev libopenblas-dev libdlpack-dev zlib1g-dev)
+
+ensure_packages() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "brasa: missing packages: ${missing[*]} (run as root or install them)" >&2
+    exit 1
+  fi
+  echo "brasa: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >/dev/null
+  apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+configure_and_build() {
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake --build "$BUILD" -j"$JOBS"
+}
