@@ -16,18 +16,18 @@ void convert_run(char** data, const int64_t* s, int64_t n) {
     if constexpr (std::is_same_v<D, S>) {
       std::memcpy(d, src, n * sizeof(D));
     } else {
-      for (int64_t i = 0; i < n; ++i) d[i] = static_cast<D>(static_cast<opmath_t<S>>(src[i]));
+      for (int64_t i = 0; i < n; ++i) d[i] = convert<D, S>(src[i]);
     }
     return;
   }
   if (s[0] == sizeof(D) && s[1] == 0) {
-    const D v = static_cast<D>(static_cast<opmath_t<S>>(src[0]));
+    const D v = convert<D, S>(src[0]);
     for (int64_t i = 0; i < n; ++i) d[i] = v;
     return;
   }
   for (int64_t i = 0; i < n; ++i)
     *reinterpret_cast<D*>(data[0] + i * s[0]) =
-        static_cast<D>(static_cast<opmath_t<S>>(*reinterpret_cast<const S*>(data[1] + i * s[1])));
+        convert<D, S>(*reinterpret_cast<const S*>(data[1] + i * s[1]));
 }
 
 // 2-D copy where one side walks rows and the other columns: done in square
@@ -82,8 +82,12 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   BRASA_CHECK(dst.defined() && src.defined(), "copy_: expected defined tensors");
   BRASA_CHECK(dst.device().is_cpu() && src.device().is_cpu(), "copy_: only CPU tensors are supported, got dst on ",
               dst.device(), " and src on ", src.device());
-  auto shape = detail::broadcast_shapes("copy_", dst.sizes(), src.sizes());
-  BRASA_CHECK(IntArrayRef(shape) == dst.sizes(), "copy_: source of shape ", src.sizes(),
+  bool fits = src.dim() <= dst.dim();
+  for (int64_t i = 0; fits && i < src.dim(); ++i) {
+    int64_t s = src.size(src.dim() - 1 - i), d = dst.size(dst.dim() - 1 - i);
+    fits = s == d || s == 1;
+  }
+  BRASA_CHECK(fits, "copy_: source of shape ", src.sizes(),
               " cannot be broadcast to destination of shape ", dst.sizes());
   if (dst.numel() == 0 || dst.is_same(src)) return dst;
   detail::copy_kernel(dst, src);

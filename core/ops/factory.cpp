@@ -67,7 +67,9 @@ Tensor zeros(IntArrayRef size, const TensorOptions& options) {
   return finish(t, options);
 }
 
-Tensor ones(IntArrayRef size, const TensorOptions& options) { return full(size, 1, options); }
+Tensor ones(IntArrayRef size, const TensorOptions& options) {
+  return full(size, 1, options.has_dtype() ? options : options.dtype(get_default_dtype()));
+}
 
 Tensor full(IntArrayRef size, const Scalar& value, const TensorOptions& options) {
   // Without a dtype, full() takes the number's own type (int -> int64, bool -> bool).

@@ -302,7 +302,6 @@ Tensor& index_put_with(Tensor& self, ArrayRef<TensorIndex> indices, const Tensor
   } else {
     index_put_(r, drop_mask_placeholders(tensors), values.dtype() == r.dtype() ? values : values.to(r.dtype()));
   }
-  self.bump_version();
   return self;
 }
 

@@ -350,9 +350,11 @@ Tensor einsum(const std::string& eq_in, TensorList operands) {
   BRASA_CHECK(terms.size() == operands.size(), "einsum: the equation '", eq_in, "' names ", terms.size(),
               " operands but ", operands.size(), " were given");
   std::vector<Operand> ops;
+  std::map<int, int> label_count;  // before diagonals merge repeated labels
   int64_t ell = 0;
   for (size_t i = 0; i < terms.size(); ++i) {
     Operand op{operands[i], parse_labels(terms[i], operands[i].dim(), ell, false)};
+    for (int l : op.labels) label_count[l]++;
     BRASA_CHECK(static_cast<int64_t>(op.labels.size()) == operands[i].dim(), "einsum: the subscript '", terms[i],
                 "' has ", op.labels.size(), " labels but operand ", i, " has ", operands[i].dim(), " dims");
     // Repeated labels in one operand take the diagonal.
@@ -370,10 +372,7 @@ Tensor einsum(const std::string& eq_in, TensorList operands) {
     out = parse_labels(eq.substr(arrow + 2), 0, ell, true);
   } else {
     for (int64_t k = 0; k < ell; ++k) out.push_back(static_cast<int>(256 + k));
-    std::map<int, int> count;
-    for (const auto& o : ops)
-      for (int l : o.labels) count[l]++;
-    for (auto [l, c] : count)
+    for (auto [l, c] : label_count)
       if (l < 256 && c == 1) out.push_back(l);
   }
   Operand acc = ops[0];

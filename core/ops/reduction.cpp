@@ -61,12 +61,12 @@ void for_each_row(int64_t K, int64_t R, const F& f) {
   });
 }
 
-// Float sums in 16 lanes per 4K block, blocks added in double: vectorizes and
+// Float sums in 16 lanes per 256-element block, blocks added in double: vectorizes and
 // stays accurate for long rows.
 inline double sum_contig(const float* p, int64_t n) {
   double total = 0;
-  for (int64_t b = 0; b < n; b += 4096) {
-    int64_t e = std::min(n, b + 4096), i = b;
+  for (int64_t b = 0; b < n; b += 256) {
+    int64_t e = std::min(n, b + 256), i = b;
     float lane[16] = {};
     for (; i + 16 <= e; i += 16)
       for (int j = 0; j < 16; ++j) lane[j] += p[i + j];

@@ -128,4 +128,18 @@ template <> struct OpMath<Half> { using type = float; };
 template <> struct OpMath<BFloat16> { using type = float; };
 template <class T> using opmath_t = typename OpMath<T>::type;
 
+// Value conversion between storage types. Floating -> integral goes through
+// int64 so that negative values wrap as in PyTorch instead of being undefined.
+template <class D, class S>
+inline D convert(S v) {
+  using SM = opmath_t<S>;
+  if constexpr (std::is_same_v<D, bool>) {
+    return static_cast<SM>(v) != SM(0);
+  } else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<SM>) {
+    return static_cast<D>(static_cast<int64_t>(static_cast<SM>(v)));
+  } else {
+    return static_cast<D>(static_cast<SM>(v));
+  }
+}
+
 }  // namespace brasa

@@ -309,10 +309,18 @@ class Tensor {
   Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
-  Tensor var(bool unbiased = true) const;
+  // The all-elements forms take exactly a bool, so that var({0}) and var(0)
+  // reduce over dim 0 (in libtorch they silently pick `unbiased`).
+  Tensor var() const { return var_all(true); }
+  template <class B, std::enable_if_t<std::is_same_v<B, bool>, int> = 0>
+  Tensor var(B unbiased) const { return var_all(unbiased); }
   Tensor var(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
-  Tensor std(bool unbiased = true) const;
+  Tensor std() const { return std_all(true); }
+  template <class B, std::enable_if_t<std::is_same_v<B, bool>, int> = 0>
+  Tensor std(B unbiased) const { return std_all(unbiased); }
   Tensor std(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
+  Tensor var_all(bool unbiased) const;
+  Tensor std_all(bool unbiased) const;
   Tensor norm(const Scalar& p = 2) const;
   Tensor norm(std::optional<Scalar> p, IntArrayRef dim, bool keepdim = false) const;
   Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;

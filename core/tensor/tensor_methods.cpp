@@ -36,7 +36,7 @@ Scalar Tensor::item() const {
   return BRASA_DISPATCH_ALL_TYPES_AND_BOOL(dtype(), "item", [&]() -> Scalar {
     scalar_t v = *reinterpret_cast<const scalar_t*>(data_ptr());
     if constexpr (std::is_same_v<scalar_t, bool>) return Scalar(v);
-    else if constexpr (std::is_floating_point_v<opmath_t<scalar_t>>) return Scalar(static_cast<double>(static_cast<float>(v)));
+    else if constexpr (std::is_floating_point_v<opmath_t<scalar_t>>) return Scalar(static_cast<double>(static_cast<opmath_t<scalar_t>>(v)));
     else return Scalar(static_cast<int64_t>(v));
   });
 }
@@ -151,7 +151,8 @@ Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Sca
 
 // ---- elementwise ----
 static Tensor wrap_scalar(const Tensor& self, const Scalar& s) {
-  return scalar_tensor(s, TensorOptions().dtype(s.isFloatingPoint() && !self.is_floating_point() ? kDouble : s.type()));
+  // A plain number takes part in promotion as a number, not as a tensor.
+  return scalar_tensor(s, TensorOptions().dtype(detail::result_type(self, s)));
 }
 Tensor Tensor::add(const Tensor& o, const Scalar& a) const { return brasa::add(*this, o, a); }
 Tensor Tensor::add(const Scalar& o, const Scalar& a) const { return brasa::add(*this, o, a); }
@@ -288,9 +289,9 @@ Tensor Tensor::amax(IntArrayRef d, bool k) const { return brasa::amax(*this, d, 
 Tensor Tensor::amin(IntArrayRef d, bool k) const { return brasa::amin(*this, d, k); }
 Tensor Tensor::argmax(std::optional<int64_t> d, bool k) const { return brasa::argmax(*this, d, k); }
 Tensor Tensor::argmin(std::optional<int64_t> d, bool k) const { return brasa::argmin(*this, d, k); }
-Tensor Tensor::var(bool u) const { return brasa::var(*this, u); }
+Tensor Tensor::var_all(bool u) const { return brasa::var(*this, u); }
 Tensor Tensor::var(IntArrayRef d, bool u, bool k) const { return brasa::var(*this, d, u, k); }
-Tensor Tensor::std(bool u) const { return brasa::std(*this, u); }
+Tensor Tensor::std_all(bool u) const { return brasa::std(*this, u); }
 Tensor Tensor::std(IntArrayRef d, bool u, bool k) const { return brasa::std(*this, d, u, k); }
 Tensor Tensor::norm(const Scalar& p) const { return brasa::norm(*this, p); }
 Tensor Tensor::norm(std::optional<Scalar> p, IntArrayRef d, bool k) const { return brasa::norm(*this, p, d, k); }

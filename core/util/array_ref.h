@@ -19,7 +19,12 @@ class ArrayRef {
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}
   template <size_t N>
   ArrayRef(const SmallVector<T, N>& v) : data_(v.data()), size_(v.size()) {}
+  // Points into the list's array, which lives until the end of the full
+  // expression: fine for arguments like view({2, 3}), wrong to store.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
   ArrayRef(std::initializer_list<T> il) : data_(il.begin()), size_(il.size()) {}
+#pragma GCC diagnostic pop
 
   const T* data() const { return data_; }
   size_t size() const { return size_; }

@@ -1,1 +1,229 @@
-#include <gtest/gtest.h>
+#include "../test_util.h"
+
+#include <cmath>
+
+using namespace brasa;
+
+TEST(Elementwise, ArithmeticWithBroadcasting) {
+  auto a = tensor({{1.0, 2.0, 3.0}}), b = tensor({{10.0}, {20.0}});
+  auto s = a + b;
+  EXPECT_SHAPE(s, {2, 3});
+  EXPECT_VALUES(s, {11, 12, 13, 21, 22, 23});
+  EXPECT_VALUES(b - a, {9, 8, 7, 19, 18, 17});
+  EXPECT_VALUES(a * 2, {2, 4, 6});
+  EXPECT_VALUES(2 * a, {2, 4, 6});
+  EXPECT_VALUES(1 - a, {0, -1, -2});
+  EXPECT_VALUES(6 / a, {6, 3, 2});
+  EXPECT_VALUES(add(a, a, 0.5), {1.5, 3, 4.5});
+  EXPECT_VALUES(a.sub(1, 2), {-1, 0, 1});
+  EXPECT_VALUES(-a, {-1, -2, -3});
+}
+
+TEST(Elementwise, NonContiguousAndEmptyAndZeroDim) {
+  auto m = arange(6, kFloat).view({2, 3}).t();  // [3, 2], strided
+  auto r = m + tensor({100.0, 200.0});
+  EXPECT_VALUES(r, {100, 203, 101, 204, 102, 205});
+  auto e = zeros({0, 3}) + ones({3});
+  EXPECT_SHAPE(e, {0, 3});
+  auto z = scalar_tensor(2.0) * scalar_tensor(3.0);
+  EXPECT_EQ(z.dim(), 0);
+  EXPECT_EQ(z.item<float>(), 6.0f);
+  auto big = arange(100000, kDouble);
+  auto sq = big * big;  // crosses the parallel grain
+  EXPECT_EQ(sq.index({99999}).item<double>(), 99999.0 * 99999.0);
+}
+
+TEST(Elementwise, DivisionModes) {
+  auto a = tensor({7, -7, 7, -7}), b = tensor({2, 2, -2, -2});
+  EXPECT_EQ(div(a, b).dtype(), kFloat);  // true division of ints
+  EXPECT_VALUES(div(a, b), {3.5, -3.5, -3.5, 3.5});
+  EXPECT_VALUES(div(a, b, "trunc"), {3, -3, -3, 3});
+  EXPECT_VALUES(div(a, b, "floor"), {3, -4, -4, 3});
+  EXPECT_EQ(div(a, b, "floor").dtype(), kLong);
+  auto fa = a.to(kDouble), fb = b.to(kDouble);
+  EXPECT_VALUES(div(fa, fb, "floor"), {3, -4, -4, 3});
+  EXPECT_VALUES(fmod(a, b), {1, -1, 1, -1});
+  EXPECT_VALUES(remainder(a, b), {1, 1, -1, -1});
+  EXPECT_VALUES(remainder(fa, fb), {1, 1, -1, -1});
+  EXPECT_VALUES(a % 3, {1, 2, 1, 2});
+  EXPECT_THROW(div(a, tensor({0, 1, 1, 1}), "floor"), Error);
+  EXPECT_TRUE(std::isinf(div(tensor({1.0}), tensor({0.0})).item<double>()));
+}
+
+TEST(Elementwise, PowAndFriends) {
+  auto a = tensor({1.0, 2.0, 4.0});
+  EXPECT_VALUES(a.pow(2), {1, 4, 16});
+  EXPECT_CLOSE(a.pow(0.5), std::vector<double>({1, std::sqrt(2.0), 2}), 1e-6);
+  EXPECT_VALUES(pow(2, tensor({1, 2, 3})), {2, 4, 8});
+  EXPECT_VALUES(tensor({2, 3}).pow(tensor({3, 2})), {8, 9});
+  EXPECT_VALUES(tensor({2, 1, -1}).pow(tensor({-1, -2, -3})), {0, 1, -1});
+  EXPECT_THROW(tensor({2, 3}).pow(-1), Error);
+  EXPECT_CLOSE(atan2(tensor({1.0, -1.0}), tensor({1.0, 1.0})), std::vector<double>({M_PI / 4, -M_PI / 4}), 1e-6);
+  EXPECT_VALUES(minimum(tensor({1, 5}), tensor({3, 2})), {1, 2});
+  EXPECT_VALUES(maximum(tensor({1, 5}), tensor({3, 2})), {3, 5});
+  EXPECT_TRUE(std::isnan(maximum(tensor({NAN}), tensor({1.0})).item<double>()));
+}
+
+TEST(Elementwise, UnaryMath) {
+  auto x = tensor({0.5, -1.5, 2.0});
+  EXPECT_VALUES(x.abs(), {0.5, 1.5, 2});
+  EXPECT_VALUES(x.sign(), {1, -1, 1});
+  EXPECT_VALUES(x.neg(), {-0.5, 1.5, -2});
+  EXPECT_VALUES(x.floor(), {0, -2, 2});
+  EXPECT_VALUES(x.ceil(), {1, -1, 2});
+  EXPECT_VALUES(tensor({0.5, 1.5, 2.5, -0.5}).round(), {0, 2, 2, -0});  // half to even
+  EXPECT_VALUES(x.trunc(), {0, -1, 2});
+  EXPECT_VALUES(x.frac(), {0.5, -0.5, 0});
+  EXPECT_VALUES(x.relu(), {0.5, 0, 2});
+  EXPECT_VALUES(x.square(), {0.25, 2.25, 4});
+  EXPECT_VALUES(tensor({4.0}).sqrt(), {2});
+  EXPECT_VALUES(tensor({4.0}).rsqrt(), {0.5});
+  EXPECT_VALUES(tensor({4.0}).reciprocal(), {0.25});
+  auto y = tensor({0.1, 0.7}, kDouble);
+  auto chk = [&](Tensor r, double (*f)(double)) {
+    EXPECT_NEAR(r.index({0}).item<double>(), f(0.1), 1e-12);
+    EXPECT_NEAR(r.index({1}).item<double>(), f(0.7), 1e-12);
+  };
+  chk(y.exp(), std::exp);
+  chk(y.exp2(), std::exp2);
+  chk(y.expm1(), std::expm1);
+  chk(y.log(), std::log);
+  chk(y.log2(), std::log2);
+  chk(y.log10(), std::log10);
+  chk(y.log1p(), std::log1p);
+  chk(y.sin(), std::sin);
+  chk(y.cos(), std::cos);
+  chk(y.tan(), std::tan);
+  chk(y.asin(), std::asin);
+  chk(y.acos(), std::acos);
+  chk(y.atan(), std::atan);
+  chk(y.sinh(), std::sinh);
+  chk(y.cosh(), std::cosh);
+  chk(y.tanh(), std::tanh);
+  chk(y.erf(), std::erf);
+  EXPECT_NEAR(y.sigmoid().index({1}).item<double>(), 1 / (1 + std::exp(-0.7)), 1e-12);
+  EXPECT_NEAR(y.erf().erfinv().index({1}).item<double>(), 0.7, 1e-10);
+  EXPECT_NEAR(tensor({0.5}).erfinv().item<double>(), 0.4769362762044699, 1e-6);
+  // Integer inputs of float-valued math give the default float dtype.
+  EXPECT_EQ(tensor({1, 2}).exp().dtype(), kFloat);
+  EXPECT_EQ(tensor({1, -2}).abs().dtype(), kLong);
+  EXPECT_VALUES(tensor({1, -2}).abs(), {1, 2});
+  EXPECT_THROW(tensor({1, 2}).frac(), Error);
+}
+
+TEST(Elementwise, FastExpIsAccurate) {
+  auto x = linspace(-87, 88, 20001);
+  auto e = x.exp();
+  auto ref = x.to(kDouble).exp();
+  auto rel = ((e.to(kDouble) - ref).abs() / ref).max().item<double>();
+  EXPECT_LT(rel, 4e-7);
+  EXPECT_TRUE(std::isinf(tensor({100.0f}).exp().item<float>()));
+  EXPECT_EQ(tensor({-200.0f}).exp().item<float>(), 0.0f);
+  EXPECT_TRUE(std::isnan(tensor({NAN}).exp().item<float>()));
+}
+
+TEST(Elementwise, InPlaceAndOutForms) {
+  auto a = tensor({1.0, 2.0});
+  a.add_(tensor({1.0, 1.0})).mul_(3);
+  EXPECT_VALUES(a, {6, 9});
+  a.div_(3).sub_(1);
+  EXPECT_VALUES(a, {1, 2});
+  a.exp_().log_();
+  EXPECT_CLOSE(a, std::vector<double>({1, 2}), 1e-6);
+  a.clamp_(1.5, std::nullopt);
+  EXPECT_VALUES(a, {1.5, 2});
+  auto i = tensor({1, 2});
+  EXPECT_THROW(i.add_(0.5), Error);  // float can't be cast into int64 in place
+  EXPECT_THROW(i.exp_(), Error);
+  EXPECT_THROW(ones({2}).add_(ones({2, 2})), Error);  // in-place can't broadcast self
+  auto out = empty({0});
+  add_out(out, tensor({1.0}), tensor({2.0, 3.0}));
+  EXPECT_VALUES(out, {3, 4});
+  auto out2 = empty({2}, kDouble);
+  mul_out(out2, tensor({1.5, 2.0}), tensor({2.0, 2.0}));
+  EXPECT_VALUES(out2, {3, 4});
+  auto o3 = empty({2});
+  exp_out(o3, tensor({0.0, 0.0}));
+  EXPECT_VALUES(o3, {1, 1});
+  // Overlapping in-place: x += x.flip() must read the original values.
+  auto x = arange(4, kFloat);
+  x.add_(x.flip({0}));
+  EXPECT_VALUES(x, {3, 3, 3, 3});
+  auto v = arange(3, kFloat);
+  v += 1;
+  v *= v;
+  EXPECT_VALUES(v, {1, 4, 9});
+}
+
+TEST(Elementwise, ComparisonsLogicalBitwise) {
+  auto a = tensor({1, 2, 3}), b = tensor({3, 2, 1});
+  EXPECT_VALUES(a == b, {0, 1, 0});
+  EXPECT_EQ((a == b).dtype(), kBool);
+  EXPECT_VALUES(a != b, {1, 0, 1});
+  EXPECT_VALUES(a < b, {1, 0, 0});
+  EXPECT_VALUES(a <= b, {1, 1, 0});
+  EXPECT_VALUES(a > 1, {0, 1, 1});
+  EXPECT_VALUES(a >= 2.5, {0, 0, 1});
+  EXPECT_VALUES(logical_and(a > 1, b > 1), {0, 1, 0});
+  EXPECT_VALUES(logical_or(a > 2, b > 2), {1, 0, 1});
+  EXPECT_VALUES(logical_xor(a > 1, b > 1), {1, 0, 1});
+  EXPECT_VALUES((a > 1).logical_not(), {1, 0, 0});
+  EXPECT_VALUES(a & b, {1, 2, 1});
+  EXPECT_VALUES(a | b, {3, 2, 3});
+  EXPECT_VALUES(a ^ b, {2, 0, 2});
+  EXPECT_VALUES(~tensor({0, 5}), {-1, -6});
+  EXPECT_VALUES(~(a > 1), {1, 0, 0});
+  EXPECT_THROW(tensor({1.0}) & tensor({1.0}), Error);
+  auto f = tensor({1.0, NAN, INFINITY, -INFINITY});
+  EXPECT_VALUES(f.isnan(), {0, 1, 0, 0});
+  EXPECT_VALUES(f.isinf(), {0, 0, 1, 1});
+  EXPECT_VALUES(f.isfinite(), {1, 0, 0, 0});
+  EXPECT_VALUES(tensor({1, 2}).isfinite(), {1, 1});
+  EXPECT_VALUES(f.nan_to_num(0.0, 9.0, -9.0), {1, 0, 9, -9});
+  EXPECT_EQ(f.nan_to_num().index({2}).item<float>(), std::numeric_limits<float>::max());
+}
+
+TEST(Elementwise, ClampLerpAddcWhereMaskedFill) {
+  auto x = tensor({-2.0, 0.5, 3.0});
+  EXPECT_VALUES(x.clamp(-1, 1), {-1, 0.5, 1});
+  EXPECT_VALUES(x.clamp_min(0), {0, 0.5, 3});
+  EXPECT_VALUES(x.clamp_max(0), {-2, 0, 0});
+  EXPECT_VALUES(tensor({1, 5, 9}).clamp(2, 6), {2, 5, 6});
+  EXPECT_TRUE(std::isnan(tensor({NAN}).clamp(0, 1).item<float>()));
+  EXPECT_VALUES(clamp(x, std::optional<Tensor>(tensor({0.0, 1.0, 0.0})), std::optional<Tensor>()), {0, 1, 3});
+  EXPECT_VALUES(lerp(tensor({0.0, 10.0}), tensor({10.0, 20.0}), 0.25), {2.5, 12.5});
+  EXPECT_VALUES(lerp(tensor({0.0, 0.0}), tensor({10.0, 10.0}), tensor({0.0, 1.0})), {0, 10});
+  EXPECT_VALUES(addcmul(tensor({1.0}), tensor({2.0}), tensor({3.0}), 0.5), {4});
+  EXPECT_VALUES(addcdiv(tensor({1.0}), tensor({2.0}), tensor({4.0}), 2), {2});
+  auto c = tensor({true, false, true});
+  EXPECT_VALUES(where(c, tensor({1, 2, 3}), tensor({10, 20, 30})), {1, 20, 3});
+  EXPECT_VALUES(where(c, 1.5, tensor({0.0, 0.0, 0.0})), {1.5, 0, 1.5});
+  EXPECT_EQ(where(c, tensor({1, 2, 3}), 0.5).dtype(), kFloat);
+  EXPECT_VALUES(tensor({1, 2, 3}).masked_fill(c, -1), {-1, 2, -1});
+  auto m = zeros({2, 2});
+  m.masked_fill_(tensor({true, false}), 5);  // mask broadcasts over rows
+  EXPECT_VALUES(m, {5, 0, 5, 0});
+  EXPECT_TRUE(allclose(tensor({1.0, 2.0}), tensor({1.0, 2.0000001})));
+  EXPECT_FALSE(allclose(tensor({1.0, 2.0}), tensor({1.0, 2.1})));
+  EXPECT_VALUES(isclose(tensor({NAN, 1.0}), tensor({NAN, 1.0}), 1e-5, 1e-8, true), {1, 1});
+  EXPECT_TRUE(equal(tensor({1, 2}), tensor({1, 2})));
+  EXPECT_FALSE(equal(tensor({1, 2}), tensor({1, 2, 3})));
+}
+
+TEST(Elementwise, EveryDtypePath) {
+  for (auto t : {kByte, kChar, kShort, kInt, kLong, kHalf, kFloat, kDouble, kBFloat16}) {
+    auto a = tensor({1, 2, 3}, t), b = tensor({4, 5, 6}, t);
+    EXPECT_EQ((a + b).dtype(), t) << t;
+    EXPECT_VALUES(a + b, {5, 7, 9});
+    EXPECT_VALUES(b - a, {3, 3, 3});
+    EXPECT_VALUES(a * b, {4, 10, 18});
+    EXPECT_VALUES(maximum(a, b), {4, 5, 6});
+    EXPECT_VALUES(a < b, {1, 1, 1});
+    EXPECT_VALUES(a.sum(), {6});
+    EXPECT_VALUES(a.to(kDouble), {1, 2, 3});
+  }
+  auto bo = tensor({true, false});
+  EXPECT_VALUES(bo + bo, {1, 0});
+  EXPECT_VALUES(bo * tensor({true, true}), {1, 0});
+  EXPECT_THROW(bo - bo, Error);
+}

@@ -1,1 +1,89 @@
-#include <gtest/gtest.h>
+#include "../test_util.h"
+
+using namespace brasa;
+
+TEST(Factory, ZerosOnesFullEye) {
+  EXPECT_VALUES(zeros({2, 2}), {0, 0, 0, 0});
+  EXPECT_VALUES(ones({3}, kInt), {1, 1, 1});
+  EXPECT_EQ(ones({3}, kInt).dtype(), kInt);
+  EXPECT_VALUES(full({2}, 3.5), {3.5, 3.5});
+  EXPECT_EQ(full({2}, 3).dtype(), kLong);
+  EXPECT_EQ(full({2}, true).dtype(), kBool);
+  EXPECT_EQ(full({2}, 2.5).dtype(), kFloat);
+  EXPECT_VALUES(eye(2, 3), {1, 0, 0, 0, 1, 0});
+  EXPECT_VALUES(eye(2, kLong), {1, 0, 0, 1});
+  EXPECT_EQ(empty({0, 3}).numel(), 0);
+  EXPECT_EQ(zeros({}).dim(), 0);
+  EXPECT_EQ(zeros({}).numel(), 1);
+}
+
+TEST(Factory, ArangeLinspaceLogspace) {
+  EXPECT_VALUES(arange(5), {0, 1, 2, 3, 4});
+  EXPECT_EQ(arange(5).dtype(), kLong);
+  EXPECT_VALUES(arange(1, 10, 3), {1, 4, 7});
+  EXPECT_VALUES(arange(5, 0, -2), {5, 3, 1});
+  EXPECT_EQ(arange(0.0, 1.0, 0.25).dtype(), kFloat);
+  EXPECT_VALUES(arange(0.0, 1.0, 0.25), {0, 0.25, 0.5, 0.75});
+  EXPECT_EQ(arange(0, 0).numel(), 0);
+  EXPECT_CLOSE(linspace(0, 1, 5), std::vector<double>({0, 0.25, 0.5, 0.75, 1}), 1e-7);
+  EXPECT_CLOSE(linspace(-1, 1, 2), std::vector<double>({-1, 1}), 0);
+  EXPECT_EQ(linspace(0, 1, 0).numel(), 0);
+  EXPECT_CLOSE(logspace(0, 2, 3), std::vector<double>({1, 10, 100}), 1e-4);
+}
+
+TEST(Factory, TensorFromNestedLists) {
+  auto a = tensor({{1, 2, 3}, {4, 5, 6}});
+  EXPECT_SHAPE(a, {2, 3});
+  EXPECT_EQ(a.dtype(), kLong);
+  EXPECT_VALUES(a, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(tensor({1.0, 2.0}).dtype(), kFloat);
+  EXPECT_EQ(tensor({1, 2}, kDouble).dtype(), kDouble);
+  EXPECT_EQ(tensor({true, false}).dtype(), kBool);
+  auto s = tensor(3.5);
+  EXPECT_EQ(s.dim(), 0);
+  EXPECT_EQ(s.item<float>(), 3.5f);
+  std::vector<float> v{1, 2, 3};
+  EXPECT_VALUES(tensor(v), {1, 2, 3});
+  auto d3 = tensor({{{1}, {2}}, {{3}, {4}}});
+  EXPECT_SHAPE(d3, {2, 2, 1});
+  EXPECT_THROW(tensor({{1, 2}, {3}}), Error);
+}
+
+TEST(Factory, FromBlobIsZeroCopyAndRunsDeleter) {
+  float data[6] = {1, 2, 3, 4, 5, 6};
+  auto t = from_blob(data, {2, 3});
+  EXPECT_EQ(t.data_ptr<float>(), data);
+  data[4] = 50;
+  EXPECT_EQ(t.index({1, 1}).item<float>(), 50.0f);
+  t.index_put_({0, 0}, 10);
+  EXPECT_EQ(data[0], 10.0f);
+  auto st = from_blob(data, {3}, {2});
+  EXPECT_VALUES(st, {10, 3, 50});
+  int deleted = 0;
+  {
+    auto* heap = new double[2]{7, 8};
+    auto owned = from_blob(heap, {2}, [&](void* p) { delete[] static_cast<double*>(p); ++deleted; }, kDouble);
+    auto view = owned.view({1, 2});
+    owned.reset();
+    EXPECT_EQ(deleted, 0);
+    EXPECT_VALUES(view, {7, 8});
+  }
+  EXPECT_EQ(deleted, 1);
+}
+
+TEST(Factory, LikeFunctionsKeepShapeAndDtype) {
+  auto t = zeros({2, 3}, kInt);
+  EXPECT_EQ(ones_like(t).dtype(), kInt);
+  EXPECT_SHAPE(empty_like(t), {2, 3});
+  EXPECT_VALUES(full_like(t, 7), {7, 7, 7, 7, 7, 7});
+  EXPECT_EQ(zeros_like(t, kFloat).dtype(), kFloat);
+}
+
+TEST(Factory, DefaultDtypeCanChange) {
+  set_default_dtype(kDouble);
+  EXPECT_EQ(zeros({1}).dtype(), kDouble);
+  EXPECT_EQ(tensor({1.5}).dtype(), kDouble);
+  set_default_dtype(kFloat);
+  EXPECT_EQ(zeros({1}).dtype(), kFloat);
+  EXPECT_THROW(set_default_dtype(kInt), Error);
+}

@@ -1,1 +1,94 @@
-#include <gtest/gtest.h>
+#include "../test_util.h"
+
+using namespace brasa;
+using namespace brasa::indexing;
+
+TEST(Indexing, BasicSlicesIntsNoneEllipsis) {
+  auto t = arange(24).view({2, 3, 4});
+  EXPECT_VALUES(t.index({1, 2}), {20, 21, 22, 23});
+  EXPECT_SHAPE(t.index({Slice(), 0}), {2, 4});
+  EXPECT_VALUES(t.index({0, Slice(1, None), Slice(None, None, 2)}), {4, 6, 8, 10});
+  EXPECT_SHAPE(t.index({None, 0}), {1, 3, 4});
+  EXPECT_SHAPE(t.index({Ellipsis, 1}), {2, 3});
+  EXPECT_VALUES(t.index({Ellipsis, 1}), {1, 5, 9, 13, 17, 21});
+  EXPECT_SHAPE(t.index({"...", None}), {2, 3, 4, 1});
+  EXPECT_VALUES(t.index({-1, -1, -1}), {23});
+  EXPECT_SHAPE(t.index({true}), {1, 2, 3, 4});
+  EXPECT_SHAPE(t.index({false}), {0, 2, 3, 4});
+  EXPECT_TRUE(t.index({0}).is_alias_of(t));
+}
+
+TEST(Indexing, AdvancedWithLongTensors) {
+  auto t = arange(12).view({3, 4});
+  EXPECT_VALUES(t.index({tensor({2, 0})}), {8, 9, 10, 11, 0, 1, 2, 3});
+  EXPECT_VALUES(t.index({tensor({0, 2}), tensor({1, 3})}), {1, 11});
+  EXPECT_VALUES(t.index({Slice(), tensor({-1, 0})}), {3, 0, 7, 4, 11, 8});
+  EXPECT_SHAPE(t.index({Slice(), tensor({{0, 1}, {2, 3}})}), {3, 2, 2});
+  // Broadcast index tensors.
+  EXPECT_VALUES(t.index({tensor({{0}, {2}}), tensor({0, 3})}), {0, 3, 8, 11});
+  auto u = arange(24).view({2, 3, 4});
+  // Non-adjacent index tensors put the broadcast dims first.
+  EXPECT_SHAPE(u.index({tensor({0, 1}), Slice(), tensor({0, 1})}), {2, 3});
+  EXPECT_VALUES(u.index({tensor({0, 1}), Slice(), tensor({0, 1})}), {0, 4, 8, 13, 17, 21});
+  // Adjacent ones keep their place.
+  EXPECT_SHAPE(u.index({Slice(), tensor({0, 2}), tensor({1, 1})}), {2, 2});
+  EXPECT_SHAPE(u.index({Slice(), tensor({0, 2})}), {2, 2, 4});
+  EXPECT_THROW(t.index({tensor({3})}), Error);
+  EXPECT_THROW(t.index({tensor({1.0})}), Error);
+}
+
+TEST(Indexing, BooleanMasks) {
+  auto t = arange(6).view({2, 3});
+  EXPECT_VALUES(t.index({t > 2}), {3, 4, 5});
+  EXPECT_VALUES(t.index({tensor({false, true})}), {3, 4, 5});
+  EXPECT_SHAPE(t.index({Slice(), tensor({true, false, true})}), {2, 2});
+  EXPECT_VALUES(t.masked_select(t.remainder(2) == 0), {0, 2, 4});
+  EXPECT_VALUES(t.masked_select(tensor({true, false, true})), {0, 2, 3, 5});
+  EXPECT_THROW(t.index({tensor({true, false, true})}), Error);
+}
+
+TEST(Indexing, IndexPut) {
+  auto t = zeros({3, 4});
+  t.index_put_({1}, 5);
+  t.index_put_({Slice(), 0}, tensor({1.0, 2.0, 3.0}));
+  t.index_put_({tensor({0, 2}), tensor({3, 3})}, tensor({7.0, 8.0}));
+  t.index_put_({t > 6}, -1);
+  EXPECT_VALUES(t, {1, 0, 0, -1, 2, 5, 5, 5, 3, 0, 0, -1});
+  auto acc = zeros({3});
+  index_put_(acc, {tensor({0, 0, 2})}, tensor({1.0, 2.0, 3.0}), true);
+  EXPECT_VALUES(acc, {3, 0, 3});
+  auto v = zeros({2, 3});
+  v.index_put_({Slice(), tensor({0, 2})}, tensor({9.0, 8.0}));  // broadcast values
+  EXPECT_VALUES(v, {9, 0, 8, 9, 0, 8});
+  EXPECT_EQ(v._version(), 1u);
+  EXPECT_THROW(v.index_put_({tensor({0})}, ones({5})), Error);
+}
+
+TEST(Indexing, GatherScatterIndexSelectIndexAdd) {
+  auto t = tensor({{1, 2}, {3, 4}});
+  EXPECT_VALUES(t.gather(1, tensor({{0, 0}, {1, 0}})), {1, 1, 4, 3});
+  EXPECT_VALUES(t.gather(0, tensor({{1, 0}})), {3, 2});
+  auto s = zeros({2, 3}, kLong).scatter(1, tensor({{2}, {0}}), tensor({{7}, {8}}));
+  EXPECT_VALUES(s, {0, 0, 7, 8, 0, 0});
+  auto sv = zeros({3}).scatter(0, tensor({0, 2}), 5.0);
+  EXPECT_VALUES(sv, {5, 0, 5});
+  auto sa = zeros({3}).scatter_add(0, tensor({0, 0, 1}), tensor({1.0, 2.0, 3.0}));
+  EXPECT_VALUES(sa, {3, 3, 0});
+  auto m = arange(6).view({3, 2});
+  EXPECT_VALUES(m.index_select(0, tensor({2, 0})), {4, 5, 0, 1});
+  EXPECT_VALUES(m.index_select(1, tensor({1})), {1, 3, 5});
+  EXPECT_VALUES(m.t().index_select(0, tensor({1})), {1, 3, 5});
+  auto ia = zeros({3, 2}).index_add(0, tensor({0, 2, 0}), ones({3, 2}), 2);
+  EXPECT_VALUES(ia, {4, 4, 0, 0, 2, 2});
+  EXPECT_THROW(t.gather(1, tensor({{2}})), Error);
+  EXPECT_THROW(m.index_select(0, tensor({3})), Error);
+  EXPECT_THROW(zeros({3}).scatter_(0, tensor({4}), 1.0), Error);
+}
+
+TEST(Indexing, Nonzero) {
+  auto nz = tensor({{0, 1}, {2, 0}}).nonzero();
+  EXPECT_SHAPE(nz, {2, 2});
+  EXPECT_VALUES(nz, {0, 1, 1, 0});
+  EXPECT_SHAPE(zeros({3}).nonzero(), {0, 1});
+  EXPECT_VALUES(take(tensor({{1, 2}, {3, 4}}), tensor({3, 0})), {4, 1});
+}

@@ -1,1 +1,79 @@
-#include <gtest/gtest.h>
+#include "../test_util.h"
+
+using namespace brasa;
+
+TEST(Linalg, MmAllLayoutsAndDtypes) {
+  auto a = tensor({{1.0, 2.0}, {3.0, 4.0}, {5.0, 6.0}});
+  auto b = tensor({{1.0, 0.0, 2.0}, {0.0, 1.0, 3.0}});
+  EXPECT_VALUES(a.mm(b), {1, 2, 8, 3, 4, 18, 5, 6, 28});
+  EXPECT_VALUES(b.t().mm(a.t()), {1, 3, 5, 2, 4, 6, 8, 18, 28});  // transposed operands
+  EXPECT_VALUES(a.to(kDouble).mm(b.to(kDouble)), {1, 2, 8, 3, 4, 18, 5, 6, 28});
+  EXPECT_VALUES(a.to(kLong).mm(b.to(kLong)), {1, 2, 8, 3, 4, 18, 5, 6, 28});
+  EXPECT_VALUES(a.to(kHalf).mm(b.to(kHalf)), {1, 2, 8, 3, 4, 18, 5, 6, 28});
+  auto sliced = arange(20, kFloat).view({4, 5}).index({indexing::Slice(), indexing::Slice(indexing::None, indexing::None, 2)});
+  EXPECT_VALUES(sliced.mm(ones({3, 1})), {6, 21, 36, 51});
+  EXPECT_SHAPE(zeros({2, 0}).mm(zeros({0, 3})), {2, 3});
+  EXPECT_VALUES(zeros({2, 0}).mm(zeros({0, 3})), {0, 0, 0, 0, 0, 0});
+}
+
+TEST(Linalg, LargeMmMatchesNaive) {
+  manual_seed(1);
+  auto a = randn({300, 200}), b = randn({200, 150});
+  auto c = a.mm(b);
+  auto ref = (a.to(kDouble).unsqueeze(2) * b.to(kDouble).unsqueeze(0)).sum(1);
+  EXPECT_LT((c.to(kDouble) - ref).abs().max().item<double>(), 1e-3);
+  auto wide = randn({20, 300}).mm(randn({300, 900}));  // N-split path
+  EXPECT_SHAPE(wide, {20, 900});
+}
+
+TEST(Linalg, MatmulBroadcastCases) {
+  auto v = tensor({1.0, 2.0}), m = tensor({{1.0, 2.0}, {3.0, 4.0}});
+  EXPECT_VALUES(matmul(v, v), {5});
+  EXPECT_SHAPE(matmul(v, v), {});
+  EXPECT_VALUES(matmul(m, v), {5, 11});
+  EXPECT_VALUES(matmul(v, m), {7, 10});
+  auto b3 = arange(12, kFloat).view({3, 2, 2});
+  EXPECT_SHAPE(matmul(b3, m), {3, 2, 2});
+  EXPECT_VALUES(matmul(b3, m).index({1}), {4 + 15, 8 + 20, 6 + 21, 12 + 28});
+  EXPECT_SHAPE(matmul(b3, v), {3, 2});
+  EXPECT_SHAPE(matmul(v, b3), {3, 2});
+  EXPECT_SHAPE(matmul(m, b3), {3, 2, 2});
+  EXPECT_SHAPE(matmul(ones({2, 1, 3, 4}), ones({5, 4, 2})), {2, 5, 3, 2});
+  EXPECT_VALUES(matmul(ones({2, 1, 3, 4}), ones({5, 4, 2})).index({0, 0, 0}), {4, 4});
+  EXPECT_VALUES(bmm(b3, b3).index({0}), {2, 3, 6, 11});
+}
+
+TEST(Linalg, AddmmFamilyDotOuterMv) {
+  auto m = tensor({{1.0, 2.0}, {3.0, 4.0}});
+  EXPECT_VALUES(addmm(ones({2}), m, m, 0.5, 2), {14.5, 20.5, 30.5, 44.5});
+  EXPECT_VALUES(addmm(full({2, 2}, NAN), m, m, 0, 1), {7, 10, 15, 22});  // beta=0 ignores self
+  auto b = stack({m, m});
+  EXPECT_VALUES(addbmm(zeros({2, 2}), b, b), {14, 20, 30, 44});
+  EXPECT_VALUES(baddbmm(ones({2, 2, 2}), b, b, 1, 1).index({1}), {8, 11, 16, 23});
+  EXPECT_VALUES(dot(tensor({1, 2}), tensor({3, 4})), {11});
+  EXPECT_VALUES(outer(tensor({1, 2}), tensor({3, 4, 5})), {3, 4, 5, 6, 8, 10});
+  EXPECT_VALUES(mv(m, tensor({1.0, 1.0})), {3, 7});
+  auto x = m.clone();
+  x.addmm_(m, eye(2));
+  EXPECT_VALUES(x, {2, 4, 6, 8});
+}
+
+TEST(Linalg, Einsum) {
+  auto a = arange(6, kFloat).view({2, 3}), b = arange(12, kFloat).view({3, 4});
+  EXPECT_TRUE(einsum("ij,jk->ik", {a, b}).equal(a.mm(b)));
+  EXPECT_TRUE(einsum("ij,jk", {a, b}).equal(a.mm(b)));  // implicit output
+  EXPECT_TRUE(einsum("ij->ji", {a}).equal(a.t()));
+  EXPECT_VALUES(einsum("ij->", {a}), {15});
+  EXPECT_VALUES(einsum("ii->i", {arange(9, kFloat).view({3, 3})}), {0, 4, 8});
+  EXPECT_VALUES(einsum("ii", {arange(9, kFloat).view({3, 3})}), {12});
+  auto x = randn({5, 2, 3}), y = randn({5, 3, 4});
+  EXPECT_TRUE(einsum("bij,bjk->bik", {x, y}).allclose(bmm(x, y), 1e-5, 1e-5));
+  EXPECT_TRUE(einsum("...ij,...jk->...ik", {x, y}).allclose(bmm(x, y), 1e-5, 1e-5));
+  EXPECT_TRUE(einsum("i,j->ij", {tensor({1.0, 2.0}), tensor({3.0, 4.0})}).equal(outer(tensor({1.0, 2.0}), tensor({3.0, 4.0}))));
+  EXPECT_TRUE(einsum("ij,ij->i", {a, a}).equal((a * a).sum(1)));
+  auto z = randn({2, 3}), w = randn({3, 4}), q = randn({4, 5});
+  EXPECT_TRUE(einsum("ab,bc,cd->ad", {z, w, q}).allclose(z.mm(w).mm(q), 1e-4, 1e-5));
+  EXPECT_TRUE(tensordot(a, b, {1}, {0}).equal(a.mm(b)));
+  EXPECT_THROW(einsum("ij,jk->ik", {a}), Error);
+  EXPECT_THROW(einsum("ij,jk->ik", {a, a}), Error);
+}

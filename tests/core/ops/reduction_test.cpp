@@ -1,1 +1,141 @@
-#include <gtest/gtest.h>
+#include "../test_util.h"
+
+#include <cmath>
+
+using namespace brasa;
+
+TEST(Reduction, SumMeanProdOverDims) {
+  auto t = arange(24, kFloat).view({2, 3, 4});
+  EXPECT_VALUES(t.sum(), {276});
+  EXPECT_SHAPE(t.sum(1), {2, 4});
+  EXPECT_VALUES(t.sum(1), {12, 15, 18, 21, 48, 51, 54, 57});
+  EXPECT_SHAPE(t.sum({0, 2}, true), {1, 3, 1});
+  EXPECT_VALUES(t.sum({0, 2}), {60, 92, 124});
+  EXPECT_VALUES(t.sum(-1), {6, 22, 38, 54, 70, 86});
+  EXPECT_VALUES(t.sum(0), {12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34});  // leading dim
+  EXPECT_VALUES(t.mean({0, 1}), {10, 11, 12, 13});
+  EXPECT_VALUES(t.transpose(0, 2).sum(0), {6, 54, 22, 70, 38, 86});  // non-contiguous
+  EXPECT_VALUES(tensor({1, 2, 3, 4}).prod(), {24});
+  EXPECT_VALUES(arange(1, 7).view({2, 3}).prod(1), {6, 120});
+  EXPECT_EQ(tensor({1, 2}, kInt).sum().dtype(), kLong);
+  EXPECT_EQ(tensor({true, true}).sum().item<int64_t>(), 2);
+  EXPECT_EQ(t.sum(kDouble).dtype(), kDouble);
+  EXPECT_THROW(tensor({1, 2}).mean(), Error);
+  EXPECT_VALUES(zeros({0}).sum(), {0});
+  EXPECT_TRUE(std::isnan(zeros({0}).mean().item<float>()));
+  EXPECT_VALUES(zeros({2, 0}).sum(1), {0, 0});
+}
+
+TEST(Reduction, LongSumIsAccurateAndParallel) {
+  auto big = ones({3000001});
+  EXPECT_EQ(big.sum().item<double>(), 3000001.0);
+  auto r = full({1000, 1000}, 0.1);
+  EXPECT_NEAR(r.sum().item<double>(), 100000.0, 0.05);  // a few float ulps
+  EXPECT_NEAR(r.sum(0).index({5}).item<double>(), 100.0, 1e-3);
+  EXPECT_NEAR(r.sum(1).index({5}).item<double>(), 100.0, 1e-3);
+}
+
+TEST(Reduction, MaxMinArgAmax) {
+  auto t = tensor({{3.0, 7.0, 1.0}, {9.0, -2.0, 9.0}});
+  EXPECT_VALUES(t.max(), {9});
+  EXPECT_VALUES(t.min(), {-2});
+  auto [v, i] = t.max(1);
+  EXPECT_VALUES(v, {7, 9});
+  EXPECT_VALUES(i, {1, 0});  // first of ties
+  auto [mv, mi] = t.min(0, true);
+  EXPECT_SHAPE(mv, {1, 3});
+  EXPECT_VALUES(mi, {0, 1, 0});
+  EXPECT_VALUES(t.amax(0), {9, 7, 9});
+  EXPECT_VALUES(t.amin({0, 1}), {-2});
+  EXPECT_VALUES(t.argmax(), {3});
+  EXPECT_VALUES(t.argmin(1), {2, 1});
+  EXPECT_TRUE(std::isnan(tensor({1.0, NAN, 3.0}).max().item<float>()));
+  EXPECT_EQ(tensor({1.0, NAN, 3.0}).argmax().item<int64_t>(), 1);
+  EXPECT_VALUES(max(tensor({1, 5}), tensor({4, 2})), {4, 5});
+}
+
+TEST(Reduction, VarStdNormLogsumexp) {
+  auto x = tensor({1.0, 2.0, 3.0, 4.0});
+  EXPECT_CLOSE(x.var(), std::vector<double>({1.6666667}), 1e-6);
+  EXPECT_CLOSE(x.var(false), std::vector<double>({1.25}), 1e-6);
+  EXPECT_CLOSE(x.std(), std::vector<double>({std::sqrt(5.0 / 3)}), 1e-6);
+  auto m = tensor({{1.0, 3.0}, {2.0, 6.0}});
+  EXPECT_CLOSE(m.var({0}), std::vector<double>({0.5, 4.5}), 1e-6);
+  EXPECT_CLOSE(m.std({1}, true, true), std::vector<double>({std::sqrt(2.0), std::sqrt(8.0)}), 1e-6);
+  auto v = tensor({3.0, -4.0});
+  EXPECT_CLOSE(v.norm(), std::vector<double>({5}), 1e-6);
+  EXPECT_CLOSE(v.norm(1), std::vector<double>({7}), 1e-6);
+  EXPECT_CLOSE(v.norm(INFINITY), std::vector<double>({4}), 1e-6);
+  EXPECT_CLOSE(v.norm(-INFINITY), std::vector<double>({3}), 1e-6);
+  EXPECT_CLOSE(v.norm(3), std::vector<double>({std::cbrt(91.0)}), 1e-5);
+  EXPECT_CLOSE(m.norm(2, {1}), std::vector<double>({std::sqrt(10.0), std::sqrt(40.0)}), 1e-5);
+  EXPECT_CLOSE(x.logsumexp({0}), std::vector<double>({4.4401897}), 1e-5);
+  EXPECT_CLOSE(tensor({1000.0, 1000.0}).logsumexp({0}), std::vector<double>({1000 + std::log(2.0)}), 1e-3);
+  EXPECT_THROW(tensor({1, 2}).norm(), Error);
+  EXPECT_TRUE(std::isnan(tensor({1.0}).var().item<float>()));
+}
+
+TEST(Reduction, AllAnyCount) {
+  auto b = tensor({{true, false}, {true, true}});
+  EXPECT_FALSE(b.all().item<bool>());
+  EXPECT_TRUE(b.any().item<bool>());
+  EXPECT_VALUES(b.all(0), {1, 0});
+  EXPECT_VALUES(b.any(1), {1, 1});
+  EXPECT_TRUE(tensor({1, 2}).all().item<bool>());
+  EXPECT_TRUE(zeros({0}).all().item<bool>());
+  EXPECT_FALSE(zeros({0}).any().item<bool>());
+  EXPECT_EQ(tensor({0, 1, 2}, kByte).all().dtype(), kByte);
+  EXPECT_VALUES(count_nonzero(tensor({0, 1, 2})), {2});
+}
+
+TEST(Reduction, SoftmaxLogSoftmaxStable) {
+  auto x = tensor({{1.0, 2.0, 3.0}, {1000.0, 1000.0, 1000.0}});
+  auto s = x.softmax(1);
+  double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
+  EXPECT_CLOSE(s, std::vector<double>({std::exp(1.0) / z, std::exp(2.0) / z, std::exp(3.0) / z, 1. / 3, 1. / 3, 1. / 3}), 1e-6);
+  auto ls = x.log_softmax(1);
+  EXPECT_CLOSE(ls.index({0}), std::vector<double>({1 - std::log(z), 2 - std::log(z), 3 - std::log(z)}), 1e-5);
+  EXPECT_CLOSE(x.softmax(0).index({indexing::Slice(), 0}), std::vector<double>({0, 1}), 1e-6);
+  auto d = x.to(kDouble).softmax(-1);
+  EXPECT_NEAR(d.index({0, 2}).item<double>(), std::exp(3.0) / z, 1e-12);
+  auto wide = randn({3, 1001});
+  EXPECT_CLOSE(wide.softmax(1).sum(1), std::vector<double>({1, 1, 1}), 1e-5);
+  EXPECT_EQ(tensor({1.0}).softmax(0, kDouble).dtype(), kDouble);
+  EXPECT_THROW(tensor({1, 2}).softmax(0), Error);
+  auto inf = tensor({-INFINITY, 0.0});
+  EXPECT_CLOSE(inf.softmax(0), std::vector<double>({0, 1}), 0);
+}
+
+TEST(Reduction, CumsumCumprod) {
+  auto t = tensor({{1, 2, 3}, {4, 5, 6}});
+  EXPECT_VALUES(t.cumsum(1), {1, 3, 6, 4, 9, 15});
+  EXPECT_VALUES(t.cumsum(0), {1, 2, 3, 5, 7, 9});
+  EXPECT_VALUES(t.cumprod(1), {1, 2, 6, 4, 20, 120});
+  EXPECT_EQ(tensor({1, 2}, kInt).cumsum(0).dtype(), kLong);
+  EXPECT_VALUES(tensor({0.5, 0.5}).cumsum(0, kDouble), {0.5, 1});
+}
+
+TEST(Reduction, SortArgsortTopkUnique) {
+  auto t = tensor({{3.0, 1.0, 2.0}, {NAN, 5.0, -1.0}});
+  auto [v, i] = t.sort(1);
+  EXPECT_VALUES(i, {1, 2, 0, 2, 1, 0});
+  EXPECT_EQ(v.index({0, 0}).item<float>(), 1.0f);
+  EXPECT_TRUE(std::isnan(v.index({1, 2}).item<float>()));  // NaN sorts last
+  auto [dv, di] = tensor({1, 3, 2, 3}).sort(0, true);
+  EXPECT_VALUES(dv, {3, 3, 2, 1});
+  EXPECT_VALUES(di, {1, 3, 2, 0});  // stable
+  EXPECT_VALUES(tensor({5, 1, 4}).argsort(), {1, 2, 0});
+  auto [tv, ti] = tensor({1.0, 9.0, 3.0, 7.0}).topk(2);
+  EXPECT_VALUES(tv, {9, 7});
+  EXPECT_VALUES(ti, {1, 3});
+  auto [sv, si] = tensor({1.0, 9.0, 3.0, 7.0}).topk(2, -1, false);
+  EXPECT_VALUES(sv, {1, 3});
+  auto [u, inv, cnt] = unique(tensor({3, 1, 3, 2, 1}), true, true, true);
+  EXPECT_VALUES(u, {1, 2, 3});
+  EXPECT_VALUES(inv, {2, 0, 2, 1, 0});
+  EXPECT_VALUES(cnt, {2, 1, 2});
+  auto [kv, ki] = kthvalue(tensor({4.0, 1.0, 3.0}), 2);
+  EXPECT_VALUES(kv, {3});
+  EXPECT_VALUES(ki, {2});
+  EXPECT_THROW(tensor({1, 2}).topk(3), Error);
+}

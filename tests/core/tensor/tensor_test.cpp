@@ -1,1 +1,151 @@
-#include <gtest/gtest.h>
+#include <brasa/torch.h>
+
+#include "../test_util.h"
+
+using namespace brasa;
+
+TEST(ScalarType, PromotionFollowsPyTorch) {
+  EXPECT_EQ(promoteTypes(kByte, kChar), kShort);
+  EXPECT_EQ(promoteTypes(kInt, kLong), kLong);
+  EXPECT_EQ(promoteTypes(kBool, kInt), kInt);
+  EXPECT_EQ(promoteTypes(kInt, kFloat), kFloat);
+  EXPECT_EQ(promoteTypes(kHalf, kBFloat16), kFloat);
+  EXPECT_EQ(promoteTypes(kHalf, kFloat), kFloat);
+  EXPECT_EQ(promoteTypes(kFloat, kDouble), kDouble);
+  EXPECT_EQ(promoteTypes(kLong, kHalf), kHalf);
+  EXPECT_EQ(elementSize(kBFloat16), 2u);
+}
+
+TEST(ScalarType, WrappedNumbersAndZeroDimTensorsDoNotUpcast) {
+  auto i32 = ones({2}, kInt);
+  EXPECT_EQ((i32 + 2).dtype(), kInt);
+  EXPECT_EQ((i32 + 2.5).dtype(), kFloat);
+  EXPECT_EQ((ones({2}, kHalf) * 2.5).dtype(), kHalf);
+  EXPECT_EQ((ones({2}, kBool) + 1).dtype(), kLong);
+  // A 0-dim double tensor does not upcast a float tensor; a 1-dim one does.
+  EXPECT_EQ((ones({2}) + scalar_tensor(1.0, kDouble)).dtype(), kFloat);
+  EXPECT_EQ((ones({2}) + ones({1}, kDouble)).dtype(), kDouble);
+  // But a 0-dim float tensor does lift an integer tensor.
+  EXPECT_EQ((i32 + scalar_tensor(1.0, kDouble)).dtype(), kDouble);
+}
+
+TEST(Half, RoundTripsAndRounds) {
+  EXPECT_EQ(static_cast<float>(Half(1.0f)), 1.0f);
+  EXPECT_EQ(static_cast<float>(Half(-2.5f)), -2.5f);
+  EXPECT_EQ(static_cast<float>(Half(65504.0f)), 65504.0f);
+  EXPECT_TRUE(std::isinf(static_cast<float>(Half(70000.0f))));
+  EXPECT_EQ(static_cast<float>(Half(1.0f + 1.0f / 4096)), 1.0f);           // rounds to even
+  EXPECT_NEAR(static_cast<float>(Half(5.96e-8f)), 5.96e-8f, 1e-9);          // subnormal
+  EXPECT_EQ(Half(1.0f).x, 0x3c00);
+  EXPECT_EQ(BFloat16(1.0f).x, 0x3f80);
+  EXPECT_EQ(static_cast<float>(BFloat16(3.140625f)), 3.140625f);
+  EXPECT_TRUE(std::isnan(static_cast<float>(BFloat16(NAN))));
+}
+
+TEST(Tensor, MetadataAndContiguity) {
+  auto t = zeros({2, 3, 4});
+  EXPECT_EQ(t.dim(), 3);
+  EXPECT_EQ(t.numel(), 24);
+  EXPECT_SHAPE(t, {2, 3, 4});
+  EXPECT_EQ(t.strides().vec(), (std::vector<int64_t>{12, 4, 1}));
+  EXPECT_TRUE(t.is_contiguous());
+  EXPECT_FALSE(t.transpose(0, 2).is_contiguous());
+  EXPECT_EQ(t.size(-1), 4);
+  EXPECT_EQ(t.element_size(), 4);
+  EXPECT_EQ(t.nbytes(), 96u);
+  EXPECT_EQ(t.dtype(), kFloat);
+  EXPECT_TRUE(t.device().is_cpu());
+  Tensor undefined;
+  EXPECT_FALSE(undefined.defined());
+  EXPECT_THROW(undefined.dim(), Error);
+}
+
+TEST(Tensor, ViewsShareStorageAndVersion) {
+  auto t = arange(6, kFloat).view({2, 3});
+  auto v = t.select(0, 1);
+  EXPECT_TRUE(v.is_alias_of(t));
+  EXPECT_EQ(t._version(), 0u);
+  v.fill_(7);
+  EXPECT_EQ(t._version(), 1u);
+  EXPECT_EQ(v._version(), 1u);
+  EXPECT_VALUES(t, {0, 1, 2, 7, 7, 7});
+  t.add_(1);
+  EXPECT_EQ(v._version(), 2u);
+  EXPECT_VALUES(v, {8, 8, 8});
+  auto c = t.clone();
+  EXPECT_FALSE(c.is_alias_of(t));
+  EXPECT_EQ(c._version(), 0u);
+}
+
+TEST(Tensor, ItemDataPtrAccessor) {
+  auto t = tensor({{1.5, 2.5}, {3.5, 4.5}});
+  EXPECT_EQ(t.index({1, 0}).item<float>(), 3.5f);
+  EXPECT_EQ(t.sum().item<double>(), 12.0);
+  EXPECT_EQ(t.data_ptr<float>()[3], 4.5f);
+  auto a = t.accessor<float, 2>();
+  EXPECT_EQ(a[0][1], 2.5f);
+  a[1][1] = 9;
+  EXPECT_EQ(t.index({1, 1}).item<float>(), 9.0f);
+  auto tt = t.t();
+  auto at = tt.accessor<float, 2>();
+  EXPECT_EQ(at[0][1], 3.5f);  // strided accessor
+  EXPECT_THROW(t.data_ptr<double>(), Error);
+  EXPECT_THROW(t.item(), Error);
+  EXPECT_EQ(tensor({7}).item<int64_t>(), 7);
+}
+
+TEST(Tensor, ToAndCopyAcrossDtypesAndStrides) {
+  auto t = tensor({{1.7, -2.2}, {3.9, 250.0}});
+  EXPECT_VALUES(t.to(kInt), {1, -2, 3, 250});
+  EXPECT_VALUES(t.to(kByte), {1, 254, 3, 250});
+  EXPECT_VALUES(t.to(kBool), {1, 1, 1, 1});
+  EXPECT_CLOSE(t.to(kHalf), std::vector<double>({1.7001953125, -2.19921875, 3.900390625, 250.0}), 0);
+  EXPECT_CLOSE(t.to(kBFloat16).to(kFloat), std::vector<double>({1.703125, -2.203125, 3.90625, 250}), 0);
+  auto dst = zeros({2, 2}, kDouble);
+  dst.t().copy_(t);  // writes through a transposed view
+  EXPECT_CLOSE(dst, std::vector<double>({1.7, 3.9, -2.2, 250.0}), 1e-6);
+  auto row = zeros({3, 2}, kLong);
+  row.copy_(tensor({5, 6}));  // broadcast source
+  EXPECT_VALUES(row, {5, 6, 5, 6, 5, 6});
+  EXPECT_TRUE(t.to(kFloat).is_same(t));  // same dtype: no copy
+  EXPECT_FALSE(t.to(kFloat, false, true).is_same(t));
+}
+
+TEST(Tensor, LargeTransposedCopyUsesTiles) {
+  auto a = arange(300 * 200, kFloat).view({300, 200});
+  auto b = a.t().contiguous();
+  EXPECT_SHAPE(b, {200, 300});
+  auto ba = b.accessor<float, 2>();
+  EXPECT_EQ(ba[7][13], 13 * 200 + 7);
+  EXPECT_EQ(ba[199][299], 299 * 200 + 199);
+  EXPECT_TRUE(b.t().equal(a));
+}
+
+TEST(Tensor, FillZeroClone) {
+  auto t = empty({3}, kInt);
+  t.fill_(4);
+  EXPECT_VALUES(t, {4, 4, 4});
+  t.zero_();
+  EXPECT_VALUES(t, {0, 0, 0});
+  t.fill_(scalar_tensor(9));
+  EXPECT_VALUES(t, {9, 9, 9});
+  auto nc = arange(6).view({2, 3}).t();
+  auto c = nc.clone();
+  EXPECT_VALUES(c, {0, 3, 1, 4, 2, 5});
+}
+
+TEST(Tensor, DeviceParsing) {
+  EXPECT_TRUE(Device("cpu").is_cpu());
+  Device d("cuda:1");
+  EXPECT_TRUE(d.is_cuda());
+  EXPECT_EQ(d.index(), 1);
+  EXPECT_EQ(d.str(), "cuda:1");
+  EXPECT_THROW(Device("tpu"), Error);
+  EXPECT_THROW(zeros({2}, Device(kCUDA)), Error);
+}
+
+TEST(Tensor, TorchAliasCompiles) {
+  namespace t2 = torch;
+  t2::Tensor x = t2::ones({2, 2}, t2::TensorOptions().dtype(t2::kFloat64));
+  EXPECT_EQ(x.dtype(), t2::kDouble);
+}
