@@ -30,24 +30,30 @@ void convert_run(char** data, const int64_t* s, int64_t n) {
         convert<D, S>(*reinterpret_cast<const S*>(data[1] + i * s[1]));
 }
 
-// 2-D copy where one side walks rows and the other columns: done in square
-// tiles so both sides stay in cache (a plain loop misses on every element).
+// 2-D copy where dst walks rows contiguously (dc == 1) and src walks columns
+// (sr == 1); strides in elements. A plain loop misses the cache on every
+// element, and power-of-two strides also thrash its sets, so the copy goes by
+// 32x32 tiles made of 8x8 micro tiles staged in registers.
 template <class T>
-void blocked_transpose_copy(char* dst, const int64_t* ds, char* src, const int64_t* ss, int64_t rows,
-                            int64_t cols) {
-  constexpr int64_t B = 32;
-  const int64_t es = sizeof(T);
-  parallel_for(0, (rows + B - 1) / B, 1, [&](int64_t rb, int64_t re) {
-    for (int64_t bi = rb * B; bi < std::min(rows, re * B); bi += B)
-      for (int64_t bj = 0; bj < cols; bj += B) {
-        int64_t ie = std::min(rows, bi + B), je = std::min(cols, bj + B);
-        for (int64_t i = bi; i < ie; ++i)
-          for (int64_t j = bj; j < je; ++j)
-            *reinterpret_cast<T*>(dst + (i * ds[0] + j * ds[1])) =
-                *reinterpret_cast<const T*>(src + (i * ss[0] + j * ss[1]));
-      }
+void blocked_transpose_copy(T* dst, int64_t dr, const T* src, int64_t sc, int64_t rows, int64_t cols) {
+  constexpr int64_t M = 32, U = 8;
+  parallel_for(0, (rows + M - 1) / M, 1, [&](int64_t rb, int64_t re) {
+    for (int64_t Bi = rb * M; Bi < std::min(rows, re * M); Bi += M)
+      for (int64_t Bj = 0; Bj < cols; Bj += M)
+        for (int64_t bi = Bi; bi < std::min(rows, Bi + M); bi += U)
+          for (int64_t bj = Bj; bj < std::min(cols, Bj + M); bj += U) {
+            if (bi + U <= rows && bj + U <= cols) {
+              T t[U][U];
+              for (int64_t j = 0; j < U; ++j)
+                for (int64_t i = 0; i < U; ++i) t[j][i] = src[(bj + j) * sc + bi + i];
+              for (int64_t i = 0; i < U; ++i)
+                for (int64_t j = 0; j < U; ++j) dst[(bi + i) * dr + bj + j] = t[j][i];
+            } else {
+              for (int64_t i = bi; i < std::min(rows, bi + U); ++i)
+                for (int64_t j = bj; j < std::min(cols, bj + U); ++j) dst[i * dr + j] = src[j * sc + i];
+            }
+          }
   });
-  (void)es;
 }
 
 bool try_transpose_copy(const Tensor& dst, const Tensor& src) {
@@ -60,17 +66,22 @@ bool try_transpose_copy(const Tensor& dst, const Tensor& src) {
   const int64_t es = dst.element_size();
   const int64_t* d = loop.strides(0);
   const int64_t* s = loop.strides(1);
-  // dst row-contiguous and src column-contiguous (or the other way round).
-  bool transposed = (d[1] == es && s[0] == es) || (d[0] == es && s[1] == es);
-  if (!transposed || loop.numel() < 4096) return false;
   int64_t rows = loop.shape()[0], cols = loop.shape()[1];
+  int64_t dr = d[0] / es, dc = d[1] / es, sr = s[0] / es, sc = s[1] / es;
+  // Normalize to dst row-contiguous, src column-contiguous (swap the dims if needed).
+  if (dc != 1 || sr != 1) {
+    std::swap(rows, cols);
+    std::swap(dr, dc);
+    std::swap(sr, sc);
+  }
+  if (dc != 1 || sr != 1 || loop.numel() < 4096) return false;
   char* dp = loop.data(0);
   char* sp = loop.data(1);
   switch (es) {
-    case 1: blocked_transpose_copy<uint8_t>(dp, d, sp, s, rows, cols); break;
-    case 2: blocked_transpose_copy<uint16_t>(dp, d, sp, s, rows, cols); break;
-    case 4: blocked_transpose_copy<uint32_t>(dp, d, sp, s, rows, cols); break;
-    case 8: blocked_transpose_copy<uint64_t>(dp, d, sp, s, rows, cols); break;
+    case 1: blocked_transpose_copy(reinterpret_cast<uint8_t*>(dp), dr, reinterpret_cast<uint8_t*>(sp), sc, rows, cols); break;
+    case 2: blocked_transpose_copy(reinterpret_cast<uint16_t*>(dp), dr, reinterpret_cast<uint16_t*>(sp), sc, rows, cols); break;
+    case 4: blocked_transpose_copy(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp), sc, rows, cols); break;
+    case 8: blocked_transpose_copy(reinterpret_cast<uint64_t*>(dp), dr, reinterpret_cast<uint64_t*>(sp), sc, rows, cols); break;
     default: return false;
   }
   return true;

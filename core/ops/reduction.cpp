@@ -8,6 +8,7 @@
 #include <brasa/util/parallel.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -61,17 +62,26 @@ void for_each_row(int64_t K, int64_t R, const F& f) {
   });
 }
 
-// Float sums in 16 lanes per 256-element block, blocks added in double: vectorizes and
-// stays accurate for long rows.
+// Float sums: four independent 8-wide accumulators per 4096-element block
+// (128 terms per lane), blocks added in double. Fast (the adds pipeline) and
+// accurate for long rows.
 inline double sum_contig(const float* p, int64_t n) {
+  typedef float v8 __attribute__((vector_size(32)));
   double total = 0;
-  for (int64_t b = 0; b < n; b += 256) {
-    int64_t e = std::min(n, b + 256), i = b;
-    float lane[16] = {};
-    for (; i + 16 <= e; i += 16)
-      for (int j = 0; j < 16; ++j) lane[j] += p[i + j];
+  for (int64_t b = 0; b < n; b += 4096) {
+    int64_t e = std::min(n, b + 4096), i = b;
+    v8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+    for (; i + 32 <= e; i += 32) {
+      v8 x0, x1, x2, x3;
+      std::memcpy(&x0, p + i, 32);
+      std::memcpy(&x1, p + i + 8, 32);
+      std::memcpy(&x2, p + i + 16, 32);
+      std::memcpy(&x3, p + i + 24, 32);
+      a0 += x0, a1 += x1, a2 += x2, a3 += x3;
+    }
+    v8 acc = (a0 + a1) + (a2 + a3);
     float s = 0;
-    for (int j = 0; j < 16; ++j) s += lane[j];
+    for (int j = 0; j < 8; ++j) s += acc[j];
     for (; i < e; ++i) s += p[i];
     total += s;
   }
@@ -250,6 +260,7 @@ Tensor map_rows_along(const char* op, const Tensor& x, int64_t dim, ScalarType o
   return last ? out : contiguous(movedim(out, -1, d));
 }
 
+// Row-wise softmax in passes that each vectorize: max, exp, sum, scale.
 void softmax_rows_float(const float* in, float* out, int64_t K, int64_t R, bool log) {
   for_each_row(K, R, [&](int64_t k) {
     const float* r = in + k * R;
@@ -261,34 +272,28 @@ void softmax_rows_float(const float* in, float* out, int64_t K, int64_t R, bool 
       for (int j = 0; j < 8; ++j) lanes[j] = lanes[j] > r[i + j] ? lanes[j] : r[i + j];
     float m = -INFINITY;
     for (int j = 0; j < 8; ++j) m = std::max(m, lanes[j]);
-    bool has_nan = false;
     for (; i < R; ++i) m = std::max(m, r[i]);
+    // A NaN anywhere makes the row NaN (the max above may skip it).
+    bool has_nan = false;
     for (int64_t t = 0; t < R; ++t) has_nan |= r[t] != r[t];
     if (has_nan) {
       for (int64_t t = 0; t < R; ++t) o[t] = NAN;
       return;
     }
-    if (m == -INFINITY) m = 0;  // an all -inf row gives NaN like PyTorch via 0/0 below
+    if (m == -INFINITY) m = 0;  // all -inf: 0/0 gives NaN below, as in PyTorch
+    for (int64_t t = 0; t < R; ++t) o[t] = cpu::fast_exp(r[t] - m);
     float sl[8] = {};
     i = 0;
     for (; i + 8 <= R; i += 8)
-      for (int j = 0; j < 8; ++j) {
-        float e = cpu::fast_exp(r[i + j] - m);
-        if (!log) o[i + j] = e;
-        sl[j] += e;
-      }
+      for (int j = 0; j < 8; ++j) sl[j] += o[i + j];
     float s = 0;
     for (int j = 0; j < 8; ++j) s += sl[j];
-    for (; i < R; ++i) {
-      float e = cpu::fast_exp(r[i] - m);
-      if (!log) o[i] = e;
-      s += e;
-    }
+    for (; i < R; ++i) s += o[i];
     if (log) {
-      float ls = m + std::log(s);
+      const float ls = m + std::log(s);
       for (int64_t t = 0; t < R; ++t) o[t] = r[t] - ls;
     } else {
-      float inv = 1.0f / s;
+      const float inv = 1.0f / s;
       for (int64_t t = 0; t < R; ++t) o[t] *= inv;
     }
   });

@@ -4,18 +4,109 @@
 #include <brasa/tensor/tensor_options.h>
 #include <brasa/util/error.h>
 
+#include <pthread.h>
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 namespace brasa {
 namespace {
 
 void free_cpu(void* p) { std::free(p); }
 
+// Large host blocks are cached after free and handed out again: the first
+// touch of fresh memory costs a page fault per page, which on this kind of
+// machine takes longer than streaming the data itself. Blocks are 2 MiB
+// aligned and marked for transparent huge pages. The cache holds at most
+// BRASA_CPU_CACHE_MB (default 2048) megabytes.
+constexpr size_t kLargeBlock = size_t(1) << 20;
+constexpr size_t kHugePage = size_t(2) << 20;
+
+struct LargeBlock {
+  void* ptr;
+  size_t size;
+};
+
+class LargeBlockCache {
+ public:
+  LargeBlockCache() {
+    const char* env = std::getenv("BRASA_CPU_CACHE_MB");
+    limit_ = (env ? std::strtoull(env, nullptr, 10) : 2048) << 20;
+    pthread_atfork(nullptr, nullptr, [] { new (&instance().mu_) std::mutex(); });
+  }
+  static LargeBlockCache& instance() {
+    static LargeBlockCache* c = new LargeBlockCache();  // never destroyed: blocks may outlive statics
+    return *c;
+  }
+  LargeBlock* take(size_t nbytes) {
+    size_t size = (nbytes + kHugePage - 1) / kHugePage * kHugePage;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      auto it = free_.lower_bound(size);
+      if (it != free_.end() && it->first <= size + size / 4) {
+        LargeBlock* b = it->second;
+        free_.erase(it);
+        cached_ -= b->size;
+        return b;
+      }
+    }
+    void* p = std::aligned_alloc(kHugePage, size);
+    if (!p) {
+      release_all();
+      p = std::aligned_alloc(kHugePage, size);
+    }
+    BRASA_CHECK(p != nullptr, "CPU allocator: out of memory allocating ", nbytes, " bytes");
+    madvise(p, size, MADV_HUGEPAGE);
+    return new LargeBlock{p, size};
+  }
+  void give_back(LargeBlock* b) {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (cached_ + b->size <= limit_) {
+        free_.emplace(b->size, b);
+        cached_ += b->size;
+        return;
+      }
+    }
+    std::free(b->ptr);
+    delete b;
+  }
+  void release_all() {
+    std::multimap<size_t, LargeBlock*> drop;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      drop.swap(free_);
+      cached_ = 0;
+    }
+    for (auto& [size, b] : drop) {
+      std::free(b->ptr);
+      delete b;
+    }
+  }
+  size_t cached_bytes() {
+    std::lock_guard<std::mutex> g(mu_);
+    return cached_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::multimap<size_t, LargeBlock*> free_;
+  size_t cached_ = 0, limit_ = 0;
+};
+
+void free_large(void* ctx) { LargeBlockCache::instance().give_back(static_cast<LargeBlock*>(ctx)); }
+
 class CPUAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
     if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, Device(kCPU));
+    if (nbytes >= kLargeBlock) {
+      LargeBlock* b = LargeBlockCache::instance().take(nbytes);
+      return DataPtr(b->ptr, b, free_large, Device(kCPU));
+    }
     size_t rounded = (nbytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);
     BRASA_CHECK(p != nullptr, "CPU allocator: out of memory allocating ", nbytes, " bytes");
@@ -26,6 +117,9 @@ class CPUAllocator final : public Allocator {
 std::atomic<ScalarType> g_default_dtype{kFloat};
 
 }  // namespace
+
+void release_cached_cpu_memory() { LargeBlockCache::instance().release_all(); }
+size_t cached_cpu_memory() { return LargeBlockCache::instance().cached_bytes(); }
 
 Allocator* getCPUAllocator() {
   static CPUAllocator a;

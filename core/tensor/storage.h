@@ -54,8 +54,12 @@ class Allocator {
   virtual DataPtr allocate(size_t nbytes) = 0;
 };
 
-// 64-byte aligned host memory.
+// 64-byte aligned host memory; blocks of 1 MiB and more are 2 MiB aligned,
+// backed by huge pages where the kernel allows, and cached for reuse.
 Allocator* getCPUAllocator();
+// Frees the cached large blocks (like torch.cuda.empty_cache, for host memory).
+void release_cached_cpu_memory();
+size_t cached_cpu_memory();
 
 class StorageImpl : public intrusive_ptr_target {
  public:
