@@ -24,7 +24,15 @@ ensure_packages() {
   apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# configure_and_build [-DOPTION=...]... [--target NAME]
 configure_and_build() {
-  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-  cmake --build "$BUILD" -j"$JOBS"
+  local opts=() target=()
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --target) target=(--target "$2"); shift 2 ;;
+      *) opts+=("$1"); shift ;;
+    esac
+  done
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${opts[@]}" >/dev/null
+  cmake --build "$BUILD" -j"$JOBS" "${target[@]}"
 }
