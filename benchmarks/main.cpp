@@ -1,33 +1,61 @@
 // Runs every benchmark on Brasa and on libtorch at 1 and 2 threads and prints
 // one `ratio` line per metric: time ratio brasa/libtorch (< 1: Brasa faster).
+// Each side runs in a fresh process of this same program (`--side NAME
+// --threads N`), so neither library's thread or BLAS settings leak into the
+// other's measurements; the parent collects the results and prints the ratios.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
+#include <sstream>
+#include <string>
+#include <unistd.h>
 
 #include "bench.h"
 
+static int run_side(const std::string& side, int threads) {
+  Side s = side == "brasa" ? brasa_side() : libtorch_side();
+  s.set_threads(threads);
+  for (auto& r : s.run()) std::printf("%s %.9g %.9g %.9g\n", r.name.c_str(), r.seconds, r.bytes, r.items);
+  return 0;
+}
+
+static std::map<std::string, BenchResult> spawn(const char* self, const std::string& side, int threads) {
+  std::string cmd = std::string(self) + " --side " + side + " --threads " + std::to_string(threads);
+  std::map<std::string, BenchResult> out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char line[512];
+  while (std::fgets(line, sizeof line, p)) {
+    std::istringstream is(line);
+    BenchResult r;
+    if (is >> r.name >> r.seconds >> r.bytes >> r.items) out[r.name] = r;
+  }
+  if (pclose(p) != 0) std::fprintf(stderr, "ops_bench: the %s side failed\n", side.c_str());
+  return out;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 5 && std::strcmp(argv[1], "--side") == 0) return run_side(argv[2], std::atoi(argv[4]));
   std::vector<int> threads = {1, 2};
   if (argc > 1) threads = {std::atoi(argv[1])};
-  Side sides[2] = {brasa_side(), libtorch_side()};
+  char self[4096] = {};
+  if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) return 1;
   for (int t : threads) {
-    std::map<std::string, BenchResult> res[2];
-    for (int s = 0; s < 2; ++s) {
-      sides[s].set_threads(t);
-      for (auto& r : sides[s].run()) res[s][r.name] = r;
-    }
-    for (auto& [name, br] : res[0]) {
-      const BenchResult& lr = res[1][name];
-      std::printf("%-28s threads=%d  brasa %10.3f us  libtorch %10.3f us", name.c_str(), t, br.seconds * 1e6,
-                  lr.seconds * 1e6);
-      if (br.bytes > 0)
-        std::printf("  brasa %6.2f GB/s  libtorch %6.2f GB/s", br.bytes / br.seconds / 1e9, lr.bytes / lr.seconds / 1e9);
-      if (br.items > 0)
-        std::printf("  brasa %8.0f samples/s  libtorch %8.0f samples/s", br.items / br.seconds, lr.items / lr.seconds);
+    auto br = spawn(self, "brasa", t);
+    auto lt = spawn(self, "libtorch", t);
+    for (auto& [name, b] : br) {
+      const BenchResult& l = lt[name];
+      std::printf("%-28s threads=%d  brasa %10.3f us  libtorch %10.3f us", name.c_str(), t, b.seconds * 1e6,
+                  l.seconds * 1e6);
+      if (b.bytes > 0)
+        std::printf("  brasa %6.2f GB/s  libtorch %6.2f GB/s", b.bytes / b.seconds / 1e9, l.bytes / l.seconds / 1e9);
+      if (b.items > 0)
+        std::printf("  brasa %8.0f samples/s  libtorch %8.0f samples/s", b.items / b.seconds, l.items / l.seconds);
       std::printf("\n");
     }
-    for (auto& [name, br] : res[0])
-      std::printf("ratio %s threads=%d brasa/libtorch time = %.3f\n", name.c_str(), t, br.seconds / res[1][name].seconds);
+    for (auto& [name, b] : br)
+      if (lt.count(name)) std::printf("ratio %s threads=%d brasa/libtorch time = %.3f\n", name.c_str(), t, b.seconds / lt[name].seconds);
   }
   return 0;
 }

@@ -41,6 +41,7 @@ void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const
 template <class T>
 void gemm_blas(const Tensor& a, const Tensor& b, Tensor& c, const Scalar& alpha_s, const Scalar& beta_s) {
   int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  detail::pin_blas_threads();
   BlasMatrix A = as_blas(a), B = as_blas(b);
   const T alpha = alpha_s.to<T>(), beta = beta_s.to<T>();
   const T* ap = A.t.data_ptr<T>();

@@ -126,11 +126,7 @@ void after_fork_in_child() {
 }
 
 struct Init {
-  Init() {
-    // BLAS never starts threads of its own: gemm is split across our pool.
-    openblas_set_num_threads(1);
-    pthread_atfork(nullptr, nullptr, after_fork_in_child);
-  }
+  Init() { pthread_atfork(nullptr, nullptr, after_fork_in_child); }
 } g_init;
 
 ThreadPool& pool_for(int n) {
@@ -146,6 +142,7 @@ ThreadPool& pool_for(int n) {
 
 void set_num_threads(int n) {
   BRASA_CHECK(n > 0, "set_num_threads: expected a positive number of threads, got ", n);
+  detail::pin_blas_threads();
   std::lock_guard<std::mutex> run(g_run_mu);
   g_num_threads.store(n);
   std::lock_guard<std::mutex> g(g_pool_mu);
@@ -168,6 +165,14 @@ int get_num_threads() {
 bool in_parallel_region() { return tls_in_parallel; }
 
 namespace detail {
+// BLAS never starts threads of its own: gemm is split across our pool. Done on
+// first use rather than at load time, so that merely linking Brasa changes
+// nothing for other users of OpenBLAS in the process.
+void pin_blas_threads() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
 void parallel_run(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {
   int n = get_num_threads();

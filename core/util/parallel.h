@@ -13,6 +13,7 @@ int get_num_threads();
 bool in_parallel_region();
 
 namespace detail {
+void pin_blas_threads();
 void parallel_run(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn);
 }
