@@ -75,6 +75,7 @@ Tensor scalar_tensor_of(const Scalar& s, ScalarType t) {
 }
 
 Elementwise& Elementwise::input(const Tensor& t, ScalarType dtype) {
+  if (inputs_.empty()) inputs_.reserve(3);
   BRASA_CHECK(t.defined(), op_, ": expected a defined tensor as input ", inputs_.size());
   BRASA_CHECK(t.device().is_cpu(), op_, ": expected CPU tensors, got ", t.device());
   inputs_.push_back(t.dtype() == dtype ? t : t.to(dtype));
@@ -105,10 +106,31 @@ Elementwise& Elementwise::build() {
   } else {
     out_ = empty(shape_, TensorOptions().dtype(out_dtype_));
   }
-  loop_.emplace(shape_);
-  loop_->add(out_);
-  for (const auto& in : inputs_) loop_->add(in);
+  flat_ = out_.is_contiguous();
+  const int64_t n = out_.numel();
+  for (const auto& in : inputs_)
+    flat_ = flat_ && ((in.is_contiguous() && in.numel() == n) || in.numel() == 1);
+  if (flat_) {
+    flat_data_[0] = static_cast<char*>(out_.data_ptr());
+    flat_strides_[0] = out_.element_size();
+    for (size_t k = 0; k < inputs_.size(); ++k) {
+      flat_data_[k + 1] = static_cast<char*>(inputs_[k].data_ptr());
+      flat_strides_[k + 1] = inputs_[k].numel() == 1 && n != 1 ? 0 : inputs_[k].element_size();
+    }
+    return *this;
+  }
+  loop();
   return *this;
+}
+
+cpu::StridedLoop& Elementwise::loop() {
+  if (!loop_) {
+    loop_.emplace(shape_);
+    loop_->add(out_);
+    for (const auto& in : inputs_) loop_->add(in);
+  }
+  flat_ = false;
+  return *loop_;
 }
 
 void Elementwise::finish() {

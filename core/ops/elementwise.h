@@ -41,10 +41,22 @@ class Elementwise {
 
   template <class Out, class... In, class F>
   void run(const F& f) {
-    cpu::cpu_kernel<Out, In...>(*loop_, f);
+    if (flat_) {
+      // Every operand is contiguous with the output's shape (or a single
+      // element): one 1-D run, no strided loop to set up.
+      const int64_t n = out_.numel();
+      parallel_for(0, n, cpu::kGrain, [&](int64_t b, int64_t e) {
+        char* ptrs[cpu::kMaxOperands];
+        for (size_t k = 0; k <= inputs_.size(); ++k) ptrs[k] = flat_data_[k] + b * flat_strides_[k];
+        if constexpr (sizeof...(In) == 2) cpu::binary_run<Out, In...>(ptrs, flat_strides_, e - b, f);
+        else cpu::nary_run<Out, In...>(ptrs, flat_strides_, e - b, f, std::index_sequence_for<In...>{});
+      });
+    } else {
+      cpu::cpu_kernel<Out, In...>(*loop_, f);
+    }
     finish();
   }
-  cpu::StridedLoop& loop() { return *loop_; }
+  cpu::StridedLoop& loop();
   // Call after driving loop() directly.
   void finish();
   const Tensor& result() const { return result_; }
@@ -59,6 +71,9 @@ class Elementwise {
   DimVector shape_;
   Tensor out_, result_;
   std::optional<cpu::StridedLoop> loop_;
+  bool flat_ = false;
+  char* flat_data_[cpu::kMaxOperands] = {};
+  int64_t flat_strides_[cpu::kMaxOperands] = {};
 };
 
 }  // namespace brasa::detail

@@ -110,16 +110,22 @@ void expand_masks(const char* op, const Tensor& self, int64_t start_dim, const T
   for (int64_t k = 0; k < mask.dim(); ++k) out.push_back(contiguous(nz.select(1, k)));
 }
 
+std::vector<std::optional<Tensor>> expand_all_masks(const char* op, const Tensor& self,
+                                                    const std::vector<std::optional<Tensor>>& in) {
+  std::vector<std::optional<Tensor>> out;
+  for (const auto& i : in) {
+    if (i && i->defined() && (i->dtype() == kBool || i->dtype() == kByte))
+      expand_masks(op, self, static_cast<int64_t>(out.size()), *i, out);
+    else
+      out.push_back(i);
+  }
+  return out;
+}
+
 }  // namespace
 
 Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices_in) {
-  std::vector<std::optional<Tensor>> indices;
-  for (const auto& i : indices_in) {
-    if (i && i->defined() && (i->dtype() == kBool || i->dtype() == kByte))
-      expand_masks("index", self, static_cast<int64_t>(indices.size()), *i, indices);
-    else
-      indices.push_back(i);
-  }
+  auto indices = expand_all_masks("index", self, indices_in);
   AdvancedPlan p = plan_advanced("index", self, indices);
   if (p.dims.empty()) return self;
   auto roff = rest_offsets(self, p.rest);
@@ -145,13 +151,7 @@ Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indic
 
 Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indices_in, const Tensor& values,
                    bool accumulate) {
-  std::vector<std::optional<Tensor>> indices;
-  for (const auto& i : indices_in) {
-    if (i && i->defined() && (i->dtype() == kBool || i->dtype() == kByte))
-      expand_masks("index_put_", self, static_cast<int64_t>(indices.size()), *i, indices);
-    else
-      indices.push_back(i);
-  }
+  auto indices = expand_all_masks("index_put_", self, indices_in);
   AdvancedPlan p = plan_advanced("index_put_", self, indices);
   BRASA_CHECK(!p.dims.empty(), "index_put_: expected at least one index tensor");
   auto perm = final_perm(p);

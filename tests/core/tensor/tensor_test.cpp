@@ -149,3 +149,22 @@ TEST(Tensor, TorchAliasCompiles) {
   t2::Tensor x = t2::ones({2, 2}, t2::TensorOptions().dtype(t2::kFloat64));
   EXPECT_EQ(x.dtype(), t2::kDouble);
 }
+
+TEST(Allocator, LargeBlocksAreCachedAndReleased) {
+  release_cached_cpu_memory();
+  EXPECT_EQ(cached_cpu_memory(), 0u);
+  void* first;
+  {
+    auto big = empty({1 << 20});  // 4 MiB
+    first = big.data_ptr();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % (2 << 20), 0u);  // huge-page aligned
+  }
+  EXPECT_GE(cached_cpu_memory(), size_t(4) << 20);
+  auto again = empty({1 << 20});
+  EXPECT_EQ(again.data_ptr(), first);  // reused, no fresh page faults
+  again.reset();
+  release_cached_cpu_memory();
+  EXPECT_EQ(cached_cpu_memory(), 0u);
+  auto small = empty({3});
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data_ptr()) % 64, 0u);
+}
