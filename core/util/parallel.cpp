@@ -43,17 +43,18 @@ class ThreadPool {
   // Runs task(0..nchunks-1); the caller takes chunks too.
   void run(int nchunks, const std::function<void(int)>& task) {
     bool wake;
+    uint64_t gen;
     {
       std::lock_guard<std::mutex> g(mu_);
       task_ = &task;
       nchunks_ = nchunks;
-      next_chunk_.store(0);
       remaining_.store(nchunks);
-      gen_.fetch_add(1, std::memory_order_release);
+      gen = gen_.fetch_add(1, std::memory_order_acq_rel) + 1;
+      claim_.store((gen & 0xffffffffu) << 32, std::memory_order_release);
       wake = sleepers_ > 0;
     }
     if (wake) cv_.notify_all();
-    work(task);
+    work(task, gen, nchunks);
     // Wait for the chunks other threads took: they are already running.
     while (remaining_.load(std::memory_order_acquire) > 0) spin_pause();
   }
@@ -61,10 +62,17 @@ class ThreadPool {
  private:
   static void spin_pause() { __builtin_ia32_pause(); }
 
-  void work(const std::function<void(int)>& task) {
+  // Claims chunks of job `gen` until none are left. The claim word holds the
+  // job's generation next to the chunk counter, so a worker that arrives after
+  // its job ended (and a new one began) can never run the old task.
+  void work(const std::function<void(int)>& task, uint64_t gen, int nchunks) {
+    const uint64_t tag = (gen & 0xffffffffu) << 32;
     for (;;) {
-      int c = next_chunk_.fetch_add(1);
-      if (c >= nchunks_) return;
+      uint64_t v = claim_.load(std::memory_order_acquire);
+      if ((v & ~uint64_t(0xffffffffu)) != tag) return;
+      int c = static_cast<int>(v & 0xffffffffu);
+      if (c >= nchunks) return;
+      if (!claim_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel)) continue;
       task(c);
       remaining_.fetch_sub(1, std::memory_order_release);
     }
@@ -87,8 +95,9 @@ class ThreadPool {
       if (stop_) return;
       seen = gen_.load();
       const auto* task = task_;
+      int nchunks = nchunks_;
       lk.unlock();
-      work(*task);
+      work(*task, seen, nchunks);
     }
   }
 
@@ -97,8 +106,8 @@ class ThreadPool {
   std::condition_variable cv_;
   const std::function<void(int)>* task_ = nullptr;
   int nchunks_ = 0;
-  std::atomic<int> next_chunk_{0}, remaining_{0};
-  std::atomic<uint64_t> gen_{0};
+  std::atomic<int> remaining_{0};
+  std::atomic<uint64_t> gen_{0}, claim_{0};
   int sleepers_ = 0;
   bool stop_ = false;
 };

@@ -30,6 +30,19 @@ TEST(Parallel, PropagatesExceptions) {
   EXPECT_EQ(sum.load(), 1000);
 }
 
+TEST(Parallel, ManyBackToBackJobs) {
+  // Workers that arrive late to a finished job must never run its task once
+  // the next job has started.
+  set_num_threads(2);
+  int64_t total = 0;
+  for (int job = 0; job < 20000; ++job) {
+    std::atomic<int64_t> sum{0};
+    parallel_for(0, 8, 1, [&](int64_t b, int64_t e) { sum += e - b; });
+    total += sum.load();
+  }
+  EXPECT_EQ(total, 20000 * 8);
+}
+
 TEST(Parallel, NestedCallsRunInline) {
   set_num_threads(2);
   std::atomic<int> inner{0}, outer{0};
