@@ -268,11 +268,14 @@ void softmax_rows_float(const float* in, float* out, int64_t K, int64_t R, bool 
   for_each_row(K, R, [&](int64_t k) {
     const float* r = in + k * R;
     float* o = out + k * R;
-    float lanes[8];
-    for (int j = 0; j < 8; ++j) lanes[j] = -INFINITY;
+    typedef float v8 __attribute__((vector_size(32)));
+    v8 lanes = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
     int64_t i = 0;
-    for (; i + 8 <= R; i += 8)
-      for (int j = 0; j < 8; ++j) lanes[j] = lanes[j] > r[i + j] ? lanes[j] : r[i + j];
+    for (; i + 8 <= R; i += 8) {
+      v8 x;
+      std::memcpy(&x, r + i, 32);
+      lanes = lanes > x ? lanes : x;
+    }
     float m = -INFINITY;
     for (int j = 0; j < 8; ++j) m = std::max(m, lanes[j]);
     for (; i < R; ++i) m = std::max(m, r[i]);
