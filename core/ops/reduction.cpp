@@ -268,20 +268,22 @@ void softmax_rows_float(const float* in, float* out, int64_t K, int64_t R, bool 
   for_each_row(K, R, [&](int64_t k) {
     const float* r = in + k * R;
     float* o = out + k * R;
+    // One vector pass finds the max and whether the row holds a NaN.
     typedef float v8 __attribute__((vector_size(32)));
+    typedef int32_t v8i __attribute__((vector_size(32)));
     v8 lanes = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    v8i nan_lanes = {};
     int64_t i = 0;
     for (; i + 8 <= R; i += 8) {
       v8 x;
       std::memcpy(&x, r + i, 32);
+      nan_lanes |= x != x;
       lanes = lanes > x ? lanes : x;
     }
     float m = -INFINITY;
-    for (int j = 0; j < 8; ++j) m = std::max(m, lanes[j]);
-    for (; i < R; ++i) m = std::max(m, r[i]);
-    // A NaN anywhere makes the row NaN (the max above may skip it).
     bool has_nan = false;
-    for (int64_t t = 0; t < R; ++t) has_nan |= r[t] != r[t];
+    for (int j = 0; j < 8; ++j) m = std::max(m, lanes[j]), has_nan |= nan_lanes[j] != 0;
+    for (; i < R; ++i) m = std::max(m, r[i]), has_nan |= r[i] != r[i];
     if (has_nan) {
       for (int64_t t = 0; t < R; ++t) o[t] = NAN;
       return;

@@ -102,6 +102,10 @@ TEST(Reduction, SoftmaxLogSoftmaxStable) {
   EXPECT_CLOSE(wide.softmax(1).sum(1), std::vector<double>({1, 1, 1}), 1e-5);
   EXPECT_EQ(tensor({1.0}).softmax(0, kDouble).dtype(), kDouble);
   EXPECT_THROW(tensor({1, 2}).softmax(0), Error);
+  auto with_nan = tensor({1.0, 2, 3, 4, 5, 6, 7, 8, NAN, 10}).softmax(0);
+  EXPECT_TRUE(with_nan.isnan().all().item<bool>());
+  auto nan_in_lanes = cat({tensor({NAN}), zeros({15})}).softmax(0);
+  EXPECT_TRUE(nan_in_lanes.isnan().all().item<bool>());
   auto inf = tensor({-INFINITY, 0.0});
   EXPECT_CLOSE(inf.softmax(0), std::vector<double>({0, 1}), 0);
 }
