@@ -177,8 +177,8 @@ const char* cmp_name(Cmp c) {
 Tensor compare(Cmp c, const Tensor& a, const Tensor& b, const Tensor* out, bool inplace,
                ScalarType common = ScalarType::Undefined) {
   if (common == ScalarType::Undefined) common = detail::result_type(a, b);
-  // In place (a.lt_(b)) writes into a's own dtype.
-  Elementwise e(cmp_name(c), kBool, out, inplace);
+  // In place (a.lt_(b)) writes 0/1 into a's own dtype.
+  Elementwise e(cmp_name(c), kBool, out, false);
   e.input(a, common).input(b, common).build();
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(common, cmp_name(c), [&] {
     using T = scalar_t;
@@ -365,6 +365,17 @@ Tensor& binary_inplace(const char* op, Tensor& self, const Tensor& b) {
   else if (n == "fmod") arith(Op::Fmod, self, b, &self, true);
   else if (n == "remainder") arith(Op::Remainder, self, b, &self, true);
   else if (n == "eq") compare(Cmp::Eq, self, b, &self, true);
+  else if (n == "ne") compare(Cmp::Ne, self, b, &self, true);
+  else if (n == "lt") compare(Cmp::Lt, self, b, &self, true);
+  else if (n == "le") compare(Cmp::Le, self, b, &self, true);
+  else if (n == "gt") compare(Cmp::Gt, self, b, &self, true);
+  else if (n == "ge") compare(Cmp::Ge, self, b, &self, true);
+  else if (n == "logical_and") compare(Cmp::LAnd, self, b, &self, true);
+  else if (n == "logical_or") compare(Cmp::LOr, self, b, &self, true);
+  else if (n == "logical_xor") compare(Cmp::LXor, self, b, &self, true);
+  else if (n == "bitwise_and") bitwise(Bit::And, self, b, &self, true);
+  else if (n == "bitwise_or") bitwise(Bit::Or, self, b, &self, true);
+  else if (n == "bitwise_xor") bitwise(Bit::Xor, self, b, &self, true);
   else BRASA_INTERNAL_ASSERT(false, "unknown in-place op ", op);
   return self;
 }

@@ -69,6 +69,8 @@ bool equal(const Tensor& a, const Tensor& b);
 namespace detail {
 // In-place forms used by the Tensor methods: self is the output.
 Tensor& add_inplace(Tensor& self, const Tensor& b, const Scalar& alpha);
+// op: mul, pow, atan2, fmod, remainder, eq, ne, lt, le, gt, ge, logical_and,
+// logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor.
 Tensor& binary_inplace(const char* op, Tensor& self, const Tensor& b);
 Tensor& div_inplace(Tensor& self, const Tensor& b, std::optional<std::string> mode);
 Tensor& lerp_inplace(Tensor& self, const Tensor& end, const Tensor& w);

@@ -240,6 +240,33 @@ class Tensor {
   Tensor gt(const Scalar& o) const;
   Tensor ge(const Tensor& o) const;
   Tensor ge(const Scalar& o) const;
+  Tensor& eq_(const Tensor& o);
+  Tensor& eq_(const Scalar& o);
+  Tensor& ne_(const Tensor& o);
+  Tensor& ne_(const Scalar& o);
+  Tensor& lt_(const Tensor& o);
+  Tensor& lt_(const Scalar& o);
+  Tensor& le_(const Tensor& o);
+  Tensor& le_(const Scalar& o);
+  Tensor& gt_(const Tensor& o);
+  Tensor& gt_(const Scalar& o);
+  Tensor& ge_(const Tensor& o);
+  Tensor& ge_(const Scalar& o);
+  Tensor& logical_and_(const Tensor& o);
+  Tensor& logical_or_(const Tensor& o);
+  Tensor& logical_xor_(const Tensor& o);
+  Tensor& logical_not_();
+  Tensor& bitwise_and_(const Tensor& o);
+  Tensor& bitwise_or_(const Tensor& o);
+  Tensor& bitwise_xor_(const Tensor& o);
+  Tensor& bitwise_not_();
+  Tensor& fmod_(const Tensor& o);
+  Tensor& remainder_(const Tensor& o);
+  Tensor& nan_to_num_(std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
+                      std::optional<double> neginf = std::nullopt);
+  Tensor& operator&=(const Tensor& o) { return bitwise_and_(o); }
+  Tensor& operator|=(const Tensor& o) { return bitwise_or_(o); }
+  Tensor& operator^=(const Tensor& o) { return bitwise_xor_(o); }
   bool equal(const Tensor& o) const;
   bool allclose(const Tensor& o, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
   Tensor isclose(const Tensor& o, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;

@@ -219,6 +219,32 @@ BRASA_CMP_METHODS(le)
 BRASA_CMP_METHODS(gt)
 BRASA_CMP_METHODS(ge)
 #undef BRASA_CMP_METHODS
+#define BRASA_INPLACE_BINARY(name)                                                               \
+  Tensor& Tensor::name##_(const Tensor& o) { return detail::binary_inplace(#name, *this, o); }
+#define BRASA_INPLACE_BINARY_SCALAR(name)                                                        \
+  BRASA_INPLACE_BINARY(name)                                                                     \
+  Tensor& Tensor::name##_(const Scalar& o) { return detail::binary_inplace(#name, *this, wrap_scalar(*this, o)); }
+BRASA_INPLACE_BINARY_SCALAR(eq)
+BRASA_INPLACE_BINARY_SCALAR(ne)
+BRASA_INPLACE_BINARY_SCALAR(lt)
+BRASA_INPLACE_BINARY_SCALAR(le)
+BRASA_INPLACE_BINARY_SCALAR(gt)
+BRASA_INPLACE_BINARY_SCALAR(ge)
+BRASA_INPLACE_BINARY(logical_and)
+BRASA_INPLACE_BINARY(logical_or)
+BRASA_INPLACE_BINARY(logical_xor)
+BRASA_INPLACE_BINARY(bitwise_and)
+BRASA_INPLACE_BINARY(bitwise_or)
+BRASA_INPLACE_BINARY(bitwise_xor)
+BRASA_INPLACE_BINARY(fmod)
+BRASA_INPLACE_BINARY(remainder)
+#undef BRASA_INPLACE_BINARY_SCALAR
+#undef BRASA_INPLACE_BINARY
+Tensor& Tensor::logical_not_() { return copy_(brasa::logical_not(*this)); }
+Tensor& Tensor::bitwise_not_() { return detail::unary_inplace("bitwise_not", *this); }
+Tensor& Tensor::nan_to_num_(std::optional<double> n, std::optional<double> p, std::optional<double> q) {
+  return copy_(brasa::nan_to_num(*this, n, p, q));
+}
 bool Tensor::equal(const Tensor& o) const { return brasa::equal(*this, o); }
 bool Tensor::allclose(const Tensor& o, double r, double a, bool n) const { return brasa::allclose(*this, o, r, a, n); }
 Tensor Tensor::isclose(const Tensor& o, double r, double a, bool n) const { return brasa::isclose(*this, o, r, a, n); }

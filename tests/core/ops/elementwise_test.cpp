@@ -183,6 +183,37 @@ TEST(Elementwise, ComparisonsLogicalBitwise) {
   EXPECT_EQ(f.nan_to_num().index({2}).item<float>(), std::numeric_limits<float>::max());
 }
 
+TEST(Elementwise, InPlaceComparisonsLogicalBitwise) {
+  auto a = tensor({1.0, 2.0, 3.0});
+  a.lt_(2.5);
+  EXPECT_EQ(a.dtype(), kFloat);  // keeps its dtype, holds 0/1
+  EXPECT_VALUES(a, {1, 1, 0});
+  auto b = tensor({1, 5, 3});
+  b.ge_(tensor({1, 6, 2}));
+  EXPECT_VALUES(b, {1, 0, 1});
+  auto c = tensor({true, false, true});
+  c.logical_and_(tensor({true, true, false}));
+  EXPECT_VALUES(c, {1, 0, 0});
+  c.logical_not_();
+  EXPECT_VALUES(c, {0, 1, 1});
+  auto d = tensor({12, 10});
+  d &= tensor({10, 6});
+  EXPECT_VALUES(d, {8, 2});
+  d |= tensor({1, 1});
+  d ^= tensor({3, 3});
+  EXPECT_VALUES(d, {10, 0});
+  d.bitwise_not_();
+  EXPECT_VALUES(d, {-11, -1});
+  auto e = tensor({7, -7});
+  e.remainder_(tensor({3, 3}));
+  EXPECT_VALUES(e, {1, 2});
+  auto f = tensor({NAN, 1.0});
+  f.nan_to_num_(5.0);
+  EXPECT_VALUES(f, {5, 1});
+  EXPECT_THROW(tensor({1.0, 2.0}).eq_(ones({2, 2})), Error);
+  EXPECT_THROW(tensor({1.0}).bitwise_and_(tensor({1.0})), Error);
+}
+
 TEST(Elementwise, ClampLerpAddcWhereMaskedFill) {
   auto x = tensor({-2.0, 0.5, 3.0});
   EXPECT_VALUES(x.clamp(-1, 1), {-1, 0.5, 1});
