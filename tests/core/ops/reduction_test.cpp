@@ -143,3 +143,30 @@ TEST(Reduction, SortArgsortTopkUnique) {
   EXPECT_VALUES(ki, {2});
   EXPECT_THROW(tensor({1, 2}).topk(3), Error);
 }
+
+TEST(Reduction, SixteenBitFloatsAndIntegers) {
+  for (auto t : {kHalf, kBFloat16}) {
+    auto x = tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}, t);
+    EXPECT_EQ(x.sum().dtype(), t);
+    EXPECT_VALUES(x.sum(), {21});
+    EXPECT_VALUES(x.sum(0), {5, 7, 9});
+    EXPECT_VALUES(x.mean(1), {2, 5});
+    EXPECT_VALUES(x.amax(1), {3, 6});
+    EXPECT_VALUES(x.argmin(1), {0, 0});
+    EXPECT_VALUES(x.cumsum(1), {1, 3, 6, 4, 9, 15});
+    EXPECT_CLOSE(x.softmax(1).sum(1), std::vector<double>({1, 1}), 1e-2);
+    EXPECT_CLOSE(x.var(IntArrayRef{1}), std::vector<double>({1, 1}), 1e-2);
+    auto [v, i] = x.sort(1, true);
+    EXPECT_VALUES(v, {3, 2, 1, 6, 5, 4});
+  }
+  for (auto t : {kByte, kChar, kShort, kInt, kLong}) {
+    auto x = tensor({{1, 2, 3}, {4, 5, 6}}, t);
+    EXPECT_EQ(x.sum().dtype(), kLong);
+    EXPECT_VALUES(x.sum(1), {6, 15});
+    EXPECT_VALUES(x.prod(1), {6, 120});
+    EXPECT_VALUES(std::get<0>(x.max(0)), {4, 5, 6});
+    EXPECT_VALUES(x.argmax(), {5});
+    EXPECT_VALUES(x.cumprod(1), {1, 2, 6, 4, 20, 120});
+    EXPECT_TRUE(x.all().item<bool>());
+  }
+}
