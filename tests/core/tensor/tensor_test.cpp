@@ -168,3 +168,28 @@ TEST(Allocator, LargeBlocksAreCachedAndReleased) {
   auto small = empty({3});
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data_ptr()) % 64, 0u);
 }
+
+TEST(Tensor, CopyBetweenEveryPairOfDtypes) {
+  const ScalarType all[] = {kByte, kChar, kShort, kInt, kLong, kHalf, kFloat, kDouble, kBool, kBFloat16};
+  for (auto from : all)
+    for (auto to : all) {
+      auto src = tensor({0, 1, 2, 3}, from);  // bool turns this into {0, 1, 1, 1}
+      auto dst = empty({2, 2}, to).t();     // strided destination
+      dst.copy_(src.view({2, 2}).t());
+      std::vector<double> expect = from == kBool || to == kBool ? std::vector<double>{0, 1, 1, 1}
+                                                               : std::vector<double>{0, 1, 2, 3};
+      EXPECT_EQ(brasa::testing::values(dst.t().reshape({4})), expect) << from << " -> " << to;
+    }
+}
+
+TEST(Tensor, UnaryOnSixteenBitFloats) {
+  for (auto t : {kHalf, kBFloat16}) {
+    auto x = tensor({0.5, -1.0, 2.0}, t);
+    EXPECT_EQ(x.exp().dtype(), t);
+    EXPECT_CLOSE(x.exp(), std::vector<double>({std::exp(0.5), std::exp(-1.0), std::exp(2.0)}), 0.05);
+    EXPECT_VALUES(x.abs(), {0.5, 1, 2});
+    EXPECT_VALUES(x.relu(), {0.5, 0, 2});
+    EXPECT_CLOSE(x.sigmoid(), std::vector<double>({0.6225, 0.2689, 0.8808}), 0.01);
+    EXPECT_VALUES(x.clamp(0, 1), {0.5, 0, 1});
+  }
+}
