@@ -220,8 +220,9 @@ Tensor bitwise(Bit op, const Tensor& a, const Tensor& b, const Tensor* out, bool
 }
 
 Tensor wrap(const Tensor& a, const Scalar& s, ScalarType& common) {
-  common = detail::result_type(a, s);
-  return detail::scalar_tensor_of(s, common);
+  Tensor t = detail::wrap_number(a, s);
+  common = t.dtype();
+  return t;
 }
 
 }  // namespace

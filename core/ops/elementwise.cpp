@@ -74,6 +74,8 @@ Tensor scalar_tensor_of(const Scalar& s, ScalarType t) {
   return scalar_tensor(s, TensorOptions().dtype(t));
 }
 
+Tensor wrap_number(const Tensor& self, const Scalar& s) { return scalar_tensor_of(s, result_type(self, s)); }
+
 Elementwise& Elementwise::input(const Tensor& t, ScalarType dtype) {
   if (inputs_.empty()) inputs_.reserve(3);
   BRASA_CHECK(t.defined(), op_, ": expected a defined tensor as input ", inputs_.size());

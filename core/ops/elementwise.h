@@ -27,6 +27,9 @@ bool can_cast(ScalarType from, ScalarType to);
 
 DimVector broadcast_shapes(const char* op, IntArrayRef a, IntArrayRef b);
 Tensor scalar_tensor_of(const Scalar& s, ScalarType t);
+// A number used with `self` as a 0-dim tensor of their promoted dtype, so that
+// it takes part in promotion as a number (x_int32 + 2.5 is float32).
+Tensor wrap_number(const Tensor& self, const Scalar& s);
 
 class Elementwise {
  public:

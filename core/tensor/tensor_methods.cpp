@@ -150,10 +150,7 @@ Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Sca
 }
 
 // ---- elementwise ----
-static Tensor wrap_scalar(const Tensor& self, const Scalar& s) {
-  // A plain number takes part in promotion as a number, not as a tensor.
-  return scalar_tensor(s, TensorOptions().dtype(detail::result_type(self, s)));
-}
+static Tensor wrap_scalar(const Tensor& self, const Scalar& s) { return detail::wrap_number(self, s); }
 Tensor Tensor::add(const Tensor& o, const Scalar& a) const { return brasa::add(*this, o, a); }
 Tensor Tensor::add(const Scalar& o, const Scalar& a) const { return brasa::add(*this, o, a); }
 Tensor& Tensor::add_(const Tensor& o, const Scalar& a) { return detail::add_inplace(*this, o, a); }
