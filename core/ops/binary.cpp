@@ -174,11 +174,12 @@ const char* cmp_name(Cmp c) {
   return names[static_cast<int>(c)];
 }
 
-Tensor compare(Cmp c, const Tensor& a, const Tensor& b, const Tensor* out, bool inplace,
+// `out` may be `a` itself (a.lt_(b)): comparisons then write 0/1 into a's dtype,
+// which the Elementwise output path handles, so no in-place flag is needed.
+Tensor compare(Cmp c, const Tensor& a, const Tensor& b, const Tensor* out,
                ScalarType common = ScalarType::Undefined) {
   if (common == ScalarType::Undefined) common = detail::result_type(a, b);
-  // In place (a.lt_(b)) writes 0/1 into a's own dtype.
-  Elementwise e(cmp_name(c), kBool, out, false);
+  Elementwise e(cmp_name(c), kBool, out);
   e.input(a, common).input(b, common).build();
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(common, cmp_name(c), [&] {
     using T = scalar_t;
@@ -314,14 +315,14 @@ Tensor true_divide(const Tensor& a, const Tensor& b) { return div(a, b); }
 
 // ---- comparisons and logical ----
 #define BRASA_DEFINE_CMP(name, C)                                                          \
-  Tensor name(const Tensor& a, const Tensor& b) { return compare(C, a, b, nullptr, false); } \
+  Tensor name(const Tensor& a, const Tensor& b) { return compare(C, a, b, nullptr); } \
   Tensor name(const Tensor& a, const Scalar& b) {                                          \
     ScalarType c;                                                                          \
     Tensor bt = wrap(a, b, c);                                                             \
-    return compare(C, a, bt, nullptr, false, c);                                           \
+    return compare(C, a, bt, nullptr, c);                                           \
   }                                                                                        \
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {                      \
-    compare(C, a, b, &out, false);                                                         \
+    compare(C, a, b, &out);                                                         \
     return out;                                                                            \
   }
 BRASA_DEFINE_CMP(eq, Cmp::Eq)
@@ -365,15 +366,15 @@ Tensor& binary_inplace(const char* op, Tensor& self, const Tensor& b) {
   else if (n == "atan2") arith(Op::Atan2, self, b, &self, true);
   else if (n == "fmod") arith(Op::Fmod, self, b, &self, true);
   else if (n == "remainder") arith(Op::Remainder, self, b, &self, true);
-  else if (n == "eq") compare(Cmp::Eq, self, b, &self, true);
-  else if (n == "ne") compare(Cmp::Ne, self, b, &self, true);
-  else if (n == "lt") compare(Cmp::Lt, self, b, &self, true);
-  else if (n == "le") compare(Cmp::Le, self, b, &self, true);
-  else if (n == "gt") compare(Cmp::Gt, self, b, &self, true);
-  else if (n == "ge") compare(Cmp::Ge, self, b, &self, true);
-  else if (n == "logical_and") compare(Cmp::LAnd, self, b, &self, true);
-  else if (n == "logical_or") compare(Cmp::LOr, self, b, &self, true);
-  else if (n == "logical_xor") compare(Cmp::LXor, self, b, &self, true);
+  else if (n == "eq") compare(Cmp::Eq, self, b, &self);
+  else if (n == "ne") compare(Cmp::Ne, self, b, &self);
+  else if (n == "lt") compare(Cmp::Lt, self, b, &self);
+  else if (n == "le") compare(Cmp::Le, self, b, &self);
+  else if (n == "gt") compare(Cmp::Gt, self, b, &self);
+  else if (n == "ge") compare(Cmp::Ge, self, b, &self);
+  else if (n == "logical_and") compare(Cmp::LAnd, self, b, &self);
+  else if (n == "logical_or") compare(Cmp::LOr, self, b, &self);
+  else if (n == "logical_xor") compare(Cmp::LXor, self, b, &self);
   else if (n == "bitwise_and") bitwise(Bit::And, self, b, &self, true);
   else if (n == "bitwise_or") bitwise(Bit::Or, self, b, &self, true);
   else if (n == "bitwise_xor") bitwise(Bit::Xor, self, b, &self, true);

@@ -192,8 +192,9 @@ Tensor bitwise_not_impl(const Tensor& x, const Tensor* out, bool inplace) {
 
 Tensor dispatch_unary(const char* name, const Tensor& x, const Tensor* out, bool inplace) {
   std::string n = name;
+  if (n == "exp") return exp_fast_impl(x, out, inplace);
 #define BRASA_UNARY_CASE(op, KIND, EXPR) \
-  if (n == #op) return n == "exp" ? exp_fast_impl(x, out, inplace) : op##_impl(x, out, inplace);
+  if (n == #op) return op##_impl(x, out, inplace);
   BRASA_UNARY_OPS(BRASA_UNARY_CASE)
 #undef BRASA_UNARY_CASE
   if (n == "bitwise_not") return bitwise_not_impl(x, out, inplace);
