@@ -1,6 +1,7 @@
 #pragma once
 // The whole public API. Lean per-part headers exist for translation units that
 // need less: <brasa/tensor/tensor.h>, <brasa/ops/...>, <brasa/serialize/...>.
+#include <brasa/autograd/autograd.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/factory.h>

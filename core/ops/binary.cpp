@@ -1,10 +1,13 @@
+#include <brasa/autograd/record.h>
 #include <brasa/ops/binary.h>
+#include <brasa/ops/unary.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/reduction.h>
 
 #include <atomic>
+#include <optional>
 #include <cmath>
 
 namespace brasa {
@@ -226,14 +229,113 @@ Tensor wrap(const Tensor& a, const Scalar& s, ScalarType& common) {
   return t;
 }
 
+// ---- derivatives ----
+using autograd::BackwardName;
+using autograd::FormulaNode;
+using autograd::variable_list;
+const BackwardName kAddBackward("AddBackward0"), kSubBackward("SubBackward0"), kMulBackward("MulBackward0"),
+    kDivBackward("DivBackward0"), kPowBackward("PowBackward1"), kAtan2Backward("Atan2Backward0"),
+    kFmodBackward("FmodBackward1"), kRemainderBackward("RemainderBackward1"),
+    kMinimumBackward("MinimumBackward0"), kMaximumBackward("MaximumBackward0");
+
+const BackwardName& backward_name(Op op, const Scalar& alpha) {
+  switch (op) {
+    case Op::Add: return alpha.toDouble() < 0 ? kSubBackward : kAddBackward;
+    case Op::Mul: return kMulBackward;
+    case Op::Div:
+    case Op::DivTrunc:
+    case Op::DivFloor: return kDivBackward;
+    case Op::Pow: return kPowBackward;
+    case Op::Atan2: return kAtan2Backward;
+    case Op::Fmod: return kFmodBackward;
+    case Op::Remainder: return kRemainderBackward;
+    case Op::Minimum: return kMinimumBackward;
+    case Op::Maximum: return kMaximumBackward;
+  }
+  return kAddBackward;
+}
+
+// Gradients of (a, b) for out = op(a, b); engine un-broadcasts them.
+variable_list arith_grads(Op op, FormulaNode& n, const Tensor& g, double alpha) {
+  variable_list r(2);
+  auto a = [&] { return n.saved(0); };
+  auto b = [&] { return n.saved(1); };
+  switch (op) {
+    case Op::Add:
+      if (n.needs(0)) r[0] = g;
+      if (n.needs(1)) r[1] = alpha == 1.0 ? g : g * alpha;
+      break;
+    case Op::Mul:
+      if (n.needs(0)) r[0] = g * b();
+      if (n.needs(1)) r[1] = g * a();
+      break;
+    case Op::Div:
+      if (n.needs(0)) r[0] = g / b();
+      if (n.needs(1)) r[1] = -(g * a()) / (b() * b());
+      break;
+    case Op::DivTrunc:
+    case Op::DivFloor:  // piecewise constant
+      if (n.needs(0)) r[0] = zeros_like(g);
+      if (n.needs(1)) r[1] = zeros_like(g);
+      break;
+    case Op::Pow: {
+      Tensor x = a(), e = b();
+      if (n.needs(0)) r[0] = where(eq(e, 0), zeros_like(g), g * e * pow(x, e - 1));
+      if (n.needs(1)) {
+        // d/de x^e = x^e log x, taken as 0 where x == 0 and e >= 0.
+        Tensor y = pow(x, e);
+        r[1] = where(logical_and(eq(x, 0), ge(e, 0)), zeros_like(g), g * y * log(x));
+      }
+      break;
+    }
+    case Op::Atan2: {
+      Tensor x = a(), y = b(), d = x * x + y * y;
+      if (n.needs(0)) r[0] = g * y / d;
+      if (n.needs(1)) r[1] = -(g * x) / d;
+      break;
+    }
+    case Op::Fmod:
+    case Op::Remainder:
+      if (n.needs(0)) r[0] = g;
+      if (n.needs(1)) r[1] = -(g * div(a(), b(), op == Op::Fmod ? "trunc" : "floor"));
+      break;
+    case Op::Minimum:
+    case Op::Maximum: {
+      Tensor x = a(), y = b();
+      Tensor half = g / 2, zero = zeros_like(g);
+      Tensor a_wins = op == Op::Minimum ? lt(x, y) : gt(x, y);
+      Tensor b_wins = op == Op::Minimum ? gt(x, y) : lt(x, y);
+      if (n.needs(0)) r[0] = where(eq(x, y), half, where(a_wins, g, zero));
+      if (n.needs(1)) r[1] = where(eq(x, y), half, where(b_wins, g, zero));
+      break;
+    }
+  }
+  return r;
+}
+
+bool arith_saves_inputs(Op op) { return op != Op::Add && op != Op::DivTrunc && op != Op::DivFloor; }
+
+// Out-of-place arithmetic with its derivative recorded.
+Tensor arith_ad(Op op, const Tensor& a, const Tensor& b, const Scalar& alpha = 1,
+                ScalarType common = ScalarType::Undefined) {
+  autograd::Recorder r(backward_name(op, alpha), a, b);
+  Tensor out = arith(op, a, b, nullptr, false, alpha, common);
+  if (r) {
+    if (arith_saves_inputs(op)) r.save(a, b);
+    const double al = alpha.toDouble();
+    r.finish(out, [op, al](FormulaNode& n, const variable_list& g) { return arith_grads(op, n, g[0], al); });
+  }
+  return out;
+}
+
 }  // namespace
 
 // ---- arithmetic ----
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return arith(Op::Add, a, b, nullptr, false, alpha); }
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return arith_ad(Op::Add, a, b, alpha); }
 Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   ScalarType c;
   Tensor bt = wrap(a, b, c);
-  return arith(Op::Add, a, bt, nullptr, false, alpha, c);
+  return arith_ad(Op::Add, a, bt, alpha, c);
 }
 Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   arith(Op::Add, a, b, &out, false, alpha);
@@ -241,7 +343,7 @@ Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alp
 }
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   check_sub(a, b.dtype());
-  return arith(Op::Add, a, b, nullptr, false, -alpha);
+  return arith_ad(Op::Add, a, b, -alpha);
 }
 Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   check_sub(a, b.type());
@@ -256,15 +358,15 @@ Tensor rsub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return sub(
 Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   ScalarType c;
   Tensor bt = wrap(a, b, c);
-  return arith(Op::Add, bt, a, nullptr, false, -alpha, c);
+  return arith_ad(Op::Add, bt, a, -alpha, c);
 }
 
 #define BRASA_DEFINE_ARITH(name, OP)                                                 \
-  Tensor name(const Tensor& a, const Tensor& b) { return arith(OP, a, b, nullptr, false); } \
+  Tensor name(const Tensor& a, const Tensor& b) { return arith_ad(OP, a, b); } \
   Tensor name(const Tensor& a, const Scalar& b) {                                    \
     ScalarType c;                                                                    \
     Tensor bt = wrap(a, b, c);                                                       \
-    return arith(OP, a, bt, nullptr, false, 1, c);                                   \
+    return arith_ad(OP, a, bt, 1, c);                                   \
   }                                                                                  \
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {                \
     arith(OP, a, b, &out, false);                                                    \
@@ -278,7 +380,7 @@ BRASA_DEFINE_ARITH(minimum, Op::Minimum)
 BRASA_DEFINE_ARITH(maximum, Op::Maximum)
 #undef BRASA_DEFINE_ARITH
 
-Tensor pow(const Tensor& a, const Tensor& b) { return arith(Op::Pow, a, b, nullptr, false); }
+Tensor pow(const Tensor& a, const Tensor& b) { return arith_ad(Op::Pow, a, b); }
 Tensor pow(const Tensor& a, const Scalar& b) {
   ScalarType c;
   Tensor bt = wrap(a, b, c);
@@ -286,12 +388,12 @@ Tensor pow(const Tensor& a, const Scalar& b) {
   if (c == a.dtype() && b.toDouble() == 1.0) return clone(a);
   BRASA_CHECK(!(isIntegralType(c, true) && b.isIntegral(false) && b.toLong() < 0),
               "pow: integers to negative integer powers are not allowed.");
-  return arith(Op::Pow, a, bt, nullptr, false, 1, c);
+  return arith_ad(Op::Pow, a, bt, 1, c);
 }
 Tensor pow(const Scalar& base, const Tensor& e) {
   ScalarType c;
   Tensor bt = wrap(e, base, c);
-  return arith(Op::Pow, bt, e, nullptr, false, 1, c);
+  return arith_ad(Op::Pow, bt, e, 1, c);
 }
 Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
   arith(Op::Pow, a, b, &out, false);
@@ -299,12 +401,12 @@ Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
 }
 
 Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string> mode) {
-  return arith(div_op(mode), a, b, nullptr, false);
+  return arith_ad(div_op(mode), a, b);
 }
 Tensor div(const Tensor& a, const Scalar& b, std::optional<std::string> mode) {
   ScalarType c;
   Tensor bt = wrap(a, b, c);
-  return arith(div_op(mode), a, bt, nullptr, false, 1, c);
+  return arith_ad(div_op(mode), a, bt, 1, c);
 }
 Tensor& div_out(Tensor& out, const Tensor& a, const Tensor& b, std::optional<std::string> mode) {
   arith(div_op(mode), a, b, &out, false);
@@ -356,17 +458,26 @@ BRASA_DEFINE_BIT(bitwise_xor, Bit::Xor)
 namespace detail {
 Tensor& add_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
   if (self.dtype() == kBool && b.dtype() == kBool && alpha.toDouble() < 0) check_sub(self, kBool);
-  arith(Op::Add, self, b, &self, true, alpha);
-  return self;
+  return autograd::inplace(
+      "add_", self, [&] { arith(Op::Add, self, b, &self, true, alpha); },
+      [&](const Tensor& old) { return arith_ad(Op::Add, old, b, alpha); }, b);
 }
 Tensor& binary_inplace(const char* op, Tensor& self, const Tensor& b) {
   std::string n = op;
-  if (n == "mul") arith(Op::Mul, self, b, &self, true);
-  else if (n == "pow") arith(Op::Pow, self, b, &self, true);
-  else if (n == "atan2") arith(Op::Atan2, self, b, &self, true);
-  else if (n == "fmod") arith(Op::Fmod, self, b, &self, true);
-  else if (n == "remainder") arith(Op::Remainder, self, b, &self, true);
-  else if (n == "eq") compare(Cmp::Eq, self, b, &self);
+  std::optional<Op> arith_op;
+  if (n == "mul") arith_op = Op::Mul;
+  else if (n == "pow") arith_op = Op::Pow;
+  else if (n == "atan2") arith_op = Op::Atan2;
+  else if (n == "fmod") arith_op = Op::Fmod;
+  else if (n == "remainder") arith_op = Op::Remainder;
+  if (arith_op) {
+    Op o = *arith_op;
+    return autograd::inplace(
+        op, self, [&] { arith(o, self, b, &self, true); }, [&](const Tensor& old) { return arith_ad(o, old, b); },
+        b);
+  }
+  // Comparisons, logical and bitwise ops are not differentiable.
+  if (n == "eq") compare(Cmp::Eq, self, b, &self);
   else if (n == "ne") compare(Cmp::Ne, self, b, &self);
   else if (n == "lt") compare(Cmp::Lt, self, b, &self);
   else if (n == "le") compare(Cmp::Le, self, b, &self);
@@ -382,8 +493,10 @@ Tensor& binary_inplace(const char* op, Tensor& self, const Tensor& b) {
   return self;
 }
 Tensor& div_inplace(Tensor& self, const Tensor& b, std::optional<std::string> mode) {
-  arith(div_op(mode), self, b, &self, true);
-  return self;
+  Op o = div_op(mode);
+  return autograd::inplace(
+      "div_", self, [&] { arith(o, self, b, &self, true); }, [&](const Tensor& old) { return arith_ad(o, old, b); },
+      b);
 }
 }  // namespace detail
 
@@ -407,12 +520,24 @@ static Tensor lerp_impl(const Tensor& start, const Tensor& end, const Tensor& w,
   });
   return e.result();
 }
+static const BackwardName kLerpBackward("LerpBackward1");
 Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
-  return lerp_impl(start, end, weight, nullptr, false);
+  autograd::Recorder r(kLerpBackward, start, end, weight);
+  Tensor out = lerp_impl(start, end, weight, nullptr, false);
+  if (r) r.save(start, end, weight).finish(out, [](FormulaNode& n, const variable_list& g) {
+    variable_list d(3);
+    Tensor w = n.saved(2);
+    if (n.needs(0)) d[0] = g[0] * (1 - w);
+    if (n.needs(1)) d[1] = g[0] * w;
+    if (n.needs(2)) d[2] = g[0] * (n.saved(1) - n.saved(0));
+    return d;
+  });
+  return out;
 }
 Tensor& detail::lerp_inplace(Tensor& self, const Tensor& end, const Tensor& w) {
-  lerp_impl(self, end, w, &self, true);
-  return self;
+  return autograd::inplace(
+      "lerp_", self, [&] { lerp_impl(self, end, w, &self, true); },
+      [&](const Tensor& old) { return lerp(old, end, w); }, end, w);
 }
 
 static Tensor addc_impl(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value, bool div,
@@ -432,15 +557,38 @@ static Tensor addc_impl(const Tensor& self, const Tensor& t1, const Tensor& t2, 
   });
   return e.result();
 }
+static const BackwardName kAddcmulBackward("AddcmulBackward0"), kAddcdivBackward("AddcdivBackward0");
+static Tensor addc_ad(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value, bool is_div) {
+  autograd::Recorder r(is_div ? kAddcdivBackward : kAddcmulBackward, self, t1, t2);
+  Tensor out = addc_impl(self, t1, t2, value, is_div, nullptr, false);
+  if (r) {
+    const double v = value.toDouble();
+    r.save(t1, t2).finish(out, [v, is_div](FormulaNode& n, const variable_list& g) {
+      variable_list d(3);
+      Tensor a = n.saved(0), b = n.saved(1);
+      if (n.needs(0)) d[0] = g[0];
+      if (is_div) {
+        if (n.needs(1)) d[1] = g[0] * v / b;
+        if (n.needs(2)) d[2] = -(g[0] * v * a) / (b * b);
+      } else {
+        if (n.needs(1)) d[1] = g[0] * b * v;
+        if (n.needs(2)) d[2] = g[0] * a * v;
+      }
+      return d;
+    });
+  }
+  return out;
+}
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
-  return addc_impl(self, t1, t2, value, false, nullptr, false);
+  return addc_ad(self, t1, t2, value, false);
 }
 Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
-  return addc_impl(self, t1, t2, value, true, nullptr, false);
+  return addc_ad(self, t1, t2, value, true);
 }
 Tensor& detail::addcmul_inplace(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& v, bool div) {
-  addc_impl(self, t1, t2, v, div, &self, true);
-  return self;
+  return autograd::inplace(
+      div ? "addcdiv_" : "addcmul_", self, [&] { addc_impl(self, t1, t2, v, div, &self, true); },
+      [&](const Tensor& old) { return addc_ad(old, t1, t2, v, div); }, t1, t2);
 }
 
 static Tensor where_impl(const Tensor& cond, const Tensor& a, const Tensor& b, ScalarType t, const Tensor* out,
@@ -463,16 +611,29 @@ static Tensor where_impl(const Tensor& cond, const Tensor& a, const Tensor& b, S
   return e.result();
 }
 
+static const BackwardName kWhereBackward("WhereBackward0");
+static Tensor where_ad(const Tensor& cond, const Tensor& self, const Tensor& other, ScalarType t) {
+  autograd::Recorder r(kWhereBackward, cond, self, other);
+  Tensor out = where_impl(cond, self, other, t, nullptr, false, "where");
+  if (r) r.save(cond).finish(out, [](FormulaNode& n, const variable_list& g) {
+    variable_list d(3);
+    Tensor c = n.saved(0), zero = zeros_like(g[0]);
+    if (n.needs(1)) d[1] = where(c, g[0], zero);
+    if (n.needs(2)) d[2] = where(c, zero, g[0]);
+    return d;
+  });
+  return out;
+}
 Tensor where(const Tensor& cond, const Tensor& self, const Tensor& other) {
-  return where_impl(cond, self, other, detail::result_type(self, other), nullptr, false, "where");
+  return where_ad(cond, self, other, detail::result_type(self, other));
 }
 Tensor where(const Tensor& cond, const Scalar& self, const Tensor& other) {
   ScalarType t = detail::result_type({detail::operand(self), detail::operand(other)});
-  return where_impl(cond, detail::scalar_tensor_of(self, t), other, t, nullptr, false, "where");
+  return where_ad(cond, detail::scalar_tensor_of(self, t), other, t);
 }
 Tensor where(const Tensor& cond, const Tensor& self, const Scalar& other) {
   ScalarType t = detail::result_type(self, other);
-  return where_impl(cond, self, detail::scalar_tensor_of(other, t), t, nullptr, false, "where");
+  return where_ad(cond, self, detail::scalar_tensor_of(other, t), t);
 }
 Tensor where(const Tensor& cond, const Scalar& self, const Scalar& other) {
   ScalarType t = detail::result_type({detail::operand(self), detail::operand(other)});
@@ -483,16 +644,31 @@ Tensor where(const Tensor& cond, const Scalar& self, const Scalar& other) {
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
   return masked_fill(self, mask, detail::scalar_tensor_of(value, self.dtype()));
 }
-Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
-  Tensor out = clone(self);
-  return detail::masked_fill_inplace(out, mask, value);
-}
-Tensor& detail::masked_fill_inplace(Tensor& self, const Tensor& mask, const Tensor& value) {
+static void check_masked_fill(const Tensor& mask, const Tensor& value) {
   BRASA_CHECK(mask.dtype() == kBool, "masked_fill_: expected mask to have dtype Bool, got ", mask.dtype());
   BRASA_CHECK(value.dim() == 0, "masked_fill_: only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s)");
-  where_impl(mask, value, self, self.dtype(), &self, true, "masked_fill_");
-  return self;
+}
+static const BackwardName kMaskedFillBackward("MaskedFillBackward0");
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  check_masked_fill(mask, value);
+  autograd::Recorder r(kMaskedFillBackward, self, value);
+  Tensor out = clone(self);
+  where_impl(mask, value, out, out.dtype(), &out, true, "masked_fill_");
+  if (r) r.save(mask).finish(out, [](FormulaNode& n, const variable_list& g) {
+    variable_list d(2);
+    Tensor m = n.saved(0), zero = zeros_like(g[0]);
+    if (n.needs(0)) d[0] = where(m, zero, g[0]);
+    if (n.needs(1)) d[1] = where(m, g[0], zero).sum();
+    return d;
+  });
+  return out;
+}
+Tensor& detail::masked_fill_inplace(Tensor& self, const Tensor& mask, const Tensor& value) {
+  check_masked_fill(mask, value);
+  return autograd::inplace(
+      "masked_fill_", self, [&] { where_impl(mask, value, self, self.dtype(), &self, true, "masked_fill_"); },
+      [&](const Tensor& old) { return masked_fill(old, mask, value); }, value);
 }
 
 static Tensor clamp_impl(const Tensor& self, std::optional<Scalar> lo, std::optional<Scalar> hi, const Tensor* out,
@@ -516,8 +692,18 @@ static Tensor clamp_impl(const Tensor& self, std::optional<Scalar> lo, std::opti
   });
   return e.result();
 }
+static const BackwardName kClampBackward("ClampBackward1");
 Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
-  return clamp_impl(self, min, max, nullptr, false);
+  autograd::Recorder r(kClampBackward, self);
+  Tensor out = clamp_impl(self, min, max, nullptr, false);
+  if (r) r.save(self).finish(out, [min, max](FormulaNode& n, const variable_list& g) {
+    Tensor x = n.saved(0);
+    Tensor keep = ones_like(x, TensorOptions().dtype(kBool));
+    if (min) keep = logical_and(keep, ge(x, *min));
+    if (max) keep = logical_and(keep, le(x, *max));
+    return variable_list{where(keep, g[0], zeros_like(g[0]))};
+  });
+  return out;
 }
 Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
   BRASA_CHECK(min || max, "clamp: at least one of 'min' or 'max' must not be None");
@@ -530,8 +716,9 @@ Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp(self, min
 Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp(self, std::nullopt, max); }
 Tensor clip(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) { return clamp(self, min, max); }
 Tensor& detail::clamp_inplace(Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
-  clamp_impl(self, min, max, &self, true);
-  return self;
+  return autograd::inplace(
+      "clamp_", self, [&] { clamp_impl(self, min, max, &self, true); },
+      [&](const Tensor& old) { return clamp(old, min, max); });
 }
 
 Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {

@@ -1,3 +1,4 @@
+#include <brasa/autograd/record.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/cpu/loops.h>
 #include <brasa/ops/elementwise.h>
@@ -87,9 +88,7 @@ bool try_transpose_copy(const Tensor& dst, const Tensor& src) {
   return true;
 }
 
-}  // namespace
-
-Tensor& copy_(Tensor& dst, const Tensor& src) {
+Tensor& copy_checked(Tensor& dst, const Tensor& src) {
   BRASA_CHECK(dst.defined() && src.defined(), "copy_: expected defined tensors");
   BRASA_CHECK(dst.device().is_cpu() && src.device().is_cpu(), "copy_: only CPU tensors are supported, got dst on ",
               dst.device(), " and src on ", src.device());
@@ -104,6 +103,34 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   detail::copy_kernel(dst, src);
   dst.bump_version();
   return dst;
+}
+
+using autograd::BackwardName;
+using autograd::FormulaNode;
+using autograd::variable_list;
+const BackwardName kCopyBackwards("CopyBackwards"), kCloneBackward("CloneBackward0");
+
+}  // namespace
+
+// With grad, copy_ is "self := src" recorded as an op of (old self, src):
+// the old value gets a zero gradient, src the incoming one (the engine casts
+// and un-broadcasts it to src's dtype and shape).
+Tensor& copy_(Tensor& dst, const Tensor& src) {
+  return autograd::inplace(
+      "copy_", dst, [&] { copy_checked(dst, src); },
+      [&](const Tensor& old) {
+        autograd::Recorder r(kCopyBackwards, old, src);
+        Tensor value = empty(old.sizes(), old.options());
+        copy_checked(value, src);
+        if (r) r.finish(value, [](FormulaNode& n, const variable_list& g) {
+          variable_list d(2);
+          if (n.needs(0)) d[0] = zeros_like(g[0]);
+          if (n.needs(1)) d[1] = g[0];
+          return d;
+        });
+        return value;
+      },
+      src);
 }
 
 void detail::copy_kernel(const Tensor& dst, const Tensor& src) {
@@ -142,8 +169,10 @@ void detail::fill_kernel(const Tensor& dst, const Scalar& v) {
 }
 
 Tensor clone(const Tensor& t) {
+  autograd::Recorder r(kCloneBackward, t);
   Tensor out = empty(t.sizes(), t.options());
   detail::copy_kernel(out, t);
+  if (r) r.finish(out, [](FormulaNode&, const variable_list& g) { return variable_list{g[0]}; });
   return out;
 }
 

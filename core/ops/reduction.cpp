@@ -1,3 +1,4 @@
+#include <brasa/autograd/record.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/cpu/vec_math.h>
@@ -358,11 +359,69 @@ Tensor scan_impl(const char* op, const Tensor& x, int64_t dim, std::optional<Sca
   });
 }
 
+
+// ---- derivatives ----
+using autograd::BackwardName;
+using autograd::FormulaNode;
+using autograd::variable_list;
+const BackwardName kSumBackward("SumBackward1"), kMeanBackward("MeanBackward1"), kProdBackward("ProdBackward1"),
+    kMaxBackward("MaxBackward1"), kMaxDimBackward("MaxBackward0"), kAmaxBackward("AmaxBackward0"),
+    kVarBackward("VarBackward0"), kStdBackward("StdBackward0"), kNormBackward("NormBackward1"),
+    kLogsumexpBackward("LogsumexpBackward0"), kSoftmaxBackward("SoftmaxBackward0"),
+    kLogSoftmaxBackward("LogSoftmaxBackward0"), kCumsumBackward("CumsumBackward0"),
+    kCumprodBackward("CumprodBackward0");
+
+// The reduced dims of x, wrapped (empty list = all dims).
+DimVector reduced_dims(const Tensor& x, IntArrayRef dims) {
+  DimVector out;
+  if (dims.empty()) {
+    for (int64_t d = 0; d < x.dim(); ++d) out.push_back(d);
+  } else {
+    for (auto d : dims) out.push_back(maybe_wrap_dim(d, x.dim(), "reduction"));
+    std::sort(out.begin(), out.end());
+  }
+  return out;
+}
+
+// Brings a reduced tensor back to x's shape (broadcast along reduced dims).
+Tensor expand_back(const Tensor& g, IntArrayRef in_sizes, const DimVector& dims, bool keepdim) {
+  Tensor r = g;
+  if (!keepdim)
+    for (auto d : dims) r = unsqueeze(r, d);
+  return expand(r, in_sizes);
+}
+
+int64_t reduced_count(IntArrayRef in_sizes, const DimVector& dims) {
+  int64_t n = 1;
+  for (auto d : dims) n *= in_sizes[d];
+  return n;
+}
+
+// Records a reduction out = f(x) over `dims` whose formula sees the
+// gradient and output brought back to x's shape.
+template <class F>
+void record_reduction(autograd::Recorder& r, const Tensor& x, const Tensor& out, IntArrayRef dims, bool keepdim,
+                      bool save_x, bool save_out, F formula) {
+  if (!r) return;
+  DimVector ds = reduced_dims(x, dims);
+  DimVector in(x.sizes().begin(), x.sizes().end());
+  r.save(save_x ? x : Tensor(), save_out ? out : Tensor());
+  r.finish(out, [ds, in, keepdim, formula](FormulaNode& n, const variable_list& g) {
+    Tensor x = n.saved(0), y = n.saved(1);
+    Tensor ye = y.defined() ? expand_back(y, in, ds, keepdim) : Tensor();
+    return variable_list{formula(expand_back(g[0], in, ds, keepdim), x, ye, ds)};
+  });
+}
+
 }  // namespace
 
-Tensor sum(const Tensor& x, std::optional<ScalarType> dtype) { return sum_impl("sum", x, {}, false, sum_dtype(x, dtype)); }
+Tensor sum(const Tensor& x, std::optional<ScalarType> dtype) { return sum(x, {}, false, dtype); }
 Tensor sum(const Tensor& x, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
-  return sum_impl("sum", x, dim, keepdim, sum_dtype(x, dtype));
+  autograd::Recorder r(kSumBackward, x);
+  Tensor out = sum_impl("sum", x, dim, keepdim, sum_dtype(x, dtype));
+  record_reduction(r, x, out, dim, keepdim, false, false,
+                   [](const Tensor& g, const Tensor&, const Tensor&, const DimVector&) { return g; });
+  return out;
 }
 
 Tensor mean(const Tensor& x, std::optional<ScalarType> dtype) { return mean(x, {}, false, dtype); }
@@ -370,14 +429,47 @@ Tensor mean(const Tensor& x, IntArrayRef dim, bool keepdim, std::optional<Scalar
   ScalarType t = dtype.value_or(x.dtype());
   BRASA_CHECK(isFloatingType(t), "mean(): could not infer output dtype. Input dtype must be either a floating point "
               "or complex dtype. Got: ", t);
+  autograd::Recorder r(kMeanBackward, x);
   Tensor s = sum_impl("mean", x, dim, keepdim, t);
   int64_t count = s.numel() == 0 ? 0 : x.numel() / s.numel();
   if (s.numel() == 0 && x.numel() == 0) return s;
-  return div(s, static_cast<double>(count));
+  Tensor out = div(s, static_cast<double>(count));
+  record_reduction(r, x, out, dim, keepdim, false, false,
+                   [count](const Tensor& g, const Tensor&, const Tensor&, const DimVector&) {
+                     return g / static_cast<double>(count);
+                   });
+  return out;
 }
 
 Tensor prod(const Tensor& x, std::optional<ScalarType> dtype) { return prod(flatten(x), 0, false, dtype); }
+static Tensor prod_kernel(const Tensor& x, int64_t dim, bool keepdim, std::optional<ScalarType> dtype);
+// d prod / d x_i = product of the others: out / x_i without zeros; with
+// zeros, the exclusive products from both sides (no division).
+static Tensor prod_of_others(const Tensor& x, int64_t dim) {
+  if (!eq(x, 0).any().item<bool>()) return prod(x, dim, true) / x;
+  NoGradGuard g;  // the zero case is first-order only
+  int64_t n = x.size(dim);
+  Tensor ones_slice = ones_like(narrow(x, dim, 0, 1));
+  Tensor left = cat({ones_slice, narrow(cumprod(x, dim), dim, 0, n - 1)}, dim);
+  Tensor fx = flip(x, {dim});
+  Tensor right = flip(cat({ones_slice, narrow(cumprod(fx, dim), dim, 0, n - 1)}, dim), {dim});
+  return left * right;
+}
 Tensor prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
+  autograd::Recorder r(kProdBackward, x);
+  Tensor out = prod_kernel(x, dim, keepdim, dtype);
+  if (x.dim() > 0) {
+    int64_t d = maybe_wrap_dim(dim, x.dim(), "prod");
+    record_reduction(r, x, out, {d}, keepdim, true, false,
+                     [d](const Tensor& g, const Tensor& xs, const Tensor&, const DimVector&) {
+                       return g * prod_of_others(xs, d);
+                     });
+  } else if (r) {
+    r.finish(out, [](FormulaNode&, const variable_list& g) { return variable_list{g[0]}; });
+  }
+  return out;
+}
+static Tensor prod_kernel(const Tensor& x, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
   ScalarType t = sum_dtype(x, dtype);
   Tensor xin = x.dtype() == t ? x : x.to(t);
   RowPlan p = plan_rows("prod", xin, {dim}, keepdim);
@@ -394,19 +486,48 @@ Tensor prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<ScalarType
 Tensor max(const Tensor& x) {
   BRASA_CHECK(x.numel() > 0, "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
               "reduction dim with the 'dim' argument.");
-  return extreme_values("max", x, {}, false, true);
+  return amax(x, {}, false);
 }
 Tensor min(const Tensor& x) {
   BRASA_CHECK(x.numel() > 0, "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
               "reduction dim with the 'dim' argument.");
-  return extreme_values("min", x, {}, false, false);
+  return amin(x, {}, false);
 }
-std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) { return extreme_dim("max", x, dim, keepdim, true); }
-std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) { return extreme_dim("min", x, dim, keepdim, false); }
+// The gradient goes to the element the index names.
+static std::tuple<Tensor, Tensor> extreme_dim_ad(const char* op, const Tensor& x, int64_t dim, bool keepdim,
+                                                 bool is_max) {
+  autograd::Recorder r(kMaxDimBackward, x);
+  auto [values, indices] = extreme_dim(op, x, dim, keepdim, is_max);
+  if (r) {
+    int64_t d = x.dim() == 0 ? 0 : maybe_wrap_dim(dim, x.dim(), op);
+    DimVector in(x.sizes().begin(), x.sizes().end());
+    r.save(indices).finish(std::vector<Tensor>{values, indices},
+                           [d, in, keepdim](FormulaNode& n, const variable_list& g) {
+                             if (in.empty()) return variable_list{g[0]};
+                             Tensor idx = n.saved(0), gv = g[0];
+                             if (!keepdim) idx = unsqueeze(idx, d), gv = unsqueeze(gv, d);
+                             return variable_list{zeros(in, gv.options()).scatter(d, idx, gv)};
+                           });
+  }
+  return {values, indices};
+}
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) { return extreme_dim_ad("max", x, dim, keepdim, true); }
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) { return extreme_dim_ad("min", x, dim, keepdim, false); }
 Tensor max(const Tensor& a, const Tensor& b) { return maximum(a, b); }
 Tensor min(const Tensor& a, const Tensor& b) { return minimum(a, b); }
-Tensor amax(const Tensor& x, IntArrayRef dim, bool keepdim) { return extreme_values("amax", x, dim, keepdim, true); }
-Tensor amin(const Tensor& x, IntArrayRef dim, bool keepdim) { return extreme_values("amin", x, dim, keepdim, false); }
+// Ties share the gradient evenly (PyTorch's amax/amin and max()/min()).
+static Tensor extreme_values_ad(const char* op, const Tensor& x, IntArrayRef dim, bool keepdim, bool is_max) {
+  autograd::Recorder r(kAmaxBackward, x);
+  Tensor out = extreme_values(op, x, dim, keepdim, is_max);
+  record_reduction(r, x, out, dim, keepdim, true, true,
+                   [keepdim](const Tensor& g, const Tensor& xs, const Tensor& ye, const DimVector& ds) {
+                     Tensor mask = eq(xs, ye).to(g.dtype());
+                     return g * mask / sum(mask, ds, true);
+                   });
+  return out;
+}
+Tensor amax(const Tensor& x, IntArrayRef dim, bool keepdim) { return extreme_values_ad("amax", x, dim, keepdim, true); }
+Tensor amin(const Tensor& x, IntArrayRef dim, bool keepdim) { return extreme_values_ad("amin", x, dim, keepdim, false); }
 
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   BRASA_CHECK(x.numel() > 0, "argmax(): Expected reduction dim to be specified for input.numel() == 0.");
@@ -419,10 +540,21 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   return std::get<1>(extreme_dim("argmin", x, *dim, keepdim, false));
 }
 
-Tensor var(const Tensor& x, bool unbiased) { return var_impl(x, {}, unbiased, false, false); }
-Tensor var(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim) { return var_impl(x, dim, unbiased, keepdim, false); }
-Tensor std(const Tensor& x, bool unbiased) { return var_impl(x, {}, unbiased, false, true); }
-Tensor std(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim) { return var_impl(x, dim, unbiased, keepdim, true); }
+static Tensor var_ad(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim, bool take_sqrt) {
+  autograd::Recorder r(take_sqrt ? kStdBackward : kVarBackward, x);
+  Tensor out = var_impl(x, dim, unbiased, keepdim, take_sqrt);
+  record_reduction(r, x, out, dim, keepdim, true, take_sqrt,
+                   [unbiased, take_sqrt](const Tensor& g, const Tensor& xs, const Tensor& ye, const DimVector& ds) {
+                     double n = static_cast<double>(reduced_count(xs.sizes(), ds)) - (unbiased ? 1.0 : 0.0);
+                     Tensor centered = xs - mean(xs, ds, true);
+                     return take_sqrt ? g * centered / (ye * n) : g * centered * (2.0 / n);
+                   });
+  return out;
+}
+Tensor var(const Tensor& x, bool unbiased) { return var_ad(x, {}, unbiased, false, false); }
+Tensor var(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim) { return var_ad(x, dim, unbiased, keepdim, false); }
+Tensor std(const Tensor& x, bool unbiased) { return var_ad(x, {}, unbiased, false, true); }
+Tensor std(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim) { return var_ad(x, dim, unbiased, keepdim, true); }
 std::tuple<Tensor, Tensor> var_mean(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim) {
   return {var(x, dim, unbiased, keepdim), mean(x, dim, keepdim)};
 }
@@ -431,9 +563,27 @@ std::tuple<Tensor, Tensor> std_mean(const Tensor& x, IntArrayRef dim, bool unbia
 }
 
 Tensor norm(const Tensor& x, const Scalar& p) { return norm(x, p, {}, false); }
+static Tensor norm_kernel(const Tensor& x, double p, IntArrayRef dim, bool keepdim);
 Tensor norm(const Tensor& x, std::optional<Scalar> p_opt, IntArrayRef dim, bool keepdim) {
   check_floating("norm", x);
   double p = p_opt ? p_opt->toDouble() : 2.0;
+  autograd::Recorder r(kNormBackward, x);
+  Tensor out = norm_kernel(x, p, dim, keepdim);
+  record_reduction(r, x, out, dim, keepdim, true, true,
+                   [p](const Tensor& g, const Tensor& xs, const Tensor& ye, const DimVector& ds) -> Tensor {
+                     Tensor zero = zeros_like(g);
+                     if (p == 0) return zero;
+                     if (p == 1) return g * sign(xs);
+                     if (std::isinf(p)) {
+                       Tensor mask = eq(abs(xs), ye).to(g.dtype());
+                       return g * sign(xs) * mask / sum(mask, ds, true);
+                     }
+                     Tensor scaled = p == 2 ? xs / ye : xs * pow(abs(xs), p - 2) / pow(ye, p - 1);
+                     return where(eq(ye, 0), zero, g * scaled);
+                   });
+  return out;
+}
+static Tensor norm_kernel(const Tensor& x, double p, IntArrayRef dim, bool keepdim) {
   BRASA_CHECK(p >= 0 || std::isinf(p), "norm: p must be non-negative or +/-inf, got ", p);
   RowPlan plan = plan_rows("norm", x, dim, keepdim);
   return BRASA_DISPATCH_FLOATING_TYPES(x.dtype(), "norm", [&] {
@@ -457,7 +607,17 @@ Tensor norm(const Tensor& x, std::optional<Scalar> p_opt, IntArrayRef dim, bool 
   });
 }
 
+static Tensor logsumexp_kernel(const Tensor& x, IntArrayRef dim, bool keepdim);
 Tensor logsumexp(const Tensor& x, IntArrayRef dim, bool keepdim) {
+  autograd::Recorder r(kLogsumexpBackward, x);
+  Tensor out = logsumexp_kernel(x, dim, keepdim);
+  record_reduction(r, x, out, dim, keepdim, true, true,
+                   [](const Tensor& g, const Tensor& xs, const Tensor& ye, const DimVector&) {
+                     return g * exp(xs - ye);
+                   });
+  return out;
+}
+static Tensor logsumexp_kernel(const Tensor& x, IntArrayRef dim, bool keepdim) {
   Tensor xf = isIntegralType(x.dtype(), true) ? x.to(get_default_dtype()) : x;
   RowPlan p = plan_rows("logsumexp", xf, dim, keepdim);
   return BRASA_DISPATCH_FLOATING_TYPES(xf.dtype(), "logsumexp", [&] {
@@ -482,12 +642,61 @@ Tensor count_nonzero(const Tensor& x, std::optional<int64_t> dim) {
 }
 
 Tensor softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
-  return softmax_impl("softmax", x, dim, dtype, false);
+  autograd::Recorder r(kSoftmaxBackward, x);
+  Tensor y = softmax_impl("softmax", x, dim, dtype, false);
+  if (r) {
+    int64_t d = x.dim() == 0 ? 0 : maybe_wrap_dim(dim, x.dim(), "softmax");
+    r.save(y).finish(y, [d](FormulaNode& n, const variable_list& g) {
+      Tensor out = n.saved(0);
+      Tensor gy = g[0] * out;
+      return variable_list{gy - out * (out.dim() == 0 ? gy : sum(gy, {d}, true))};
+    });
+  }
+  return y;
 }
 Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
-  return softmax_impl("log_softmax", x, dim, dtype, true);
+  autograd::Recorder r(kLogSoftmaxBackward, x);
+  Tensor y = softmax_impl("log_softmax", x, dim, dtype, true);
+  if (r) {
+    int64_t d = x.dim() == 0 ? 0 : maybe_wrap_dim(dim, x.dim(), "log_softmax");
+    r.save(y).finish(y, [d](FormulaNode& n, const variable_list& g) {
+      Tensor out = n.saved(0);
+      return variable_list{g[0] - exp(out) * (out.dim() == 0 ? g[0] : sum(g[0], {d}, true))};
+    });
+  }
+  return y;
 }
-Tensor cumsum(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) { return scan_impl("cumsum", x, dim, dtype, false); }
-Tensor cumprod(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) { return scan_impl("cumprod", x, dim, dtype, true); }
+
+// Sum from the end: flip, cumsum, flip.
+static Tensor reverse_cumsum(const Tensor& g, int64_t d) { return flip(cumsum(flip(g, {d}), d), {d}); }
+
+Tensor cumsum(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
+  autograd::Recorder r(kCumsumBackward, x);
+  Tensor y = scan_impl("cumsum", x, dim, dtype, false);
+  if (r) {
+    int64_t d = x.dim() == 0 ? 0 : maybe_wrap_dim(dim, x.dim(), "cumsum");
+    r.finish(y, [d](FormulaNode&, const variable_list& g) {
+      return variable_list{g[0].dim() == 0 ? g[0] : reverse_cumsum(g[0], d)};
+    });
+  }
+  return y;
+}
+Tensor cumprod(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
+  autograd::Recorder r(kCumprodBackward, x);
+  Tensor y = scan_impl("cumprod", x, dim, dtype, true);
+  if (r) {
+    int64_t d = x.dim() == 0 ? 0 : maybe_wrap_dim(dim, x.dim(), "cumprod");
+    r.save(x, y).finish(y, [d](FormulaNode& n, const variable_list& g) {
+      Tensor xs = n.saved(0), ys = n.saved(1);
+      if (xs.dim() == 0) return variable_list{g[0]};
+      // dy_j/dx_i = y_j / x_i for j >= i (needs x_i != 0).
+      BRASA_CHECK(!eq(xs, 0).any().item<bool>(),
+                  "cumprod backward: inputs containing zeros are not supported (the gradient would need the "
+                  "products without each zero); use a zero-free input or compute the products explicitly");
+      return variable_list{reverse_cumsum(g[0] * ys, d) / xs};
+    });
+  }
+  return y;
+}
 
 }  // namespace brasa

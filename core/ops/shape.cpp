@@ -1,6 +1,9 @@
+#include <brasa/autograd/record.h>
+#include <brasa/autograd/view_grad.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
+#include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
 
 #include <cstring>
@@ -11,6 +14,12 @@ namespace {
 
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
   auto impl = make_intrusive<TensorImpl>(base.storage(), base.dtype(), sizes, strides, offset);
+  // Views made in grad mode remember their root base, so that in-place
+  // writes through them can update the base's history (CopySlices).
+  if (is_grad_enabled()) {
+    TensorImpl* root = base.unsafeGetTensorImpl()->view_base();
+    impl->set_view_base(root ? intrusive_ptr<TensorImpl>(root) : base.getIntrusivePtr());
+  }
   return Tensor(std::move(impl));
 }
 
@@ -74,6 +83,36 @@ std::optional<DimVector> view_strides(IntArrayRef old_size, IntArrayRef old_stri
   return out;
 }
 
+
+using autograd::BackwardName;
+using autograd::FormulaNode;
+using autograd::variable_list;
+
+// Records `out` (already computed, a view or a fresh tensor) as a function
+// of `in` whose gradient is grad_of(g).
+template <class F>
+Tensor recorded(const BackwardName& name, const Tensor& in, Tensor out, F grad_of) {
+  if (!autograd::needs_grad(in)) return out;
+  autograd::Recorder r(name, in);
+  r.finish(out, [grad_of](FormulaNode&, const variable_list& g) { return variable_list{grad_of(g[0])}; });
+  return out;
+}
+
+// Records a view whose gradient scatters into zeros through the same view.
+Tensor viewed(const BackwardName& name, const Tensor& in, Tensor out, autograd::ViewFn fn) {
+  if (autograd::needs_grad(in)) autograd::record_view(name, in, out, std::move(fn));
+  return out;
+}
+
+DimVector dims_of(IntArrayRef s) { return DimVector(s.begin(), s.end()); }
+
+const BackwardName kViewBackward("ViewBackward0"), kPermuteBackward("PermuteBackward0"),
+    kTransposeBackward("TransposeBackward0"), kSqueezeBackward("SqueezeBackward0"),
+    kUnsqueezeBackward("UnsqueezeBackward0"), kExpandBackward("ExpandBackward0"), kSliceBackward("SliceBackward0"),
+    kSelectBackward("SelectBackward0"), kUnfoldBackward("UnfoldBackward0"), kDiagonalBackward("DiagonalBackward0"),
+    kCatBackward("CatBackward0"), kFlipBackward("FlipBackward0"), kRepeatBackward("RepeatBackward0"),
+    kDiagEmbedBackward("DiagBackward0"), kTrilBackward("TrilBackward0"), kTriuBackward("TriuBackward0");
+
 }  // namespace
 
 int64_t maybe_wrap_dim(int64_t dim, int64_t ndim, const char* op) {
@@ -89,12 +128,14 @@ Tensor view(const Tensor& t, IntArrayRef size) {
   BRASA_CHECK(st.has_value(), "view: size ", t.sizes(), " with strides ", t.strides(),
               " is not compatible with the requested shape ", IntArrayRef(shape),
               " (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
-  return make_view(t, shape, *st, t.storage_offset());
+  DimVector in = dims_of(t.sizes());
+  return recorded(kViewBackward, t, make_view(t, shape, *st, t.storage_offset()),
+                  [in](const Tensor& g) { return reshape(g, in); });
 }
 
 Tensor reshape(const Tensor& t, IntArrayRef size) {
   auto shape = infer_size("reshape", size, t.numel());
-  if (auto st = view_strides(t.sizes(), t.strides(), shape)) return make_view(t, shape, *st, t.storage_offset());
+  if (view_strides(t.sizes(), t.strides(), shape)) return view(t, shape);
   return view(clone(t), shape);
 }
 
@@ -134,7 +175,10 @@ Tensor permute(const Tensor& t, IntArrayRef dims) {
     size[i] = t.size(d);
     stride[i] = t.stride(d);
   }
-  return make_view(t, size, stride, t.storage_offset());
+  DimVector inverse(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) inverse[maybe_wrap_dim(dims[i], t.dim(), "permute")] = static_cast<int64_t>(i);
+  return recorded(kPermuteBackward, t, make_view(t, size, stride, t.storage_offset()),
+                  [inverse](const Tensor& g) { return permute(g, inverse); });
 }
 
 Tensor movedim(const Tensor& t, int64_t src, int64_t dst) {
@@ -152,7 +196,8 @@ Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
   DimVector size(t.sizes().begin(), t.sizes().end()), stride(t.strides().begin(), t.strides().end());
   std::swap(size[a], size[b]);
   std::swap(stride[a], stride[b]);
-  return make_view(t, size, stride, t.storage_offset());
+  return recorded(kTransposeBackward, t, make_view(t, size, stride, t.storage_offset()),
+                  [a, b](const Tensor& g) { return transpose(g, a, b); });
 }
 
 Tensor t(const Tensor& x) {
@@ -164,16 +209,21 @@ Tensor squeeze(const Tensor& t) {
   DimVector size, stride;
   for (int64_t d = 0; d < t.dim(); ++d)
     if (t.size(d) != 1) size.push_back(t.size(d)), stride.push_back(t.stride(d));
-  return make_view(t, size, stride, t.storage_offset());
+  DimVector in = dims_of(t.sizes());
+  return recorded(kSqueezeBackward, t, make_view(t, size, stride, t.storage_offset()),
+                  [in](const Tensor& g) { return reshape(g, in); });
 }
 
 Tensor squeeze(const Tensor& t, int64_t dim) {
   int64_t d = maybe_wrap_dim(dim, t.dim(), "squeeze");
-  if (t.dim() == 0 || t.size(d) != 1) return make_view(t, t.sizes(), t.strides(), t.storage_offset());
+  DimVector in = dims_of(t.sizes());
+  auto back = [in](const Tensor& g) { return reshape(g, in); };
+  if (t.dim() == 0 || t.size(d) != 1)
+    return recorded(kSqueezeBackward, t, make_view(t, t.sizes(), t.strides(), t.storage_offset()), back);
   DimVector size(t.sizes().begin(), t.sizes().end()), stride(t.strides().begin(), t.strides().end());
   size.erase(d);
   stride.erase(d);
-  return make_view(t, size, stride, t.storage_offset());
+  return recorded(kSqueezeBackward, t, make_view(t, size, stride, t.storage_offset()), back);
 }
 
 Tensor unsqueeze(const Tensor& t, int64_t dim) {
@@ -182,7 +232,9 @@ Tensor unsqueeze(const Tensor& t, int64_t dim) {
   int64_t st = d < t.dim() ? t.size(d) * t.stride(d) : 1;
   size.insert(d, 1);
   stride.insert(d, st);
-  return make_view(t, size, stride, t.storage_offset());
+  DimVector in = dims_of(t.sizes());
+  return recorded(kUnsqueezeBackward, t, make_view(t, size, stride, t.storage_offset()),
+                  [in](const Tensor& g) { return reshape(g, in); });
 }
 
 Tensor expand(const Tensor& t, IntArrayRef size) {
@@ -205,7 +257,9 @@ Tensor expand(const Tensor& t, IntArrayRef size) {
     osize[i] = want;
     ostride[i] = (d >= 0 && cur == want) ? t.stride(d) : 0;
   }
-  return make_view(t, osize, ostride, t.storage_offset());
+  DimVector in = dims_of(t.sizes());
+  return recorded(kExpandBackward, t, make_view(t, osize, ostride, t.storage_offset()),
+                  [in](const Tensor& g) { return autograd::sum_to(g, in); });
 }
 
 Tensor broadcast_to(const Tensor& t, IntArrayRef size) { return expand(t, size); }
@@ -243,7 +297,8 @@ Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start, std::op
   DimVector size(t.sizes().begin(), t.sizes().end()), stride(t.strides().begin(), t.strides().end());
   size[d] = (e - s + step - 1) / step;
   stride[d] = t.stride(d) * step;
-  return make_view(t, size, stride, t.storage_offset() + s * t.stride(d));
+  return viewed(kSliceBackward, t, make_view(t, size, stride, t.storage_offset() + s * t.stride(d)),
+                [d, s, e, step](const Tensor& x) { return slice(x, d, s, e, step); });
 }
 
 Tensor select(const Tensor& t, int64_t dim, int64_t index) {
@@ -256,7 +311,8 @@ Tensor select(const Tensor& t, int64_t dim, int64_t index) {
   DimVector size(t.sizes().begin(), t.sizes().end()), stride(t.strides().begin(), t.strides().end());
   size.erase(d);
   stride.erase(d);
-  return make_view(t, size, stride, t.storage_offset() + index * t.stride(d));
+  return viewed(kSelectBackward, t, make_view(t, size, stride, t.storage_offset() + index * t.stride(d)),
+                [d, index](const Tensor& x) { return select(x, d, index); });
 }
 
 Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step) {
@@ -266,17 +322,18 @@ Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step) {
               " but size is ", size);
   BRASA_CHECK(step > 0, "unfold: step is ", step, " but must be > 0");
   DimVector osize(t.sizes().begin(), t.sizes().end()), ostride(t.strides().begin(), t.strides().end());
+  auto fn = [d, size, step](const Tensor& x) { return unfold(x, d, size, step); };
   if (t.dim() == 0) {
     osize = {size};
     ostride = {1};
-    return make_view(t, osize, ostride, t.storage_offset());
+    return viewed(kUnfoldBackward, t, make_view(t, osize, ostride, t.storage_offset()), fn);
   }
   int64_t st = t.stride(d);
   osize[d] = (sz - size) / step + 1;
   ostride[d] = st * step;
   osize.push_back(size);
   ostride.push_back(st);
-  return make_view(t, osize, ostride, t.storage_offset());
+  return viewed(kUnfoldBackward, t, make_view(t, osize, ostride, t.storage_offset()), fn);
 }
 
 Tensor diagonal(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2) {
@@ -296,7 +353,8 @@ Tensor diagonal(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2) {
     if (d != a && d != b) size.push_back(t.size(d)), stride.push_back(t.stride(d));
   size.push_back(len);
   stride.push_back(t.stride(a) + t.stride(b));
-  return make_view(t, size, stride, off);
+  return viewed(kDiagonalBackward, t, make_view(t, size, stride, off),
+                [offset, a, b](const Tensor& x) { return diagonal(x, offset, a, b); });
 }
 
 Tensor as_strided(const Tensor& t, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset) {
@@ -317,7 +375,15 @@ Tensor as_strided(const Tensor& t, IntArrayRef size, IntArrayRef stride, std::op
                 ", strides ", stride, " and storage offset ", off, " require ", needed,
                 " bytes but the storage holds only ", t.storage()->nbytes());
   }
-  return make_view(t, size, stride, off);
+  Tensor out = make_view(t, size, stride, off);
+  if (autograd::needs_grad(t)) {
+    // The backward maps positions through t's own (dense) layout.
+    BRASA_CHECK(autograd::is_non_overlapping_and_dense(t), "as_strided: backward through as_strided of an input ",
+                "with overlapping or non-dense memory (strides ", t.strides(), ") is not supported");
+    autograd::record_view(autograd::as_strided_backward_name(), t, out,
+                          autograd::as_strided_fn(size, stride, off - t.storage_offset(), t.strides()));
+  }
+  return out;
 }
 
 std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) {
@@ -394,12 +460,28 @@ Tensor cat(TensorList tensors, int64_t dim) {
     total += t.size(d);
   }
   shape[d] = total;
+  autograd::Recorder r(kCatBackward, tensors);
   Tensor out = empty(shape, ref->options().dtype(dtype));
   int64_t off = 0;
+  std::vector<int64_t> offsets;  // start of each input (-1: skipped empty input)
   for (const auto& t : tensors) {
-    if (t.dim() == 1 && t.numel() == 0) continue;
+    if (t.dim() == 1 && t.numel() == 0) {
+      offsets.push_back(-1);
+      continue;
+    }
+    offsets.push_back(off);
     detail::copy_kernel(slice(out, d, off, off + t.size(d)), t);
     off += t.size(d);
+  }
+  if (r) {
+    std::vector<int64_t> lengths;
+    for (const auto& t : tensors) lengths.push_back(t.dim() == 1 && t.numel() == 0 ? 0 : t.size(d));
+    r.finish(out, [d, offsets, lengths](FormulaNode& n, const variable_list& g) {
+      variable_list grads(offsets.size());
+      for (size_t i = 0; i < offsets.size(); ++i)
+        if (n.needs(i) && offsets[i] >= 0) grads[i] = narrow(g[0], d, offsets[i], lengths[i]);
+      return grads;
+    });
   }
   return out;
 }
@@ -428,7 +510,13 @@ Tensor vstack(TensorList tensors) {
   return cat(ts, 0);
 }
 
+static Tensor flip_kernel(const Tensor& t, IntArrayRef dims);
 Tensor flip(const Tensor& t, IntArrayRef dims) {
+  DimVector ds = dims_of(dims);
+  return recorded(kFlipBackward, t, flip_kernel(t, dims), [ds](const Tensor& g) { return flip(g, ds); });
+}
+
+static Tensor flip_kernel(const Tensor& t, IntArrayRef dims) {
   // A view with negative strides is not allowed, so flip copies: read through
   // a view that walks the flipped dims backwards via the loop's offsets.
   Tensor out = empty(t.sizes(), t.options());
@@ -488,10 +576,20 @@ Tensor repeat(const Tensor& t, IntArrayRef repeats) {
     target.push_back(repeats[i]), target.push_back(padded[i]);
     out_shape.push_back(repeats[i] * padded[i]);
   }
+  autograd::Recorder r(kRepeatBackward, t);
   Tensor src = expand(reshape(t, xs), target);
   Tensor out = empty(target, t.options());
   detail::copy_kernel(out, src);
-  return out.view(out_shape);
+  out = out.view(out_shape);
+  if (r) {
+    // Sum the tiles: view the gradient as [r0, s0, r1, s1, ...] and reduce the r's.
+    DimVector in = dims_of(t.sizes()), rep_dims;
+    for (int64_t i = 0; i < n; ++i) rep_dims.push_back(2 * i);
+    r.finish(out, [target, rep_dims, in](FormulaNode&, const variable_list& g) {
+      return variable_list{reshape(sum(reshape(g[0], target), rep_dims), in)};
+    });
+  }
+  return out;
 }
 
 Tensor tile(const Tensor& t, IntArrayRef dims) {
@@ -504,13 +602,16 @@ Tensor diag(const Tensor& t, int64_t k) {
   BRASA_CHECK(t.dim() == 1 || t.dim() == 2, "diag: expected a 1-D or 2-D tensor, got ", t.dim(), "-D");
   if (t.dim() == 2) return clone(diagonal(t, k, 0, 1));
   int64_t n = t.size(0) + std::abs(k);
+  autograd::Recorder r(kDiagEmbedBackward, t);
   Tensor out = zeros({n, n}, t.options());
   detail::copy_kernel(diagonal(out, k, 0, 1), t);
+  if (r) r.finish(out, [k](FormulaNode&, const variable_list& g) { return variable_list{diagonal(g[0], k, 0, 1)}; });
   return out;
 }
 
 static Tensor triangle(const Tensor& t, int64_t k, bool lower, const char* op) {
   BRASA_CHECK(t.dim() >= 2, op, ": input tensor must have at least 2 dimensions, got ", t.dim());
+  autograd::Recorder r(lower ? kTrilBackward : kTriuBackward, t);
   Tensor out = clone(t);
   int64_t rows = t.size(-2), cols = t.size(-1);
   Tensor m = out.view({-1, rows, cols});
@@ -520,6 +621,9 @@ static Tensor triangle(const Tensor& t, int64_t k, bool lower, const char* op) {
     int64_t e = lower ? cols : std::clamp<int64_t>(i + k, 0, cols);
     if (b < e) detail::fill_kernel(slice(select(m, 1, i), 1, b, e), 0);
   }
+  if (r) r.finish(out, [k, lower](FormulaNode&, const variable_list& g) {
+    return variable_list{lower ? tril(g[0], k) : triu(g[0], k)};
+  });
   return out;
 }
 Tensor tril(const Tensor& t, int64_t k) { return triangle(t, k, true, "tril"); }

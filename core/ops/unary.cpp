@@ -1,4 +1,7 @@
+#include <brasa/autograd/record.h>
+#include <brasa/ops/binary.h>
 #include <brasa/ops/copy.h>
+#include <brasa/ops/factory.h>
 #include <brasa/ops/cpu/vec_math.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/unary.h>
@@ -202,33 +205,145 @@ Tensor dispatch_unary(const char* name, const Tensor& x, const Tensor* out, bool
   BRASA_INTERNAL_ASSERT(false, "unknown unary op ", name);
 }
 
+// ---- derivatives: grad of x from (grad, x, y = op(x)) ----
+using autograd::BackwardName;
+struct UnaryGrad {
+  const char* op;
+  BackwardName backward_name;
+  bool uses_x, uses_y;  // what is saved for the formula
+  Tensor (*formula)(const Tensor& g, const Tensor& x, const Tensor& y);
+};
+constexpr double kLn2 = 0.69314718055994530942, kLn10 = 2.30258509299404568402;
+constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOverTwo = 0.88622692545275801365;
+const UnaryGrad unary_grads[] = {
+    {"neg", BackwardName("NegBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return neg(g); }},
+    {"abs", BackwardName("AbsBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g * sign(x); }},
+    {"sign", BackwardName("SignBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
+    {"exp", BackwardName("ExpBackward0"), false, true, [](const Tensor& g, const Tensor&, const Tensor& y) { return g * y; }},
+    {"exp2", BackwardName("Exp2Backward0"), false, true, [](const Tensor& g, const Tensor&, const Tensor& y) { return g * y * kLn2; }},
+    {"expm1", BackwardName("Expm1Backward0"), false, true, [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (y + 1); }},
+    {"log", BackwardName("LogBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g / x; }},
+    {"log2", BackwardName("Log2Backward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g / (x * kLn2); }},
+    {"log10", BackwardName("Log10Backward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g / (x * kLn10); }},
+    {"log1p", BackwardName("Log1PBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g / (x + 1); }},
+    {"sqrt", BackwardName("SqrtBackward0"), false, true, [](const Tensor& g, const Tensor&, const Tensor& y) { return g / (y * 2); }},
+    {"rsqrt", BackwardName("RsqrtBackward0"), false, true,
+     [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (y * y * y) * -0.5; }},
+    {"reciprocal", BackwardName("ReciprocalBackward0"), false, true,
+     [](const Tensor& g, const Tensor&, const Tensor& y) { return -(g * y * y); }},
+    {"sin", BackwardName("SinBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g * cos(x); }},
+    {"cos", BackwardName("CosBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return -(g * sin(x)); }},
+    {"tan", BackwardName("TanBackward0"), false, true, [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (y * y + 1); }},
+    {"asin", BackwardName("AsinBackward0"), true, false,
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return g * rsqrt(1 - x * x); }},
+    {"acos", BackwardName("AcosBackward0"), true, false,
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return -(g * rsqrt(1 - x * x)); }},
+    {"atan", BackwardName("AtanBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g / (x * x + 1); }},
+    {"sinh", BackwardName("SinhBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g * cosh(x); }},
+    {"cosh", BackwardName("CoshBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g * sinh(x); }},
+    {"tanh", BackwardName("TanhBackward0"), false, true, [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (1 - y * y); }},
+    {"sigmoid", BackwardName("SigmoidBackward0"), false, true,
+     [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (y * (1 - y)); }},
+    {"relu", BackwardName("ReluBackward0"), false, true,
+     [](const Tensor& g, const Tensor&, const Tensor& y) { return where(gt(y, 0), g, zeros_like(g)); }},
+    {"erf", BackwardName("ErfBackward0"), true, false,
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return g * exp(-(x * x)) * kTwoOverSqrtPi; }},
+    {"erfinv", BackwardName("ErfinvBackward0"), false, true,
+     [](const Tensor& g, const Tensor&, const Tensor& y) { return g * exp(y * y) * kSqrtPiOverTwo; }},
+    {"floor", BackwardName("FloorBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
+    {"ceil", BackwardName("CeilBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
+    {"round", BackwardName("RoundBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
+    {"trunc", BackwardName("TruncBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
+    {"frac", BackwardName("FracBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return g; }},
+    {"square", BackwardName("SquareBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g * x * 2; }},
+};
+
+const UnaryGrad* find_unary_grad(const char* name) {
+  for (const auto& u : unary_grads)
+    if (!std::strcmp(u.op, name)) return &u;
+  return nullptr;
+}
+
+using UnaryImpl = Tensor (*)(const Tensor&, const Tensor*, bool);
+
+Tensor unary_ad(const UnaryGrad* ug, UnaryImpl impl, const Tensor& x) {
+  if (!ug) return impl(x, nullptr, false);
+  autograd::Recorder r(ug->backward_name, x);
+  Tensor y = impl(x, nullptr, false);
+  if (r) {
+    r.save(ug->uses_x ? x : Tensor(), ug->uses_y ? y : Tensor());
+    r.finish(y, [f = ug->formula](autograd::FormulaNode& n, const autograd::variable_list& g) {
+      return autograd::variable_list{f(g[0], n.saved(0), n.saved(1))};
+    });
+  }
+  return y;
+}
+
 }  // namespace
 
 #define BRASA_DEFINE_UNARY(name, ...)                                                         \
-  Tensor name(const Tensor& x) { return dispatch_unary(#name, x, nullptr, false); }           \
+  Tensor name(const Tensor& x) {                                                              \
+    static const UnaryGrad* grad = find_unary_grad(#name);                                    \
+    UnaryImpl impl = name##_impl;                                                             \
+    if (!std::strcmp(#name, "exp")) impl = exp_fast_impl;                                     \
+    return unary_ad(grad, impl, x);                                                           \
+  }                                                                                           \
   Tensor& name##_out(Tensor& out, const Tensor& x) {                                          \
     dispatch_unary(#name, x, &out, false);                                                    \
     return out;                                                                               \
   }
 BRASA_UNARY_OPS(BRASA_DEFINE_UNARY)
-BRASA_DEFINE_UNARY(logical_not)
-BRASA_DEFINE_UNARY(bitwise_not)
-BRASA_DEFINE_UNARY(isnan)
-BRASA_DEFINE_UNARY(isinf)
-BRASA_DEFINE_UNARY(isfinite)
 #undef BRASA_DEFINE_UNARY
+#define BRASA_DEFINE_PREDICATE(name)                                                          \
+  Tensor name(const Tensor& x) { return dispatch_unary(#name, x, nullptr, false); }           \
+  Tensor& name##_out(Tensor& out, const Tensor& x) {                                          \
+    dispatch_unary(#name, x, &out, false);                                                    \
+    return out;                                                                               \
+  }
+BRASA_DEFINE_PREDICATE(logical_not)
+BRASA_DEFINE_PREDICATE(bitwise_not)
+BRASA_DEFINE_PREDICATE(isnan)
+BRASA_DEFINE_PREDICATE(isinf)
+BRASA_DEFINE_PREDICATE(isfinite)
+#undef BRASA_DEFINE_PREDICATE
 
 Tensor negative(const Tensor& x) { return neg(x); }
 Tensor absolute(const Tensor& x) { return abs(x); }
 
 Tensor& detail::unary_inplace(const char* name, Tensor& x) {
-  dispatch_unary(name, x, &x, true);
-  return x;
+  const UnaryGrad* ug = find_unary_grad(name);
+  if (!ug) {
+    dispatch_unary(name, x, &x, true);
+    return x;
+  }
+  return autograd::inplace(
+      name, x, [&] { dispatch_unary(name, x, &x, true); },
+      [&](const Tensor& old) {
+        UnaryImpl impl = nullptr;
+#define BRASA_UNARY_PICK(op, KIND, EXPR) \
+  if (!std::strcmp(name, #op)) impl = op##_impl;
+        BRASA_UNARY_OPS(BRASA_UNARY_PICK)
+#undef BRASA_UNARY_PICK
+        return unary_ad(ug, impl, old);
+      });
 }
 
+static Tensor nan_to_num_kernel(const Tensor& x, std::optional<double> nan, std::optional<double> posinf,
+                                std::optional<double> neginf);
+static const autograd::BackwardName kNanToNumBackward("NanToNumBackward0");
 Tensor nan_to_num(const Tensor& x, std::optional<double> nan, std::optional<double> posinf,
                   std::optional<double> neginf) {
   if (!x.is_floating_point()) return clone(x);
+  autograd::Recorder r(kNanToNumBackward, x);
+  Tensor y = nan_to_num_kernel(x, nan, posinf, neginf);
+  if (r) r.save(x).finish(y, [](autograd::FormulaNode& n, const autograd::variable_list& g) {
+    return autograd::variable_list{g[0] * isfinite(n.saved(0))};
+  });
+  return y;
+}
+
+static Tensor nan_to_num_kernel(const Tensor& x, std::optional<double> nan, std::optional<double> posinf,
+                                std::optional<double> neginf) {
   Elementwise e("nan_to_num", x.dtype());
   e.input(x).build();
   BRASA_DISPATCH_FLOATING_TYPES(x.dtype(), "nan_to_num", [&] {

@@ -5,6 +5,8 @@
 #include <brasa/tensor/tensor_impl.h>
 #include <brasa/tensor/tensor_options.h>
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -13,6 +15,9 @@
 namespace brasa {
 
 class Tensor;
+namespace autograd {
+class Node;
+}
 namespace indexing {
 class TensorIndex;
 }
@@ -111,12 +116,42 @@ class Tensor {
   template <class T, size_t N>
   TensorAccessor<T, N> accessor() && = delete;
 
-  // ---- autograd surface kept by the core (the engine arrives separately) ----
+  // ---- autograd (core/autograd/variable.cpp) ----
   bool requires_grad() const { return impl()->requires_grad(); }
   Tensor& requires_grad_(bool r = true);
   Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
   uint32_t _version() const { return storage()->version(); }
   void bump_version() const { storage()->bump_version(); }
+  // The accumulated gradient (leaves, and non-leaves after retain_grad());
+  // assignable: x.grad() = t.
+  Tensor& grad() const;
+  Tensor& mutable_grad() const { return grad(); }
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
+  bool is_leaf() const;
+  int64_t output_nr() const;
+  void retain_grad() const;
+  bool retains_grad() const;
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false, std::optional<std::vector<Tensor>> inputs = std::nullopt) const;
+  Tensor& detach_();
+  Tensor data() const { return detach(); }
+  bool is_view() const { return impl()->view_base() != nullptr; }
+  Tensor _base() const;
+  // hook(grad) may return a replacement gradient; a hook returning void only observes.
+  template <class Hook>
+  unsigned register_hook(Hook&& hook) const {
+    if constexpr (std::is_void_v<std::invoke_result_t<Hook, const Tensor&>>) {
+      return add_hook([h = std::forward<Hook>(hook)](const Tensor& g) {
+        h(g);
+        return Tensor();
+      });
+    } else {
+      return add_hook(std::function<Tensor(const Tensor&)>(std::forward<Hook>(hook)));
+    }
+  }
+  void remove_hook(unsigned handle) const;
+  // Runs after this leaf's .grad() was updated by a backward pass.
+  void register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const;
 
   // ---- conversion and copies ----
   Tensor to(ScalarType t, bool non_blocking = false, bool copy = false) const;
@@ -419,6 +454,7 @@ class Tensor {
   [[noreturn]] static void throw_undefined();
   void check_dtype(ScalarType expected, const char* what) const;
   void check_accessor(size_t n) const;
+  unsigned add_hook(std::function<Tensor(const Tensor&)> hook) const;
   intrusive_ptr<TensorImpl> impl_;
 };
 

@@ -37,7 +37,12 @@ class TensorImpl : public intrusive_ptr_target {
   void set_storage(Storage s) { storage_ = std::move(s); }
   void set_dtype(ScalarType t) { dtype_ = t; }
 
-  bool requires_grad() const { return requires_grad_; }
+  // A view made while grad mode was on requires grad when its base does.
+  bool requires_grad() const { return requires_grad_ || (view_base_ && view_base_->requires_grad_); }
+  bool requires_grad_flag() const { return requires_grad_; }
+  // The tensor this one is a view of (the root: never itself a view), or null.
+  TensorImpl* view_base() const { return view_base_.get(); }
+  void set_view_base(intrusive_ptr<TensorImpl> base) { view_base_ = std::move(base); }
   void set_requires_grad(bool r) { requires_grad_ = r; }
   AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
   void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> m) { autograd_meta_ = std::move(m); }
@@ -52,6 +57,7 @@ class TensorImpl : public intrusive_ptr_target {
   bool is_contiguous_ = true;
   bool requires_grad_ = false;
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
+  intrusive_ptr<TensorImpl> view_base_;
 };
 
 // Row-major strides for `sizes`.

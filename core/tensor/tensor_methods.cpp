@@ -1,4 +1,5 @@
 // Tensor methods and operators: thin forwards to the free functions of core/ops.
+#include <brasa/autograd/record.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/elementwise.h>
@@ -47,17 +48,15 @@ bool Tensor::is_nonzero() const {
   return item().toBool();
 }
 
-Tensor& Tensor::requires_grad_(bool r) {
-  BRASA_CHECK(!r || is_floating_point(), "requires_grad_: only Tensors of floating point dtype can require gradients, got ",
-              dtype());
-  impl()->set_requires_grad(r);
-  return *this;
-}
+static const autograd::BackwardName kToCopyBackward("ToCopyBackward0"), kFillBackward("FillBackward0");
 
 Tensor Tensor::to(ScalarType t, bool, bool copy) const {
   if (t == dtype() && !copy) return *this;
+  autograd::Recorder r(kToCopyBackward, *this);
   Tensor out = empty(sizes(), options().dtype(t));
   detail::copy_kernel(out, *this);
+  // The engine casts the gradient back to the input's dtype.
+  if (r) r.finish(out, [](autograd::FormulaNode&, const autograd::variable_list& g) { return g; });
   return out;
 }
 Tensor Tensor::to(Device d, ScalarType t, bool nb, bool copy) const {
@@ -72,14 +71,33 @@ Tensor Tensor::to(const Tensor& other, bool nb, bool copy) const { return to(oth
 Tensor& Tensor::copy_(const Tensor& src, bool) { return brasa::copy_(*this, src); }
 Tensor Tensor::clone() const { return brasa::clone(*this); }
 Tensor Tensor::contiguous() const { return brasa::contiguous(*this); }
-Tensor& Tensor::fill_(const Scalar& v) {
-  detail::fill_kernel(*this, v);
-  bump_version();
-  return *this;
+// With grad, fill_ records a node whose gradient for the old value is zero
+// (and, for a tensor value, the sum of the incoming gradient).
+static Tensor& fill_ad(Tensor& self, const Scalar& v, const Tensor& value_tensor) {
+  return autograd::inplace(
+      "fill_", self,
+      [&] {
+        detail::fill_kernel(self, v);
+        self.bump_version();
+      },
+      [&](const Tensor& old) {
+        autograd::Recorder r(kFillBackward, old, value_tensor);
+        Tensor out = empty(old.sizes(), old.options());
+        detail::fill_kernel(out, v);
+        if (r) r.finish(out, [](autograd::FormulaNode& n, const autograd::variable_list& g) {
+          autograd::variable_list d(2);
+          if (n.needs(0)) d[0] = zeros_like(g[0]);
+          if (n.needs(1)) d[1] = g[0].sum();
+          return d;
+        });
+        return out;
+      },
+      value_tensor);
 }
+Tensor& Tensor::fill_(const Scalar& v) { return fill_ad(*this, v, Tensor()); }
 Tensor& Tensor::fill_(const Tensor& v) {
   BRASA_CHECK(v.dim() == 0, "fill_: only supports 0-dimension value tensor but got tensor with ", v.dim(), " dimensions.");
-  return fill_(v.item());
+  return fill_ad(*this, v.item(), v);
 }
 Tensor& Tensor::zero_() { return fill_(0); }
 Tensor Tensor::detach() const {

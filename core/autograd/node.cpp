@@ -1,0 +1,115 @@
+#include <brasa/autograd/grad_mode.h>
+#include <brasa/autograd/node.h>
+#include <brasa/autograd/variable.h>
+#include <brasa/ops/copy.h>
+#include <brasa/ops/reduction.h>
+#include <brasa/ops/shape.h>
+
+#include <limits>
+
+namespace brasa::autograd {
+namespace {
+// Nodes created later run earlier; a per-thread counter suffices because a
+// graph is built by one thread at a time.
+thread_local uint64_t next_sequence_nr = 0;
+}  // namespace
+
+namespace detail {
+thread_local bool grad_enabled = true;
+thread_local bool inference_mode = false;
+}  // namespace detail
+
+Node::Node() : sequence_nr_(next_sequence_nr++) {}
+
+uint32_t Node::add_input_metadata(const Tensor& t) {
+  InputMetadata m;
+  m.shape.assign(t.sizes().begin(), t.sizes().end());
+  m.dtype = t.dtype();
+  m.device = t.device();
+  input_metadata_.push_back(std::move(m));
+  return static_cast<uint32_t>(input_metadata_.size() - 1);
+}
+
+void Node::add_tensor_hooks(unsigned output_nr, std::shared_ptr<HookList> hooks) {
+  for (auto& [nr, h] : tensor_hooks_)
+    if (nr == output_nr && h == hooks) return;
+  tensor_hooks_.emplace_back(output_nr, std::move(hooks));
+}
+
+void Node::set_retains_grad_hook(unsigned output_nr, std::function<void(const Tensor&)> fn) {
+  for (auto& [nr, f] : retains_grad_hooks_)
+    if (nr == output_nr) {
+      f = std::move(fn);
+      return;
+    }
+  retains_grad_hooks_.emplace_back(output_nr, std::move(fn));
+}
+
+void Node::run_tensor_hooks(variable_list& grads) {
+  for (auto& [nr, list] : tensor_hooks_) {
+    if (nr >= grads.size()) continue;
+    // Copy: a hook may register or remove hooks.
+    auto hooks = list->hooks;
+    for (auto& [handle, hook] : hooks) {
+      if (!grads[nr].defined()) break;
+      Tensor r = hook(grads[nr]);
+      if (r.defined()) grads[nr] = std::move(r);
+    }
+  }
+  // retain_grad() hooks run after all others and see the final gradient.
+  for (auto& [nr, fn] : retains_grad_hooks_)
+    if (nr < grads.size() && grads[nr].defined()) fn(grads[nr]);
+}
+
+// ---- AccumulateGrad ----
+AccumulateGrad::AccumulateGrad(Tensor variable)
+    : Node(std::numeric_limits<uint64_t>::max()), variable_(std::move(variable)) {
+  add_input_metadata(variable_);
+}
+
+variable_list AccumulateGrad::apply(variable_list&& grads) {
+  Tensor g = std::move(grads[0]);
+  if (!g.defined()) return {};
+  AutogradMeta& meta = materialize_meta(variable_);
+  Tensor& acc = meta.grad;
+  if (!acc.defined()) {
+    // Steal the incoming buffer when nobody else can see it.
+    bool private_buffer = g.use_count() == 1 && g.storage().use_count() == 1 && g.is_contiguous() &&
+                          g.storage_offset() == 0 && !g.requires_grad();
+    if (!is_grad_enabled() && private_buffer) {
+      acc = std::move(g);
+    } else if (is_grad_enabled()) {
+      acc = clone(g);
+    } else {
+      acc = clone(g.detach());
+    }
+  } else if (!is_grad_enabled()) {
+    acc.add_(g);
+  } else {
+    acc = acc + g;
+  }
+  for (auto& hook : meta.post_accumulate_hooks) hook(variable_);
+  return {};
+}
+
+// ---- GraphRoot ----
+GraphRoot::GraphRoot(std::vector<Edge> roots, variable_list grads) : grads_(std::move(grads)) {
+  for (auto& e : roots) add_next_edge(std::move(e));
+}
+
+Tensor sum_to(const Tensor& grad, IntArrayRef shape) {
+  if (grad.sizes() == shape) return grad;
+  const int64_t lead = grad.dim() - static_cast<int64_t>(shape.size());
+  BRASA_CHECK(lead >= 0, "sum_to: gradient of shape ", grad.sizes(), " cannot be reduced to ", shape);
+  DimVector dims;
+  for (int64_t d = 0; d < lead; ++d) dims.push_back(d);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t gs = grad.size(lead + static_cast<int64_t>(i));
+    if (shape[i] == 1 && gs != 1) dims.push_back(lead + static_cast<int64_t>(i));
+    else BRASA_CHECK(shape[i] == gs, "sum_to: gradient of shape ", grad.sizes(), " cannot be reduced to ", shape);
+  }
+  Tensor r = dims.empty() ? grad : sum(grad, dims, /*keepdim=*/true);
+  return lead > 0 || r.dim() != static_cast<int64_t>(shape.size()) ? r.view(shape) : r;
+}
+
+}  // namespace brasa::autograd

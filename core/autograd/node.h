@@ -1,0 +1,117 @@
+#pragma once
+// The autograd graph: a Node is the backward of one forward op; its
+// next_edges point at the Nodes that produced the op's inputs (Edge = node +
+// which of that node's inputs the gradient feeds).
+#include <brasa/tensor/tensor.h>
+#include <brasa/util/small_vector.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace brasa::autograd {
+
+using variable_list = std::vector<Tensor>;
+using tensor_list = std::vector<Tensor>;
+class Node;
+
+struct Edge {
+  Edge() = default;
+  Edge(std::shared_ptr<Node> fn, uint32_t nr) : function(std::move(fn)), input_nr(nr) {}
+  bool is_valid() const { return function != nullptr; }
+  std::shared_ptr<Node> function;
+  uint32_t input_nr = 0;
+};
+
+// What a gradient flowing into a Node's input must look like: the shape,
+// dtype and device of the forward tensor it is the gradient of.
+struct InputMetadata {
+  DimVector shape;
+  ScalarType dtype = ScalarType::Undefined;
+  Device device;
+};
+
+// A hook on the gradient of one tensor: may return a replacement (or an
+// undefined tensor to keep the gradient as is).
+using TensorHook = std::function<Tensor(const Tensor&)>;
+struct HookList {
+  std::vector<std::pair<unsigned, TensorHook>> hooks;  // (handle, hook), in registration order
+  unsigned next_handle = 0;
+};
+
+class Node : public std::enable_shared_from_this<Node> {
+ public:
+  Node();
+  explicit Node(uint64_t sequence_nr) : sequence_nr_(sequence_nr) {}
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  virtual variable_list apply(variable_list&& grads) = 0;
+  virtual std::string name() const = 0;
+  // Drops saved tensors after a backward without retain_graph.
+  virtual void release_variables() {}
+
+  variable_list operator()(variable_list&& grads) { return apply(std::move(grads)); }
+
+  const std::vector<Edge>& next_edges() const { return next_edges_; }
+  const Edge& next_edge(size_t i) const { return next_edges_[i]; }
+  size_t num_outputs() const { return next_edges_.size(); }
+  void add_next_edge(Edge e) { next_edges_.push_back(std::move(e)); }
+  // True when the gradient for forward input i is wanted by someone.
+  bool should_compute_output(size_t i) const { return i < next_edges_.size() && next_edges_[i].is_valid(); }
+
+  size_t num_inputs() const { return input_metadata_.size(); }
+  uint32_t add_input_metadata(const Tensor& t);
+  const InputMetadata& input_metadata(size_t i) const { return input_metadata_[i]; }
+
+  uint64_t sequence_nr() const { return sequence_nr_; }
+
+  // Tensor hooks of the forward output with this output_nr (run before apply).
+  void add_tensor_hooks(unsigned output_nr, std::shared_ptr<HookList> hooks);
+  void set_retains_grad_hook(unsigned output_nr, std::function<void(const Tensor&)> fn);
+  // Applies the hooks to the incoming gradients (engine use).
+  void run_tensor_hooks(variable_list& grads);
+
+  // Anomaly mode: a description of the forward call that created the node.
+  const std::string& forward_trace() const { return forward_trace_; }
+  void set_forward_trace(std::string s) { forward_trace_ = std::move(s); }
+
+ protected:
+  uint64_t sequence_nr_;
+  std::vector<Edge> next_edges_;
+  std::vector<InputMetadata> input_metadata_;
+  std::vector<std::pair<unsigned, std::shared_ptr<HookList>>> tensor_hooks_;
+  std::vector<std::pair<unsigned, std::function<void(const Tensor&)>>> retains_grad_hooks_;
+  std::string forward_trace_;
+};
+
+// Sink for a leaf tensor: adds the incoming gradient into leaf.grad().
+class AccumulateGrad : public Node {
+ public:
+  explicit AccumulateGrad(Tensor variable);
+  variable_list apply(variable_list&& grads) override;
+  std::string name() const override { return "torch::autograd::AccumulateGrad"; }
+  const Tensor& variable() const { return variable_; }
+
+ private:
+  Tensor variable_;
+};
+
+// Source of a backward pass: hands the user's gradients to the roots.
+class GraphRoot : public Node {
+ public:
+  GraphRoot(std::vector<Edge> roots, variable_list grads);
+  variable_list apply(variable_list&&) override { return grads_; }
+  std::string name() const override { return "GraphRoot"; }
+
+ private:
+  variable_list grads_;
+};
+
+// "Reduce" a gradient to `shape` by summing over broadcast dimensions.
+Tensor sum_to(const Tensor& grad, IntArrayRef shape);
+
+}  // namespace brasa::autograd
