@@ -1,3 +1,4 @@
+#include <brasa/autograd/record.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/cpu/loops.h>
@@ -122,12 +123,38 @@ std::vector<std::optional<Tensor>> expand_all_masks(const char* op, const Tensor
   return out;
 }
 
+using autograd::BackwardName;
+using autograd::FormulaNode;
+using autograd::variable_list;
+using IndexList = std::vector<std::optional<Tensor>>;
+const BackwardName kIndexBackward("IndexBackward0"), kIndexPutBackward("IndexPutBackward0"),
+    kGatherBackward("GatherBackward0"), kScatterBackward("ScatterBackward0"),
+    kScatterValueBackward("ScatterBackward1"), kScatterAddBackward("ScatterAddBackward0"),
+    kIndexSelectBackward("IndexSelectBackward0"), kIndexAddBackward("IndexAddBackward0"),
+    kMaskedSelectBackward("MaskedSelectBackward0");
+
+Tensor index_kernel(const Tensor& self, const IndexList& indices_in);
+
 }  // namespace
 
-Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices_in) {
+// Gradient: scattered back (summing repeated indices) into zeros.
+Tensor index(const Tensor& self, const IndexList& indices) {
+  autograd::Recorder r(kIndexBackward, self);
+  Tensor out = index_kernel(self, indices);
+  if (r) {
+    DimVector in(self.sizes().begin(), self.sizes().end());
+    r.finish(out, [in, indices](FormulaNode&, const variable_list& g) {
+      return variable_list{index_put(zeros(in, g[0].options()), indices, g[0], /*accumulate=*/true)};
+    });
+  }
+  return out;
+}
+
+namespace {
+Tensor index_kernel(const Tensor& self, const std::vector<std::optional<Tensor>>& indices_in) {
   auto indices = expand_all_masks("index", self, indices_in);
   AdvancedPlan p = plan_advanced("index", self, indices);
-  if (p.dims.empty()) return self;
+  if (p.dims.empty()) return clone(self);
   auto roff = rest_offsets(self, p.rest);
   int64_t nb = static_cast<int64_t>(p.base.size()), nr = static_cast<int64_t>(roff.size());
   Tensor out = empty(p.result_shape, self.options());
@@ -149,8 +176,8 @@ Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indic
   return contiguous(out.permute(final_perm(p)));
 }
 
-Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indices_in, const Tensor& values,
-                   bool accumulate) {
+Tensor& index_put_kernel(Tensor& self, const std::vector<std::optional<Tensor>>& indices_in, const Tensor& values,
+                         bool accumulate) {
   auto indices = expand_all_masks("index_put_", self, indices_in);
   AdvancedPlan p = plan_advanced("index_put_", self, indices);
   BRASA_CHECK(!p.dims.empty(), "index_put_: expected at least one index tensor");
@@ -191,10 +218,25 @@ Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indic
   return self;
 }
 
-Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
-                 bool accumulate) {
+}  // namespace
+
+Tensor index_put(const Tensor& self, const IndexList& indices, const Tensor& values, bool accumulate) {
+  autograd::Recorder r(kIndexPutBackward, self, values);
   Tensor out = clone(self);
-  return index_put_(out, indices, values, accumulate);
+  index_put_kernel(out, indices, values, accumulate);
+  if (r) r.finish(out, [indices, accumulate](FormulaNode& n, const variable_list& g) {
+    variable_list d(2);
+    if (n.needs(0)) d[0] = accumulate ? g[0] : index_put(g[0], indices, zeros({}, g[0].options()), false);
+    if (n.needs(1)) d[1] = index(g[0], indices);  // the engine sums it to the values' shape
+    return d;
+  });
+  return out;
+}
+
+Tensor& index_put_(Tensor& self, const IndexList& indices, const Tensor& values, bool accumulate) {
+  return autograd::inplace(
+      "index_put_", self, [&] { index_put_kernel(self, indices, values, accumulate); },
+      [&](const Tensor& old) { return index_put(old, indices, values, accumulate); }, values);
 }
 
 namespace detail {
@@ -305,7 +347,14 @@ Tensor& index_put_with(Tensor& self, ArrayRef<TensorIndex> indices, const Tensor
   return self;
 }
 
+static Tensor& scatter_kernel(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool add);
 Tensor& scatter_inplace(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool add) {
+  return autograd::inplace(
+      add ? "scatter_add_" : "scatter_", self, [&] { scatter_kernel(self, dim, index, src, add); },
+      [&](const Tensor& old) { return add ? scatter_add(old, dim, index, src) : scatter(old, dim, index, src); },
+      src);
+}
+static Tensor& scatter_kernel(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool add) {
   const char* op = add ? "scatter_add_" : "scatter_";
   int64_t d = maybe_wrap_dim(dim, self.dim(), op);
   BRASA_CHECK(index.dtype() == kLong, op, ": expected dtype int64 for index, got ", index.dtype());
@@ -361,7 +410,15 @@ Tensor& scatter_inplace(Tensor& self, int64_t dim, const Tensor& index, const Te
   return self;
 }
 
+static Tensor& index_add_kernel(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                                const Scalar& alpha);
 Tensor& index_add_inplace(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  return autograd::inplace(
+      "index_add_", self, [&] { index_add_kernel(self, dim, index, source, alpha); },
+      [&](const Tensor& old) { return index_add(old, dim, index, source, alpha); }, source);
+}
+static Tensor& index_add_kernel(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                                const Scalar& alpha) {
   int64_t d = maybe_wrap_dim(dim, self.dim(), "index_add_");
   check_index_dtype("index_add_", index);
   BRASA_CHECK(index.dim() <= 1, "index_add_: index is supposed to be a vector, got ", index.dim(), " dims");
@@ -384,7 +441,19 @@ Tensor& index_add_inplace(Tensor& self, int64_t dim, const Tensor& index, const 
 
 }  // namespace detail
 
+static Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index);
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
+  autograd::Recorder r(kGatherBackward, self);
+  Tensor out = gather_kernel(self, dim, index);
+  if (r) {
+    DimVector in(self.sizes().begin(), self.sizes().end());
+    r.save(index).finish(out, [in, dim](FormulaNode& n, const variable_list& g) {
+      return variable_list{scatter_add(zeros(in, g[0].options()), dim, n.saved(0), g[0])};
+    });
+  }
+  return out;
+}
+static Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
   int64_t d = maybe_wrap_dim(dim, self.dim(), "gather");
   BRASA_CHECK(index.dtype() == kLong, "gather: expected dtype int64 for index, got ", index.dtype());
   BRASA_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1),
@@ -422,19 +491,55 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  autograd::Recorder r(kScatterBackward, self, src);
   Tensor out = clone(self);
-  return detail::scatter_inplace(out, dim, index, src, false);
+  detail::scatter_inplace(out, dim, index, src, false);
+  if (r) r.save(index).finish(out, [dim](FormulaNode& n, const variable_list& g) {
+    variable_list d(2);
+    Tensor idx = n.saved(0);
+    if (n.needs(0)) d[0] = scatter(g[0], dim, idx, Scalar(0));
+    if (n.needs(1)) d[1] = gather(g[0], dim, idx);
+    return d;
+  });
+  return out;
 }
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  autograd::Recorder r(kScatterValueBackward, self);
   Tensor out = clone(self);
-  return detail::scatter_inplace(out, dim, index, detail::scalar_tensor_of(value, self.dtype()), false);
+  detail::scatter_inplace(out, dim, index, detail::scalar_tensor_of(value, self.dtype()), false);
+  if (r) r.save(index).finish(out, [dim](FormulaNode& n, const variable_list& g) {
+    return variable_list{scatter(g[0], dim, n.saved(0), Scalar(0))};
+  });
+  return out;
 }
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  autograd::Recorder r(kScatterAddBackward, self, src);
   Tensor out = clone(self);
-  return detail::scatter_inplace(out, dim, index, src, true);
+  detail::scatter_inplace(out, dim, index, src, true);
+  if (r) r.save(index).finish(out, [dim](FormulaNode& n, const variable_list& g) {
+    variable_list d(2);
+    if (n.needs(0)) d[0] = g[0];
+    if (n.needs(1)) d[1] = gather(g[0], dim, n.saved(0));
+    return d;
+  });
+  return out;
 }
 
+static Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor& index);
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  autograd::Recorder r(kIndexSelectBackward, self);
+  Tensor out = index_select_kernel(self, dim, index);
+  if (r) {
+    DimVector in(self.sizes().begin(), self.sizes().end());
+    r.save(index).finish(out, [in, dim](FormulaNode& n, const variable_list& g) {
+      Tensor z = zeros(in, g[0].options());
+      if (in.empty()) return variable_list{g[0].reshape({})};
+      return variable_list{index_add(z, dim, n.saved(0), g[0])};
+    });
+  }
+  return out;
+}
+static Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
   int64_t d = maybe_wrap_dim(dim, self.dim(), "index_select");
   check_index_dtype("index_select", index);
   BRASA_CHECK(index.dim() <= 1, "index_select: index is supposed to be a vector, got ", index.dim(), " dims");
@@ -465,11 +570,40 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
 }
 
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  autograd::Recorder r(kIndexAddBackward, self, source);
   Tensor out = clone(self);
-  return detail::index_add_inplace(out, dim, index, source, alpha);
+  detail::index_add_inplace(out, dim, index, source, alpha);
+  if (r) {
+    const double al = alpha.toDouble();
+    const bool scalar_source = source.dim() == 0;
+    r.save(index).finish(out, [dim, al, scalar_source](FormulaNode& n, const variable_list& g) {
+      variable_list d(2);
+      if (n.needs(0)) d[0] = g[0];
+      if (n.needs(1)) {
+        Tensor s = g[0].dim() == 0 ? g[0] : index_select(g[0], dim, n.saved(0));
+        if (scalar_source) s = s.reshape({});
+        d[1] = al == 1.0 ? s : s * al;
+      }
+      return d;
+    });
+  }
+  return out;
 }
 
+static Tensor masked_select_kernel(const Tensor& self, const Tensor& mask);
 Tensor masked_select(const Tensor& self, const Tensor& mask) {
+  autograd::Recorder r(kMaskedSelectBackward, self);
+  Tensor out = masked_select_kernel(self, mask);
+  if (r) {
+    auto shape = detail::broadcast_shapes("masked_select", self.sizes(), mask.sizes());
+    r.save(mask).finish(out, [shape](FormulaNode& n, const variable_list& g) {
+      Tensor m = n.saved(0).expand(shape);
+      return variable_list{index_put(zeros(shape, g[0].options()), IndexList{m}, g[0])};
+    });
+  }
+  return out;
+}
+static Tensor masked_select_kernel(const Tensor& self, const Tensor& mask) {
   BRASA_CHECK(mask.dtype() == kBool, "masked_select: expected BoolTensor for mask, got ", mask.dtype());
   auto shape = detail::broadcast_shapes("masked_select", self.sizes(), mask.sizes());
   Tensor s = contiguous(self.expand(shape)), m = contiguous(mask.expand(shape));

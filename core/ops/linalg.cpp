@@ -1,3 +1,4 @@
+#include <brasa/autograd/record.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/elementwise.h>
@@ -119,12 +120,24 @@ void check_mm(const char* op, const Tensor& a, const Tensor& b) {
               " != ", b.dtype());
 }
 
+using autograd::BackwardName;
+using autograd::FormulaNode;
+using autograd::variable_list;
+const BackwardName kMmBackward("MmBackward0"), kBmmBackward("BmmBackward0"), kAddmmBackward("AddmmBackward0");
+
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
   check_mm("mm", a, b);
+  autograd::Recorder r(kMmBackward, a, b);
   Tensor c = empty({a.size(0), b.size(1)}, a.options());
   gemm(a, b, c, 1, 0);
+  if (r) r.save(a, b).finish(c, [](FormulaNode& n, const variable_list& g) {
+    variable_list d(2);
+    if (n.needs(0)) d[0] = mm(g[0], n.saved(1).t());
+    if (n.needs(1)) d[1] = mm(n.saved(0).t(), g[0]);
+    return d;
+  });
   return c;
 }
 
@@ -145,6 +158,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
               a.size(2), " != ", b.size(1), ")");
   BRASA_CHECK(a.dtype() == b.dtype(), "bmm: expected the same dtype, got ", a.dtype(), " and ", b.dtype());
   int64_t B = a.size(0);
+  autograd::Recorder r(kBmmBackward, a, b);
   Tensor c = empty({B, a.size(1), b.size(2)}, a.options());
   int64_t per = a.size(1) * a.size(2) * b.size(2);
   // Many small products: one per thread; few large ones: each split inside gemm.
@@ -153,6 +167,12 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
       Tensor ci = c.select(0, i);
       gemm(a.select(0, i), b.select(0, i), ci, 1, 0);
     }
+  });
+  if (r) r.save(a, b).finish(c, [](FormulaNode& n, const variable_list& g) {
+    variable_list d(2);
+    if (n.needs(0)) d[0] = bmm(g[0], n.saved(1).transpose(1, 2));
+    if (n.needs(1)) d[1] = bmm(n.saved(0).transpose(1, 2), g[0]);
+    return d;
   });
   return c;
 }
@@ -220,6 +240,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
 Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
   check_mm("addmm", m1, m2);
+  autograd::Recorder r(kAddmmBackward, self, m1, m2);
   Tensor c = empty({m1.size(0), m2.size(1)}, m1.options());
   bool use_self = beta.toDouble() != 0.0;
   if (use_self) {
@@ -230,6 +251,16 @@ Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scala
     }
   }
   gemm(m1, m2, c, alpha, use_self ? beta : Scalar(0));
+  if (r) {
+    const double be = beta.toDouble(), al = alpha.toDouble();
+    r.save(m1, m2).finish(c, [be, al](FormulaNode& n, const variable_list& g) {
+      variable_list d(3);
+      if (n.needs(0)) d[0] = be == 1.0 ? g[0] : g[0] * be;  // the engine sums it to self's shape
+      if (n.needs(1)) d[1] = al == 1.0 ? mm(g[0], n.saved(1).t()) : mm(g[0], n.saved(1).t()) * al;
+      if (n.needs(2)) d[2] = al == 1.0 ? mm(n.saved(0).t(), g[0]) : mm(n.saved(0).t(), g[0]) * al;
+      return d;
+    });
+  }
   return c;
 }
 
