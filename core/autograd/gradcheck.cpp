@@ -81,13 +81,19 @@ bool gradcheck(const GradcheckFn& fn, const variable_list& inputs, const Gradche
     for (int64_t k = 0; k < n; ++k) {
       double* p = element(x, k);
       const double orig = *p;
-      *p = orig + opt.eps;
-      variable_list plus = differentiable_outputs(fn(inputs));
-      *p = orig - opt.eps;
-      variable_list minus = differentiable_outputs(fn(inputs));
+      // Outputs may alias the inputs: read them before the next write.
+      auto evaluate = [&](double value) {
+        *p = value;
+        std::vector<std::vector<double>> r;
+        for (const auto& o : differentiable_outputs(fn(inputs))) r.push_back(flat_values(o));
+        return r;
+      };
+      auto plus = evaluate(orig + opt.eps);
+      auto minus = evaluate(orig - opt.eps);
       *p = orig;
       for (size_t o = 0; o < outs.size(); ++o) {
-        auto a = flat_values(plus[o]), b = flat_values(minus[o]);
+        const auto& a = plus[o];
+        const auto& b = minus[o];
         for (size_t j = 0; j < a.size(); ++j) {
           const double num = (a[j] - b[j]) / (2 * opt.eps);
           const double ana = analytical[o][i][j * n + k];

@@ -365,7 +365,7 @@ using autograd::BackwardName;
 using autograd::FormulaNode;
 using autograd::variable_list;
 const BackwardName kSumBackward("SumBackward1"), kMeanBackward("MeanBackward1"), kProdBackward("ProdBackward1"),
-    kMaxBackward("MaxBackward1"), kMaxDimBackward("MaxBackward0"), kAmaxBackward("AmaxBackward0"),
+    kMaxDimBackward("MaxBackward0"), kAmaxBackward("AmaxBackward0"),
     kVarBackward("VarBackward0"), kStdBackward("StdBackward0"), kNormBackward("NormBackward1"),
     kLogsumexpBackward("LogsumexpBackward0"), kSoftmaxBackward("SoftmaxBackward0"),
     kLogSoftmaxBackward("LogSoftmaxBackward0"), kCumsumBackward("CumsumBackward0"),

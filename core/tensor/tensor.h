@@ -59,6 +59,14 @@ class Tensor {
  public:
   Tensor() = default;
   explicit Tensor(intrusive_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(const Tensor&) & = default;
+  Tensor& operator=(Tensor&&) & noexcept = default;
+  // Assigning to a temporary writes into it, as in libtorch: x[0] = y copies
+  // y into row 0 of x; x.index({...}) = 1.5 fills.
+  Tensor& operator=(const Tensor& src) && { return copy_(src); }
+  Tensor& operator=(const Scalar& v) && { return fill_(v); }
 
   // ---- metadata ----
   bool defined() const { return static_cast<bool>(impl_); }
