@@ -21,7 +21,11 @@ static int run_side(const std::string& side, int threads) {
 }
 
 static std::map<std::string, BenchResult> spawn(const char* self, const std::string& side, int threads) {
-  std::string cmd = std::string(self) + " --side " + side + " --threads " + std::to_string(threads);
+  // OpenBLAS reads OPENBLAS_NUM_THREADS when it loads: setting it for the
+  // child makes libtorch's BLAS honour the thread count too (Brasa pins its
+  // BLAS to one thread and splits GEMMs over its own pool either way).
+  std::string cmd = "OPENBLAS_NUM_THREADS=" + std::to_string(threads) + " " + std::string(self) + " --side " + side +
+                    " --threads " + std::to_string(threads);
   std::map<std::string, BenchResult> out;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return out;

@@ -1,4 +1,5 @@
 #include <brasa/ops/copy.h>
+#include <brasa/autograd/grad_mode.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
 
@@ -90,6 +91,11 @@ Elementwise& Elementwise::build() {
   bool need_temp = false;
   if (user_out_ && user_out_->defined()) {
     const Tensor& o = *user_out_;
+    if (!inplace_ && is_grad_enabled())
+      for (const auto& in : inputs_)
+        BRASA_CHECK(!in.requires_grad() && !o.requires_grad(), op_,
+                    "(): functions with out=... arguments don't support automatic differentiation, but one of the "
+                    "arguments requires grad.");
     if (!(o.sizes() == IntArrayRef(shape_))) {
       BRASA_CHECK(!inplace_ && o.numel() == 0, op_, ": output with shape ", o.sizes(),
                   " doesn't match the broadcast shape ", IntArrayRef(shape_));

@@ -125,6 +125,20 @@ using autograd::FormulaNode;
 using autograd::variable_list;
 const BackwardName kMmBackward("MmBackward0"), kBmmBackward("BmmBackward0"), kAddmmBackward("AddmmBackward0");
 
+bool is_transposed_contiguous(const Tensor& m) { return m.dim() == 2 && m.stride(0) == 1 && m.stride(1) == m.size(0); }
+
+// Gradients of a = m1 @ m2, each laid out like the input it belongs to: for
+// a transposed input (w.t() in a linear layer) the product is computed
+// transposed, so the gradient reaching w is contiguous again.
+Tensor mm_mat1_grad(const Tensor& g, const Tensor& m1, const Tensor& m2) {
+  if (is_transposed_contiguous(m1) && !m1.is_contiguous()) return mm(m2, g.t()).t();
+  return mm(g, m2.t());
+}
+Tensor mm_mat2_grad(const Tensor& g, const Tensor& m1, const Tensor& m2) {
+  if (is_transposed_contiguous(m2) && !m2.is_contiguous()) return mm(g.t(), m1).t();
+  return mm(m1.t(), g);
+}
+
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
@@ -134,8 +148,8 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   gemm(a, b, c, 1, 0);
   if (r) r.save(a, b).finish(c, [](FormulaNode& n, const variable_list& g) {
     variable_list d(2);
-    if (n.needs(0)) d[0] = mm(g[0], n.saved(1).t());
-    if (n.needs(1)) d[1] = mm(n.saved(0).t(), g[0]);
+    if (n.needs(0)) d[0] = mm_mat1_grad(g[0], n.saved(0), n.saved(1));
+    if (n.needs(1)) d[1] = mm_mat2_grad(g[0], n.saved(0), n.saved(1));
     return d;
   });
   return c;
@@ -256,8 +270,8 @@ Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scala
     r.save(m1, m2).finish(c, [be, al](FormulaNode& n, const variable_list& g) {
       variable_list d(3);
       if (n.needs(0)) d[0] = be == 1.0 ? g[0] : g[0] * be;  // the engine sums it to self's shape
-      if (n.needs(1)) d[1] = al == 1.0 ? mm(g[0], n.saved(1).t()) : mm(g[0], n.saved(1).t()) * al;
-      if (n.needs(2)) d[2] = al == 1.0 ? mm(n.saved(0).t(), g[0]) : mm(n.saved(0).t(), g[0]) * al;
+      if (n.needs(1)) d[1] = mm_mat1_grad(al == 1.0 ? g[0] : g[0] * al, n.saved(0), n.saved(1));
+      if (n.needs(2)) d[2] = mm_mat2_grad(al == 1.0 ? g[0] : g[0] * al, n.saved(0), n.saved(1));
       return d;
     });
   }

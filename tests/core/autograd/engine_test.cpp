@@ -133,6 +133,20 @@ TEST(AutogradSurface, BackwardInputsRestrictsAccumulation) {
   EXPECT_VALUES(a.grad(), {2 * 9 * 2 * 2});  // d/da (3ab)^2 = 18 a b^2
 }
 
+TEST(AutogradSurface, ViewsKnowTheirBase) {
+  Tensor x = randn({4, 3}).requires_grad_();
+  Tensor v = x.select(0, 1).narrow(0, 0, 2);
+  EXPECT_TRUE(v.is_view());
+  EXPECT_TRUE(v._base().is_same(x));  // the root, not the intermediate view
+  EXPECT_EQ(v.grad_fn()->name(), "SliceBackward0");
+  {
+    NoGradGuard g;
+    EXPECT_FALSE(x.select(0, 1).is_view());  // no-grad views are plain aliases
+  }
+  (v * 2).sum().backward();
+  EXPECT_VALUES(x.grad(), {0, 0, 0, 2, 2, 0, 0, 0, 0, 0, 0, 0});
+}
+
 TEST(AutogradSurface, RetainGradOnNonLeaf) {
   Tensor x = tensor({1.0, 2.0}).requires_grad_();
   Tensor y = x * 3;
@@ -168,6 +182,12 @@ TEST(AutogradErrors, BackwardTwiceModifiedSavedInPlaceOnLeafAndMore) {
   EXPECT_FALSE(g[1].defined());
   EXPECT_ERROR("does not require grad", tensor({1.0}).backward());
   EXPECT_ERROR("only Tensors of floating point dtype", tensor({1, 2}).requires_grad_());
+  Tensor out = empty({3});
+  EXPECT_ERROR("functions with out=... arguments don't support automatic differentiation", add_out(out, x, x));
+  {
+    NoGradGuard g;
+    add_out(out, x, x);  // fine without grad
+  }
   EXPECT_ERROR("final callbacks can only be installed during the backward pass",
                autograd::Engine::get_default_engine().queue_callback([] {}));
 }
