@@ -269,6 +269,29 @@ TEST(AutogradEngine, AccumulateGradStealsAPrivateBuffer) {
   EXPECT_NEAR(v.grad().item<double>(), 6 + std::exp(3.0) + 1, 1e-4);
 }
 
+TEST(AutogradEngine, AccumulateGradReusesTheIncomingBuffer) {
+  Tensor w = randn({1024}).requires_grad_();
+  const void* incoming = nullptr;
+  w.register_hook([&](const Tensor& g) { incoming = g.data_ptr(); });
+  (w * 2).sum().backward();
+  EXPECT_EQ(w.grad().data_ptr(), incoming);  // stolen, not copied
+  const void* first = w.grad().data_ptr();
+  (w * 3).sum().backward();
+  EXPECT_EQ(w.grad().data_ptr(), first);  // accumulated in place
+  EXPECT_VALUES(w.grad().slice(0, 0, 1), {5});
+}
+
+struct WrongShape : autograd::Function<WrongShape> {
+  static Tensor forward(autograd::AutogradContext*, Tensor x) { return x * 1; }
+  static variable_list backward(autograd::AutogradContext*, variable_list) { return {ones({5, 2})}; }
+};
+
+TEST(AutogradEngine, ValidatesGradientShapes) {
+  Tensor x = randn({3}).requires_grad_();
+  EXPECT_ERROR("returned an invalid gradient at index 0 - got [5, 2] but expected shape compatible with [3]",
+               WrongShape::apply(x).sum().backward());
+}
+
 TEST(AutogradEngine, ViewOfNonLeafInPlaceAndBaseModifiedThroughAnotherView) {
   Tensor x = tensor({1.0, 2.0, 3.0, 4.0}).requires_grad_();
   Tensor y = x * 1;
