@@ -2,7 +2,16 @@
 // The whole public API. Lean per-part headers exist for translation units that
 // need less: <brasa/tensor/tensor.h>, <brasa/ops/...>, <brasa/serialize/...>.
 #include <brasa/autograd/autograd.h>
+#include <brasa/data/data.h>
+#include <brasa/nn/functional.h>
+#include <brasa/nn/init.h>
+#include <brasa/nn/modules.h>
 #include <brasa/ops/binary.h>
+#include <brasa/ops/conv.h>
+#include <brasa/ops/pooling.h>
+#include <brasa/optim/optimizer.h>
+#include <brasa/serialize/checkpoint.h>
+#include <brasa/serialize/safetensors.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>

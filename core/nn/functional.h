@@ -1,0 +1,49 @@
+#pragma once
+// nn::functional: stateless layers and losses (torch::nn::functional).
+#include <brasa/tensor/tensor.h>
+
+#include <optional>
+
+namespace brasa {
+
+enum class Reduction { None, Mean, Sum };
+inline constexpr Reduction kNone = Reduction::None;
+inline constexpr Reduction kMean = Reduction::Mean;
+inline constexpr Reduction kSum = Reduction::Sum;
+
+namespace nn::functional {
+
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {});
+Tensor relu(const Tensor& x, bool inplace = false);
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+Tensor gelu(const Tensor& x, const std::string& approximate = "none");
+Tensor silu(const Tensor& x);
+Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);
+Tensor flatten(const Tensor& x, int64_t start_dim = 1, int64_t end_dim = -1);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+Tensor softmax(const Tensor& x, int64_t dim);
+
+struct NLLLossOptions {
+  Tensor weight_;
+  int64_t ignore_index_ = -100;
+  Reduction reduction_ = kMean;
+  double label_smoothing_ = 0.0;
+  NLLLossOptions& weight(Tensor w) { weight_ = std::move(w); return *this; }
+  NLLLossOptions& ignore_index(int64_t i) { ignore_index_ = i; return *this; }
+  NLLLossOptions& reduction(Reduction r) { reduction_ = r; return *this; }
+  NLLLossOptions& label_smoothing(double s) { label_smoothing_ = s; return *this; }
+};
+using NLLLossFuncOptions = NLLLossOptions;
+using CrossEntropyFuncOptions = NLLLossOptions;
+
+// input: log-probabilities [N, C, ...]; target: class indices [N, ...].
+Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossOptions& options = {});
+// target: class indices [N, ...] (int64) or probabilities shaped like input.
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const NLLLossOptions& options = {});
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
+
+}  // namespace nn::functional
+namespace F = nn::functional;
+
+}  // namespace brasa

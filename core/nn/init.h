@@ -1,0 +1,20 @@
+#pragma once
+// nn::init: in-place initializers (run without recording history).
+#include <brasa/tensor/tensor.h>
+
+namespace brasa::nn::init {
+
+Tensor uniform_(Tensor t, double a = 0, double b = 1);
+Tensor normal_(Tensor t, double mean = 0, double std = 1);
+Tensor constant_(Tensor t, double value);
+Tensor ones_(Tensor t);
+Tensor zeros_(Tensor t);
+// fan_in / fan_out of a weight [out, in, k...].
+std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t);
+Tensor xavier_uniform_(Tensor t, double gain = 1.0);
+Tensor xavier_normal_(Tensor t, double gain = 1.0);
+// nonlinearity "leaky_relu" with slope a (PyTorch's default layer init uses a = sqrt(5)) or "relu".
+Tensor kaiming_uniform_(Tensor t, double a = 0, bool fan_in_mode = true, const std::string& nonlinearity = "leaky_relu");
+Tensor kaiming_normal_(Tensor t, double a = 0, bool fan_in_mode = true, const std::string& nonlinearity = "leaky_relu");
+
+}  // namespace brasa::nn::init

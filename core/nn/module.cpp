@@ -1,0 +1,187 @@
+#include <brasa/autograd/grad_mode.h>
+#include <brasa/nn/module.h>
+#include <brasa/ops/copy.h>
+
+#include <ostream>
+
+namespace brasa::nn {
+
+Module::Module(std::string name) : name_(name.empty() ? "Module" : std::move(name)) {}
+
+Tensor& Module::register_parameter(std::string name, Tensor tensor, bool requires_grad) {
+  BRASA_CHECK(!name.empty() && name.find('.') == std::string::npos,
+              "register_parameter: parameter name must be non-empty and contain no dot, got '", name, "'");
+  if (tensor.defined() && requires_grad) tensor.requires_grad_(true);
+  return parameters_.insert(std::move(name), std::move(tensor));
+}
+
+Tensor& Module::register_buffer(std::string name, Tensor tensor) {
+  BRASA_CHECK(!name.empty() && name.find('.') == std::string::npos,
+              "register_buffer: buffer name must be non-empty and contain no dot, got '", name, "'");
+  return buffers_.insert(std::move(name), std::move(tensor));
+}
+
+void Module::add_child(std::string name, std::shared_ptr<Module> m) {
+  BRASA_CHECK(!name.empty() && name.find('.') == std::string::npos,
+              "register_module: submodule name must be non-empty and contain no dot, got '", name, "'");
+  BRASA_CHECK(m != nullptr, "register_module: submodule '", name, "' is null");
+  children_.insert(std::move(name), std::move(m));
+}
+
+void Module::replace_module(const std::string& name, std::shared_ptr<Module> module) { children_[name] = std::move(module); }
+
+void Module::collect(const std::string& prefix, bool params, OrderedDict<std::string, Tensor>& out) const {
+  for (const auto& item : params ? parameters_ : buffers_)
+    if (item.value().defined()) out.insert(prefix + item.key(), item.value());
+  for (const auto& child : children_) child.value()->collect(prefix + child.key() + ".", params, out);
+}
+
+OrderedDict<std::string, Tensor> Module::named_parameters(bool recurse) const {
+  OrderedDict<std::string, Tensor> out;
+  if (!recurse) {
+    for (const auto& item : parameters_)
+      if (item.value().defined()) out.insert(item.key(), item.value());
+    return out;
+  }
+  collect("", true, out);
+  return out;
+}
+std::vector<Tensor> Module::parameters(bool recurse) const { return named_parameters(recurse).values(); }
+
+OrderedDict<std::string, Tensor> Module::named_buffers(bool recurse) const {
+  OrderedDict<std::string, Tensor> out;
+  if (!recurse) {
+    for (const auto& item : buffers_)
+      if (item.value().defined()) out.insert(item.key(), item.value());
+    return out;
+  }
+  collect("", false, out);
+  return out;
+}
+std::vector<Tensor> Module::buffers(bool recurse) const { return named_buffers(recurse).values(); }
+
+std::vector<std::shared_ptr<Module>> Module::children() const { return children_.values(); }
+OrderedDict<std::string, std::shared_ptr<Module>> Module::named_children() const {
+  OrderedDict<std::string, std::shared_ptr<Module>> out;
+  for (const auto& c : children_) out.insert(c.key(), c.value());
+  return out;
+}
+
+OrderedDict<std::string, std::shared_ptr<Module>> Module::named_modules(const std::string& prefix, bool include_self) {
+  OrderedDict<std::string, std::shared_ptr<Module>> out;
+  std::function<void(const std::string&, const std::shared_ptr<Module>&)> walk =
+      [&](const std::string& p, const std::shared_ptr<Module>& m) {
+        for (const auto& c : m->children_) {
+          std::string name = p.empty() ? c.key() : p + "." + c.key();
+          out.insert(name, c.value());
+          walk(name, c.value());
+        }
+      };
+  if (include_self) out.insert(prefix, shared_from_this());
+  walk(prefix, shared_from_this());
+  return out;
+}
+std::vector<std::shared_ptr<Module>> Module::modules(bool include_self) {
+  return named_modules("", include_self).values();
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& c : children_) c.value()->train(on);
+}
+
+void Module::zero_grad(bool set_to_none) {
+  for (auto& p : parameters()) {
+    Tensor& g = p.grad();
+    if (!g.defined()) continue;
+    if (set_to_none) {
+      g.reset();
+    } else {
+      NoGradGuard ng;
+      g = g.detach();
+      g.zero_();
+    }
+  }
+}
+
+void Module::apply(const std::function<void(Module&)>& fn) {
+  fn(*this);
+  for (auto& c : children_) c.value()->apply(fn);
+}
+
+void Module::to(ScalarType dtype) {
+  NoGradGuard ng;
+  auto convert = [dtype](Tensor& t) {
+    if (!t.defined() || !t.is_floating_point() || t.dtype() == dtype) return;
+    bool rg = t.requires_grad();
+    // Keep the same Tensor handle registered: swap the impl's storage and dtype.
+    Tensor c = t.to(dtype);
+    t.unsafeGetTensorImpl()->set_storage(c.storage());
+    t.unsafeGetTensorImpl()->set_dtype(dtype);
+    t.unsafeGetTensorImpl()->set_sizes_and_strides(c.sizes(), c.strides());
+    t.unsafeGetTensorImpl()->set_storage_offset(0);
+    if (t.grad().defined()) t.grad() = t.grad().to(dtype);
+    (void)rg;
+  };
+  for (auto& p : parameters_) convert(p.value());
+  for (auto& b : buffers_) convert(b.value());
+  for (auto& c : children_) c.value()->to(dtype);
+}
+
+OrderedDict<std::string, Tensor> Module::state_dict() const {
+  OrderedDict<std::string, Tensor> out;
+  collect("", true, out);
+  collect("", false, out);
+  return out;
+}
+
+void Module::load_state_dict(const OrderedDict<std::string, Tensor>& state, bool strict) {
+  auto own = state_dict();
+  std::vector<std::string> missing, unexpected;
+  for (const auto& item : own)
+    if (!state.contains(item.key())) missing.push_back(item.key());
+  for (const auto& item : state)
+    if (!own.contains(item.key())) unexpected.push_back(item.key());
+  if (strict && (!missing.empty() || !unexpected.empty())) {
+    std::string m, u;
+    for (auto& k : missing) m += (m.empty() ? "" : ", ") + ("\"" + k + "\"");
+    for (auto& k : unexpected) u += (u.empty() ? "" : ", ") + ("\"" + k + "\"");
+    BRASA_ERROR("load_state_dict: Error(s) in loading state_dict for ", name(), ": missing keys: [", m,
+                "], unexpected keys: [", u, "]");
+  }
+  NoGradGuard ng;
+  for (auto& item : own) {
+    const Tensor* src = state.find(item.key());
+    if (!src) continue;
+    BRASA_CHECK(src->sizes() == item.value().sizes(), "load_state_dict: size mismatch for ", item.key(),
+                ": copying a param with shape ", src->sizes(), " from checkpoint, the shape in current model is ",
+                item.value().sizes(), ".");
+    item.value().copy_(*src);
+  }
+}
+
+void Module::pretty_print(std::ostream& os) const { os << name_ << "()"; }
+
+namespace {
+void print_module(std::ostream& os, const Module& m, int indent) {
+  auto children = m.named_children();
+  if (children.is_empty()) {
+    m.pretty_print(os);
+    return;
+  }
+  os << m.name() << "(\n";
+  for (const auto& c : children) {
+    os << std::string(indent + 2, ' ') << "(" << c.key() << "): ";
+    print_module(os, *c.value(), indent + 2);
+    os << "\n";
+  }
+  os << std::string(indent, ' ') << ")";
+}
+}  // namespace
+
+std::ostream& operator<<(std::ostream& os, const Module& m) {
+  print_module(os, m, 0);
+  return os;
+}
+
+}  // namespace brasa::nn

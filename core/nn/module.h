@@ -1,0 +1,121 @@
+#pragma once
+// nn::Module: parameters, buffers and submodules registered by name, with
+// libtorch's API (named_parameters, train/eval, zero_grad, state_dict ...).
+// Modules are held through ModuleHolder<XxxImpl> (BRASA_MODULE), as in
+// libtorch: nn::Linear fc{nullptr}; fc = nn::Linear(784, 10); fc->forward(x).
+#include <brasa/nn/ordered_dict.h>
+#include <brasa/tensor/tensor.h>
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace brasa::nn {
+
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  explicit Module(std::string name = "");
+  virtual ~Module() = default;
+
+  // The class name (e.g. "torch::nn::Linear" style without namespaces: "Linear").
+  const std::string& name() const { return name_; }
+
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  OrderedDict<std::string, Tensor> named_parameters(bool recurse = true) const;
+  std::vector<Tensor> buffers(bool recurse = true) const;
+  OrderedDict<std::string, Tensor> named_buffers(bool recurse = true) const;
+  std::vector<std::shared_ptr<Module>> children() const;
+  OrderedDict<std::string, std::shared_ptr<Module>> named_children() const;
+  std::vector<std::shared_ptr<Module>> modules(bool include_self = true);
+  OrderedDict<std::string, std::shared_ptr<Module>> named_modules(const std::string& prefix = "",
+                                                                  bool include_self = true);
+
+  virtual void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+  // Clears gradients: undefined (set_to_none) or zero-filled.
+  virtual void zero_grad(bool set_to_none = true);
+  void apply(const std::function<void(Module&)>& fn);
+  // Converts parameters and buffers in place (the same Tensor handles stay registered).
+  virtual void to(ScalarType dtype);
+
+  // Parameters and buffers with dotted names ("features.0.weight").
+  OrderedDict<std::string, Tensor> state_dict() const;
+  // Copies values in; strict: every key must match both ways. Shapes must match.
+  void load_state_dict(const OrderedDict<std::string, Tensor>& state, bool strict = true);
+
+  // One line describing this module (children are printed by operator<<).
+  virtual void pretty_print(std::ostream& os) const;
+
+  Tensor& register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
+  Tensor& register_buffer(std::string name, Tensor tensor);
+  template <class M>
+  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
+    add_child(std::move(name), module);
+    return module;
+  }
+  template <class Holder, class = decltype(std::declval<Holder>().ptr())>
+  auto register_module(std::string name, Holder holder) {
+    return register_module(std::move(name), holder.ptr());
+  }
+  // Replaces a registered submodule (Sequential, ModuleList use it).
+  void replace_module(const std::string& name, std::shared_ptr<Module> module);
+
+ protected:
+  void set_name(std::string n) { name_ = std::move(n); }
+  OrderedDict<std::string, Tensor> parameters_{"Parameter"};
+  OrderedDict<std::string, Tensor> buffers_{"Buffer"};
+  OrderedDict<std::string, std::shared_ptr<Module>> children_{"Submodule"};
+
+ private:
+  void add_child(std::string name, std::shared_ptr<Module> m);
+  void collect(const std::string& prefix, bool params, OrderedDict<std::string, Tensor>& out) const;
+  std::string name_;
+  bool training_ = true;
+};
+
+std::ostream& operator<<(std::ostream& os, const Module& m);
+
+// Holder: a shared_ptr to an XxxImpl with value semantics, as in libtorch.
+template <class Impl>
+class ModuleHolder {
+ public:
+  using ContainedType = Impl;
+  ModuleHolder(std::nullptr_t) {}
+  template <class... Args, class = std::enable_if_t<std::is_constructible_v<Impl, Args...>>>
+  explicit ModuleHolder(Args&&... args) : impl_(std::make_shared<Impl>(std::forward<Args>(args)...)) {}
+  ModuleHolder(std::shared_ptr<Impl> p) : impl_(std::move(p)) {}
+  Impl* operator->() const { return get(); }
+  Impl& operator*() const { return *get(); }
+  Impl* get() const {
+    BRASA_CHECK(impl_, "Accessing an empty ModuleHolder (constructed with nullptr and never assigned)");
+    return impl_.get();
+  }
+  const std::shared_ptr<Impl>& ptr() const { return impl_; }
+  bool is_empty() const { return impl_ == nullptr; }
+  explicit operator bool() const { return impl_ != nullptr; }
+  template <class... Args>
+  auto operator()(Args&&... args) const {
+    return get()->forward(std::forward<Args>(args)...);
+  }
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+template <class Impl>
+std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& h) {
+  return os << *h.get();
+}
+
+}  // namespace brasa::nn
+
+// BRASA_MODULE(Linear) defines nn::Linear as the holder of LinearImpl.
+#define BRASA_MODULE(Name)                                   \
+  class Name : public ::brasa::nn::ModuleHolder<Name##Impl> { \
+   public:                                                   \
+    using ::brasa::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
+  }
+#define TORCH_MODULE(Name) BRASA_MODULE(Name)

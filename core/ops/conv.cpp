@@ -1,0 +1,211 @@
+#include <brasa/autograd/record.h>
+#include <brasa/ops/conv.h>
+#include <brasa/ops/copy.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/linalg.h>
+#include <brasa/ops/reduction.h>
+#include <brasa/ops/shape.h>
+#include <brasa/util/parallel.h>
+
+namespace brasa {
+namespace {
+
+struct ConvGeometry {
+  int64_t N, C, H, W, O, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW, groups;
+  int64_t K() const { return C / groups * kh * kw; }  // rows of one group's column matrix
+  int64_t L() const { return OH * OW; }
+};
+
+int64_t pick(IntArrayRef v, size_t i, const char* what) {
+  BRASA_CHECK(v.size() == 1 || v.size() == 2, "conv2d: expected ", what, " to have 1 or 2 values, got ", v);
+  return v.size() == 1 ? v[0] : v[i];
+}
+
+ConvGeometry geometry(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride, IntArrayRef padding,
+                      IntArrayRef dilation, int64_t groups) {
+  BRASA_CHECK(x.dim() == 4, "conv2d: expected a 4-D input [N, C, H, W], got ", x.dim(), "-D of shape ", x.sizes());
+  BRASA_CHECK(w.dim() == 4, "conv2d: expected a 4-D weight [out, in / groups, kh, kw], got shape ", w.sizes());
+  BRASA_CHECK(x.dtype() == w.dtype(), "conv2d: input (", x.dtype(), ") and weight (", w.dtype(),
+              ") must have the same dtype");
+  BRASA_CHECK(isFloatingType(x.dtype()) && (x.dtype() == kFloat || x.dtype() == kDouble),
+              "conv2d: only float32 and float64 are supported on CPU, got ", x.dtype());
+  BRASA_CHECK(groups > 0 && x.size(1) % groups == 0 && w.size(0) % groups == 0, "conv2d: groups=", groups,
+              " must divide the input channels (", x.size(1), ") and the output channels (", w.size(0), ")");
+  BRASA_CHECK(w.size(1) * groups == x.size(1), "conv2d: expected input ", x.sizes(), " to have ", w.size(1) * groups,
+              " channels (weight ", w.sizes(), ", groups=", groups, "), but got ", x.size(1), " channels instead");
+  if (b.defined())
+    BRASA_CHECK(b.dim() == 1 && b.size(0) == w.size(0), "conv2d: expected bias of shape [", w.size(0), "], got ",
+                b.sizes());
+  ConvGeometry g{x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(2), w.size(3),
+                 pick(stride, 0, "stride"), pick(stride, 1, "stride"), pick(padding, 0, "padding"),
+                 pick(padding, 1, "padding"), pick(dilation, 0, "dilation"), pick(dilation, 1, "dilation"), 0, 0,
+                 groups};
+  BRASA_CHECK(g.sh > 0 && g.sw > 0 && g.dh > 0 && g.dw > 0 && g.ph >= 0 && g.pw >= 0,
+              "conv2d: stride and dilation must be positive and padding non-negative");
+  g.OH = (g.H + 2 * g.ph - g.dh * (g.kh - 1) - 1) / g.sh + 1;
+  g.OW = (g.W + 2 * g.pw - g.dw * (g.kw - 1) - 1) / g.sw + 1;
+  BRASA_CHECK(g.OH > 0 && g.OW > 0, "conv2d: kernel (", g.kh, "x", g.kw, ", dilation ", g.dh, "x", g.dw,
+              ") is larger than the padded input (", g.H + 2 * g.ph, "x", g.W + 2 * g.pw, ")");
+  return g;
+}
+
+// col[c*kh*kw + i*kw + j][oh*OW + ow] = x[c][oh*sh - ph + i*dh][ow*sw - pw + j*dw] (0 outside).
+template <class T>
+void im2col(const T* x, T* col, const ConvGeometry& g) {
+  const int64_t L = g.L();
+  for (int64_t c = 0; c < g.C; ++c)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) {
+        T* row = col + ((c * g.kh + i) * g.kw + j) * L;
+        const T* plane = x + c * g.H * g.W;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const int64_t ih = oh * g.sh - g.ph + i * g.dh;
+          T* out = row + oh * g.OW;
+          if (ih < 0 || ih >= g.H) {
+            std::fill(out, out + g.OW, T(0));
+            continue;
+          }
+          const T* in = plane + ih * g.W;
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            const int64_t iw = ow * g.sw - g.pw + j * g.dw;
+            out[ow] = (iw >= 0 && iw < g.W) ? in[iw] : T(0);
+          }
+        }
+      }
+}
+
+// The adjoint of im2col: adds every column entry back into its input position.
+template <class T>
+void col2im(const T* col, T* x, const ConvGeometry& g) {
+  const int64_t L = g.L();
+  std::fill(x, x + g.C * g.H * g.W, T(0));
+  for (int64_t c = 0; c < g.C; ++c)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) {
+        const T* row = col + ((c * g.kh + i) * g.kw + j) * L;
+        T* plane = x + c * g.H * g.W;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const int64_t ih = oh * g.sh - g.ph + i * g.dh;
+          if (ih < 0 || ih >= g.H) continue;
+          const T* in = row + oh * g.OW;
+          T* out = plane + ih * g.W;
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            const int64_t iw = ow * g.sw - g.pw + j * g.dw;
+            if (iw >= 0 && iw < g.W) out[iw] += in[ow];
+          }
+        }
+      }
+}
+
+// Calls f(T{}) with T = float or double (the dtypes geometry() accepts).
+template <class F>
+void float_or_double(ScalarType t, F&& f) {
+  if (t == kFloat) f(float{});
+  else f(double{});
+}
+
+// Column matrices of every sample: [N, C*kh*kw, OH*OW].
+Tensor columns(const Tensor& xc, const ConvGeometry& g) {
+  Tensor cols = empty({g.N, g.C * g.kh * g.kw, g.L()}, xc.options());
+  float_or_double(xc.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = xc.data_ptr<T>();
+    T* c = cols.data_ptr<T>();
+    const int64_t in_stride = g.C * g.H * g.W, col_stride = g.C * g.kh * g.kw * g.L();
+    parallel_for(0, g.N, 1, [&](int64_t b, int64_t e) {
+      for (int64_t n = b; n < e; ++n) im2col(x + n * in_stride, c + n * col_stride, g);
+    });
+  });
+  return cols;
+}
+
+Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeometry& g) {
+  Tensor xc = x.contiguous();
+  Tensor cols = columns(xc, g);
+  Tensor out = empty({g.N, g.O, g.OH, g.OW}, x.options());
+  const int64_t og = g.O / g.groups, K = g.K();
+  Tensor wmat = w.contiguous().view({g.groups, og, K});
+  parallel_for(0, g.N, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t n = b0; n < b1; ++n)
+      for (int64_t gr = 0; gr < g.groups; ++gr) {
+        Tensor o = out.select(0, n).narrow(0, gr * og, og).view({og, g.L()});
+        mm_out(o, wmat.select(0, gr), cols.select(0, n).narrow(0, gr * K, K));
+      }
+  });
+  if (b.defined()) out.add_(b.view({1, g.O, 1, 1}));
+  return out;
+}
+
+// grad_input: W^T @ grad_out per sample, folded back with col2im.
+Tensor conv_input_grad(const Tensor& go, const Tensor& w, const ConvGeometry& g) {
+  const int64_t og = g.O / g.groups, K = g.K();
+  Tensor goc = go.contiguous().view({g.N, g.O, g.L()});
+  Tensor wt = w.contiguous().view({g.groups, og, K});
+  Tensor gx = empty({g.N, g.C, g.H, g.W}, go.options());
+  float_or_double(go.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    parallel_for(0, g.N, 1, [&](int64_t b0, int64_t b1) {
+      Tensor col = empty({g.C * g.kh * g.kw, g.L()}, go.options());
+      for (int64_t n = b0; n < b1; ++n) {
+        for (int64_t gr = 0; gr < g.groups; ++gr) {
+          Tensor part = col.narrow(0, gr * K, K);
+          mm_out(part, wt.select(0, gr).t(), goc.select(0, n).narrow(0, gr * og, og));
+        }
+        col2im(col.data_ptr<T>(), gx.select(0, n).data_ptr<T>(), g);
+      }
+    });
+  });
+  return gx;
+}
+
+// grad_weight: grad_out @ columns^T summed over the batch, one GEMM per group.
+Tensor conv_weight_grad(const Tensor& go, const Tensor& x, const ConvGeometry& g, IntArrayRef wshape) {
+  const int64_t og = g.O / g.groups, K = g.K();
+  Tensor cols = columns(x.contiguous(), g);  // [N, C*kh*kw, L]
+  Tensor goc = go.contiguous().view({g.N, g.O, g.L()});
+  Tensor gw = empty({g.groups, og, K}, go.options());
+  for (int64_t gr = 0; gr < g.groups; ++gr) {
+    Tensor a = goc.narrow(1, gr * og, og).permute({1, 0, 2}).reshape({og, g.N * g.L()});
+    Tensor c = cols.narrow(1, gr * K, K).permute({1, 0, 2}).reshape({K, g.N * g.L()});
+    Tensor dst = gw.select(0, gr);
+    mm_out(dst, a, c.t());
+  }
+  return gw.view(wshape);
+}
+
+const autograd::BackwardName kConvBackward("ConvolutionBackward0");
+
+}  // namespace
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  ConvGeometry g = geometry(input, weight, bias, stride, padding, dilation, groups);
+  autograd::Recorder r(kConvBackward, input, weight, bias);
+  Tensor out = conv_forward(input, weight, bias, g);
+  if (r) {
+    DimVector wshape(weight.sizes().begin(), weight.sizes().end());
+    // First-order only: the gradient kernels are not themselves recorded.
+    r.save(input, weight).finish(out, [g, wshape](autograd::FormulaNode& n, const autograd::variable_list& gr) {
+      BRASA_CHECK(!is_grad_enabled(), "conv2d: double backward (create_graph=true) is not supported yet");
+      autograd::variable_list d(3);
+      if (n.needs(0)) d[0] = conv_input_grad(gr[0], n.saved(1), g);
+      if (n.needs(1)) d[1] = conv_weight_grad(gr[0], n.saved(0), g, wshape);
+      if (n.needs(2)) d[2] = sum(gr[0], {0, 2, 3});
+      return d;
+    });
+  }
+  return out;
+}
+
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  BRASA_CHECK(input.dim() == 3, "conv1d: expected a 3-D input [N, C, L], got shape ", input.sizes());
+  BRASA_CHECK(weight.dim() == 3, "conv1d: expected a 3-D weight [out, in / groups, k], got shape ", weight.sizes());
+  BRASA_CHECK(stride.size() == 1 && padding.size() == 1 && dilation.size() == 1,
+              "conv1d: stride, padding and dilation take one value each");
+  Tensor out = conv2d(input.unsqueeze(2), weight.unsqueeze(2), bias, {1, stride[0]}, {0, padding[0]},
+                      {1, dilation[0]}, groups);
+  return out.squeeze(2);
+}
+
+}  // namespace brasa

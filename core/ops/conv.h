@@ -1,0 +1,12 @@
+#pragma once
+// Convolutions (NCHW) through im2col + GEMM. conv1d is conv2d with H = 1.
+#include <brasa/tensor/tensor.h>
+
+namespace brasa {
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = {1, 1},
+              IntArrayRef padding = {0, 0}, IntArrayRef dilation = {1, 1}, int64_t groups = 1);
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = {1},
+              IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1);
+
+}  // namespace brasa

@@ -1,0 +1,163 @@
+#include <brasa/autograd/record.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/indexing.h>
+#include <brasa/ops/pooling.h>
+#include <brasa/ops/shape.h>
+#include <brasa/util/parallel.h>
+
+#include <limits>
+
+namespace brasa {
+namespace {
+
+struct PoolGeometry {
+  int64_t planes, H, W, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW;
+};
+
+int64_t at(IntArrayRef v, size_t i, int64_t fallback) { return v.empty() ? fallback : (v.size() == 1 ? v[0] : v[i]); }
+
+int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+  int64_t span = in + 2 * p - d * (k - 1) - 1;
+  int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  // The last window must start inside the input or the left padding.
+  if (ceil_mode && (out - 1) * s >= in + p) --out;
+  return out;
+}
+
+PoolGeometry pool_geometry(const char* op, const Tensor& x, IntArrayRef kernel, IntArrayRef stride,
+                           IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  BRASA_CHECK(x.dim() == 3 || x.dim() == 4, op, ": expected a 3-D or 4-D input, got shape ", x.sizes());
+  BRASA_CHECK(kernel.size() == 1 || kernel.size() == 2, op, ": kernel_size must have 1 or 2 values, got ", kernel);
+  PoolGeometry g{};
+  g.H = x.size(-2);
+  g.W = x.size(-1);
+  g.planes = x.numel() / std::max<int64_t>(g.H * g.W, 1);
+  g.kh = at(kernel, 0, 1), g.kw = at(kernel, 1, 1);
+  g.sh = at(stride, 0, g.kh), g.sw = at(stride, 1, g.kw);
+  g.ph = at(padding, 0, 0), g.pw = at(padding, 1, 0);
+  g.dh = at(dilation, 0, 1), g.dw = at(dilation, 1, 1);
+  BRASA_CHECK(g.kh > 0 && g.kw > 0 && g.sh > 0 && g.sw > 0 && g.dh > 0 && g.dw > 0, op,
+              ": kernel, stride and dilation must be positive");
+  BRASA_CHECK(g.ph <= g.kh / 2 && g.pw <= g.kw / 2, op, ": pad should be at most half of kernel size, but got pad=",
+              padding, " and kernel_size=", kernel);
+  g.OH = pooled_size(g.H, g.kh, g.sh, g.ph, g.dh, ceil_mode);
+  g.OW = pooled_size(g.W, g.kw, g.sw, g.pw, g.dw, ceil_mode);
+  BRASA_CHECK(g.OH > 0 && g.OW > 0, op, ": output size is too small for input ", x.sizes());
+  return g;
+}
+
+DimVector out_shape(const Tensor& x, const PoolGeometry& g) {
+  DimVector s(x.sizes().begin(), x.sizes().end());
+  s[s.size() - 2] = g.OH;
+  s[s.size() - 1] = g.OW;
+  return s;
+}
+
+const autograd::BackwardName kMaxPoolBackward("MaxPool2DWithIndicesBackward0");
+
+// Scatters pooled gradients back to the positions in `idx` (per plane).
+Tensor unpool_grad(const Tensor& g, const Tensor& idx, IntArrayRef in_shape, int64_t planes, int64_t HW) {
+  Tensor z = zeros({planes, HW}, g.options());
+  return z.scatter_add(1, idx.reshape({planes, -1}), g.reshape({planes, -1})).view(in_shape);
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel, IntArrayRef stride,
+                                                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  PoolGeometry g = pool_geometry("max_pool2d", input, kernel, stride, padding, dilation, ceil_mode);
+  BRASA_CHECK(input.is_floating_point(), "max_pool2d: expected a floating input, got ", input.dtype());
+  autograd::Recorder r(kMaxPoolBackward, input);
+  Tensor x = input.contiguous();
+  DimVector shape = out_shape(input, g);
+  Tensor out = empty(shape, input.options()), idx = empty(shape, TensorOptions().dtype(kLong));
+  BRASA_DISPATCH_FLOATING_TYPES(x.dtype(), "max_pool2d", [&] {
+    const scalar_t* xp = x.data_ptr<scalar_t>();
+    scalar_t* op = out.data_ptr<scalar_t>();
+    int64_t* ip = idx.data_ptr<int64_t>();
+    parallel_for(0, g.planes, 4, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) {
+        const scalar_t* plane = xp + p * g.H * g.W;
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            double best = -std::numeric_limits<double>::infinity();
+            int64_t best_i = -1;
+            for (int64_t i = 0; i < g.kh; ++i) {
+              const int64_t ih = oh * g.sh - g.ph + i * g.dh;
+              if (ih < 0 || ih >= g.H) continue;
+              for (int64_t j = 0; j < g.kw; ++j) {
+                const int64_t iw = ow * g.sw - g.pw + j * g.dw;
+                if (iw < 0 || iw >= g.W) continue;
+                const double v = static_cast<double>(plane[ih * g.W + iw]);
+                if (v > best || v != v || best_i < 0) {
+                  best = v;
+                  best_i = ih * g.W + iw;
+                  if (v != v) break;
+                }
+              }
+            }
+            const int64_t o = (p * g.OH + oh) * g.OW + ow;
+            op[o] = static_cast<scalar_t>(best);
+            ip[o] = best_i;
+          }
+      }
+    });
+  });
+  if (r) {
+    DimVector in(input.sizes().begin(), input.sizes().end());
+    const int64_t planes = g.planes, HW = g.H * g.W;
+    r.save(idx).finish(std::vector<Tensor>{out, idx},
+                       [in, planes, HW](autograd::FormulaNode& n, const autograd::variable_list& gr) {
+                         return autograd::variable_list{unpool_grad(gr[0], n.saved(0), in, planes, HW)};
+                       });
+  }
+  return {out, idx};
+}
+
+Tensor max_pool2d(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
+                  IntArrayRef dilation, bool ceil_mode) {
+  return std::get<0>(max_pool2d_with_indices(input, kernel, stride, padding, dilation, ceil_mode));
+}
+
+Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad) {
+  PoolGeometry g = pool_geometry("avg_pool2d", input, kernel, stride, padding, {1}, ceil_mode);
+  BRASA_CHECK(input.is_floating_point(), "avg_pool2d: expected a floating input, got ", input.dtype());
+  // Composite and differentiable: zero-pad, take the windows as unfold
+  // views, sum them, divide by the window counts.
+  // Windows as a view [..., OH, OW, kh, kw] of the padded input.
+  DimVector padded_shape(input.sizes().begin(), input.sizes().end());
+  const int64_t PH = std::max(g.H + 2 * g.ph, (g.OH - 1) * g.sh + g.kh);
+  const int64_t PW = std::max(g.W + 2 * g.pw, (g.OW - 1) * g.sw + g.kw);
+  padded_shape[padded_shape.size() - 2] = PH;
+  padded_shape[padded_shape.size() - 1] = PW;
+  Tensor xp = zeros(padded_shape, input.options());
+  Tensor ones_in = ones_like(input);
+  Tensor mask = zeros(padded_shape, input.options());
+  using namespace indexing;
+  std::vector<TensorIndex> region(static_cast<size_t>(input.dim() - 2), TensorIndex(Slice()));
+  region.push_back(Slice(g.ph, g.ph + g.H));
+  region.push_back(Slice(g.pw, g.pw + g.W));
+  xp.index_put_(region, input);
+  mask.index_put_(region, ones_in);
+  Tensor win = xp.unfold(-2, g.kh, g.sh).unfold(-2, g.kw, g.sw);   // [..., OH', OW', kh, kw]
+  Tensor mwin = mask.unfold(-2, g.kh, g.sh).unfold(-2, g.kw, g.sw);
+  win = win.narrow(-4, 0, g.OH).narrow(-3, 0, g.OW);
+  mwin = mwin.narrow(-4, 0, g.OH).narrow(-3, 0, g.OW);
+  Tensor sums = win.sum({-2, -1});
+  Tensor counts;
+  if (count_include_pad) {
+    // Windows count padding cells but not the extra ceil_mode overhang.
+    Tensor pad_mask = zeros(padded_shape, input.options());
+    std::vector<TensorIndex> padded_region(static_cast<size_t>(input.dim() - 2), TensorIndex(Slice()));
+    padded_region.push_back(Slice(0, g.H + 2 * g.ph));
+    padded_region.push_back(Slice(0, g.W + 2 * g.pw));
+    pad_mask.index_put_(padded_region, 1.0);
+    counts = pad_mask.unfold(-2, g.kh, g.sh).unfold(-2, g.kw, g.sw).narrow(-4, 0, g.OH).narrow(-3, 0, g.OW).sum({-2, -1});
+  } else {
+    counts = mwin.sum({-2, -1});
+  }
+  return sums / counts.detach();
+}
+
+}  // namespace brasa

@@ -1,0 +1,150 @@
+#include <brasa/autograd/grad_mode.h>
+#include <brasa/ops/binary.h>
+#include <brasa/ops/copy.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/unary.h>
+#include <brasa/optim/optimizer.h>
+
+#include <cmath>
+
+namespace brasa::optim {
+
+Optimizer::Optimizer(std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOptions> defaults)
+    : defaults_(std::move(defaults)) {
+  for (auto& g : groups) add_param_group(g);
+}
+
+void Optimizer::add_param_group(const OptimizerParamGroup& group) {
+  OptimizerParamGroup g(group);
+  if (!g.has_options()) g.set_options(defaults_->clone());
+  for (const auto& p : g.params()) {
+    BRASA_CHECK(p.defined() && p.is_leaf(), "optimizer: can't optimize a non-leaf Tensor");
+    for (const auto& other : groups_)
+      for (const auto& q : other.params())
+        BRASA_CHECK(!q.is_same(p), "optimizer: some parameters appear in more than one parameter group");
+  }
+  groups_.push_back(std::move(g));
+}
+
+void Optimizer::zero_grad(bool set_to_none) {
+  for (auto& g : groups_)
+    for (auto& p : g.params()) {
+      Tensor& grad = p.grad();
+      if (!grad.defined()) continue;
+      if (set_to_none) {
+        grad.reset();
+      } else {
+        NoGradGuard ng;
+        grad = grad.detach();
+        grad.zero_();
+      }
+    }
+}
+
+// ---- SGD ----
+SGD::SGD(std::vector<Tensor> params, SGDOptions options)
+    : SGD(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, std::move(options)) {}
+SGD::SGD(std::vector<OptimizerParamGroup> groups, SGDOptions options)
+    : Optimizer({}, std::make_unique<SGDOptions>(options)) {
+  BRASA_CHECK(options.lr_ >= 0, "SGD: invalid learning rate: ", options.lr_);
+  BRASA_CHECK(options.momentum_ >= 0, "SGD: invalid momentum value: ", options.momentum_);
+  BRASA_CHECK(options.weight_decay_ >= 0, "SGD: invalid weight_decay value: ", options.weight_decay_);
+  BRASA_CHECK(!options.nesterov_ || (options.momentum_ > 0 && options.dampening_ == 0),
+              "SGD: nesterov momentum requires a momentum and zero dampening");
+  for (auto& g : groups) add_param_group(g);
+}
+
+Tensor SGD::step(std::function<Tensor()> closure) {
+  Tensor loss;
+  if (closure) {
+    AutoGradMode on(true);
+    loss = closure();
+  }
+  NoGradGuard ng;
+  for (auto& group : groups_) {
+    const auto& o = static_cast<const SGDOptions&>(group.options());
+    for (auto& p : group.params()) {
+      const Tensor& grad = p.grad();
+      if (!grad.defined()) continue;
+      Tensor d = o.maximize_ ? -grad : grad;
+      if (o.weight_decay_ != 0) d = d + p * o.weight_decay_;
+      if (o.momentum_ != 0) {
+        auto& buffers = state_of(p).buffers;
+        auto it = buffers.find("momentum_buffer");
+        if (it == buffers.end()) {
+          it = buffers.emplace("momentum_buffer", clone(d)).first;
+        } else {
+          it->second.mul_(o.momentum_).add_(d, 1 - o.dampening_);
+        }
+        d = o.nesterov_ ? d + it->second * o.momentum_ : it->second;
+      }
+      p.add_(d, -o.lr_);
+    }
+  }
+  return loss;
+}
+
+// ---- Adam / AdamW ----
+Adam::Adam(std::vector<Tensor> params, AdamOptions options)
+    : Adam(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, std::move(options)) {}
+Adam::Adam(std::vector<OptimizerParamGroup> groups, AdamOptions options)
+    : Optimizer({}, options.clone()) {
+  auto [b1, b2] = options.betas_;
+  BRASA_CHECK(options.lr_ >= 0, "Adam: invalid learning rate: ", options.lr_);
+  BRASA_CHECK(options.eps_ >= 0, "Adam: invalid epsilon value: ", options.eps_);
+  BRASA_CHECK(b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1, "Adam: invalid beta parameters: (", b1, ", ", b2, ")");
+  BRASA_CHECK(options.weight_decay_ >= 0, "Adam: invalid weight_decay value: ", options.weight_decay_);
+  for (auto& g : groups) add_param_group(g);
+}
+
+AdamW::AdamW(std::vector<Tensor> params, AdamWOptions options) : Adam(std::move(params), options) {
+  decoupled_weight_decay_ = true;
+}
+
+Tensor Adam::step(std::function<Tensor()> closure) {
+  Tensor loss;
+  if (closure) {
+    AutoGradMode on(true);
+    loss = closure();
+  }
+  NoGradGuard ng;
+  for (auto& group : groups_) {
+    const auto& o = static_cast<const AdamOptions&>(group.options());
+    auto [b1, b2] = o.betas_;
+    for (auto& p : group.params()) {
+      const Tensor& g0 = p.grad();
+      if (!g0.defined()) continue;
+      Tensor grad = o.maximize_ ? -g0 : g0;
+      ParamState& st = state_of(p);
+      if (st.step == 0) {
+        st.buffers["exp_avg"] = zeros_like(p);
+        st.buffers["exp_avg_sq"] = zeros_like(p);
+        if (o.amsgrad_) st.buffers["max_exp_avg_sq"] = zeros_like(p);
+      }
+      ++st.step;
+      if (o.weight_decay_ != 0) {
+        if (decoupled_weight_decay_) p.mul_(1 - o.lr_ * o.weight_decay_);
+        else grad = grad + p * o.weight_decay_;
+      }
+      Tensor& m = st.buffers["exp_avg"];
+      Tensor& v = st.buffers["exp_avg_sq"];
+      m.mul_(b1).add_(grad, 1 - b1);
+      v.mul_(b2).addcmul_(grad, grad, 1 - b2);
+      const double bc1 = 1 - std::pow(b1, static_cast<double>(st.step));
+      const double bc2 = 1 - std::pow(b2, static_cast<double>(st.step));
+      const double step_size = o.lr_ / bc1;
+      Tensor denom;
+      if (o.amsgrad_) {
+        Tensor& vmax = st.buffers["max_exp_avg_sq"];
+        vmax = maximum(vmax, v);
+        denom = (vmax.sqrt() / std::sqrt(bc2)).add_(o.eps_);
+      } else {
+        denom = (v.sqrt() / std::sqrt(bc2)).add_(o.eps_);
+      }
+      p.addcdiv_(m, denom, -step_size);
+    }
+  }
+  return loss;
+}
+
+}  // namespace brasa::optim
