@@ -245,7 +245,7 @@ const UnaryGrad unary_grads[] = {
     {"sigmoid", BackwardName("SigmoidBackward0"), false, true,
      [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (y * (1 - y)); }},
     {"relu", BackwardName("ReluBackward0"), false, true,
-     [](const Tensor& g, const Tensor&, const Tensor& y) { return where(gt(y, 0), g, zeros_like(g)); }},
+     [](const Tensor& g, const Tensor&, const Tensor& y) { return detail::threshold_backward(g, y); }},
     {"erf", BackwardName("ErfBackward0"), true, false,
      [](const Tensor& g, const Tensor& x, const Tensor&) { return g * exp(-(x * x)) * kTwoOverSqrtPi; }},
     {"erfinv", BackwardName("ErfinvBackward0"), false, true,
@@ -257,6 +257,8 @@ const UnaryGrad unary_grads[] = {
     {"frac", BackwardName("FracBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return g; }},
     {"square", BackwardName("SquareBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g * x * 2; }},
 };
+
+const BackwardName kThresholdBackwardBackward("ThresholdBackwardBackward0");
 
 const UnaryGrad* find_unary_grad(const char* name) {
   for (const auto& u : unary_grads)
@@ -306,6 +308,23 @@ BRASA_DEFINE_PREDICATE(isnan)
 BRASA_DEFINE_PREDICATE(isinf)
 BRASA_DEFINE_PREDICATE(isfinite)
 #undef BRASA_DEFINE_PREDICATE
+
+// relu's gradient in one pass: g where y > 0, else 0. Linear in g, so its
+// own gradient is the same masking of the incoming one.
+Tensor detail::threshold_backward(const Tensor& g, const Tensor& y) {
+  autograd::Recorder r(kThresholdBackwardBackward, g);
+  Elementwise e("threshold_backward", g.dtype());
+  e.input(g).input(y, g.dtype()).build();
+  BRASA_DISPATCH_FLOATING_TYPES(g.dtype(), "threshold_backward", [&] {
+    using M = opmath_t<scalar_t>;
+    e.run<scalar_t, scalar_t, scalar_t>([](M gv, M yv) { return yv > M(0) ? gv : M(0); });
+  });
+  Tensor out = e.result();
+  if (r) r.save(y).finish(out, [](autograd::FormulaNode& n, const autograd::variable_list& gg) {
+    return autograd::variable_list{threshold_backward(gg[0], n.saved(0))};
+  });
+  return out;
+}
 
 Tensor negative(const Tensor& x) { return neg(x); }
 Tensor absolute(const Tensor& x) { return abs(x); }

@@ -53,6 +53,8 @@ Tensor nan_to_num(const Tensor& x, std::optional<double> nan = std::nullopt,
 
 namespace detail {
 Tensor& unary_inplace(const char* name, Tensor& x);
+// Gradient of relu given its output y: g where y > 0, else 0 (one pass).
+Tensor threshold_backward(const Tensor& g, const Tensor& y);
 }
 
 }  // namespace brasa

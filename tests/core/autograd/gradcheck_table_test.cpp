@@ -237,6 +237,41 @@ std::vector<OpCase> make_table() {
     return variable_list{std::get<0>(v[0].sort(1)), std::get<0>(v[0].topk(2, 0)),
                          std::get<0>(kthvalue(v[0], 2, 1))};
   });
+
+  // ---- convolution, pooling and nn::functional ----
+  entry("conv2d stride/padding/dilation/groups",
+        [] { return variable_list{R({2, 4, 7, 6}), R({6, 2, 3, 2}), R({6})}; },
+        [](const variable_list& v) { return one(conv2d(v[0], v[1], v[2], {2, 1}, {1, 0}, {1, 2}, 2)); },
+        /*gradgrad=*/false);
+  entry("conv1d", [] { return variable_list{R({2, 3, 9}), R({4, 3, 3})}; },
+        [](const variable_list& v) { return one(conv1d(v[0], v[1], Tensor(), {2}, {1})); }, false);
+  entry("max_pool2d (overlapping windows, padding)", in1([] { return R({2, 3, 7, 7}); }),
+        [](const variable_list& v) { return one(max_pool2d(v[0], {3}, {2}, {1})); });
+  entry("avg_pool2d ceil_mode and padding", in1([] { return R({1, 2, 6, 5}); }), [](const variable_list& v) {
+    return variable_list{avg_pool2d(v[0], {2}, {2}, {1}, true), avg_pool2d(v[0], {3, 2}, {1}, {0}, false, false)};
+  });
+  entry("linear", [] { return variable_list{R({5, 4}), R({3, 4}), R({3})}; },
+        [](const variable_list& v) { return one(F::linear(v[0], v[1], v[2])); });
+  entry("cross_entropy (weights, ignore_index, label smoothing)", [] { return variable_list{R({5, 4}), Pos({4})}; },
+        [](const variable_list& v) {
+          Tensor target = Idx({0, 3, -100, 1, 3});
+          return variable_list{F::cross_entropy(v[0], target),
+                               F::cross_entropy(v[0], target,
+                                                F::CrossEntropyFuncOptions().weight(v[1]).label_smoothing(0.2)),
+                               F::nll_loss(v[0].log_softmax(1), target, F::NLLLossFuncOptions().reduction(kSum))};
+        });
+  entry("cross_entropy with probabilities", in2([] { return R({3, 4}); }, [] { return Pos({3, 4}); }),
+        [](const variable_list& v) { return one(F::cross_entropy(v[0], v[1].softmax(1))); });
+  entry("mse/l1 loss", in2(r34, r34), [](const variable_list& v) {
+    return variable_list{F::mse_loss(v[0], v[1]), F::l1_loss(v[0], v[1], kSum)};
+  });
+  entry("gelu/silu/leaky_relu", in1(r34), [](const variable_list& v) {
+    return variable_list{F::gelu(v[0]), F::gelu(v[0], "tanh"), F::silu(v[0]), F::leaky_relu(v[0], 0.1)};
+  });
+  entry("dropout (fixed seed)", in1(r34), [](const variable_list& v) {
+    manual_seed(3);
+    return one(F::dropout(v[0], 0.3, true));
+  });
   return t;
 }
 
@@ -274,7 +309,8 @@ TEST(GradcheckTableCoverage, CoverageOfRegisteredFormulas) {
     for (const auto& o : outs)
       if (o.defined() && o.requires_grad()) {
         collect_names(o.grad_fn(), names, seen);
-        variable_list g = autograd::grad({o}, in, {ones_like(o)}, true, true, true);
+        Tensor go = ones_like(o).requires_grad_(c.gradgrad);  // as gradgradcheck: grad_outputs require grad
+        variable_list g = autograd::grad({o}, in, {go}, true, /*create_graph=*/c.gradgrad, true);
         for (const auto& gi : g)
           if (gi.defined() && gi.requires_grad()) collect_names(gi.grad_fn(), names, seen);
         keep_alive.push_back(g);
