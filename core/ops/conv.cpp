@@ -49,6 +49,14 @@ ConvGeometry geometry(const Tensor& x, const Tensor& w, const Tensor& b, IntArra
   return g;
 }
 
+// Output columns ow whose input column ow*sw - pw + j*dw lies inside [0, W).
+inline void valid_range(int64_t j, const ConvGeometry& g, int64_t& lo, int64_t& hi) {
+  const int64_t off = j * g.dw - g.pw;  // iw = ow * sw + off
+  lo = off >= 0 ? 0 : std::min<int64_t>(g.OW, (-off + g.sw - 1) / g.sw);
+  hi = g.W - off <= 0 ? 0 : std::min<int64_t>(g.OW, (g.W - off + g.sw - 1) / g.sw);
+  if (hi < lo) hi = lo;
+}
+
 // col[c*kh*kw + i*kw + j][oh*OW + ow] = x[c][oh*sh - ph + i*dh][ow*sw - pw + j*dw] (0 outside).
 template <class T>
 void im2col(const T* x, T* col, const ConvGeometry& g) {
@@ -58,6 +66,9 @@ void im2col(const T* x, T* col, const ConvGeometry& g) {
       for (int64_t j = 0; j < g.kw; ++j) {
         T* row = col + ((c * g.kh + i) * g.kw + j) * L;
         const T* plane = x + c * g.H * g.W;
+        int64_t lo, hi;
+        valid_range(j, g, lo, hi);
+        const int64_t off = j * g.dw - g.pw;
         for (int64_t oh = 0; oh < g.OH; ++oh) {
           const int64_t ih = oh * g.sh - g.ph + i * g.dh;
           T* out = row + oh * g.OW;
@@ -65,11 +76,12 @@ void im2col(const T* x, T* col, const ConvGeometry& g) {
             std::fill(out, out + g.OW, T(0));
             continue;
           }
-          const T* in = plane + ih * g.W;
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            const int64_t iw = ow * g.sw - g.pw + j * g.dw;
-            out[ow] = (iw >= 0 && iw < g.W) ? in[iw] : T(0);
-          }
+          const T* in = plane + ih * g.W + off;
+          std::fill(out, out + lo, T(0));
+          if (g.sw == 1) std::copy(in + lo, in + hi, out + lo);
+          else
+            for (int64_t ow = lo; ow < hi; ++ow) out[ow] = in[ow * g.sw];
+          std::fill(out + hi, out + g.OW, T(0));
         }
       }
 }
@@ -84,15 +96,18 @@ void col2im(const T* col, T* x, const ConvGeometry& g) {
       for (int64_t j = 0; j < g.kw; ++j) {
         const T* row = col + ((c * g.kh + i) * g.kw + j) * L;
         T* plane = x + c * g.H * g.W;
+        int64_t lo, hi;
+        valid_range(j, g, lo, hi);
+        const int64_t off = j * g.dw - g.pw;
         for (int64_t oh = 0; oh < g.OH; ++oh) {
           const int64_t ih = oh * g.sh - g.ph + i * g.dh;
           if (ih < 0 || ih >= g.H) continue;
           const T* in = row + oh * g.OW;
-          T* out = plane + ih * g.W;
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            const int64_t iw = ow * g.sw - g.pw + j * g.dw;
-            if (iw >= 0 && iw < g.W) out[iw] += in[ow];
-          }
+          T* out = plane + ih * g.W + off;
+          if (g.sw == 1)
+            for (int64_t ow = lo; ow < hi; ++ow) out[ow] += in[ow];
+          else
+            for (int64_t ow = lo; ow < hi; ++ow) out[ow * g.sw] += in[ow];
         }
       }
 }

@@ -72,34 +72,44 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArray
   DimVector shape = out_shape(input, g);
   Tensor out = empty(shape, input.options()), idx = empty(shape, TensorOptions().dtype(kLong));
   BRASA_DISPATCH_FLOATING_TYPES(x.dtype(), "max_pool2d", [&] {
+    using M = opmath_t<scalar_t>;
     const scalar_t* xp = x.data_ptr<scalar_t>();
     scalar_t* op = out.data_ptr<scalar_t>();
     int64_t* ip = idx.data_ptr<int64_t>();
     parallel_for(0, g.planes, 4, [&](int64_t b, int64_t e) {
       for (int64_t p = b; p < e; ++p) {
         const scalar_t* plane = xp + p * g.H * g.W;
-        for (int64_t oh = 0; oh < g.OH; ++oh)
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          // Rows of the window inside the input (computed once per output row).
+          const int64_t h0 = oh * g.sh - g.ph;
+          int64_t i_lo = 0, i_hi = g.kh;
+          while (i_lo < g.kh && h0 + i_lo * g.dh < 0) ++i_lo;
+          while (i_hi > i_lo && h0 + (i_hi - 1) * g.dh >= g.H) --i_hi;
           for (int64_t ow = 0; ow < g.OW; ++ow) {
-            double best = -std::numeric_limits<double>::infinity();
+            const int64_t w0 = ow * g.sw - g.pw;
+            M best = M(0);
             int64_t best_i = -1;
-            for (int64_t i = 0; i < g.kh; ++i) {
-              const int64_t ih = oh * g.sh - g.ph + i * g.dh;
-              if (ih < 0 || ih >= g.H) continue;
+            for (int64_t i = i_lo; i < i_hi; ++i) {
+              const int64_t ih = h0 + i * g.dh;
+              const scalar_t* row = plane + ih * g.W;
               for (int64_t j = 0; j < g.kw; ++j) {
-                const int64_t iw = ow * g.sw - g.pw + j * g.dw;
+                const int64_t iw = w0 + j * g.dw;
                 if (iw < 0 || iw >= g.W) continue;
-                const double v = static_cast<double>(plane[ih * g.W + iw]);
-                if (v > best || v != v || best_i < 0) {
+                const M v = static_cast<M>(row[iw]);
+                // NaN wins and stays (PyTorch propagates NaN).
+                if (best_i < 0 || v > best || v != v) {
                   best = v;
                   best_i = ih * g.W + iw;
-                  if (v != v) break;
+                  if (v != v) goto done;
                 }
               }
             }
+          done:
             const int64_t o = (p * g.OH + oh) * g.OW + ow;
             op[o] = static_cast<scalar_t>(best);
             ip[o] = best_i;
           }
+        }
       }
     });
   });
