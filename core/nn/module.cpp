@@ -8,22 +8,26 @@ namespace brasa::nn {
 
 Module::Module(std::string name) : name_(name.empty() ? "Module" : std::move(name)) {}
 
+void Module::check_new_name(const char* what, const std::string& name) const {
+  BRASA_CHECK(!name.empty() && name.find('.') == std::string::npos, what,
+              ": name must be non-empty and contain no dot, got '", name, "'");
+  BRASA_CHECK(!parameters_.contains(name) && !buffers_.contains(name) && !children_.contains(name), what,
+              ": attribute '", name, "' already exists in ", name_);
+}
+
 Tensor& Module::register_parameter(std::string name, Tensor tensor, bool requires_grad) {
-  BRASA_CHECK(!name.empty() && name.find('.') == std::string::npos,
-              "register_parameter: parameter name must be non-empty and contain no dot, got '", name, "'");
+  check_new_name("register_parameter", name);
   if (tensor.defined() && requires_grad) tensor.requires_grad_(true);
   return parameters_.insert(std::move(name), std::move(tensor));
 }
 
 Tensor& Module::register_buffer(std::string name, Tensor tensor) {
-  BRASA_CHECK(!name.empty() && name.find('.') == std::string::npos,
-              "register_buffer: buffer name must be non-empty and contain no dot, got '", name, "'");
+  check_new_name("register_buffer", name);
   return buffers_.insert(std::move(name), std::move(tensor));
 }
 
 void Module::add_child(std::string name, std::shared_ptr<Module> m) {
-  BRASA_CHECK(!name.empty() && name.find('.') == std::string::npos,
-              "register_module: submodule name must be non-empty and contain no dot, got '", name, "'");
+  check_new_name("register_module", name);
   BRASA_CHECK(m != nullptr, "register_module: submodule '", name, "' is null");
   children_.insert(std::move(name), std::move(m));
 }

@@ -71,6 +71,7 @@ class Module : public std::enable_shared_from_this<Module> {
 
  private:
   void add_child(std::string name, std::shared_ptr<Module> m);
+  void check_new_name(const char* what, const std::string& name) const;
   void collect(const std::string& prefix, bool params, OrderedDict<std::string, Tensor>& out) const;
   std::string name_;
   bool training_ = true;

@@ -17,8 +17,11 @@ Optimizer::Optimizer(std::vector<OptimizerParamGroup> groups, std::unique_ptr<Op
 void Optimizer::add_param_group(const OptimizerParamGroup& group) {
   OptimizerParamGroup g(group);
   if (!g.has_options()) g.set_options(defaults_->clone());
-  for (const auto& p : g.params()) {
+  for (size_t i = 0; i < g.params().size(); ++i) {
+    const Tensor& p = g.params()[i];
     BRASA_CHECK(p.defined() && p.is_leaf(), "optimizer: can't optimize a non-leaf Tensor");
+    for (size_t j = 0; j < i; ++j)
+      BRASA_CHECK(!g.params()[j].is_same(p), "optimizer: a parameter group contains the same parameter twice");
     for (const auto& other : groups_)
       for (const auto& q : other.params())
         BRASA_CHECK(!q.is_same(p), "optimizer: some parameters appear in more than one parameter group");

@@ -25,7 +25,7 @@ namespace {
 struct Args {
   std::string model = "cnn", optimizer = "adam", data = "/usr/share/datasets/fashion-mnist";
   std::string checkpoint = "fashion_mnist.safetensors", metrics = "fashion_mnist_metrics.csv";
-  int64_t epochs = 3, batch_size = 64, threads = 0, seed = 1;
+  int64_t epochs = 6, batch_size = 64, threads = 0, seed = 1;
   double lr = -1;  // default depends on the optimizer
   bool resume = false;
 };

@@ -1,0 +1,100 @@
+// Data pipeline: IDX reading (plain and gzip), errors naming the file,
+// samplers covering every index once, loader batching.
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "../test_util.h"
+
+namespace brasa {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string be32(uint32_t v) {
+  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
+}
+
+void write_plain(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+void write_gz(const fs::path& p, const std::string& bytes) {
+  gzFile f = gzopen(p.c_str(), "wb");
+  gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+  gzclose(f);
+}
+
+struct TempDir {
+  TempDir() : path(fs::temp_directory_path() / ("brasa_data_" + std::to_string(::getpid()))) {
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  fs::path path;
+};
+
+// Three 2x2 images and their labels.
+std::string images() { return be32(2051) + be32(3) + be32(2) + be32(2) + std::string("\x00\xff\x10\x20\x01\x02\x03\x04\x05\x06\x07\x08", 12); }
+std::string labels() { return be32(2049) + be32(3) + std::string("\x07\x00\x09", 3); }
+
+TEST(Data, MnistReadsPlainAndGzipIdx) {
+  TempDir d;
+  write_gz(d.path / "train-images-idx3-ubyte.gz", images());
+  write_plain(d.path / "train-labels-idx1-ubyte", labels());
+  data::datasets::MNIST ds(d.path.string());
+  EXPECT_EQ(ds.size(), 3);
+  EXPECT_SHAPE(ds.images(), {3, 1, 2, 2});
+  EXPECT_VALUES(ds.targets(), {7, 0, 9});
+  EXPECT_NEAR(ds.images()[0][0][0][1].item<double>(), 1.0, 1e-7);
+  EXPECT_NEAR(ds.images()[0][0][1][0].item<double>(), 16.0 / 255, 1e-7);
+  auto ex = ds.get(2);
+  EXPECT_EQ(ex.target.item<int64_t>(), 9);
+}
+
+TEST(Data, MnistErrorsNameTheFileAndTheProblem) {
+  TempDir d;
+  auto expect_error = [&](const std::string& needle) {
+    try {
+      data::datasets::MNIST ds(d.path.string());
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error("train-images-idx3-ubyte");  // missing
+  write_plain(d.path / "train-images-idx3-ubyte", images().substr(0, 20));
+  write_plain(d.path / "train-labels-idx1-ubyte", labels());
+  expect_error("is truncated");
+  write_plain(d.path / "train-images-idx3-ubyte", be32(1234) + images().substr(4));
+  expect_error("bad magic number 1234");
+}
+
+TEST(Data, SamplersCoverEveryIndexOncePerEpochAndLoaderBatches) {
+  manual_seed(5);
+  data::samplers::RandomSampler rs(10);
+  std::multiset<int64_t> seen;
+  for (auto b = rs.next(4); !b.empty(); b = rs.next(4)) seen.insert(b.begin(), b.end());
+  EXPECT_EQ(seen.size(), 10u);
+  for (int64_t i = 0; i < 10; ++i) EXPECT_EQ(seen.count(i), 1u);
+
+  Tensor x = arange(10, TensorOptions().dtype(kFloat)).view({10, 1}), y = arange(10);
+  auto loader = data::make_data_loader<data::samplers::SequentialSampler>(data::TensorDataset(x, y),
+                                                                          data::DataLoaderOptions(4));
+  std::vector<int64_t> sizes;
+  std::vector<double> firsts;
+  for (auto& batch : *loader) {
+    sizes.push_back(batch.data.size(0));
+    firsts.push_back(batch.target[0].item<double>());
+  }
+  EXPECT_EQ(sizes, (std::vector<int64_t>{4, 4, 2}));
+  EXPECT_EQ(firsts, (std::vector<double>{0, 4, 8}));
+  auto dropping = data::make_data_loader<data::samplers::RandomSampler>(
+      data::TensorDataset(x, y), data::DataLoaderOptions(4).drop_last(true));
+  int batches = 0;
+  for (auto& batch : *dropping) batches += batch.data.size(0) == 4;
+  EXPECT_EQ(batches, 2);
+  EXPECT_THROW(data::TensorDataset(x, arange(3)), Error);
+}
+
+}  // namespace
+}  // namespace brasa

@@ -1,0 +1,136 @@
+// Modules: registry, names, state_dict, train/eval, layers' values.
+#include "../test_util.h"
+
+namespace brasa {
+namespace {
+
+struct NetImpl : nn::Module {
+  NetImpl() : nn::Module("Net") {
+    features = register_module("features", nn::Sequential(nn::Conv2d(1, 2, 3), nn::ReLU(), nn::MaxPool2d(2)));
+    fc = register_module("fc", nn::Linear(8, 3));
+    register_buffer("steps", zeros({1}));
+  }
+  Tensor forward(const Tensor& x) { return fc->forward(features->forward(x).flatten(1)); }
+  std::shared_ptr<nn::SequentialImpl> features;
+  std::shared_ptr<nn::LinearImpl> fc;
+};
+BRASA_MODULE(Net);
+
+TEST(Module, NamesStateDictAndRoundTrip) {
+  manual_seed(0);
+  Net net;
+  auto names = net->named_parameters().keys();
+  EXPECT_EQ(names, (std::vector<std::string>{"features.0.weight", "features.0.bias", "fc.weight", "fc.bias"}));
+  auto sd = net->state_dict();
+  EXPECT_TRUE(sd.contains("steps"));
+  EXPECT_EQ(sd.size(), 5u);
+  Tensor x = randn({2, 1, 6, 6});
+  Tensor y = net->forward(x);
+  EXPECT_SHAPE(y, {2, 3});
+
+  manual_seed(1);
+  Net other;
+  EXPECT_FALSE(other->forward(x).allclose(y));
+  other->load_state_dict(net->state_dict());
+  EXPECT_TRUE(other->forward(x).allclose(y));
+
+  auto partial = net->state_dict();
+  OrderedDict<std::string, Tensor> missing;
+  for (auto& item : partial)
+    if (item.key() != "fc.bias") missing.insert(item.key(), item.value());
+  EXPECT_THROW(other->load_state_dict(missing), Error);
+  other->load_state_dict(missing, /*strict=*/false);
+  OrderedDict<std::string, Tensor> wrong;
+  for (auto& item : partial) wrong.insert(item.key(), item.key() == "fc.weight" ? zeros({3, 9}) : item.value());
+  try {
+    other->load_state_dict(wrong);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("size mismatch for fc.weight"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Module, TrainEvalZeroGradModulesAndPrinting) {
+  Net net;
+  EXPECT_TRUE(net->fc->is_training());
+  net->eval();
+  EXPECT_FALSE(net->features->children()[0]->is_training());
+  net->train();
+  net->forward(randn({1, 1, 6, 6})).sum().backward();
+  EXPECT_TRUE(net->fc->weight.grad().defined());
+  net->zero_grad(false);
+  EXPECT_VALUES(net->fc->bias.grad(), {0, 0, 0});
+  net->zero_grad();
+  EXPECT_FALSE(net->fc->bias.grad().defined());
+  EXPECT_EQ(net->named_modules().keys(),
+            (std::vector<std::string>{"", "features", "features.0", "features.1", "features.2", "fc"}));
+  std::ostringstream os;
+  os << *net;
+  EXPECT_NE(os.str().find("(fc): Linear(in_features=8, out_features=3, bias=true)"), std::string::npos) << os.str();
+  EXPECT_THROW(net->register_parameter("a.b", zeros({1})), Error);
+  EXPECT_THROW(net->register_parameter("fc", zeros({1})), Error) << "a submodule already has that name";
+}
+
+TEST(Layers, LinearMatchesItsFormulaAndDefaultInitBounds) {
+  manual_seed(3);
+  nn::Linear fc(4, 3);
+  Tensor x = randn({5, 4});
+  EXPECT_TRUE(fc(x).allclose(x.mm(fc->weight.t()) + fc->bias, 1e-5, 1e-6));
+  EXPECT_LE(fc->weight.abs().max().item<double>(), 0.5 + 1e-7);  // kaiming_uniform(a=sqrt 5): 1/sqrt(in)
+  EXPECT_LE(fc->bias.abs().max().item<double>(), 0.5 + 1e-7);
+  EXPECT_THROW(fc(randn({2, 5})), Error);
+}
+
+// conv2d against a direct sum, with stride, padding, dilation and groups.
+TEST(Layers, Conv2dMatchesDirectSum) {
+  manual_seed(4);
+  auto opt = TensorOptions().dtype(kDouble);
+  Tensor x = randn({2, 4, 6, 5}, opt), w = randn({6, 2, 3, 2}, opt), b = randn({6}, opt);
+  const int64_t sh = 2, sw = 1, ph = 1, pw = 0, dh = 1, dw = 2, groups = 2;
+  Tensor y = conv2d(x, w, b, {sh, sw}, {ph, pw}, {dh, dw}, groups);
+  auto xa = x.accessor<double, 4>(), wa = w.accessor<double, 4>();
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t o = 0; o < 6; ++o)
+      for (int64_t oh = 0; oh < y.size(2); ++oh)
+        for (int64_t ow = 0; ow < y.size(3); ++ow) {
+          double s = b[o].item<double>();
+          int64_t g = o / 3;
+          for (int64_t c = 0; c < 2; ++c)
+            for (int64_t i = 0; i < 3; ++i)
+              for (int64_t j = 0; j < 2; ++j) {
+                int64_t ih = oh * sh - ph + i * dh, iw = ow * sw - pw + j * dw;
+                if (ih >= 0 && ih < 6 && iw >= 0 && iw < 5) s += xa[n][g * 2 + c][ih][iw] * wa[o][c][i][j];
+              }
+          EXPECT_NEAR(y[n][o][oh][ow].item<double>(), s, 1e-10);
+        }
+  EXPECT_SHAPE(y, {2, 6, 3, 3});
+  EXPECT_THROW(conv2d(x, randn({6, 3, 3, 3}, opt)), Error);
+  EXPECT_THROW(conv2d(x.select(0, 0), w), Error);
+}
+
+TEST(Layers, PoolingValues) {
+  Tensor x = arange(16, TensorOptions().dtype(kFloat)).view({1, 1, 4, 4});
+  auto [v, i] = max_pool2d_with_indices(x, {2});
+  EXPECT_VALUES(v, {5, 7, 13, 15});
+  EXPECT_VALUES(i, {5, 7, 13, 15});
+  EXPECT_VALUES(avg_pool2d(x, {2}), {2.5, 4.5, 10.5, 12.5});
+  EXPECT_VALUES(max_pool2d(x, {3}, {1}, {1}).slice(3, 0, 1).flatten(), {5, 9, 13, 13});
+}
+
+TEST(Functional, CrossEntropyMatchesPyTorchValues) {
+  // Values from torch.nn.functional.cross_entropy on the same inputs.
+  Tensor logits = tensor({{1.0, 2.0, 0.5}, {0.1, -1.0, 3.0}});
+  Tensor target = tensor(std::vector<int64_t>{1, 2});
+  EXPECT_NEAR(F::cross_entropy(logits, target).item<double>(), 0.26757150888442993, 1e-6);
+  EXPECT_NEAR(F::cross_entropy(logits, target, F::CrossEntropyFuncOptions().label_smoothing(0.1)).item<double>(),
+              0.4242382049560547, 1e-6);
+  Tensor w = tensor({1.0, 2.0, 0.5});
+  EXPECT_NEAR(F::cross_entropy(logits, target, F::CrossEntropyFuncOptions().weight(w)).item<double>(),
+              0.3856498599052429, 1e-6);
+  EXPECT_NEAR(F::cross_entropy(logits, tensor(std::vector<int64_t>{1, -100})).item<double>(), 0.4643687903881073,
+              1e-6);
+  EXPECT_THROW(F::cross_entropy(logits, tensor(std::vector<int64_t>{1, 3})), Error);
+}
+
+}  // namespace
+}  // namespace brasa

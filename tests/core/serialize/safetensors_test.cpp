@@ -1,0 +1,135 @@
+// safetensors: every dtype round trips, the header layout is byte-exact,
+// corrupt files raise clear errors; checkpoints resume training exactly.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../test_util.h"
+
+namespace brasa {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("brasa_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+std::string read_all(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(Safetensors, EveryDtypeRoundTrips) {
+  std::string p = temp_path("all.safetensors");
+  serialize::TensorDict d;
+  for (ScalarType t : {kFloat, kDouble, kHalf, kBFloat16, kLong, kInt, kShort, kChar, kByte, kBool}) {
+    Tensor x = arange(6).to(t).view({2, 3});
+    if (t == kBool) x = arange(6).remainder(2).to(kBool).view({2, 3});
+    d.insert(std::string("t_") + toString(t), t == kBool ? x : x.t());  // non-contiguous too
+  }
+  serialize::save_safetensors(p, d, {{"epoch", "3"}});
+  serialize::Metadata meta;
+  auto back = serialize::load_safetensors(p, &meta);
+  EXPECT_EQ(meta["epoch"], "3");
+  ASSERT_EQ(back.size(), d.size());
+  for (auto& item : d) {
+    const Tensor& b = back[item.key()];
+    EXPECT_EQ(b.dtype(), item.value().dtype()) << item.key();
+    EXPECT_EQ(b.sizes(), item.value().sizes()) << item.key();
+    EXPECT_TRUE(b.equal(item.value())) << item.key();
+  }
+  std::remove(p.c_str());
+}
+
+TEST(Safetensors, HeaderLayoutIsByteExact) {
+  std::string p = temp_path("exact.safetensors");
+  serialize::TensorDict d;
+  d.insert("a", tensor({1.0f, 2.0f}));
+  d.insert("b", tensor(std::vector<int64_t>{7}));
+  serialize::save_safetensors(p, d);
+  std::string bytes = read_all(p);
+  const std::string json =
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"I64","shape":[1],"data_offsets":[8,16]}})";
+  std::string padded = json + std::string((8 - json.size() % 8) % 8, ' ');
+  ASSERT_GE(bytes.size(), 8 + padded.size() + 16);
+  uint64_t len = 0;
+  for (int i = 0; i < 8; ++i) len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  EXPECT_EQ(len, padded.size());
+  EXPECT_EQ(bytes.substr(8, len), padded);
+  float f[2];
+  std::memcpy(f, bytes.data() + 8 + len, 8);
+  EXPECT_EQ(f[0], 1.0f);
+  EXPECT_EQ(f[1], 2.0f);
+  EXPECT_EQ(bytes.size(), 8 + len + 16);
+  std::remove(p.c_str());
+}
+
+TEST(Safetensors, CorruptFilesRaiseClearErrors) {
+  std::string p = temp_path("bad.safetensors");
+  serialize::TensorDict d;
+  d.insert("w", ones({4, 4}));
+  serialize::save_safetensors(p, d);
+  std::string good = read_all(p);
+  auto expect = [&](const std::string& content, const std::string& needle) {
+    std::ofstream(p, std::ios::binary) << content;
+    try {
+      serialize::load_safetensors(p);
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << "the path is named";
+    }
+  };
+  expect(good.substr(0, good.size() - 10), "outside the");  // truncated data
+  expect(good.substr(0, 5), "truncated");
+  std::string broken = good;
+  broken[8] = '#';
+  expect(broken, "corrupt JSON header");
+  EXPECT_THROW(serialize::load_safetensors(temp_path("missing.safetensors")), Error);
+  std::remove(p.c_str());
+}
+
+TEST(Checkpoint, ResumeEqualsUninterruptedTraining) {
+  auto make = [] {
+    manual_seed(11);
+    return nn::Sequential(nn::Linear(3, 4), nn::ReLU(), nn::Linear(4, 2));
+  };
+  manual_seed(12);
+  Tensor x = randn({8, 3}), y = randn({8, 2});
+  auto train_steps = [&](nn::Sequential& m, optim::Adam& opt, int steps) {
+    for (int i = 0; i < steps; ++i) {
+      opt.zero_grad();
+      F::mse_loss(m->forward(x), y).backward();
+      opt.step();
+    }
+  };
+  auto full = make();
+  optim::Adam full_opt(full->parameters(), optim::AdamOptions(0.01));
+  train_steps(full, full_opt, 6);
+
+  std::string p = temp_path("ckpt.safetensors");
+  {
+    auto first = make();
+    optim::Adam opt(first->parameters(), optim::AdamOptions(0.01));
+    train_steps(first, opt, 3);
+    serialize::save_checkpoint(p, *first, &opt, {{"epoch", "3"}});
+  }
+  auto resumed = make();
+  optim::Adam opt(resumed->parameters(), optim::AdamOptions(0.01));
+  auto meta = serialize::load_checkpoint(p, *resumed, &opt);
+  EXPECT_EQ(meta["epoch"], "3");
+  train_steps(resumed, opt, 3);
+  auto a = full->parameters(), b = resumed->parameters();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].equal(b[i])) << i;
+
+  auto other = nn::Sequential(nn::Linear(3, 5), nn::ReLU(), nn::Linear(5, 2));
+  try {
+    serialize::load_checkpoint(p, *other, nullptr);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("size mismatch for 0.weight"), std::string::npos) << e.what();
+  }
+  std::remove(p.c_str());
+}
+
+}  // namespace
+}  // namespace brasa
