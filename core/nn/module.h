@@ -56,9 +56,11 @@ class Module : public std::enable_shared_from_this<Module> {
     add_child(std::move(name), module);
     return module;
   }
+  // With a holder (nn::Linear(...)), returns the holder, as libtorch does.
   template <class Holder, class = decltype(std::declval<Holder>().ptr())>
-  auto register_module(std::string name, Holder holder) {
-    return register_module(std::move(name), holder.ptr());
+  Holder register_module(std::string name, Holder holder) {
+    register_module(std::move(name), holder.ptr());
+    return holder;
   }
   // Replaces a registered submodule (Sequential, ModuleList use it).
   void replace_module(const std::string& name, std::shared_ptr<Module> module);

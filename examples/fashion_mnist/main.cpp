@@ -86,8 +86,8 @@ struct CnnImpl : nn::Module {
     h = relu(fc1->forward(h.flatten(1)));
     return fc2->forward(h);
   }
-  std::shared_ptr<nn::Conv2dImpl> conv1, conv2;
-  std::shared_ptr<nn::LinearImpl> fc1, fc2;
+  nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  nn::Linear fc1{nullptr}, fc2{nullptr};
 };
 
 // The MLP 784-512-256-10.
@@ -102,7 +102,7 @@ struct MlpImpl : nn::Module {
     h = relu(fc2->forward(h));
     return fc3->forward(h);
   }
-  std::shared_ptr<nn::LinearImpl> fc1, fc2, fc3;
+  nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
 };
 
 // Fashion-MNIST's pixel mean and standard deviation.

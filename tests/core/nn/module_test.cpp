@@ -11,8 +11,8 @@ struct NetImpl : nn::Module {
     register_buffer("steps", zeros({1}));
   }
   Tensor forward(const Tensor& x) { return fc->forward(features->forward(x).flatten(1)); }
-  std::shared_ptr<nn::SequentialImpl> features;
-  std::shared_ptr<nn::LinearImpl> fc;
+  nn::Sequential features{nullptr};
+  nn::Linear fc{nullptr};
 };
 BRASA_MODULE(Net);
 
