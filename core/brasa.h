@@ -10,6 +10,7 @@
 #include <brasa/ops/conv.h>
 #include <brasa/ops/pooling.h>
 #include <brasa/optim/optimizer.h>
+#include <brasa/optim/schedulers.h>
 #include <brasa/serialize/checkpoint.h>
 #include <brasa/serialize/safetensors.h>
 #include <brasa/ops/copy.h>

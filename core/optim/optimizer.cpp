@@ -150,4 +150,86 @@ Tensor Adam::step(std::function<Tensor()> closure) {
   return loss;
 }
 
+namespace {
+Tensor run_closure(const std::function<Tensor()>& closure) {
+  if (!closure) return Tensor();
+  AutoGradMode on(true);
+  return closure();
+}
+}  // namespace
+
+// ---- RMSprop ----
+RMSprop::RMSprop(std::vector<Tensor> params, RMSpropOptions options)
+    : Optimizer({OptimizerParamGroup(std::move(params))}, options.clone()) {
+  BRASA_CHECK(options.lr_ >= 0 && options.eps_ >= 0 && options.alpha_ >= 0 && options.momentum_ >= 0,
+              "RMSprop: invalid options (lr ", options.lr_, ", eps ", options.eps_, ", alpha ", options.alpha_,
+              ", momentum ", options.momentum_, ")");
+}
+
+Tensor RMSprop::step(std::function<Tensor()> closure) {
+  Tensor loss = run_closure(closure);
+  NoGradGuard ng;
+  for (auto& group : groups_) {
+    const auto& o = static_cast<const RMSpropOptions&>(group.options());
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      Tensor grad = o.weight_decay_ != 0 ? p.grad() + p * o.weight_decay_ : p.grad();
+      ParamState& st = state_of(p);
+      if (st.step == 0) {
+        st.buffers["square_avg"] = zeros_like(p);
+        if (o.momentum_ > 0) st.buffers["momentum_buffer"] = zeros_like(p);
+        if (o.centered_) st.buffers["grad_avg"] = zeros_like(p);
+      }
+      ++st.step;
+      Tensor& sq = st.buffers["square_avg"];
+      sq.mul_(o.alpha_).addcmul_(grad, grad, 1 - o.alpha_);
+      Tensor avg;
+      if (o.centered_) {
+        Tensor& ga = st.buffers["grad_avg"];
+        ga.mul_(o.alpha_).add_(grad, 1 - o.alpha_);
+        avg = (sq - ga * ga).sqrt_().add_(o.eps_);
+      } else {
+        avg = sq.sqrt().add_(o.eps_);
+      }
+      if (o.momentum_ > 0) {
+        Tensor& buf = st.buffers["momentum_buffer"];
+        buf.mul_(o.momentum_).addcdiv_(grad, avg);
+        p.add_(buf, -o.lr_);
+      } else {
+        p.addcdiv_(grad, avg, -o.lr_);
+      }
+    }
+  }
+  return loss;
+}
+
+// ---- Adagrad ----
+Adagrad::Adagrad(std::vector<Tensor> params, AdagradOptions options)
+    : Optimizer({OptimizerParamGroup(std::move(params))}, options.clone()) {
+  BRASA_CHECK(options.lr_ >= 0 && options.lr_decay_ >= 0 && options.eps_ >= 0 &&
+                  options.initial_accumulator_value_ >= 0,
+              "Adagrad: invalid options (lr ", options.lr_, ", lr_decay ", options.lr_decay_, ", eps ", options.eps_,
+              ")");
+}
+
+Tensor Adagrad::step(std::function<Tensor()> closure) {
+  Tensor loss = run_closure(closure);
+  NoGradGuard ng;
+  for (auto& group : groups_) {
+    const auto& o = static_cast<const AdagradOptions&>(group.options());
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      ParamState& st = state_of(p);
+      if (st.step == 0) st.buffers["sum"] = full_like(p, o.initial_accumulator_value_);
+      ++st.step;
+      Tensor grad = o.weight_decay_ != 0 ? p.grad() + p * o.weight_decay_ : p.grad();
+      const double clr = o.lr_ / (1 + static_cast<double>(st.step - 1) * o.lr_decay_);
+      Tensor& sum = st.buffers["sum"];
+      sum.addcmul_(grad, grad, 1.0);
+      p.addcdiv_(grad, sum.sqrt().add_(o.eps_), -clr);
+    }
+  }
+  return loss;
+}
+
 }  // namespace brasa::optim

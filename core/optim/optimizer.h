@@ -60,11 +60,14 @@ class Optimizer {
   const OptimizerOptions& defaults() const { return *defaults_; }
   std::unordered_map<TensorImpl*, ParamState>& state() { return state_; }
   ParamState& state_of(const Tensor& p) { return state_[p.unsafeGetTensorImpl()]; }
+  // Learning rates before any scheduler changed them (set by the first one).
+  std::vector<double>& initial_lrs() { return initial_lrs_; }
 
  protected:
   std::vector<OptimizerParamGroup> groups_;
   std::unique_ptr<OptimizerOptions> defaults_;
   std::unordered_map<TensorImpl*, ParamState> state_;
+  std::vector<double> initial_lrs_;
 };
 
 struct SGDOptions : OptimizerOptions {
@@ -126,6 +129,44 @@ struct AdamWOptions : AdamOptions {
 class AdamW : public Adam {
  public:
   AdamW(std::vector<Tensor> params, AdamWOptions options = AdamWOptions());
+};
+
+struct RMSpropOptions : OptimizerOptions {
+  explicit RMSpropOptions(double lr = 1e-2) : lr_(lr) {}
+  RMSpropOptions& lr(double v) { lr_ = v; return *this; }
+  RMSpropOptions& alpha(double v) { alpha_ = v; return *this; }
+  RMSpropOptions& eps(double v) { eps_ = v; return *this; }
+  RMSpropOptions& weight_decay(double v) { weight_decay_ = v; return *this; }
+  RMSpropOptions& momentum(double v) { momentum_ = v; return *this; }
+  RMSpropOptions& centered(bool v) { centered_ = v; return *this; }
+  double get_lr() const override { return lr_; }
+  void set_lr(double v) override { lr_ = v; }
+  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<RMSpropOptions>(*this); }
+  double lr_, alpha_ = 0.99, eps_ = 1e-8, weight_decay_ = 0, momentum_ = 0;
+  bool centered_ = false;
+};
+class RMSprop : public Optimizer {
+ public:
+  RMSprop(std::vector<Tensor> params, RMSpropOptions options = RMSpropOptions());
+  Tensor step(std::function<Tensor()> closure = nullptr) override;
+};
+
+struct AdagradOptions : OptimizerOptions {
+  explicit AdagradOptions(double lr = 1e-2) : lr_(lr) {}
+  AdagradOptions& lr(double v) { lr_ = v; return *this; }
+  AdagradOptions& lr_decay(double v) { lr_decay_ = v; return *this; }
+  AdagradOptions& weight_decay(double v) { weight_decay_ = v; return *this; }
+  AdagradOptions& initial_accumulator_value(double v) { initial_accumulator_value_ = v; return *this; }
+  AdagradOptions& eps(double v) { eps_ = v; return *this; }
+  double get_lr() const override { return lr_; }
+  void set_lr(double v) override { lr_ = v; }
+  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdagradOptions>(*this); }
+  double lr_, lr_decay_ = 0, weight_decay_ = 0, initial_accumulator_value_ = 0, eps_ = 1e-10;
+};
+class Adagrad : public Optimizer {
+ public:
+  Adagrad(std::vector<Tensor> params, AdagradOptions options = AdagradOptions());
+  Tensor step(std::function<Tensor()> closure = nullptr) override;
 };
 
 }  // namespace brasa::optim

@@ -41,6 +41,55 @@ TEST(Optimizer, AdamAndAdamWMatchPyTorch) {
   expect_trajectory<optim::AdamW>(optim_goldens::k_adamw, w);
 }
 
+TEST(Optimizer, RmspropAndAdagradMatchPyTorch) {
+  expect_trajectory<optim::RMSprop>(optim_goldens::k_rmsprop, optim::RMSpropOptions(0.01));
+  expect_trajectory<optim::RMSprop>(
+      optim_goldens::k_rmsprop_centered_momentum_wd,
+      optim::RMSpropOptions(0.01).alpha(0.9).eps(1e-6).weight_decay(0.05).momentum(0.5).centered(true));
+  expect_trajectory<optim::Adagrad>(
+      optim_goldens::k_adagrad,
+      optim::AdagradOptions(0.1).lr_decay(0.01).weight_decay(0.02).initial_accumulator_value(0.1));
+}
+
+template <class Make>
+void expect_schedule(const std::vector<double>& golden, Make make) {
+  Tensor p = zeros({1}).requires_grad_();
+  optim::SGD opt({p}, optim::SGDOptions(0.1));
+  auto sched = make(opt);
+  std::vector<double> lrs{opt.param_groups()[0].options().get_lr()};
+  for (int i = 0; i < 30; ++i) {
+    sched->step();
+    lrs.push_back(sched->get_last_lr()[0]);
+  }
+  ASSERT_EQ(lrs.size(), golden.size());
+  for (size_t i = 0; i < lrs.size(); ++i) EXPECT_NEAR(lrs[i], golden[i], 1e-12) << "step " << i;
+}
+
+TEST(Schedulers, MatchPyTorch) {
+  using namespace optim;
+  expect_schedule(optim_goldens::k_step_lr, [](Optimizer& o) { return std::make_shared<StepLR>(o, 7, 0.5); });
+  expect_schedule(optim_goldens::k_multistep_lr,
+                  [](Optimizer& o) { return std::make_shared<MultiStepLR>(o, std::vector<int64_t>{3, 10, 20}, 0.3); });
+  expect_schedule(optim_goldens::k_exponential_lr, [](Optimizer& o) { return std::make_shared<ExponentialLR>(o, 0.9); });
+  expect_schedule(optim_goldens::k_cosine_lr,
+                  [](Optimizer& o) { return std::make_shared<CosineAnnealingLR>(o, 30, 0.001); });
+  expect_schedule(optim_goldens::k_linear_lr, [](Optimizer& o) { return std::make_shared<LinearLR>(o, 0.25, 1.0, 8); });
+  expect_schedule(optim_goldens::k_onecycle_lr, [](Optimizer& o) { return std::make_shared<OneCycleLR>(o, 1.0, 31); });
+  expect_schedule(optim_goldens::k_sequential_lr, [](Optimizer& o) {
+    auto warm = std::make_shared<LinearLR>(o, 0.1, 1.0, 5);
+    auto cosine = std::make_shared<CosineAnnealingLR>(o, 25);
+    return std::make_shared<SequentialLR>(o, std::vector<std::shared_ptr<LRScheduler>>{warm, cosine},
+                                          std::vector<int64_t>{5});
+  });
+  Tensor p = zeros({1}).requires_grad_();
+  SGD opt({p}, SGDOptions(0.1));
+  ReduceLROnPlateau plateau(opt, ReduceLROnPlateau::Mode::kMin, 0.5, 2, 1e-4, 1, 0.01);
+  for (size_t i = 0; i < optim_goldens::k_plateau_metrics.size(); ++i) {
+    plateau.step(optim_goldens::k_plateau_metrics[i]);
+    EXPECT_NEAR(plateau.get_last_lr()[0], optim_goldens::k_plateau_lrs[i], 1e-12) << "epoch " << i;
+  }
+}
+
 TEST(Optimizer, ParamGroupsZeroGradAndErrors) {
   Tensor a = ones({2}, kDouble).requires_grad_(), b = ones({2}, kDouble).requires_grad_();
   std::vector<optim::OptimizerParamGroup> groups;

@@ -1,0 +1,140 @@
+#include <brasa/optim/schedulers.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace brasa::optim {
+
+// Base rates are the groups' lrs when the first scheduler attached (PyTorch's
+// initial_lr), so chained schedulers all start from the same values.
+LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
+  auto& initial = optimizer_.initial_lrs();
+  if (initial.size() != optimizer_.param_groups().size()) {
+    initial.clear();
+    for (const auto& g : optimizer_.param_groups()) initial.push_back(g.options().get_lr());
+  }
+  base_lrs_ = initial;
+}
+
+void LRScheduler::set_epoch(int64_t epoch) {
+  last_epoch_ = epoch;
+  auto& groups = optimizer_.param_groups();
+  for (size_t g = 0; g < groups.size(); ++g) groups[g].options().set_lr(lr_at(g, epoch));
+}
+
+void LRScheduler::step() { set_epoch(last_epoch_ + 1); }
+
+std::vector<double> LRScheduler::get_last_lr() const {
+  std::vector<double> lrs;
+  for (const auto& g : optimizer_.param_groups()) lrs.push_back(g.options().get_lr());
+  return lrs;
+}
+
+StepLR::StepLR(Optimizer& o, int64_t step_size, double gamma) : LRScheduler(o), step_size_(step_size), gamma_(gamma) {
+  BRASA_CHECK(step_size > 0, "StepLR: step_size must be positive, got ", step_size);
+}
+double StepLR::lr_at(size_t g, int64_t e) const {
+  return base_lrs_[g] * std::pow(gamma_, static_cast<double>(e / step_size_));
+}
+
+MultiStepLR::MultiStepLR(Optimizer& o, std::vector<int64_t> milestones, double gamma)
+    : LRScheduler(o), milestones_(std::move(milestones)), gamma_(gamma) {
+  BRASA_CHECK(std::is_sorted(milestones_.begin(), milestones_.end()), "MultiStepLR: milestones must be increasing");
+}
+double MultiStepLR::lr_at(size_t g, int64_t e) const {
+  auto passed = std::upper_bound(milestones_.begin(), milestones_.end(), e) - milestones_.begin();
+  return base_lrs_[g] * std::pow(gamma_, static_cast<double>(passed));
+}
+
+ExponentialLR::ExponentialLR(Optimizer& o, double gamma) : LRScheduler(o), gamma_(gamma) {}
+double ExponentialLR::lr_at(size_t g, int64_t e) const { return base_lrs_[g] * std::pow(gamma_, static_cast<double>(e)); }
+
+CosineAnnealingLR::CosineAnnealingLR(Optimizer& o, int64_t T_max, double eta_min)
+    : LRScheduler(o), T_max_(T_max), eta_min_(eta_min) {
+  BRASA_CHECK(T_max > 0, "CosineAnnealingLR: T_max must be positive, got ", T_max);
+}
+double CosineAnnealingLR::lr_at(size_t g, int64_t e) const {
+  return eta_min_ + (base_lrs_[g] - eta_min_) * (1 + std::cos(M_PI * static_cast<double>(e) / T_max_)) / 2;
+}
+
+LinearLR::LinearLR(Optimizer& o, double start_factor, double end_factor, int64_t total_iters)
+    : LRScheduler(o), start_(start_factor), end_(end_factor), total_(total_iters) {
+  BRASA_CHECK(start_factor > 0 && start_factor <= 1 && end_factor >= 0 && end_factor <= 1 && total_iters > 0,
+              "LinearLR: factors must be in (0, 1] / [0, 1] and total_iters positive");
+  set_epoch(0);
+}
+double LinearLR::lr_at(size_t g, int64_t e) const {
+  double t = static_cast<double>(std::min(e, total_)) / static_cast<double>(total_);
+  return base_lrs_[g] * (start_ + (end_ - start_) * t);
+}
+
+OneCycleLR::OneCycleLR(Optimizer& o, double max_lr, int64_t total_steps, double pct_start, double div_factor,
+                       double final_div_factor)
+    : LRScheduler(o), max_lr_(max_lr), initial_lr_(max_lr / div_factor),
+      min_lr_(max_lr / div_factor / final_div_factor), total_steps_(total_steps), pct_start_(pct_start) {
+  BRASA_CHECK(total_steps > 0 && pct_start > 0 && pct_start < 1, "OneCycleLR: need total_steps > 0 and 0 < pct_start < 1");
+  set_epoch(0);
+}
+double OneCycleLR::lr_at(size_t, int64_t e) const {
+  BRASA_CHECK(e <= total_steps_, "OneCycleLR: tried to step ", e, " times, more than total_steps=", total_steps_);
+  auto cos_anneal = [](double start, double end, double pct) { return end + (start - end) / 2 * (std::cos(M_PI * pct) + 1); };
+  const double up_end = pct_start_ * static_cast<double>(total_steps_) - 1;
+  const double down_end = static_cast<double>(total_steps_) - 1;
+  const double s = static_cast<double>(e);
+  if (s <= up_end) return cos_anneal(initial_lr_, max_lr_, s / up_end);
+  return cos_anneal(max_lr_, min_lr_, (s - up_end) / (down_end - up_end));
+}
+
+SequentialLR::SequentialLR(Optimizer& o, std::vector<std::shared_ptr<LRScheduler>> schedulers,
+                           std::vector<int64_t> milestones)
+    : LRScheduler(o), schedulers_(std::move(schedulers)), milestones_(std::move(milestones)) {
+  BRASA_CHECK(!schedulers_.empty() && milestones_.size() + 1 == schedulers_.size(),
+              "SequentialLR: expected ", schedulers_.size() - 1, " milestones for ", schedulers_.size(),
+              " schedulers, got ", milestones_.size());
+  set_epoch(0);
+}
+double SequentialLR::lr_at(size_t g, int64_t e) const {
+  size_t i = std::upper_bound(milestones_.begin(), milestones_.end(), e) - milestones_.begin();
+  int64_t local = i == 0 ? e : e - milestones_[i - 1];
+  return schedulers_[i]->lr_at(g, local);
+}
+
+ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& o, Mode mode, double factor, int64_t patience, double threshold,
+                                     int64_t cooldown, double min_lr, double eps)
+    : optimizer_(o), mode_(mode), factor_(factor), threshold_(threshold), min_lr_(min_lr), eps_(eps),
+      patience_(patience), cooldown_(cooldown),
+      best_(mode == Mode::kMin ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity()) {
+  BRASA_CHECK(factor < 1.0, "ReduceLROnPlateau: factor should be < 1.0, got ", factor);
+}
+
+void ReduceLROnPlateau::step(double metric) {
+  // Relative threshold, as PyTorch's default threshold_mode='rel'.
+  bool better = mode_ == Mode::kMin ? metric < best_ * (1 - threshold_) : metric > best_ * (1 + threshold_);
+  if (better) {
+    best_ = metric;
+    bad_epochs_ = 0;
+  } else {
+    ++bad_epochs_;
+  }
+  if (cooldown_counter_ > 0) {
+    --cooldown_counter_;
+    bad_epochs_ = 0;
+  }
+  if (bad_epochs_ > patience_) {
+    for (auto& g : optimizer_.param_groups()) {
+      double old_lr = g.options().get_lr();
+      double new_lr = std::max(old_lr * factor_, min_lr_);
+      if (old_lr - new_lr > eps_) g.options().set_lr(new_lr);
+    }
+    cooldown_counter_ = cooldown_;
+    bad_epochs_ = 0;
+  }
+}
+
+std::vector<double> ReduceLROnPlateau::get_last_lr() const {
+  std::vector<double> lrs;
+  for (const auto& g : optimizer_.param_groups()) lrs.push_back(g.options().get_lr());
+  return lrs;
+}
+
+}  // namespace brasa::optim
