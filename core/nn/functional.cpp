@@ -55,6 +55,142 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   return x * mask;
 }
 
+Tensor relu6(const Tensor& x) { return hardtanh(x, 0.0, 6.0); }
+Tensor elu(const Tensor& x, double alpha) { return where(x > 0, x, (exp(x) - 1) * alpha); }
+Tensor selu(const Tensor& x) {
+  const double alpha = 1.6732632423543772848170429916717, scale = 1.0507009873554804934193349852946;
+  return elu(x, alpha) * scale;
+}
+Tensor softplus(const Tensor& x, double beta, double threshold) {
+  Tensor bx = x * beta;
+  // Above the threshold the function is linear (and log1p(exp) would overflow).
+  return where(bx > threshold, x, log1p(exp(where(bx > threshold, zeros_like(bx), bx))) / beta);
+}
+Tensor mish(const Tensor& x) { return x * tanh(softplus(x)); }
+Tensor hardtanh(const Tensor& x, double lo, double hi) {
+  BRASA_CHECK(lo < hi, "hardtanh: min_val (", lo, ") must be less than max_val (", hi, ")");
+  return clamp(x, lo, hi);
+}
+Tensor dropout2d(const Tensor& x, double p, bool training) {
+  BRASA_CHECK(p >= 0 && p <= 1, "dropout2d: probability has to be between 0 and 1, but got ", p);
+  BRASA_CHECK(x.dim() == 3 || x.dim() == 4, "dropout2d: expected a 3-D or 4-D input, got shape ", x.sizes());
+  if (!training || p == 0) return x;
+  DimVector mask_shape(x.sizes().begin(), x.sizes().end());
+  for (int64_t d = x.dim() == 4 ? 2 : 1; d < x.dim(); ++d) mask_shape[d] = 1;
+  Tensor mask;
+  {
+    NoGradGuard ng;
+    mask = empty(mask_shape, x.options());
+    mask.bernoulli_(1 - p);
+    if (p < 1) mask.div_(1 - p);
+  }
+  return x * mask;
+}
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps) {
+  BRASA_CHECK(x.dim() >= 2, "batch_norm: expected at least a 2-D input [N, C, ...], got shape ", x.sizes());
+  const int64_t C = x.size(1);
+  DimVector dims{0}, shape(x.dim(), 1);
+  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  shape[1] = C;
+  auto check = [&](const Tensor& t, const char* what) {
+    if (t.defined())
+      BRASA_CHECK(t.dim() == 1 && t.size(0) == C, "batch_norm: expected ", what, " of shape [", C, "], got ", t.sizes());
+  };
+  check(running_mean, "running_mean");
+  check(running_var, "running_var");
+  check(weight, "weight");
+  check(bias, "bias");
+  Tensor mean, var;
+  if (training) {
+    const int64_t n = x.numel() / C;
+    BRASA_CHECK(n > 1, "batch_norm: expected more than 1 value per channel when training, got input size ", x.sizes());
+    mean = x.mean(dims);
+    var = x.var(dims, /*unbiased=*/false);
+    if (running_mean.defined() && running_var.defined()) {
+      NoGradGuard ng;
+      Tensor rm = running_mean, rv = running_var;
+      rm.mul_(1 - momentum).add_(mean.detach(), momentum);
+      rv.mul_(1 - momentum).add_(var.detach() * (static_cast<double>(n) / static_cast<double>(n - 1)), momentum);
+    }
+  } else {
+    BRASA_CHECK(running_mean.defined() && running_var.defined(),
+                "batch_norm: running_mean and running_var are needed in eval mode");
+    mean = running_mean;
+    var = running_var;
+  }
+  Tensor y = (x - mean.view(shape)) * rsqrt(var.view(shape) + eps);
+  if (weight.defined()) y = y * weight.view(shape);
+  if (bias.defined()) y = y + bias.view(shape);
+  return y;
+}
+
+Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias,
+                  double eps) {
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  BRASA_CHECK(k >= 1 && x.dim() >= k, "layer_norm: normalized_shape ", normalized_shape,
+              " does not fit input of shape ", x.sizes());
+  for (int64_t i = 0; i < k; ++i)
+    BRASA_CHECK(x.size(x.dim() - k + i) == normalized_shape[i], "layer_norm: input shape ", x.sizes(),
+                " does not end with normalized_shape ", normalized_shape);
+  DimVector dims;
+  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
+  Tensor mean = x.mean(dims, true), var = x.var(dims, false, true);
+  Tensor y = (x - mean) * rsqrt(var + eps);
+  if (weight.defined()) y = y * weight;
+  if (bias.defined()) y = y + bias;
+  return y;
+}
+
+Tensor group_norm(const Tensor& x, int64_t G, const Tensor& weight, const Tensor& bias, double eps) {
+  BRASA_CHECK(x.dim() >= 2 && G > 0 && x.size(1) % G == 0, "group_norm: expected input [N, C, ...] with C (",
+              x.dim() >= 2 ? x.size(1) : 0, ") divisible by num_groups (", G, ")");
+  const int64_t N = x.size(0), C = x.size(1);
+  Tensor g = x.reshape({N, G, -1});
+  Tensor y = ((g - g.mean({2}, true)) * rsqrt(g.var({2}, false, true) + eps)).view(x.sizes());
+  DimVector shape(x.dim(), 1);
+  shape[1] = C;
+  if (weight.defined()) y = y * weight.view(shape);
+  if (bias.defined()) y = y + bias.view(shape);
+  return y;
+}
+
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
+  BRASA_CHECK(weight.dim() == 2, "embedding: expected a 2-D weight [num_embeddings, dim], got ", weight.sizes());
+  BRASA_CHECK(indices.dtype() == kLong || indices.dtype() == kInt, "embedding: expected int64 or int32 indices, got ",
+              indices.dtype());
+  Tensor flat = indices.reshape({-1}).to(kLong);
+  DimVector shape(indices.sizes().begin(), indices.sizes().end());
+  shape.push_back(weight.size(1));
+  Tensor rows = weight.index_select(0, flat);
+  if (padding_idx) {
+    int64_t pad = *padding_idx < 0 ? *padding_idx + weight.size(0) : *padding_idx;
+    Tensor is_pad = (flat == pad).unsqueeze(1);
+    rows = where(is_pad, rows.detach(), rows);  // the padding row gets no gradient
+  }
+  return rows.view(shape);
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
+  BRASA_CHECK(x.dim() == 3 || x.dim() == 4, "adaptive_avg_pool2d: expected a 3-D or 4-D input, got ", x.sizes());
+  BRASA_CHECK(output_size.size() == 2 && output_size[0] > 0 && output_size[1] > 0,
+              "adaptive_avg_pool2d: output_size must have two positive values, got ", output_size);
+  const int64_t H = x.size(-2), W = x.size(-1), OH = output_size[0], OW = output_size[1];
+  // Window i covers [floor(i*H/OH), ceil((i+1)*H/OH)).
+  std::vector<Tensor> rows;
+  for (int64_t i = 0; i < OH; ++i) {
+    int64_t h0 = i * H / OH, h1 = ((i + 1) * H + OH - 1) / OH;
+    std::vector<Tensor> cols;
+    for (int64_t j = 0; j < OW; ++j) {
+      int64_t w0 = j * W / OW, w1 = ((j + 1) * W + OW - 1) / OW;
+      cols.push_back(x.narrow(-2, h0, h1 - h0).narrow(-1, w0, w1 - w0).mean({-2, -1}));
+    }
+    rows.push_back(stack(cols, -1));
+  }
+  return stack(rows, -2);
+}
+
 Tensor flatten(const Tensor& x, int64_t s, int64_t e) { return brasa::flatten(x, s, e); }
 Tensor log_softmax(const Tensor& x, int64_t dim) { return brasa::log_softmax(x, dim); }
 Tensor softmax(const Tensor& x, int64_t dim) { return brasa::softmax(x, dim); }

@@ -23,6 +23,28 @@ Tensor flatten(const Tensor& x, int64_t start_dim = 1, int64_t end_dim = -1);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 Tensor softmax(const Tensor& x, int64_t dim);
 
+Tensor relu6(const Tensor& x);
+Tensor elu(const Tensor& x, double alpha = 1.0);
+Tensor selu(const Tensor& x);
+Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
+Tensor mish(const Tensor& x);
+Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0);
+// Zeroes whole channels (dim 1) with probability p.
+Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true);
+
+// Normalization. batch_norm updates running_mean/var in place when training
+// (momentum as in PyTorch: new = (1 - momentum) * old + momentum * batch stat,
+// with the unbiased variance).
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum = 0.1, double eps = 1e-5);
+Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5);
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5);
+// Rows of weight; rows at padding_idx get no gradient.
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt);
+Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size);
+
 struct NLLLossOptions {
   Tensor weight_;
   int64_t ignore_index_ = -100;

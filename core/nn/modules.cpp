@@ -5,6 +5,8 @@
 #include <brasa/ops/conv.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/pooling.h>
+#include <brasa/ops/reduction.h>
+#include <brasa/ops/unary.h>
 
 #include <cmath>
 #include <ostream>
@@ -83,6 +85,103 @@ Tensor ReLUImpl::forward(const Tensor& x) { return F::relu(x, inplace_); }
 Tensor DropoutImpl::forward(const Tensor& x) { return F::dropout(x, p, is_training()); }
 void DropoutImpl::pretty_print(std::ostream& os) const { os << "Dropout(p=" << p << ")"; }
 Tensor FlattenImpl::forward(const Tensor& x) { return F::flatten(x, start_dim, end_dim); }
+
+// ---- activations ----
+IdentityImpl::IdentityImpl() : ActivationImpl("Identity", [](const Tensor& x) { return x; }) {}
+SigmoidImpl::SigmoidImpl() : ActivationImpl("Sigmoid", [](const Tensor& x) { return sigmoid(x); }) {}
+TanhImpl::TanhImpl() : ActivationImpl("Tanh", [](const Tensor& x) { return tanh(x); }) {}
+GELUImpl::GELUImpl(std::string a) : ActivationImpl("GELU", [a](const Tensor& x) { return F::gelu(x, a); }) {}
+SiLUImpl::SiLUImpl() : ActivationImpl("SiLU", [](const Tensor& x) { return F::silu(x); }) {}
+MishImpl::MishImpl() : ActivationImpl("Mish", [](const Tensor& x) { return F::mish(x); }) {}
+SELUImpl::SELUImpl() : ActivationImpl("SELU", [](const Tensor& x) { return F::selu(x); }) {}
+ReLU6Impl::ReLU6Impl() : ActivationImpl("ReLU6", [](const Tensor& x) { return F::relu6(x); }) {}
+LeakyReLUImpl::LeakyReLUImpl(double s)
+    : ActivationImpl("LeakyReLU", [s](const Tensor& x) { return F::leaky_relu(x, s); }) {}
+ELUImpl::ELUImpl(double a) : ActivationImpl("ELU", [a](const Tensor& x) { return F::elu(x, a); }) {}
+SoftplusImpl::SoftplusImpl(double b, double t)
+    : ActivationImpl("Softplus", [b, t](const Tensor& x) { return F::softplus(x, b, t); }) {}
+HardtanhImpl::HardtanhImpl(double lo, double hi)
+    : ActivationImpl("Hardtanh", [lo, hi](const Tensor& x) { return F::hardtanh(x, lo, hi); }) {}
+SoftmaxImpl::SoftmaxImpl(int64_t d) : ActivationImpl("Softmax", [d](const Tensor& x) { return softmax(x, d); }) {}
+LogSoftmaxImpl::LogSoftmaxImpl(int64_t d)
+    : ActivationImpl("LogSoftmax", [d](const Tensor& x) { return log_softmax(x, d); }) {}
+
+Tensor Dropout2dImpl::forward(const Tensor& x) { return F::dropout2d(x, p, is_training()); }
+
+// ---- normalization ----
+BatchNormImpl::BatchNormImpl(const BatchNormOptions& o, int64_t input_dims, std::string name)
+    : Module(std::move(name)), options(o), input_dims_(input_dims) {
+  if (o.affine_) {
+    weight = register_parameter("weight", ones({o.num_features_}));
+    bias = register_parameter("bias", zeros({o.num_features_}));
+  }
+  if (o.track_running_stats_) {
+    running_mean = register_buffer("running_mean", zeros({o.num_features_}));
+    running_var = register_buffer("running_var", ones({o.num_features_}));
+    num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, TensorOptions().dtype(kLong)));
+  }
+}
+
+void BatchNormImpl::reset_running_stats() {
+  if (!options.track_running_stats_) return;
+  NoGradGuard g;
+  running_mean.zero_();
+  running_var.fill_(1);
+  num_batches_tracked.zero_();
+}
+
+Tensor BatchNormImpl::forward(const Tensor& x) {
+  const bool ok = input_dims_ == 1 ? (x.dim() == 2 || x.dim() == 3) : x.dim() == 4;
+  BRASA_CHECK(ok, name(), ": expected ", input_dims_ == 1 ? "2-D or 3-D" : "4-D", " input, got shape ", x.sizes());
+  const bool use_batch_stats = is_training() || !options.track_running_stats_;
+  if (is_training() && options.track_running_stats_) {
+    NoGradGuard g;
+    num_batches_tracked.add_(1);
+  }
+  return F::batch_norm(x, options.track_running_stats_ ? running_mean : Tensor(),
+                       options.track_running_stats_ ? running_var : Tensor(), weight, bias, use_batch_stats,
+                       options.momentum_, options.eps_);
+}
+
+void BatchNormImpl::pretty_print(std::ostream& os) const {
+  os << name() << "(" << options.num_features_ << ", eps=" << options.eps_ << ", momentum=" << options.momentum_
+     << ", affine=" << (options.affine_ ? "true" : "false")
+     << ", track_running_stats=" << (options.track_running_stats_ ? "true" : "false") << ")";
+}
+
+LayerNormImpl::LayerNormImpl(std::vector<int64_t> shape, double eps, bool affine)
+    : Module("LayerNorm"), normalized_shape(std::move(shape)), eps(eps) {
+  if (affine) {
+    weight = register_parameter("weight", ones(normalized_shape));
+    bias = register_parameter("bias", zeros(normalized_shape));
+  }
+}
+Tensor LayerNormImpl::forward(const Tensor& x) { return F::layer_norm(x, normalized_shape, weight, bias, eps); }
+
+GroupNormImpl::GroupNormImpl(int64_t groups, int64_t channels, double eps, bool affine)
+    : Module("GroupNorm"), num_groups(groups), eps(eps) {
+  BRASA_CHECK(groups > 0 && channels % groups == 0, "GroupNorm: num_channels (", channels,
+              ") must be divisible by num_groups (", groups, ")");
+  if (affine) {
+    weight = register_parameter("weight", ones({channels}));
+    bias = register_parameter("bias", zeros({channels}));
+  }
+}
+Tensor GroupNormImpl::forward(const Tensor& x) { return F::group_norm(x, num_groups, weight, bias, eps); }
+
+EmbeddingImpl::EmbeddingImpl(int64_t n, int64_t dim, std::optional<int64_t> pad) : Module("Embedding"), padding_idx(pad) {
+  if (pad) BRASA_CHECK(*pad >= -n && *pad < n, "Embedding: padding_idx must be within num_embeddings, got ", *pad);
+  weight = register_parameter("weight", empty({n, dim}));
+  init::normal_(weight);
+  if (pad) {
+    NoGradGuard g;
+    weight[*pad < 0 ? *pad + n : *pad].zero_();
+  }
+}
+Tensor EmbeddingImpl::forward(const Tensor& indices) { return F::embedding(indices, weight, padding_idx); }
+
+Tensor AvgPool2dImpl::forward(const Tensor& x) { return avg_pool2d(x, kernel_size, stride, padding); }
+Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& x) { return F::adaptive_avg_pool2d(x, output_size); }
 
 Tensor SequentialImpl::forward(const Tensor& x) {
   Tensor h = x;

@@ -3,6 +3,8 @@
 // ReLU, Dropout, Flatten, Sequential.
 #include <brasa/nn/module.h>
 
+#include <functional>
+#include <optional>
 #include <vector>
 
 namespace brasa::nn {
@@ -97,6 +99,212 @@ class FlattenImpl : public Module {
   int64_t start_dim, end_dim;
 };
 BRASA_MODULE(Flatten);
+
+// Activations without state: forward applies one nn::functional call.
+class ActivationImpl : public Module {
+ public:
+  ActivationImpl(std::string name, std::function<Tensor(const Tensor&)> fn) : Module(std::move(name)), fn_(std::move(fn)) {}
+  Tensor forward(const Tensor& x) { return fn_(x); }
+
+ private:
+  std::function<Tensor(const Tensor&)> fn_;
+};
+class IdentityImpl : public ActivationImpl {
+ public:
+  IdentityImpl();
+};
+BRASA_MODULE(Identity);
+class SigmoidImpl : public ActivationImpl {
+ public:
+  SigmoidImpl();
+};
+BRASA_MODULE(Sigmoid);
+class TanhImpl : public ActivationImpl {
+ public:
+  TanhImpl();
+};
+BRASA_MODULE(Tanh);
+class GELUImpl : public ActivationImpl {
+ public:
+  explicit GELUImpl(std::string approximate = "none");
+};
+BRASA_MODULE(GELU);
+class SiLUImpl : public ActivationImpl {
+ public:
+  SiLUImpl();
+};
+BRASA_MODULE(SiLU);
+class MishImpl : public ActivationImpl {
+ public:
+  MishImpl();
+};
+BRASA_MODULE(Mish);
+class SELUImpl : public ActivationImpl {
+ public:
+  SELUImpl();
+};
+BRASA_MODULE(SELU);
+class ReLU6Impl : public ActivationImpl {
+ public:
+  ReLU6Impl();
+};
+BRASA_MODULE(ReLU6);
+class LeakyReLUImpl : public ActivationImpl {
+ public:
+  explicit LeakyReLUImpl(double negative_slope = 0.01);
+};
+BRASA_MODULE(LeakyReLU);
+class ELUImpl : public ActivationImpl {
+ public:
+  explicit ELUImpl(double alpha = 1.0);
+};
+BRASA_MODULE(ELU);
+class SoftplusImpl : public ActivationImpl {
+ public:
+  explicit SoftplusImpl(double beta = 1.0, double threshold = 20.0);
+};
+BRASA_MODULE(Softplus);
+class HardtanhImpl : public ActivationImpl {
+ public:
+  explicit HardtanhImpl(double min_val = -1.0, double max_val = 1.0);
+};
+BRASA_MODULE(Hardtanh);
+class SoftmaxImpl : public ActivationImpl {
+ public:
+  explicit SoftmaxImpl(int64_t dim);
+};
+BRASA_MODULE(Softmax);
+class LogSoftmaxImpl : public ActivationImpl {
+ public:
+  explicit LogSoftmaxImpl(int64_t dim);
+};
+BRASA_MODULE(LogSoftmax);
+
+class Dropout2dImpl : public Module {
+ public:
+  explicit Dropout2dImpl(double p = 0.5) : Module("Dropout2d"), p(p) {}
+  Tensor forward(const Tensor& x);
+  double p;
+};
+BRASA_MODULE(Dropout2d);
+
+struct BatchNormOptions {
+  BatchNormOptions(int64_t num_features) : num_features_(num_features) {}
+  BatchNormOptions& eps(double v) { eps_ = v; return *this; }
+  BatchNormOptions& momentum(double v) { momentum_ = v; return *this; }
+  BatchNormOptions& affine(bool v) { affine_ = v; return *this; }
+  BatchNormOptions& track_running_stats(bool v) { track_running_stats_ = v; return *this; }
+  int64_t num_features_;
+  double eps_ = 1e-5, momentum_ = 0.1;
+  bool affine_ = true, track_running_stats_ = true;
+};
+// BatchNorm over dim 1 of [N, C] / [N, C, L] (1d) or [N, C, H, W] (2d).
+class BatchNormImpl : public Module {
+ public:
+  BatchNormImpl(const BatchNormOptions& o, int64_t input_dims, std::string name);
+  Tensor forward(const Tensor& x);
+  void reset_running_stats();
+  void pretty_print(std::ostream& os) const override;
+  BatchNormOptions options;
+  Tensor weight, bias, running_mean, running_var, num_batches_tracked;
+
+ private:
+  int64_t input_dims_;
+};
+class BatchNorm1dImpl : public BatchNormImpl {
+ public:
+  BatchNorm1dImpl(const BatchNormOptions& o) : BatchNormImpl(o, 1, "BatchNorm1d") {}
+  BatchNorm1dImpl(int64_t n) : BatchNorm1dImpl(BatchNormOptions(n)) {}
+};
+BRASA_MODULE(BatchNorm1d);
+class BatchNorm2dImpl : public BatchNormImpl {
+ public:
+  BatchNorm2dImpl(const BatchNormOptions& o) : BatchNormImpl(o, 2, "BatchNorm2d") {}
+  BatchNorm2dImpl(int64_t n) : BatchNorm2dImpl(BatchNormOptions(n)) {}
+};
+BRASA_MODULE(BatchNorm2d);
+
+class LayerNormImpl : public Module {
+ public:
+  explicit LayerNormImpl(std::vector<int64_t> normalized_shape, double eps = 1e-5, bool elementwise_affine = true);
+  Tensor forward(const Tensor& x);
+  std::vector<int64_t> normalized_shape;
+  double eps;
+  Tensor weight, bias;
+};
+BRASA_MODULE(LayerNorm);
+
+class GroupNormImpl : public Module {
+ public:
+  GroupNormImpl(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
+  Tensor forward(const Tensor& x);
+  int64_t num_groups;
+  double eps;
+  Tensor weight, bias;
+};
+BRASA_MODULE(GroupNorm);
+
+class EmbeddingImpl : public Module {
+ public:
+  EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim, std::optional<int64_t> padding_idx = std::nullopt);
+  Tensor forward(const Tensor& indices);
+  std::optional<int64_t> padding_idx;
+  Tensor weight;
+};
+BRASA_MODULE(Embedding);
+
+class AvgPool2dImpl : public Module {
+ public:
+  AvgPool2dImpl(std::vector<int64_t> kernel_size, std::vector<int64_t> stride = {}, std::vector<int64_t> padding = {0})
+      : Module("AvgPool2d"), kernel_size(std::move(kernel_size)), stride(std::move(stride)), padding(std::move(padding)) {}
+  Tensor forward(const Tensor& x);
+  std::vector<int64_t> kernel_size, stride, padding;
+};
+BRASA_MODULE(AvgPool2d);
+
+class AdaptiveAvgPool2dImpl : public Module {
+ public:
+  explicit AdaptiveAvgPool2dImpl(std::vector<int64_t> output_size)
+      : Module("AdaptiveAvgPool2d"), output_size(std::move(output_size)) {}
+  Tensor forward(const Tensor& x);
+  std::vector<int64_t> output_size;
+};
+BRASA_MODULE(AdaptiveAvgPool2d);
+
+class UnflattenImpl : public Module {
+ public:
+  UnflattenImpl(int64_t dim, std::vector<int64_t> sizes) : Module("Unflatten"), dim(dim), sizes(std::move(sizes)) {}
+  Tensor forward(const Tensor& x) { return x.unflatten(dim, sizes); }
+  int64_t dim;
+  std::vector<int64_t> sizes;
+};
+BRASA_MODULE(Unflatten);
+
+// A list of submodules, registered as "0", "1", ...
+class ModuleListImpl : public Module {
+ public:
+  ModuleListImpl() : Module("ModuleList") {}
+  template <class... Holders>
+  explicit ModuleListImpl(Holders&&... hs) : Module("ModuleList") {
+    (push_back(std::forward<Holders>(hs)), ...);
+  }
+  template <class Holder>
+  void push_back(Holder h) {
+    auto p = h.ptr();
+    register_module(std::to_string(items_.size()), p);
+    items_.push_back(p);
+  }
+  size_t size() const { return items_.size(); }
+  std::shared_ptr<Module> operator[](size_t i) const { return items_.at(i); }
+  template <class Impl>
+  std::shared_ptr<Impl> ptr(size_t i) const { return std::dynamic_pointer_cast<Impl>(items_.at(i)); }
+  auto begin() const { return items_.begin(); }
+  auto end() const { return items_.end(); }
+
+ private:
+  std::vector<std::shared_ptr<Module>> items_;
+};
+BRASA_MODULE(ModuleList);
 
 // Runs its modules in order; each must have Tensor forward(const Tensor&).
 class SequentialImpl : public Module {

@@ -268,6 +268,32 @@ std::vector<OpCase> make_table() {
   entry("gelu/silu/leaky_relu", in1(r34), [](const variable_list& v) {
     return variable_list{F::gelu(v[0]), F::gelu(v[0], "tanh"), F::silu(v[0]), F::leaky_relu(v[0], 0.1)};
   });
+  entry("elu/selu/softplus/mish/hardtanh/relu6", in1(r34), [](const variable_list& v) {
+    return variable_list{F::elu(v[0], 0.7), F::selu(v[0]), F::softplus(v[0], 2.0, 1.0), F::mish(v[0]),
+                         F::hardtanh(v[0], -0.5, 0.5), F::relu6(v[0] * 4)};
+  });
+  entry("batch_norm (training, running stats updated)", [] { return variable_list{R({4, 3, 2}), R({3}), R({3})}; },
+        [](const variable_list& v) {
+          Tensor rm = zeros({3}, f64()), rv = ones({3}, f64());
+          return one(F::batch_norm(v[0], rm, rv, v[1], v[2], true));
+        });
+  entry("batch_norm (eval)", [] { return variable_list{R({4, 3}), R({3})}; }, [](const variable_list& v) {
+    return one(F::batch_norm(v[0], full({3}, 0.1, f64()), full({3}, 2.0, f64()), v[1], Tensor(), false));
+  });
+  entry("layer_norm / group_norm", [] { return variable_list{R({2, 4, 3}), R({3}), R({4})}; },
+        [](const variable_list& v) {
+          return variable_list{F::layer_norm(v[0], {3}, v[1], Tensor()), F::group_norm(v[0], 2, v[2], v[2])};
+        });
+  // padding_idx 3 is not looked up: its zero gradient is by design (not a Jacobian), tested in nn/.
+  entry("embedding with padding_idx", in1([] { return R({5, 3}); }), [](const variable_list& v) {
+    return one(F::embedding(tensor(std::vector<int64_t>{1, 0, 4, 1}).view({2, 2}), v[0], 3));
+  });
+  entry("adaptive_avg_pool2d", in1([] { return R({1, 2, 5, 4}); }),
+        [](const variable_list& v) { return one(F::adaptive_avg_pool2d(v[0], {3, 3})); });
+  entry("dropout2d (fixed seed)", in1([] { return R({2, 4, 3, 3}); }), [](const variable_list& v) {
+    manual_seed(4);
+    return one(F::dropout2d(v[0], 0.5, true));
+  });
   entry("dropout (fixed seed)", in1(r34), [](const variable_list& v) {
     manual_seed(3);
     return one(F::dropout(v[0], 0.3, true));

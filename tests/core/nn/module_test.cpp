@@ -117,6 +117,32 @@ TEST(Layers, PoolingValues) {
   EXPECT_VALUES(max_pool2d(x, {3}, {1}, {1}).slice(3, 0, 1).flatten(), {5, 9, 13, 13});
 }
 
+TEST(Layers, NormalizationMatchesPyTorch) {
+  // Expected values from torch.nn.BatchNorm1d / LayerNorm / GroupNorm on the same input.
+  Tensor x = tensor({{1.0, 2.0, 3.0}, {4.0, 0.0, -1.0}, {2.0, 2.0, 5.0}, {0.5, -3.0, 1.0}});
+  nn::BatchNorm1d bn(3);
+  Tensor y = bn(x);
+  EXPECT_CLOSE(bn->running_mean, (std::vector<double>{0.1875, 0.025, 0.2}), 1e-6);
+  EXPECT_CLOSE(bn->running_var, (std::vector<double>{1.139583, 1.458333, 1.566667}), 1e-6);
+  EXPECT_CLOSE(y[0], (std::vector<double>{-0.65275, 0.85519, 0.44721}), 1e-5);
+  EXPECT_EQ(bn->num_batches_tracked.item<int64_t>(), 1);
+  bn->eval();
+  EXPECT_CLOSE(bn(x)[1], (std::vector<double>{3.57137, -0.0207, -0.95872}), 1e-5);
+  nn::LayerNorm ln(std::vector<int64_t>{3});
+  EXPECT_CLOSE(ln(x)[1], (std::vector<double>{1.38873, -0.46291, -0.92582}), 1e-5);
+  nn::GroupNorm gn(1, 3);
+  EXPECT_CLOSE(gn(x.view({4, 3, 1}))[1].flatten(), (std::vector<double>{1.38873, -0.46291, -0.92582}), 1e-5);
+  EXPECT_VALUES(nn::AdaptiveAvgPool2d(std::vector<int64_t>{3, 2})(arange(20, kFloat).view({1, 1, 4, 5})).flatten(),
+                {3.5, 5.5, 8.5, 10.5, 13.5, 15.5});
+  EXPECT_THROW(bn(randn({2, 3, 4, 5})), Error);
+  nn::Embedding emb(5, 2, 0);
+  Tensor e = emb(tensor(std::vector<int64_t>{0, 3, 0}));
+  EXPECT_VALUES(e[0], {0, 0});
+  e.sum().backward();
+  EXPECT_VALUES(emb->weight.grad()[0], {0, 0});  // padding row: no gradient
+  EXPECT_VALUES(emb->weight.grad()[3], {1, 1});
+}
+
 TEST(Functional, CrossEntropyMatchesPyTorchValues) {
   // Values from torch.nn.functional.cross_entropy on the same inputs.
   Tensor logits = tensor({{1.0, 2.0, 0.5}, {0.1, -1.0, 3.0}});
