@@ -58,9 +58,10 @@ inline void valid_range(int64_t j, const ConvGeometry& g, int64_t& lo, int64_t& 
 }
 
 // col[c*kh*kw + i*kw + j][oh*OW + ow] = x[c][oh*sh - ph + i*dh][ow*sw - pw + j*dw] (0 outside).
+// Rows of `col` are `row_stride` apart (N*L when all samples share one matrix).
 template <class T>
-void im2col(const T* x, T* col, const ConvGeometry& g) {
-  const int64_t L = g.L();
+void im2col(const T* x, T* col, const ConvGeometry& g, int64_t row_stride) {
+  const int64_t L = row_stride;
   for (int64_t c = 0; c < g.C; ++c)
     for (int64_t i = 0; i < g.kh; ++i)
       for (int64_t j = 0; j < g.kw; ++j) {
@@ -88,8 +89,8 @@ void im2col(const T* x, T* col, const ConvGeometry& g) {
 
 // The adjoint of im2col: adds every column entry back into its input position.
 template <class T>
-void col2im(const T* col, T* x, const ConvGeometry& g) {
-  const int64_t L = g.L();
+void col2im(const T* col, T* x, const ConvGeometry& g, int64_t row_stride) {
+  const int64_t L = row_stride;
   std::fill(x, x + g.C * g.H * g.W, T(0));
   for (int64_t c = 0; c < g.C; ++c)
     for (int64_t i = 0; i < g.kh; ++i)
@@ -119,71 +120,72 @@ void float_or_double(ScalarType t, F&& f) {
   else f(double{});
 }
 
-// Column matrices of every sample: [N, C*kh*kw, OH*OW].
+// All samples' columns in one matrix [C*kh*kw, N*L] (sample n at columns
+// n*L ..), so that each product below is one large GEMM instead of N small ones.
 Tensor columns(const Tensor& xc, const ConvGeometry& g) {
-  Tensor cols = empty({g.N, g.C * g.kh * g.kw, g.L()}, xc.options());
+  const int64_t NL = g.N * g.L();
+  Tensor cols = empty({g.C * g.kh * g.kw, NL}, xc.options());
   float_or_double(xc.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* x = xc.data_ptr<T>();
     T* c = cols.data_ptr<T>();
-    const int64_t in_stride = g.C * g.H * g.W, col_stride = g.C * g.kh * g.kw * g.L();
+    const int64_t in_stride = g.C * g.H * g.W;
     parallel_for(0, g.N, 1, [&](int64_t b, int64_t e) {
-      for (int64_t n = b; n < e; ++n) im2col(x + n * in_stride, c + n * col_stride, g);
+      for (int64_t n = b; n < e; ++n) im2col(x + n * in_stride, c + n * g.L(), g, NL);
     });
   });
   return cols;
 }
 
-Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeometry& g) {
-  Tensor xc = x.contiguous();
-  Tensor cols = columns(xc, g);
-  Tensor out = empty({g.N, g.O, g.OH, g.OW}, x.options());
-  const int64_t og = g.O / g.groups, K = g.K();
-  Tensor wmat = w.contiguous().view({g.groups, og, K});
-  parallel_for(0, g.N, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t n = b0; n < b1; ++n)
-      for (int64_t gr = 0; gr < g.groups; ++gr) {
-        Tensor o = out.select(0, n).narrow(0, gr * og, og).view({og, g.L()});
-        mm_out(o, wmat.select(0, gr), cols.select(0, n).narrow(0, gr * K, K));
-      }
-  });
-  if (b.defined()) out.add_(b.view({1, g.O, 1, 1}));
-  return out;
+// [O, N, L] <-> [N, O, L]: the GEMMs work channel-major, tensors are batch-major.
+Tensor channel_major(const Tensor& t, const ConvGeometry& g) {
+  return t.contiguous().view({g.N, g.O, g.L()}).permute({1, 0, 2}).contiguous().view({g.O, g.N * g.L()});
 }
 
-// grad_input: W^T @ grad_out per sample, folded back with col2im.
-Tensor conv_input_grad(const Tensor& go, const Tensor& w, const ConvGeometry& g) {
+Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeometry& g) {
+  Tensor cols = columns(x.contiguous(), g);
   const int64_t og = g.O / g.groups, K = g.K();
-  Tensor goc = go.contiguous().view({g.N, g.O, g.L()});
+  Tensor wmat = w.contiguous().view({g.groups, og, K});
+  Tensor prod = empty({g.O, g.N * g.L()}, x.options());
+  for (int64_t gr = 0; gr < g.groups; ++gr) {
+    Tensor dst = prod.narrow(0, gr * og, og);
+    mm_out(dst, wmat.select(0, gr), cols.narrow(0, gr * K, K));
+  }
+  if (b.defined()) prod.add_(b.view({g.O, 1}));
+  return prod.view({g.O, g.N, g.L()}).permute({1, 0, 2}).contiguous().view({g.N, g.O, g.OH, g.OW});
+}
+
+// grad_input: W^T @ grad_out for all samples at once, folded back with col2im.
+Tensor conv_input_grad(const Tensor& go, const Tensor& w, const ConvGeometry& g) {
+  const int64_t og = g.O / g.groups, K = g.K(), NL = g.N * g.L();
+  Tensor gom = channel_major(go, g);
   Tensor wt = w.contiguous().view({g.groups, og, K});
+  Tensor cols = empty({g.groups * K, NL}, go.options());
+  for (int64_t gr = 0; gr < g.groups; ++gr) {
+    Tensor dst = cols.narrow(0, gr * K, K);
+    mm_out(dst, wt.select(0, gr).t(), gom.narrow(0, gr * og, og));
+  }
   Tensor gx = empty({g.N, g.C, g.H, g.W}, go.options());
   float_or_double(go.dtype(), [&](auto tag) {
     using T = decltype(tag);
+    const T* c = cols.data_ptr<T>();
+    T* out = gx.data_ptr<T>();
     parallel_for(0, g.N, 1, [&](int64_t b0, int64_t b1) {
-      Tensor col = empty({g.C * g.kh * g.kw, g.L()}, go.options());
-      for (int64_t n = b0; n < b1; ++n) {
-        for (int64_t gr = 0; gr < g.groups; ++gr) {
-          Tensor part = col.narrow(0, gr * K, K);
-          mm_out(part, wt.select(0, gr).t(), goc.select(0, n).narrow(0, gr * og, og));
-        }
-        col2im(col.data_ptr<T>(), gx.select(0, n).data_ptr<T>(), g);
-      }
+      for (int64_t n = b0; n < b1; ++n) col2im(c + n * g.L(), out + n * g.C * g.H * g.W, g, NL);
     });
   });
   return gx;
 }
 
-// grad_weight: grad_out @ columns^T summed over the batch, one GEMM per group.
+// grad_weight: grad_out @ columns^T over the whole batch, one GEMM per group.
 Tensor conv_weight_grad(const Tensor& go, const Tensor& x, const ConvGeometry& g, IntArrayRef wshape) {
   const int64_t og = g.O / g.groups, K = g.K();
-  Tensor cols = columns(x.contiguous(), g);  // [N, C*kh*kw, L]
-  Tensor goc = go.contiguous().view({g.N, g.O, g.L()});
+  Tensor cols = columns(x.contiguous(), g);
+  Tensor gom = channel_major(go, g);
   Tensor gw = empty({g.groups, og, K}, go.options());
   for (int64_t gr = 0; gr < g.groups; ++gr) {
-    Tensor a = goc.narrow(1, gr * og, og).permute({1, 0, 2}).reshape({og, g.N * g.L()});
-    Tensor c = cols.narrow(1, gr * K, K).permute({1, 0, 2}).reshape({K, g.N * g.L()});
     Tensor dst = gw.select(0, gr);
-    mm_out(dst, a, c.t());
+    mm_out(dst, gom.narrow(0, gr * og, og), cols.narrow(0, gr * K, K).t());
   }
   return gw.view(wshape);
 }

@@ -115,6 +115,14 @@ TEST(Layers, PoolingValues) {
   EXPECT_VALUES(i, {5, 7, 13, 15});
   EXPECT_VALUES(avg_pool2d(x, {2}), {2.5, 4.5, 10.5, 12.5});
   EXPECT_VALUES(max_pool2d(x, {3}, {1}, {1}).slice(3, 0, 1).flatten(), {5, 9, 13, 13});
+  // Ties keep the first position; NaN wins over numbers.
+  Tensor t = tensor({{1.0f, 1.0f}, {0.0f, 1.0f}}).view({1, 1, 2, 2});
+  EXPECT_VALUES(std::get<1>(max_pool2d_with_indices(t, {2})), {0});
+  Tensor n = tensor({{1.0f, NAN}, {5.0f, NAN}}).view({1, 1, 2, 2});
+  auto [nv, ni] = max_pool2d_with_indices(n, {2});
+  EXPECT_TRUE(std::isnan(nv.item<float>()));
+  EXPECT_EQ(ni.item<int64_t>(), 1);
+  EXPECT_TRUE(std::isnan(max_pool2d(n, {2}).item<float>()));
 }
 
 TEST(Layers, NormalizationMatchesPyTorch) {
