@@ -8,6 +8,7 @@
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
 #include <brasa/ops/unary.h>
+#include <brasa/tensor/indexing.h>
 
 #include <cmath>
 
@@ -292,4 +293,155 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction r) {
   return reduce(abs(input - target), r);
 }
 
+namespace {
+void check_same_shape(const char* op, const Tensor& input, const Tensor& target) {
+  BRASA_CHECK(input.sizes() == target.sizes(), op, ": target size (", target.sizes(),
+              ") must be the same as input size (", input.sizes(), ")");
+}
+}  // namespace
+
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction r) {
+  check_same_shape("binary_cross_entropy", input, target);
+  {
+    NoGradGuard ng;
+    BRASA_CHECK(logical_and(input >= 0, input <= 1).all().item<bool>(),
+                "binary_cross_entropy: all elements of input should be between 0 and 1");
+  }
+  // PyTorch clamps the logs at -100 so that 0 and 1 inputs stay finite.
+  Tensor l = -(target * clamp_min(log(input), -100) + (1 - target) * clamp_min(log(1 - input), -100));
+  if (weight.defined()) l = l * weight;
+  return reduce(l, r);
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                        const Tensor& pos_weight, Reduction r) {
+  check_same_shape("binary_cross_entropy_with_logits", input, target);
+  // log(1 + exp(-x)) computed stably as softplus(-x).
+  Tensor log_sig_neg = F::softplus(-input);  // -log(sigmoid(x))
+  Tensor l;
+  if (pos_weight.defined()) {
+    Tensor lw = (pos_weight - 1) * target + 1;
+    l = (1 - target) * input + lw * log_sig_neg;
+  } else {
+    l = (1 - target) * input + log_sig_neg;
+  }
+  if (weight.defined()) l = l * weight;
+  return reduce(l, r);
+}
+
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction r, double beta) {
+  check_same_shape("smooth_l1_loss", input, target);
+  BRASA_CHECK(beta >= 0, "smooth_l1_loss: beta must be non-negative, got ", beta);
+  Tensor d = abs(input - target);
+  if (beta == 0) return reduce(d, r);
+  return reduce(where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), r);
+}
+
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction r, double delta) {
+  check_same_shape("huber_loss", input, target);
+  BRASA_CHECK(delta > 0, "huber_loss: delta must be positive, got ", delta);
+  Tensor d = abs(input - target);
+  return reduce(where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta), r);
+}
+
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction r, bool log_target) {
+  check_same_shape("kl_div", input, target);
+  Tensor l = log_target ? exp(target) * (target - input)
+                        : where(target > 0, target * (log(where(target > 0, target, ones_like(target))) - input),
+                                zeros_like(input));
+  return reduce(l, r);
+}
+
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps) {
+  Tensor dot = (x1 * x2).sum({dim});
+  Tensor n1 = x1.norm(2, {dim}), n2 = x2.norm(2, {dim});
+  return dot / clamp_min(n1 * n2, eps);
+}
+
+Tensor normalize(const Tensor& x, double p, int64_t dim, double eps) {
+  return x / clamp_min(x.norm(p, {dim}, true), eps);
+}
+
+Tensor one_hot(const Tensor& indices, int64_t num_classes) {
+  BRASA_CHECK(indices.dtype() == kLong, "one_hot: expected int64 class indices, got ", indices.dtype());
+  if (num_classes < 0) num_classes = indices.numel() == 0 ? 0 : indices.max().item<int64_t>() + 1;
+  if (indices.numel() > 0)
+    BRASA_CHECK(indices.min().item<int64_t>() >= 0 && indices.max().item<int64_t>() < num_classes,
+                "one_hot: class values must be in [0, ", num_classes, ")");
+  DimVector shape(indices.sizes().begin(), indices.sizes().end());
+  shape.push_back(num_classes);
+  Tensor out = zeros(shape, TensorOptions().dtype(kLong));
+  return out.scatter_(-1 + out.dim(), indices.unsqueeze(-1), Scalar(1));
+}
+
+Tensor pad(const Tensor& x, IntArrayRef p, double value) {
+  BRASA_CHECK(p.size() % 2 == 0 && static_cast<int64_t>(p.size()) / 2 <= x.dim(),
+              "pad: padding length must be even and at most twice the number of dims, got ", p);
+  DimVector shape(x.sizes().begin(), x.sizes().end());
+  std::vector<TensorIndex> region(static_cast<size_t>(x.dim()), TensorIndex(indexing::Slice()));
+  Tensor src = x;
+  for (size_t k = 0; k < p.size() / 2; ++k) {
+    int64_t d = x.dim() - 1 - static_cast<int64_t>(k), lo = p[2 * k], hi = p[2 * k + 1];
+    // Negative padding crops.
+    if (lo < 0) src = src.narrow(d, -lo, src.size(d) + lo), lo = 0;
+    if (hi < 0) src = src.narrow(d, 0, src.size(d) + hi), hi = 0;
+    shape[d] = src.size(d) + lo + hi;
+    region[d] = indexing::Slice(lo, lo + src.size(d));
+  }
+  Tensor out = full(shape, value, x.options());
+  out.index_put_(region, src);
+  return out;
+}
+
 }  // namespace brasa::nn::functional
+
+namespace brasa::nn::utils {
+
+double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type) {
+  NoGradGuard ng;
+  std::vector<Tensor> grads;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  if (grads.empty()) return 0.0;
+  double total;
+  if (std::isinf(norm_type)) {
+    total = 0;
+    for (const auto& g : grads) total = std::max(total, g.abs().max().item<double>());
+  } else {
+    double acc = 0;
+    for (const auto& g : grads) acc += std::pow(g.norm(norm_type).item<double>(), norm_type);
+    total = std::pow(acc, 1.0 / norm_type);
+  }
+  const double coef = max_norm / (total + 1e-6);
+  if (coef < 1)
+    for (auto& g : grads) g.mul_(coef);
+  return total;
+}
+
+void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value) {
+  NoGradGuard ng;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) p.grad().clamp_(-clip_value, clip_value);
+}
+
+Tensor parameters_to_vector(const std::vector<Tensor>& parameters) {
+  std::vector<Tensor> flat;
+  for (const auto& p : parameters) flat.push_back(p.reshape({-1}));
+  return cat(flat, 0);
+}
+
+void vector_to_parameters(const Tensor& vec, const std::vector<Tensor>& parameters) {
+  int64_t total = 0;
+  for (const auto& p : parameters) total += p.numel();
+  BRASA_CHECK(vec.dim() == 1 && vec.numel() == total, "vector_to_parameters: expected a vector of ", total,
+              " elements, got shape ", vec.sizes());
+  NoGradGuard ng;
+  int64_t off = 0;
+  for (const auto& p : parameters) {
+    Tensor dst = p;
+    dst.copy_(vec.narrow(0, off, p.numel()).view(p.sizes()));
+    off += p.numel();
+  }
+}
+
+}  // namespace brasa::nn::utils

@@ -65,7 +65,31 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const NLLLossOpt
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
 
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                            Reduction reduction = kMean);
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                                        const Tensor& pos_weight = {}, Reduction reduction = kMean);
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean, double beta = 1.0);
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean, double delta = 1.0);
+// input: log-probabilities; target: probabilities (or log-probabilities with log_target).
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = kMean, bool log_target = false);
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim = 1, double eps = 1e-8);
+// x / max(||x||_p, eps) along dim.
+Tensor normalize(const Tensor& x, double p = 2.0, int64_t dim = 1, double eps = 1e-12);
+// int64 class indices -> int64 one-hot along a new last dim.
+Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
+// Constant padding of the last dims: pad = {left, right, top, bottom, ...}.
+Tensor pad(const Tensor& x, IntArrayRef pad, double value = 0.0);
+
 }  // namespace nn::functional
+
+namespace nn::utils {
+// Scales all gradients so that their total p-norm is at most max_norm; returns the norm before.
+double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type = 2.0);
+void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value);
+Tensor parameters_to_vector(const std::vector<Tensor>& parameters);
+void vector_to_parameters(const Tensor& vec, const std::vector<Tensor>& parameters);
+}  // namespace nn::utils
 namespace F = nn::functional;
 
 }  // namespace brasa

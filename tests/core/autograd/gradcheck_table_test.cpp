@@ -294,6 +294,20 @@ std::vector<OpCase> make_table() {
     manual_seed(4);
     return one(F::dropout2d(v[0], 0.5, true));
   });
+  entry("bce / bce_with_logits / smooth_l1 / huber / kl_div",
+        in2([] { return Unit({3, 4}); }, [] { return (rand({3, 4}, f64()) * 0.8 + 0.1).detach().requires_grad_(); }),
+        [](const variable_list& v) {
+          Tensor p = v[1], target = rand({3, 4}, f64()).round();
+          manual_seed(9);
+          Tensor fixed = rand({3, 4}, f64());
+          return variable_list{F::binary_cross_entropy(p, fixed),
+                               F::binary_cross_entropy_with_logits(v[0], fixed, Tensor(), full({4}, 2.0, f64())),
+                               F::smooth_l1_loss(v[0], fixed * 0.2, kSum, 0.5), F::huber_loss(v[0], fixed, kMean, 0.3),
+                               F::kl_div(v[0].log_softmax(1), p.softmax(1), kSum)};
+        });
+  entry("cosine_similarity / normalize / pad", in2(r34, r34), [](const variable_list& v) {
+    return variable_list{F::cosine_similarity(v[0], v[1]), F::normalize(v[0], 2.0, 0), F::pad(v[0], {1, 2, 0, 1}, 0.5)};
+  });
   entry("dropout (fixed seed)", in1(r34), [](const variable_list& v) {
     manual_seed(3);
     return one(F::dropout(v[0], 0.3, true));

@@ -166,5 +166,39 @@ TEST(Functional, CrossEntropyMatchesPyTorchValues) {
   EXPECT_THROW(F::cross_entropy(logits, tensor(std::vector<int64_t>{1, 3})), Error);
 }
 
+TEST(Functional, LossesMatchPyTorchValues) {
+  auto d = TensorOptions().dtype(kDouble);
+  Tensor x = tensor({{0.2, 0.7, 0.9}, {0.5, 0.1, 0.6}}, d), t = tensor({{0.0, 1.0, 1.0}, {1.0, 0.0, 0.0}}, d);
+  Tensor l = tensor({{1.5, -0.3, 2.0}, {0.1, -2.0, 0.4}}, d), pw = tensor({2.0, 0.5, 1.0}, d);
+  EXPECT_NEAR(F::binary_cross_entropy(x, t).item<double>(), 0.39999623983378246, 1e-12);
+  EXPECT_NEAR(F::binary_cross_entropy_with_logits(l, t, Tensor(), pw).item<double>(), 0.7640425824750093, 1e-12);
+  EXPECT_NEAR(F::smooth_l1_loss(l, t, kMean, 0.5).item<double>(), 0.935, 1e-12);
+  EXPECT_NEAR(F::huber_loss(l, t, kMean, 0.7).item<double>(), 0.5908333333333333, 1e-12);
+  Tensor lp = l.log_softmax(1), q = l.flip({1}).softmax(1);
+  EXPECT_NEAR(F::kl_div(lp, q, kSum).item<double>(), 0.15771910397379094, 1e-12);
+  EXPECT_CLOSE(F::cosine_similarity(l, t), (std::vector<double>{0.4774075628564708, 0.04897021068743918}), 1e-12);
+  EXPECT_CLOSE(F::normalize(l)[0], (std::vector<double>{0.5957261030921532, -0.11914522061843064, 0.7943014707895376}),
+               1e-12);
+  EXPECT_VALUES(F::pad(arange(6, kDouble).view({2, 3}), {1, 0, 0, 1}), {0, 0, 1, 2, 0, 3, 4, 5, 0, 0, 0, 0});
+  EXPECT_VALUES(F::one_hot(tensor(std::vector<int64_t>{2, 0}), 3), {0, 0, 1, 1, 0, 0});
+  EXPECT_THROW(F::binary_cross_entropy(x + 1, t), Error);
+  EXPECT_THROW(F::one_hot(tensor(std::vector<int64_t>{3}), 3), Error);
+}
+
+TEST(Utils, ClipGradNormValueAndVectors) {
+  Tensor a = tensor({3.0, 0.0}, TensorOptions().dtype(kDouble)).requires_grad_();
+  Tensor b = tensor({0.0, 4.0}, TensorOptions().dtype(kDouble)).requires_grad_();
+  (a * a.detach() + b * b.detach()).sum().backward();  // grads = (3, 0), (0, 4): total norm 5
+  EXPECT_NEAR(nn::utils::clip_grad_norm_({a, b}, 1.0), 5.0, 1e-12);
+  EXPECT_CLOSE(a.grad(), (std::vector<double>{0.6, 0}), 1e-6);
+  EXPECT_CLOSE(b.grad(), (std::vector<double>{0, 0.8}), 1e-6);
+  nn::utils::clip_grad_value_({a, b}, 0.7);
+  EXPECT_CLOSE(b.grad(), (std::vector<double>{0, 0.7}), 1e-12);
+  Tensor v = nn::utils::parameters_to_vector({a, b});
+  EXPECT_VALUES(v, {3, 0, 0, 4});
+  nn::utils::vector_to_parameters(v * 2, {a, b});
+  EXPECT_VALUES(b, {0, 8});
+}
+
 }  // namespace
 }  // namespace brasa
