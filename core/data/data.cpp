@@ -1,6 +1,7 @@
 #include <brasa/data/data.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>
+#include <brasa/util/parallel.h>
 
 #include <zlib.h>
 
@@ -123,5 +124,100 @@ std::vector<int64_t> RandomSampler::next(int64_t batch_size) {
   return out;
 }
 
+DistributedSampler::DistributedSampler(int64_t size, int64_t num_replicas, int64_t rank, bool shuffle,
+                                       bool allow_duplicates, uint64_t seed)
+    : size_(size), replicas_(num_replicas), rank_(rank), shuffle_(shuffle), allow_duplicates_(allow_duplicates),
+      seed_(seed) {
+  BRASA_CHECK(num_replicas > 0 && rank >= 0 && rank < num_replicas, "DistributedSampler: invalid rank ", rank,
+              " for ", num_replicas, " replicas");
+  reset();
+}
+
+int64_t DistributedSampler::local_size() const {
+  return allow_duplicates_ ? (size_ + replicas_ - 1) / replicas_ : size_ / replicas_;
+}
+
+void DistributedSampler::reset(std::optional<int64_t> new_size) {
+  if (new_size) size_ = *new_size;
+  std::vector<int64_t> order(size_);
+  if (shuffle_) {
+    Generator gen(seed_ + static_cast<uint64_t>(epoch_));  // same order on every replica
+    Tensor perm = randperm(size_, &gen);
+    const int64_t* p = perm.data_ptr<int64_t>();
+    order.assign(p, p + size_);
+  } else {
+    for (int64_t i = 0; i < size_; ++i) order[i] = i;
+  }
+  const int64_t total = local_size() * replicas_;
+  for (int64_t i = size_; i < total; ++i) order.push_back(order[(i - size_) % std::max<int64_t>(size_, 1)]);
+  mine_.clear();
+  for (int64_t i = rank_; i < total; i += replicas_) mine_.push_back(order[i]);
+  pos_ = 0;
+}
+
+std::vector<int64_t> DistributedSampler::next(int64_t batch_size) {
+  std::vector<int64_t> out;
+  for (; pos_ < static_cast<int64_t>(mine_.size()) && static_cast<int64_t>(out.size()) < batch_size; ++pos_)
+    out.push_back(mine_[pos_]);
+  return out;
+}
+
 }  // namespace samplers
+
+namespace detail {
+
+Prefetcher::Prefetcher(int64_t n_batches, int64_t workers, int64_t window, std::function<Example<>(int64_t)> make)
+    : make_(std::move(make)), n_(n_batches), window_(std::max<int64_t>(window, 1)) {
+  for (int64_t i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+}
+
+Prefetcher::~Prefetcher() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void Prefetcher::work() {
+  InlineParallelGuard serial;  // batches are assembled single-threaded, beside the training loop
+  while (true) {
+    int64_t i;
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      cv_.wait(lk, [&] { return stop_ || next_claim_ >= n_ || next_claim_ < next_out_ + window_; });
+      if (stop_ || next_claim_ >= n_) return;
+      i = next_claim_++;
+    }
+    Example<> batch;
+    std::exception_ptr err;
+    try {
+      batch = make_(i);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (err && !error_) error_ = err;
+      ready_[i] = std::move(batch);
+    }
+    cv_.notify_all();
+  }
+}
+
+bool Prefetcher::next(Example<>& out) {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (next_out_ >= n_) return false;
+  cv_.wait(lk, [&] { return error_ || ready_.count(next_out_) > 0; });
+  if (error_) std::rethrow_exception(error_);
+  out = std::move(ready_[next_out_]);
+  ready_.erase(next_out_);
+  ++next_out_;
+  lk.unlock();
+  cv_.notify_all();
+  return true;
+}
+
+}  // namespace detail
 }  // namespace brasa::data

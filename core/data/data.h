@@ -4,7 +4,13 @@
 #include <brasa/ops/random.h>
 #include <brasa/tensor/tensor.h>
 
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +61,8 @@ class Sampler {
   virtual void reset(std::optional<int64_t> new_size = std::nullopt) = 0;
   // Up to batch_size next indices; empty at the end of the epoch.
   virtual std::vector<int64_t> next(int64_t batch_size) = 0;
+  // Epoch-seeded samplers (the distributed ones) reshuffle per epoch.
+  virtual void set_epoch(int64_t) {}
 };
 
 class SequentialSampler : public Sampler {
@@ -79,24 +87,84 @@ class RandomSampler : public Sampler {
   int64_t size_, pos_ = 0;
   std::vector<int64_t> order_;
 };
+// One replica's share of the dataset (PyTorch's DistributedSampler): the
+// indices (shuffled with seed + epoch, identically on every replica) are
+// padded by wrapping around to a multiple of num_replicas (or cut, without
+// allow_duplicates), and replica r takes every num_replicas-th from r.
+// Across replicas each sample appears exactly once per epoch (plus the
+// padding duplicates).
+class DistributedSampler : public Sampler {
+ public:
+  DistributedSampler(int64_t size, int64_t num_replicas, int64_t rank, bool shuffle, bool allow_duplicates = true,
+                     uint64_t seed = 0);
+  void reset(std::optional<int64_t> new_size = std::nullopt) override;
+  std::vector<int64_t> next(int64_t batch_size) override;
+  void set_epoch(int64_t epoch) override { epoch_ = epoch; }
+  int64_t local_size() const;
+
+ private:
+  int64_t size_, replicas_, rank_;
+  bool shuffle_, allow_duplicates_;
+  uint64_t seed_;
+  int64_t epoch_ = 0, pos_ = 0;
+  std::vector<int64_t> mine_;
+};
+class DistributedRandomSampler : public DistributedSampler {
+ public:
+  DistributedRandomSampler(int64_t size, int64_t num_replicas = 1, int64_t rank = 0, bool allow_duplicates = true)
+      : DistributedSampler(size, num_replicas, rank, true, allow_duplicates) {}
+};
+class DistributedSequentialSampler : public DistributedSampler {
+ public:
+  DistributedSequentialSampler(int64_t size, int64_t num_replicas = 1, int64_t rank = 0, bool allow_duplicates = true)
+      : DistributedSampler(size, num_replicas, rank, false, allow_duplicates) {}
+};
 }  // namespace samplers
 
 struct DataLoaderOptions {
   DataLoaderOptions(int64_t batch_size = 1) : batch_size_(batch_size) {}
   DataLoaderOptions& batch_size(int64_t b) { batch_size_ = b; return *this; }
   DataLoaderOptions& drop_last(bool d) { drop_last_ = d; return *this; }
+  // Threads that assemble batches ahead of the training loop (0: in the caller).
+  DataLoaderOptions& workers(int64_t w) { workers_ = w; return *this; }
+  // Batches a worker may be ahead of the consumer, per worker.
+  DataLoaderOptions& prefetch_factor(int64_t f) { prefetch_factor_ = f; return *this; }
   int64_t batch_size_;
   bool drop_last_ = false;
+  int64_t workers_ = 0, prefetch_factor_ = 2;
 };
 
+namespace detail {
+// Thread workers that produce batches 0..n-1 of an epoch and hand them out
+// in order; an exception in a worker is rethrown to the consumer.
+class Prefetcher {
+ public:
+  Prefetcher(int64_t n_batches, int64_t workers, int64_t window, std::function<Example<>(int64_t)> make);
+  ~Prefetcher();
+  bool next(Example<>& out);
+
+ private:
+  void work();
+  std::function<Example<>(int64_t)> make_;
+  int64_t n_, window_, next_claim_ = 0, next_out_ = 0;
+  std::map<int64_t, Example<>> ready_;
+  std::exception_ptr error_;
+  bool stop_ = false;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::thread> threads_;
+};
+}  // namespace detail
+
 // Iterates batches (Example<> with stacked data and targets) of a dataset
-// that has size() and get_batch(indices).
+// that has size() and get_batch(indices). Each begin() starts an epoch.
 template <class Dataset>
 class DataLoader {
  public:
   DataLoader(Dataset dataset, DataLoaderOptions options, std::unique_ptr<samplers::Sampler> sampler)
       : dataset_(std::move(dataset)), options_(options), sampler_(std::move(sampler)) {
     BRASA_CHECK(options_.batch_size_ > 0, "DataLoader: batch_size must be positive, got ", options_.batch_size_);
+    BRASA_CHECK(options_.workers_ >= 0, "DataLoader: workers must be >= 0, got ", options_.workers_);
   }
   class Iterator {
    public:
@@ -112,28 +180,47 @@ class DataLoader {
 
    private:
     void advance() {
-      auto idx = loader_->sampler_->next(loader_->options_.batch_size_);
-      if (idx.empty() || (loader_->options_.drop_last_ && static_cast<int64_t>(idx.size()) < loader_->options_.batch_size_)) {
-        loader_ = nullptr;
-        return;
-      }
-      batch_ = loader_->dataset_.get_batch(idx);
+      if (!loader_->next(batch_)) loader_ = nullptr;
     }
     DataLoader* loader_ = nullptr;
     Example<> batch_;
   };
-  // Each begin() starts a new epoch (the sampler is reset).
   Iterator begin() {
-    sampler_->reset();
+    start_epoch();
     return Iterator(this);
   }
   Iterator end() { return Iterator(); }
   Dataset& dataset() { return dataset_; }
+  samplers::Sampler& sampler() { return *sampler_; }
 
  private:
+  void start_epoch() {
+    prefetcher_.reset();
+    sampler_->reset();
+    plan_.clear();
+    next_ = 0;
+    for (auto idx = sampler_->next(options_.batch_size_); !idx.empty(); idx = sampler_->next(options_.batch_size_)) {
+      if (options_.drop_last_ && static_cast<int64_t>(idx.size()) < options_.batch_size_) break;
+      plan_.push_back(std::move(idx));
+    }
+    if (options_.workers_ > 0)
+      prefetcher_ = std::make_unique<detail::Prefetcher>(
+          static_cast<int64_t>(plan_.size()), options_.workers_, options_.workers_ * options_.prefetch_factor_,
+          [this](int64_t i) { return dataset_.get_batch(plan_[i]); });
+  }
+  bool next(Example<>& out) {
+    if (prefetcher_) return prefetcher_->next(out);
+    if (next_ >= plan_.size()) return false;
+    out = dataset_.get_batch(plan_[next_++]);
+    return true;
+  }
+
   Dataset dataset_;
   DataLoaderOptions options_;
   std::unique_ptr<samplers::Sampler> sampler_;
+  std::vector<std::vector<int64_t>> plan_;
+  size_t next_ = 0;
+  std::unique_ptr<detail::Prefetcher> prefetcher_;
 };
 
 template <class Sampler = samplers::RandomSampler, class Dataset>
@@ -144,6 +231,12 @@ std::unique_ptr<DataLoader<Dataset>> make_data_loader(Dataset dataset, DataLoade
 template <class Sampler = samplers::RandomSampler, class Dataset>
 std::unique_ptr<DataLoader<Dataset>> make_data_loader(Dataset dataset, int64_t batch_size) {
   return make_data_loader<Sampler>(std::move(dataset), DataLoaderOptions(batch_size));
+}
+// With a sampler built by the caller (e.g. DistributedRandomSampler).
+template <class Dataset, class Sampler>
+std::unique_ptr<DataLoader<Dataset>> make_data_loader(Dataset dataset, Sampler sampler, DataLoaderOptions options) {
+  return std::make_unique<DataLoader<Dataset>>(std::move(dataset), options,
+                                               std::make_unique<Sampler>(std::move(sampler)));
 }
 
 }  // namespace brasa::data

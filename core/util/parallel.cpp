@@ -224,4 +224,7 @@ void parallel_run(int64_t begin, int64_t end, int64_t grain,
   if (err) std::rethrow_exception(err);
 }
 }  // namespace detail
+InlineParallelGuard::InlineParallelGuard() : prev_(tls_in_parallel) { tls_in_parallel = true; }
+InlineParallelGuard::~InlineParallelGuard() { tls_in_parallel = prev_; }
+
 }  // namespace brasa

@@ -12,6 +12,19 @@ void set_num_threads(int n);
 int get_num_threads();
 bool in_parallel_region();
 
+// While alive, parallel_for on this thread runs inline (for helper threads,
+// such as data-loader workers, that must not compete for the op pool).
+class InlineParallelGuard {
+ public:
+  InlineParallelGuard();
+  ~InlineParallelGuard();
+  InlineParallelGuard(const InlineParallelGuard&) = delete;
+  InlineParallelGuard& operator=(const InlineParallelGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
 namespace detail {
 void pin_blas_threads();
 void parallel_run(int64_t begin, int64_t end, int64_t grain,

@@ -96,5 +96,73 @@ TEST(Data, SamplersCoverEveryIndexOncePerEpochAndLoaderBatches) {
   EXPECT_THROW(data::TensorDataset(x, arange(3)), Error);
 }
 
+TEST(Data, DistributedSamplersSplitEveryEpochExactlyOnce) {
+  for (bool shuffle : {false, true}) {
+    std::multiset<int64_t> all;
+    std::vector<std::vector<int64_t>> per_rank(3);
+    for (int64_t r = 0; r < 3; ++r) {
+      std::unique_ptr<data::samplers::Sampler> s;
+      if (shuffle) s = std::make_unique<data::samplers::DistributedRandomSampler>(10, 3, r, /*allow_duplicates=*/false);
+      else s = std::make_unique<data::samplers::DistributedSequentialSampler>(10, 3, r, false);
+      for (auto b = s->next(2); !b.empty(); b = s->next(2)) per_rank[r].insert(per_rank[r].end(), b.begin(), b.end());
+      all.insert(per_rank[r].begin(), per_rank[r].end());
+      EXPECT_EQ(per_rank[r].size(), 3u);  // 10 / 3 without duplicates
+    }
+    EXPECT_EQ(all.size(), 9u);
+    for (int64_t i : all) EXPECT_EQ(all.count(i), 1u) << "index " << i << " seen twice";
+  }
+  // With duplicates: padded to 12, every index at least once.
+  std::set<int64_t> seen;
+  for (int64_t r = 0; r < 3; ++r) {
+    data::samplers::DistributedRandomSampler s(10, 3, r);
+    for (auto b = s.next(10); !b.empty(); b = s.next(10)) seen.insert(b.begin(), b.end());
+  }
+  EXPECT_EQ(seen.size(), 10u);
+  // set_epoch reshuffles, identically on every replica.
+  data::samplers::DistributedRandomSampler a(100, 2, 0), b(100, 2, 0);
+  auto first = a.next(50);
+  a.set_epoch(1);
+  a.reset();
+  b.set_epoch(1);
+  b.reset();
+  auto second = a.next(50);
+  EXPECT_NE(first, second);
+  EXPECT_EQ(second, b.next(50));
+}
+
+TEST(Data, ThreadWorkersKeepOrderAndReportErrors) {
+  Tensor x = arange(100, TensorOptions().dtype(kFloat)).view({100, 1}), y = arange(100);
+  auto serial = data::make_data_loader<data::samplers::SequentialSampler>(data::TensorDataset(x, y),
+                                                                          data::DataLoaderOptions(7));
+  auto threaded = data::make_data_loader<data::samplers::SequentialSampler>(
+      data::TensorDataset(x, y), data::DataLoaderOptions(7).workers(3).prefetch_factor(2));
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    std::vector<double> a, b;
+    for (auto& batch : *serial) a.push_back(batch.target.sum().item<double>());
+    for (auto& batch : *threaded) b.push_back(batch.target.sum().item<double>());
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(b.size(), 15u);
+  }
+  // Leaving an epoch early joins the workers cleanly.
+  for (auto& batch : *threaded) {
+    (void)batch;
+    break;
+  }
+  struct Failing {
+    int64_t size() const { return 10; }
+    data::Example<> get_batch(const std::vector<int64_t>& idx) const {
+      BRASA_CHECK(idx[0] < 5, "dataset: sample ", idx[0], " is unreadable");
+      return {zeros({1}), zeros({1})};
+    }
+  };
+  auto failing = data::make_data_loader<data::samplers::SequentialSampler>(Failing{}, data::DataLoaderOptions(1).workers(2));
+  try {
+    for (auto& batch : *failing) (void)batch;
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("sample 5 is unreadable"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace brasa
