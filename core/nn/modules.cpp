@@ -14,11 +14,11 @@
 namespace brasa::nn {
 
 // ---- Linear ----
-LinearImpl::LinearImpl(const LinearOptions& o) : Module("Linear"), options(o) { reset(); }
-
-void LinearImpl::reset() {
-  weight = register_parameter("weight", empty({options.out_features_, options.in_features_}));
-  if (options.bias_) bias = register_parameter("bias", empty({options.out_features_}));
+LinearImpl::LinearImpl(const LinearOptions& o)
+    : Module("Linear"),
+      options(o),
+      weight(register_parameter("weight", empty({o.out_features_, o.in_features_}))),
+      bias(register_parameter("bias", o.bias_ ? empty({o.out_features_}) : Tensor())) {
   reset_parameters();
 }
 
@@ -39,18 +39,21 @@ void LinearImpl::pretty_print(std::ostream& os) const {
 }
 
 // ---- Conv2d ----
-Conv2dImpl::Conv2dImpl(const Conv2dOptions& o) : Module("Conv2d"), options(o) {
-  options.kernel_size_ = Conv2dOptions::expand(options.kernel_size_);
-  reset();
+static Conv2dOptions checked(Conv2dOptions o) {
+  o.kernel_size_ = Conv2dOptions::expand(o.kernel_size_);
+  BRASA_CHECK(o.kernel_size_.size() == 2, "Conv2d: kernel_size must have 1 or 2 values");
+  BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0, "Conv2d: in_channels (",
+              o.in_channels_, ") and out_channels (", o.out_channels_, ") must be divisible by groups (", o.groups_,
+              ")");
+  return o;
 }
 
-void Conv2dImpl::reset() {
-  BRASA_CHECK(options.in_channels_ % options.groups_ == 0 && options.out_channels_ % options.groups_ == 0,
-              "Conv2d: in_channels (", options.in_channels_, ") and out_channels (", options.out_channels_,
-              ") must be divisible by groups (", options.groups_, ")");
-  weight = register_parameter("weight", empty({options.out_channels_, options.in_channels_ / options.groups_,
-                                               options.kernel_size_[0], options.kernel_size_[1]}));
-  if (options.bias_) bias = register_parameter("bias", empty({options.out_channels_}));
+Conv2dImpl::Conv2dImpl(const Conv2dOptions& o)
+    : Module("Conv2d"),
+      options(checked(o)),
+      weight(register_parameter("weight", empty({options.out_channels_, options.in_channels_ / options.groups_,
+                                                 options.kernel_size_[0], options.kernel_size_[1]}))),
+      bias(register_parameter("bias", options.bias_ ? empty({options.out_channels_}) : Tensor())) {
   reset_parameters();
 }
 
@@ -110,17 +113,15 @@ Tensor Dropout2dImpl::forward(const Tensor& x) { return F::dropout2d(x, p, is_tr
 
 // ---- normalization ----
 BatchNormImpl::BatchNormImpl(const BatchNormOptions& o, int64_t input_dims, std::string name)
-    : Module(std::move(name)), options(o), input_dims_(input_dims) {
-  if (o.affine_) {
-    weight = register_parameter("weight", ones({o.num_features_}));
-    bias = register_parameter("bias", zeros({o.num_features_}));
-  }
-  if (o.track_running_stats_) {
-    running_mean = register_buffer("running_mean", zeros({o.num_features_}));
-    running_var = register_buffer("running_var", ones({o.num_features_}));
-    num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, TensorOptions().dtype(kLong)));
-  }
-}
+    : Module(std::move(name)),
+      options(o),
+      weight(register_parameter("weight", o.affine_ ? ones({o.num_features_}) : Tensor())),
+      bias(register_parameter("bias", o.affine_ ? zeros({o.num_features_}) : Tensor())),
+      running_mean(register_buffer("running_mean", o.track_running_stats_ ? zeros({o.num_features_}) : Tensor())),
+      running_var(register_buffer("running_var", o.track_running_stats_ ? ones({o.num_features_}) : Tensor())),
+      num_batches_tracked(register_buffer(
+          "num_batches_tracked", o.track_running_stats_ ? zeros({}, TensorOptions().dtype(kLong)) : Tensor())),
+      input_dims_(input_dims) {}
 
 void BatchNormImpl::reset_running_stats() {
   if (!options.track_running_stats_) return;
@@ -150,28 +151,27 @@ void BatchNormImpl::pretty_print(std::ostream& os) const {
 }
 
 LayerNormImpl::LayerNormImpl(std::vector<int64_t> shape, double eps, bool affine)
-    : Module("LayerNorm"), normalized_shape(std::move(shape)), eps(eps) {
-  if (affine) {
-    weight = register_parameter("weight", ones(normalized_shape));
-    bias = register_parameter("bias", zeros(normalized_shape));
-  }
-}
+    : Module("LayerNorm"),
+      normalized_shape(std::move(shape)),
+      eps(eps),
+      weight(register_parameter("weight", affine ? ones(normalized_shape) : Tensor())),
+      bias(register_parameter("bias", affine ? zeros(normalized_shape) : Tensor())) {}
 Tensor LayerNormImpl::forward(const Tensor& x) { return F::layer_norm(x, normalized_shape, weight, bias, eps); }
 
 GroupNormImpl::GroupNormImpl(int64_t groups, int64_t channels, double eps, bool affine)
-    : Module("GroupNorm"), num_groups(groups), eps(eps) {
+    : Module("GroupNorm"),
+      num_groups(groups),
+      eps(eps),
+      weight(register_parameter("weight", affine ? ones({channels}) : Tensor())),
+      bias(register_parameter("bias", affine ? zeros({channels}) : Tensor())) {
   BRASA_CHECK(groups > 0 && channels % groups == 0, "GroupNorm: num_channels (", channels,
               ") must be divisible by num_groups (", groups, ")");
-  if (affine) {
-    weight = register_parameter("weight", ones({channels}));
-    bias = register_parameter("bias", zeros({channels}));
-  }
 }
 Tensor GroupNormImpl::forward(const Tensor& x) { return F::group_norm(x, num_groups, weight, bias, eps); }
 
-EmbeddingImpl::EmbeddingImpl(int64_t n, int64_t dim, std::optional<int64_t> pad) : Module("Embedding"), padding_idx(pad) {
+EmbeddingImpl::EmbeddingImpl(int64_t n, int64_t dim, std::optional<int64_t> pad)
+    : Module("Embedding"), padding_idx(pad), weight(register_parameter("weight", empty({n, dim}))) {
   if (pad) BRASA_CHECK(*pad >= -n && *pad < n, "Embedding: padding_idx must be within num_embeddings, got ", *pad);
-  weight = register_parameter("weight", empty({n, dim}));
   init::normal_(weight);
   if (pad) {
     NoGradGuard g;

@@ -19,12 +19,14 @@ class LinearImpl : public Module {
  public:
   LinearImpl(int64_t in, int64_t out) : LinearImpl(LinearOptions(in, out)) {}
   explicit LinearImpl(const LinearOptions& o);
-  void reset();
   void reset_parameters();
   Tensor forward(const Tensor& x);
   void pretty_print(std::ostream& os) const override;
   LinearOptions options;
-  Tensor weight, bias;
+  // References to the registered slots: fc->weight = t replaces what
+  // parameters() and state_dict() see, so the registry never goes stale.
+  Tensor& weight;
+  Tensor& bias;
 };
 BRASA_MODULE(Linear);
 
@@ -49,12 +51,12 @@ class Conv2dImpl : public Module {
  public:
   Conv2dImpl(int64_t in, int64_t out, int64_t kernel) : Conv2dImpl(Conv2dOptions(in, out, kernel)) {}
   explicit Conv2dImpl(const Conv2dOptions& o);
-  void reset();
   void reset_parameters();
   Tensor forward(const Tensor& x);
   void pretty_print(std::ostream& os) const override;
   Conv2dOptions options;
-  Tensor weight, bias;
+  Tensor& weight;  // registered slots (see LinearImpl)
+  Tensor& bias;
 };
 BRASA_MODULE(Conv2d);
 
@@ -206,7 +208,11 @@ class BatchNormImpl : public Module {
   void reset_running_stats();
   void pretty_print(std::ostream& os) const override;
   BatchNormOptions options;
-  Tensor weight, bias, running_mean, running_var, num_batches_tracked;
+  Tensor& weight;  // registered slots (see LinearImpl)
+  Tensor& bias;
+  Tensor& running_mean;
+  Tensor& running_var;
+  Tensor& num_batches_tracked;
 
  private:
   int64_t input_dims_;
@@ -230,7 +236,8 @@ class LayerNormImpl : public Module {
   Tensor forward(const Tensor& x);
   std::vector<int64_t> normalized_shape;
   double eps;
-  Tensor weight, bias;
+  Tensor& weight;  // registered slots (see LinearImpl)
+  Tensor& bias;
 };
 BRASA_MODULE(LayerNorm);
 
@@ -240,7 +247,8 @@ class GroupNormImpl : public Module {
   Tensor forward(const Tensor& x);
   int64_t num_groups;
   double eps;
-  Tensor weight, bias;
+  Tensor& weight;  // registered slots (see LinearImpl)
+  Tensor& bias;
 };
 BRASA_MODULE(GroupNorm);
 
@@ -249,7 +257,7 @@ class EmbeddingImpl : public Module {
   EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim, std::optional<int64_t> padding_idx = std::nullopt);
   Tensor forward(const Tensor& indices);
   std::optional<int64_t> padding_idx;
-  Tensor weight;
+  Tensor& weight;  // registered slot (see LinearImpl)
 };
 BRASA_MODULE(Embedding);
 

@@ -71,6 +71,19 @@ TEST(Module, TrainEvalZeroGradModulesAndPrinting) {
   EXPECT_THROW(net->register_parameter("fc", zeros({1})), Error) << "a submodule already has that name";
 }
 
+TEST(Module, ReassigningAParameterMemberUpdatesTheRegistry) {
+  nn::Linear fc(3, 2);
+  Tensor w = ones({2, 3}).requires_grad_();
+  fc->weight = w;
+  EXPECT_TRUE(fc->named_parameters()["weight"].is_same(w));
+  EXPECT_TRUE(fc->state_dict()["weight"].is_same(w));
+  EXPECT_TRUE(fc->parameters()[0].is_same(w));
+  EXPECT_VALUES(fc(ones({1, 3})) - fc->bias, {3, 3});
+  nn::Linear nobias(nn::LinearOptions(3, 2).bias(false));
+  EXPECT_EQ(nobias->parameters().size(), 1u);
+  EXPECT_FALSE(nobias->bias.defined());
+}
+
 TEST(Layers, LinearMatchesItsFormulaAndDefaultInitBounds) {
   manual_seed(3);
   nn::Linear fc(4, 3);
