@@ -13,6 +13,7 @@
 #include <brasa/optim/schedulers.h>
 #include <brasa/serialize/checkpoint.h>
 #include <brasa/serialize/safetensors.h>
+#include <brasa/serialize/save_load.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>

@@ -131,5 +131,36 @@ TEST(Checkpoint, ResumeEqualsUninterruptedTraining) {
   std::remove(p.c_str());
 }
 
+TEST(SaveLoad, TensorsModulesAndOptimizers) {
+  std::string p = temp_path("saveload.safetensors");
+  Tensor t = randn({3, 2}).t();
+  save(t, p);
+  Tensor back;
+  load(back, p);
+  EXPECT_TRUE(back.equal(t));
+  std::vector<Tensor> list{arange(3), ones({2}, kHalf)}, list_back;
+  save(list, p);
+  load(list_back, p);
+  ASSERT_EQ(list_back.size(), 2u);
+  EXPECT_TRUE(list_back[1].equal(list[1]));
+
+  nn::Linear a(4, 3), b(4, 3);
+  save(a, p);
+  load(b, p);
+  EXPECT_TRUE(a->weight.equal(b->weight));
+  nn::Linear c(5, 3);
+  EXPECT_THROW(load(c, p), Error);
+
+  optim::SGD opt(a->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  a(ones({1, 4})).sum().backward();
+  opt.step();
+  save(opt, p);
+  optim::SGD opt2(a->parameters(), optim::SGDOptions(0.5).momentum(0.9));
+  load(opt2, p);
+  EXPECT_EQ(opt2.param_groups()[0].options().get_lr(), 0.1);
+  EXPECT_TRUE(opt2.state_of(a->weight).buffers.at("momentum_buffer").equal(opt.state_of(a->weight).buffers.at("momentum_buffer")));
+  std::remove(p.c_str());
+}
+
 }  // namespace
 }  // namespace brasa

@@ -1,0 +1,62 @@
+#include <brasa/autograd/grad_mode.h>
+#include <brasa/serialize/save_load.h>
+
+namespace brasa {
+
+void save(const Tensor& tensor, const std::string& path) { save(std::vector<Tensor>{tensor}, path); }
+
+void load(Tensor& tensor, const std::string& path) {
+  std::vector<Tensor> ts;
+  load(ts, path);
+  BRASA_CHECK(ts.size() == 1, "load: '", path, "' holds ", ts.size(), " tensors, expected one");
+  tensor = ts[0];
+}
+
+void save(const std::vector<Tensor>& tensors, const std::string& path) {
+  serialize::TensorDict d;
+  for (size_t i = 0; i < tensors.size(); ++i) d.insert(std::to_string(i), tensors[i]);
+  serialize::save_safetensors(path, d, {{"format", "brasa.tensors"}});
+}
+
+void load(std::vector<Tensor>& tensors, const std::string& path) {
+  serialize::Metadata meta;
+  auto d = serialize::load_safetensors(path, &meta);
+  tensors.clear();
+  for (size_t i = 0; i < d.size(); ++i) {
+    const Tensor* t = d.find(std::to_string(i));
+    BRASA_CHECK(t, "load: '", path, "' is not a tensor list saved by brasa::save (no entry '", i, "')");
+    tensors.push_back(*t);
+  }
+}
+
+void save(const nn::Module& module, const std::string& path) {
+  serialize::save_safetensors(path, module.state_dict(), {{"format", "pt"}});
+}
+
+void load(nn::Module& module, const std::string& path) {
+  auto d = serialize::load_safetensors(path);
+  try {
+    module.load_state_dict(d, /*strict=*/true);
+  } catch (const Error& e) {
+    BRASA_ERROR("load: '", path, "' does not match ", module.name(), ": ", e.message());
+  }
+}
+
+// An optimizer alone: a checkpoint without model tensors.
+namespace {
+struct EmptyModule : nn::Module {
+  EmptyModule() : nn::Module("Empty") {}
+};
+}  // namespace
+
+void save(const optim::Optimizer& optimizer, const std::string& path) {
+  EmptyModule none;
+  serialize::save_checkpoint(path, none, &optimizer);
+}
+
+void load(optim::Optimizer& optimizer, const std::string& path) {
+  EmptyModule none;
+  serialize::load_checkpoint(path, none, &optimizer);
+}
+
+}  // namespace brasa
