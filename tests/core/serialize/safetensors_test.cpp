@@ -1,5 +1,7 @@
 // safetensors: every dtype round trips, the header layout is byte-exact,
 // corrupt files raise clear errors; checkpoints resume training exactly.
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -129,6 +131,38 @@ TEST(Checkpoint, ResumeEqualsUninterruptedTraining) {
     EXPECT_NE(std::string(e.what()).find("size mismatch for 0.weight"), std::string::npos) << e.what();
   }
   std::remove(p.c_str());
+}
+
+// A process killed while saving never leaves a half-written checkpoint:
+// the file at the path is always a complete old or new version.
+TEST(Checkpoint, KillDuringSaveLeavesAValidFile) {
+  std::string p = temp_path("killed.safetensors");
+  serialize::TensorDict d;
+  d.insert("w", full({1024, 1024}, 0.0));  // 4 MiB: a save takes a while
+  serialize::save_safetensors(p, d, {{"version", "0"}});
+  for (int round = 0; round < 5; ++round) {
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      for (int v = 1;; ++v) {
+        serialize::TensorDict nd;
+        nd.insert("w", full({1024, 1024}, static_cast<double>(v)));
+        serialize::save_safetensors(p, nd, {{"version", std::to_string(v)}});
+      }
+    }
+    usleep(20000 + 15000 * round);
+    kill(child, SIGKILL);
+    int status = 0;
+    waitpid(child, &status, 0);
+    serialize::Metadata meta;
+    auto back = serialize::load_safetensors(p, &meta);  // must not throw
+    double v = std::stod(meta.at("version"));
+    EXPECT_TRUE(back["w"].eq(v).all().item<bool>()) << "a mixed file at version " << v;
+  }
+  std::remove(p.c_str());
+  for (auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+    if (e.path().filename().string().rfind("brasa_" + std::to_string(::getpid()) + "_killed", 0) == 0)
+      std::filesystem::remove(e.path());
 }
 
 TEST(SaveLoad, TensorsModulesAndOptimizers) {
