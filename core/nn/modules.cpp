@@ -2,8 +2,10 @@
 #include <brasa/nn/functional.h>
 #include <brasa/nn/init.h>
 #include <brasa/nn/modules.h>
+#include <brasa/ops/binary.h>
 #include <brasa/ops/conv.h>
 #include <brasa/ops/factory.h>
+#include <brasa/ops/linalg.h>
 #include <brasa/ops/pooling.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/unary.h>
@@ -182,6 +184,70 @@ Tensor EmbeddingImpl::forward(const Tensor& indices) { return F::embedding(indic
 
 Tensor AvgPool2dImpl::forward(const Tensor& x) { return avg_pool2d(x, kernel_size, stride, padding); }
 Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& x) { return F::adaptive_avg_pool2d(x, output_size); }
+
+// ---- 1-d layers (through their 2-d forms) ----
+Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)
+    : Module("Conv1d"),
+      options(o),
+      weight(register_parameter("weight", empty({o.out_channels_, o.in_channels_ / o.groups_, o.kernel_size_}))),
+      bias(register_parameter("bias", o.bias_ ? empty({o.out_channels_}) : Tensor())) {
+  BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
+              "Conv1d: channels must be divisible by groups (", o.groups_, ")");
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    double bound = 1.0 / std::sqrt(static_cast<double>(o.in_channels_ / o.groups_ * o.kernel_size_));
+    init::uniform_(bias, -bound, bound);
+  }
+}
+Tensor Conv1dImpl::forward(const Tensor& x) {
+  return conv1d(x, weight, bias, {options.stride_}, {options.padding_}, {options.dilation_}, options.groups_);
+}
+
+static void check_1d(const char* op, const Tensor& x) {
+  BRASA_CHECK(x.dim() == 2 || x.dim() == 3, op, ": expected a 2-D or 3-D input, got shape ", x.sizes());
+}
+Tensor MaxPool1dImpl::forward(const Tensor& x) {
+  check_1d("MaxPool1d", x);
+  return max_pool2d(x.unsqueeze(-2), {1, kernel}, {1, stride}, {0, padding}).squeeze(-2);
+}
+Tensor AvgPool1dImpl::forward(const Tensor& x) {
+  check_1d("AvgPool1d", x);
+  return avg_pool2d(x.unsqueeze(-2), {1, kernel}, {1, stride}, {0, padding}).squeeze(-2);
+}
+Tensor AdaptiveAvgPool1dImpl::forward(const Tensor& x) {
+  check_1d("AdaptiveAvgPool1d", x);
+  return F::adaptive_avg_pool2d(x.unsqueeze(-2), {1, output_size}).squeeze(-2);
+}
+
+PReLUImpl::PReLUImpl(int64_t n, double init) : Module("PReLU"), weight(register_parameter("weight", full({n}, init))) {}
+Tensor PReLUImpl::forward(const Tensor& x) {
+  Tensor a = weight;
+  if (weight.numel() > 1) {
+    BRASA_CHECK(x.dim() >= 2 && x.size(1) == weight.numel(), "PReLU: ", weight.numel(),
+                " parameters need an input with that many channels (dim 1), got shape ", x.sizes());
+    DimVector shape(x.dim(), 1);
+    shape[1] = weight.numel();
+    a = weight.view(shape);
+  }
+  return where(x > 0, x, x * a);
+}
+
+BilinearImpl::BilinearImpl(int64_t in1, int64_t in2, int64_t out, bool with_bias)
+    : Module("Bilinear"),
+      weight(register_parameter("weight", empty({out, in1, in2}))),
+      bias(register_parameter("bias", with_bias ? empty({out}) : Tensor())) {
+  double bound = 1.0 / std::sqrt(static_cast<double>(in1));
+  init::uniform_(weight, -bound, bound);
+  if (bias.defined()) init::uniform_(bias, -bound, bound);
+}
+Tensor BilinearImpl::forward(const Tensor& x1, const Tensor& x2) {
+  BRASA_CHECK(x1.dim() == 2 && x2.dim() == 2 && x1.size(0) == x2.size(0) && x1.size(1) == weight.size(1) &&
+                  x2.size(1) == weight.size(2),
+              "Bilinear: expected inputs [N, ", weight.size(1), "] and [N, ", weight.size(2), "], got ", x1.sizes(),
+              " and ", x2.sizes());
+  Tensor y = einsum("bi,oij,bj->bo", {x1, weight, x2});
+  return bias.defined() ? y + bias : y;
+}
 
 Tensor SequentialImpl::forward(const Tensor& x) {
   Tensor h = x;

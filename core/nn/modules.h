@@ -314,6 +314,97 @@ class ModuleListImpl : public Module {
 };
 BRASA_MODULE(ModuleList);
 
+struct Conv1dOptions {
+  Conv1dOptions(int64_t in, int64_t out, int64_t kernel) : in_channels_(in), out_channels_(out), kernel_size_(kernel) {}
+  Conv1dOptions& stride(int64_t s) { stride_ = s; return *this; }
+  Conv1dOptions& padding(int64_t p) { padding_ = p; return *this; }
+  Conv1dOptions& dilation(int64_t d) { dilation_ = d; return *this; }
+  Conv1dOptions& groups(int64_t g) { groups_ = g; return *this; }
+  Conv1dOptions& bias(bool b) { bias_ = b; return *this; }
+  int64_t in_channels_, out_channels_, kernel_size_, stride_ = 1, padding_ = 0, dilation_ = 1, groups_ = 1;
+  bool bias_ = true;
+};
+class Conv1dImpl : public Module {
+ public:
+  Conv1dImpl(int64_t in, int64_t out, int64_t kernel) : Conv1dImpl(Conv1dOptions(in, out, kernel)) {}
+  explicit Conv1dImpl(const Conv1dOptions& o);
+  Tensor forward(const Tensor& x);
+  Conv1dOptions options;
+  Tensor& weight;  // registered slots (see LinearImpl)
+  Tensor& bias;
+};
+BRASA_MODULE(Conv1d);
+
+// max/avg pooling and adaptive average pooling over the last dim of [N, C, L].
+class MaxPool1dImpl : public Module {
+ public:
+  explicit MaxPool1dImpl(int64_t kernel, int64_t stride = 0, int64_t padding = 0)
+      : Module("MaxPool1d"), kernel(kernel), stride(stride ? stride : kernel), padding(padding) {}
+  Tensor forward(const Tensor& x);
+  int64_t kernel, stride, padding;
+};
+BRASA_MODULE(MaxPool1d);
+class AvgPool1dImpl : public Module {
+ public:
+  explicit AvgPool1dImpl(int64_t kernel, int64_t stride = 0, int64_t padding = 0)
+      : Module("AvgPool1d"), kernel(kernel), stride(stride ? stride : kernel), padding(padding) {}
+  Tensor forward(const Tensor& x);
+  int64_t kernel, stride, padding;
+};
+BRASA_MODULE(AvgPool1d);
+class AdaptiveAvgPool1dImpl : public Module {
+ public:
+  explicit AdaptiveAvgPool1dImpl(int64_t output_size) : Module("AdaptiveAvgPool1d"), output_size(output_size) {}
+  Tensor forward(const Tensor& x);
+  int64_t output_size;
+};
+BRASA_MODULE(AdaptiveAvgPool1d);
+
+// PReLU: max(0, x) + a * min(0, x) with a learned slope per channel (or one).
+class PReLUImpl : public Module {
+ public:
+  explicit PReLUImpl(int64_t num_parameters = 1, double init = 0.25);
+  Tensor forward(const Tensor& x);
+  Tensor& weight;
+};
+BRASA_MODULE(PReLU);
+
+// y = x1^T A x2 + b for each output feature.
+class BilinearImpl : public Module {
+ public:
+  BilinearImpl(int64_t in1, int64_t in2, int64_t out, bool bias = true);
+  Tensor forward(const Tensor& x1, const Tensor& x2);
+  Tensor& weight;  // [out, in1, in2]
+  Tensor& bias;
+};
+BRASA_MODULE(Bilinear);
+
+// Wraps a function as a module (for Sequential).
+class FunctionalImpl : public Module {
+ public:
+  explicit FunctionalImpl(std::function<Tensor(const Tensor&)> fn) : Module("Functional"), fn_(std::move(fn)) {}
+  Tensor forward(const Tensor& x) { return fn_(x); }
+
+ private:
+  std::function<Tensor(const Tensor&)> fn_;
+};
+BRASA_MODULE(Functional);
+
+// Submodules by name.
+class ModuleDictImpl : public Module {
+ public:
+  ModuleDictImpl() : Module("ModuleDict") {}
+  template <class Holder>
+  void insert(const std::string& key, Holder h) {
+    register_module(key, h.ptr());
+  }
+  std::shared_ptr<Module> operator[](const std::string& key) const { return named_children()[key]; }
+  bool contains(const std::string& key) const { return named_children().contains(key); }
+  size_t size() const { return children().size(); }
+  std::vector<std::string> keys() const { return named_children().keys(); }
+};
+BRASA_MODULE(ModuleDict);
+
 // Runs its modules in order; each must have Tensor forward(const Tensor&).
 class SequentialImpl : public Module {
  public:

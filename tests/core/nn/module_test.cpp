@@ -164,6 +164,44 @@ TEST(Layers, NormalizationMatchesPyTorch) {
   EXPECT_VALUES(emb->weight.grad()[3], {1, 1});
 }
 
+TEST(Layers, OneDimensionalLayersPReLUBilinearDictAndFunctional) {
+  manual_seed(8);
+  nn::Conv1d c(nn::Conv1dOptions(2, 3, 3).padding(1).stride(2));
+  Tensor x = randn({2, 2, 7});
+  Tensor y = c(x);
+  EXPECT_SHAPE(y, {2, 3, 4});
+  EXPECT_TRUE(y.allclose(conv2d(x.unsqueeze(2), c->weight.unsqueeze(2), c->bias, {1, 2}, {0, 1}).squeeze(2), 1e-5, 1e-6));
+  Tensor seq = arange(6, kFloat).view({1, 1, 6});
+  EXPECT_VALUES(nn::MaxPool1d(2)(seq), {1, 3, 5});
+  EXPECT_VALUES(nn::AvgPool1d(3)(seq), {1, 4});
+  EXPECT_VALUES(nn::AdaptiveAvgPool1d(2)(seq), {1, 4});
+
+  nn::PReLU pr(2, 0.5);
+  EXPECT_VALUES(pr(tensor({{-2.0f, 3.0f}, {4.0f, -1.0f}}).view({2, 2})), {-1, 3, 4, -0.5});
+  pr->to(kDouble);
+  Tensor px = randn({3, 2}, kDouble).requires_grad_();
+  EXPECT_TRUE(autograd::gradcheck([&](const autograd::variable_list& v) { return autograd::variable_list{pr(v[0])}; },
+                                  {px, pr->weight}));
+
+  nn::Bilinear bl(3, 2, 4);
+  bl->to(kDouble);
+  Tensor a = randn({5, 3}, kDouble).requires_grad_(), b = randn({5, 2}, kDouble).requires_grad_();
+  Tensor direct = (a.unsqueeze(1).unsqueeze(3) * bl->weight.unsqueeze(0) * b.unsqueeze(1).unsqueeze(2)).sum({2, 3});
+  EXPECT_TRUE(bl->forward(a, b).allclose(direct + bl->bias));
+  EXPECT_TRUE(autograd::gradcheck(
+      [&](const autograd::variable_list& v) { return autograd::variable_list{bl->forward(v[0], v[1])}; },
+      {a, b, bl->weight, bl->bias}));
+
+  nn::ModuleDict dict;
+  dict->insert("fc", nn::Linear(2, 2));
+  dict->insert("act", nn::Functional([](const Tensor& t) { return t * 2; }));
+  EXPECT_TRUE(dict->contains("fc"));
+  EXPECT_EQ(dict->keys(), (std::vector<std::string>{"fc", "act"}));
+  EXPECT_EQ(dict->parameters().size(), 2u);
+  nn::Sequential s(nn::Functional([](const Tensor& t) { return t + 1; }), nn::Sigmoid());
+  EXPECT_NEAR(s(zeros({1})).item<double>(), 1 / (1 + std::exp(-1.0)), 1e-6);
+}
+
 TEST(Functional, CrossEntropyMatchesPyTorchValues) {
   // Values from torch.nn.functional.cross_entropy on the same inputs.
   Tensor logits = tensor({{1.0, 2.0, 0.5}, {0.1, -1.0, 3.0}});
