@@ -3,6 +3,7 @@
 // need less: <brasa/tensor/tensor.h>, <brasa/ops/...>, <brasa/serialize/...>.
 #include <brasa/autograd/autograd.h>
 #include <brasa/data/data.h>
+#include <brasa/data/transforms.h>
 #include <brasa/nn/functional.h>
 #include <brasa/nn/init.h>
 #include <brasa/nn/modules.h>

@@ -31,6 +31,9 @@ class TensorDataset {
   // A whole batch at once (rows gathered with index_select).
   Example<> get_batch(const std::vector<int64_t>& indices) const;
   int64_t size() const { return data_.size(0); }
+  // dataset.map(transform): the transform applies to every batch.
+  template <class T>
+  auto map(T transform) const;
   const Tensor& data() const { return data_; }
   const Tensor& targets() const { return targets_; }
 
@@ -222,6 +225,13 @@ class DataLoader {
   size_t next_ = 0;
   std::unique_ptr<detail::Prefetcher> prefetcher_;
 };
+
+template <class Dataset, class Transform>
+class MapDataset;
+template <class T>
+auto TensorDataset::map(T transform) const {
+  return MapDataset<TensorDataset, T>(*this, std::move(transform));
+}
 
 template <class Sampler = samplers::RandomSampler, class Dataset>
 std::unique_ptr<DataLoader<Dataset>> make_data_loader(Dataset dataset, DataLoaderOptions options = {}) {

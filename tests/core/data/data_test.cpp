@@ -164,5 +164,27 @@ TEST(Data, ThreadWorkersKeepOrderAndReportErrors) {
   }
 }
 
+TEST(Data, MapTransformsNormalizeFlipCropLambdaStack) {
+  Tensor x = arange(2 * 1 * 2 * 3, TensorOptions().dtype(kFloat)).view({2, 1, 2, 3}), y = arange(2);
+  auto ds = data::TensorDataset(x, y)
+                .map(data::transforms::Normalize<>(1.0, 2.0))
+                .map(data::transforms::Lambda<>([](Tensor t) { return t * 2; }))
+                .map(data::transforms::Stack<>());
+  auto b = ds.get_batch({1, 0});
+  EXPECT_VALUES(b.data[1].flatten(), {-1, 0, 1, 2, 3, 4});  // ((v - 1) / 2) * 2
+  EXPECT_VALUES(b.target, {1, 0});
+  EXPECT_VALUES(ds.get(0).data.flatten(), {-1, 0, 1, 2, 3, 4});
+  Tensor rgb = ones({1, 3, 1, 1});
+  auto n = data::transforms::Normalize<>({0.5, 1.0, 2.0}, {0.5, 1.0, 2.0})({rgb, y});
+  EXPECT_VALUES(n.data.flatten(), {1, 0, -0.5});
+  auto flipped = data::transforms::RandomHorizontalFlip(1.0)({x, y});
+  EXPECT_VALUES(flipped.data[0].flatten(), {2, 1, 0, 5, 4, 3});
+  manual_seed(2);
+  auto crop = data::transforms::RandomCrop(2, 1)({x, y});
+  EXPECT_SHAPE(crop.data, {2, 1, 2, 2});
+  auto loader = data::make_data_loader<data::samplers::SequentialSampler>(ds, data::DataLoaderOptions(2));
+  for (auto& batch : *loader) EXPECT_SHAPE(batch.data, {2, 1, 2, 3});
+}
+
 }  // namespace
 }  // namespace brasa
