@@ -1,6 +1,9 @@
 #include <brasa/autograd/grad_mode.h>
 #include <brasa/nn/init.h>
+#include <brasa/ops/binary.h>
+#include <brasa/ops/factory.h>
 #include <brasa/ops/random.h>
+#include <brasa/ops/shape.h>
 
 #include <cmath>
 
@@ -60,6 +63,33 @@ Tensor kaiming_uniform_(Tensor t, double a, bool fan_in_mode, const std::string&
 Tensor kaiming_normal_(Tensor t, double a, bool fan_in_mode, const std::string& nonlinearity) {
   auto [fi, fo] = calculate_fan_in_and_fan_out(t);
   return normal_(std::move(t), 0, gain_of(nonlinearity, a) / std::sqrt(static_cast<double>(fan_in_mode ? fi : fo)));
+}
+
+Tensor orthogonal_(Tensor t, double gain) {
+  BRASA_CHECK(t.dim() >= 2, "orthogonal_: only tensors with 2 or more dimensions are supported, got shape ",
+              t.sizes());
+  const int64_t rows = t.size(0), cols = t.numel() / std::max<int64_t>(rows, 1);
+  const bool transpose = rows < cols;
+  const int64_t m = transpose ? cols : rows, n = transpose ? rows : cols;  // m >= n
+  Tensor a = randn({m, n}, TensorOptions().dtype(kDouble)).contiguous();
+  double* q = a.data_ptr<double>();
+  // Modified Gram-Schmidt on the columns; R's diagonal sign is folded into Q
+  // (as PyTorch multiplies Q by sign(diag(R))), which MGS gives positive.
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t k = 0; k < j; ++k) {
+      double dot = 0;
+      for (int64_t i = 0; i < m; ++i) dot += q[i * n + k] * q[i * n + j];
+      for (int64_t i = 0; i < m; ++i) q[i * n + j] -= dot * q[i * n + k];
+    }
+    double norm = 0;
+    for (int64_t i = 0; i < m; ++i) norm += q[i * n + j] * q[i * n + j];
+    norm = std::sqrt(norm);
+    for (int64_t i = 0; i < m; ++i) q[i * n + j] /= norm;
+  }
+  Tensor result = (transpose ? a.t() : a) * gain;
+  NoGradGuard g;
+  t.copy_(result.reshape(t.sizes()));
+  return t;
 }
 
 }  // namespace brasa::nn::init

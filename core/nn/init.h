@@ -17,4 +17,9 @@ Tensor xavier_normal_(Tensor t, double gain = 1.0);
 Tensor kaiming_uniform_(Tensor t, double a = 0, bool fan_in_mode = true, const std::string& nonlinearity = "leaky_relu");
 Tensor kaiming_normal_(Tensor t, double a = 0, bool fan_in_mode = true, const std::string& nonlinearity = "leaky_relu");
 
+// A (semi-)orthogonal matrix (rows or columns orthonormal) times gain, from
+// the QR decomposition of a Gaussian matrix; tensors of > 2 dims are viewed
+// as [size(0), rest].
+Tensor orthogonal_(Tensor t, double gain = 1.0);
+
 }  // namespace brasa::nn::init

@@ -84,6 +84,23 @@ TEST(Module, ReassigningAParameterMemberUpdatesTheRegistry) {
   EXPECT_FALSE(nobias->bias.defined());
 }
 
+TEST(Init, OrthogonalXavierKaiming) {
+  manual_seed(6);
+  Tensor w = empty({3, 5});
+  nn::init::orthogonal_(w, 2.0);
+  EXPECT_TRUE(w.mm(w.t()).allclose(eye(3) * 4, 1e-5, 1e-5));  // orthonormal rows, times gain^2
+  Tensor tall = empty({6, 2, 2});
+  nn::init::orthogonal_(tall);
+  Tensor m = tall.view({6, 4});
+  EXPECT_TRUE(m.t().mm(m).allclose(eye(4), 1e-5, 1e-5));
+  Tensor x = empty({100, 200});
+  nn::init::xavier_uniform_(x);
+  EXPECT_LE(x.abs().max().item<double>(), std::sqrt(6.0 / 300) + 1e-6);
+  nn::init::kaiming_normal_(x, 0, true, "relu");
+  EXPECT_NEAR(x.std().item<double>(), std::sqrt(2.0 / 200), 0.005);
+  EXPECT_THROW(nn::init::xavier_uniform_(empty({3})), Error);
+}
+
 TEST(Layers, LinearMatchesItsFormulaAndDefaultInitBounds) {
   manual_seed(3);
   nn::Linear fc(4, 3);
