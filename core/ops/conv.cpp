@@ -79,7 +79,9 @@ void im2col(const T* x, T* col, const ConvGeometry& g, int64_t row_stride) {
           }
           const T* in = plane + ih * g.W + off;
           std::fill(out, out + lo, T(0));
-          if (g.sw == 1) std::copy(in + lo, in + hi, out + lo);
+          // Rows are short (OW values): a plain loop beats a memmove call.
+          if (g.sw == 1)
+            for (int64_t ow = lo; ow < hi; ++ow) out[ow] = in[ow];
           else
             for (int64_t ow = lo; ow < hi; ++ow) out[ow] = in[ow * g.sw];
           std::fill(out + hi, out + g.OW, T(0));
@@ -142,8 +144,9 @@ Tensor channel_major(const Tensor& t, const ConvGeometry& g) {
   return t.contiguous().view({g.N, g.O, g.L()}).permute({1, 0, 2}).contiguous().view({g.O, g.N * g.L()});
 }
 
-Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeometry& g) {
-  Tensor cols = columns(x.contiguous(), g);
+// `cols` receives the column matrix (the weight gradient reuses it).
+Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeometry& g, Tensor& cols) {
+  cols = columns(x.contiguous(), g);
   const int64_t og = g.O / g.groups, K = g.K();
   Tensor wmat = w.contiguous().view({g.groups, og, K});
   Tensor prod = empty({g.O, g.N * g.L()}, x.options());
@@ -178,9 +181,8 @@ Tensor conv_input_grad(const Tensor& go, const Tensor& w, const ConvGeometry& g)
 }
 
 // grad_weight: grad_out @ columns^T over the whole batch, one GEMM per group.
-Tensor conv_weight_grad(const Tensor& go, const Tensor& x, const ConvGeometry& g, IntArrayRef wshape) {
+Tensor conv_weight_grad(const Tensor& go, const Tensor& cols, const ConvGeometry& g, IntArrayRef wshape) {
   const int64_t og = g.O / g.groups, K = g.K();
-  Tensor cols = columns(x.contiguous(), g);
   Tensor gom = channel_major(go, g);
   Tensor gw = empty({g.groups, og, K}, go.options());
   for (int64_t gr = 0; gr < g.groups; ++gr) {
@@ -198,15 +200,19 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
               IntArrayRef dilation, int64_t groups) {
   ConvGeometry g = geometry(input, weight, bias, stride, padding, dilation, groups);
   autograd::Recorder r(kConvBackward, input, weight, bias);
-  Tensor out = conv_forward(input, weight, bias, g);
+  Tensor cols;
+  Tensor out = conv_forward(input, weight, bias, g, cols);
   if (r) {
     DimVector wshape(weight.sizes().begin(), weight.sizes().end());
+    // The forward's column matrix is kept for the weight gradient (released
+    // with the other saved tensors after backward).
+    r.save(weight, r.node().needs(1) ? cols : Tensor());
     // First-order only: the gradient kernels are not themselves recorded.
-    r.save(input, weight).finish(out, [g, wshape](autograd::FormulaNode& n, const autograd::variable_list& gr) {
+    r.finish(out, [g, wshape](autograd::FormulaNode& n, const autograd::variable_list& gr) {
       BRASA_CHECK(!is_grad_enabled(), "conv2d: double backward (create_graph=true) is not supported yet");
       autograd::variable_list d(3);
-      if (n.needs(0)) d[0] = conv_input_grad(gr[0], n.saved(1), g);
-      if (n.needs(1)) d[1] = conv_weight_grad(gr[0], n.saved(0), g, wshape);
+      if (n.needs(0)) d[0] = conv_input_grad(gr[0], n.saved(0), g);
+      if (n.needs(1)) d[1] = conv_weight_grad(gr[0], n.saved(1), g, wshape);
       if (n.needs(2)) d[2] = sum(gr[0], {0, 2, 3});
       return d;
     });

@@ -70,32 +70,48 @@ template <class T>
 void max_pool_plane_interior(const T* plane, T* out, int64_t* idx, const PoolGeometry& g) {
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     T* o = out + oh * g.OW;
-    int64_t* ix = idx ? idx + oh * g.OW : nullptr;
     for (int64_t i = 0; i < g.kh; ++i)
       for (int64_t j = 0; j < g.kw; ++j) {
-        const int64_t ih = oh * g.sh + i * g.dh;
-        const T* r = plane + ih * g.W + j * g.dw;
-        const bool first = i == 0 && j == 0;
-        if (first) {
+        const T* r = plane + (oh * g.sh + i * g.dh) * g.W + j * g.dw;
+        if (i == 0 && j == 0) {
           for (int64_t ow = 0; ow < g.OW; ++ow) o[ow] = r[ow * g.sw];
-          if (ix)
-            for (int64_t ow = 0; ow < g.OW; ++ow) ix[ow] = ih * g.W + j * g.dw + ow * g.sw;
           continue;
         }
         // Greater wins; a NaN wins over a number and the first NaN stays.
-        if (ix) {
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            const T v = r[ow * g.sw], cur = o[ow];
-            const bool take = (v > cur) | ((v != v) & (cur == cur));
-            o[ow] = take ? v : cur;
-            ix[ow] = take ? ih * g.W + j * g.dw + ow * g.sw : ix[ow];
-          }
-        } else {
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            const T v = r[ow * g.sw], cur = o[ow];
-            o[ow] = ((v > cur) | ((v != v) & (cur == cur))) ? v : cur;
-          }
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          const T v = r[ow * g.sw], cur = o[ow];
+          o[ow] = ((v > cur) | ((v != v) & (cur == cur))) ? v : cur;
         }
+      }
+    if (!idx) continue;
+    // Second pass for the argmax: window positions in reverse order, each
+    // overwriting where it equals the max, leaves the first match; branch-free
+    // over the output row. NaN maxima (rare) are fixed up afterwards.
+    int64_t* ix = idx + oh * g.OW;
+    bool any_nan = false;
+    for (int64_t ow = 0; ow < g.OW; ++ow) any_nan |= o[ow] != o[ow];
+    for (int64_t i = g.kh - 1; i >= 0; --i)
+      for (int64_t j = g.kw - 1; j >= 0; --j) {
+        const int64_t base = (oh * g.sh + i * g.dh) * g.W + j * g.dw;
+        const T* r = plane + base;
+        if (i == g.kh - 1 && j == g.kw - 1) {
+          for (int64_t ow = 0; ow < g.OW; ++ow) ix[ow] = base + ow * g.sw;
+          continue;
+        }
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          // Bit masks rather than a conditional: no data-dependent branch.
+          const int64_t m = -static_cast<int64_t>(r[ow * g.sw] == o[ow]);
+          ix[ow] = (ix[ow] & ~m) | ((base + ow * g.sw) & m);
+        }
+      }
+    if (any_nan)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        if (o[ow] == o[ow]) continue;
+        for (int64_t i = g.kh - 1; i >= 0; --i)
+          for (int64_t j = g.kw - 1; j >= 0; --j) {
+            const int64_t pos = (oh * g.sh + i * g.dh) * g.W + j * g.dw + ow * g.sw;
+            if (plane[pos] != plane[pos]) ix[ow] = pos;
+          }
       }
   }
 }

@@ -22,6 +22,10 @@ void free_cpu(void* p) { std::free(p); }
 // machine takes longer than streaming the data itself. Blocks are 2 MiB
 // aligned and marked for transparent huge pages. The cache holds at most
 // BRASA_CPU_CACHE_MB (default 2048) megabytes.
+// Medium blocks (64 KiB .. 1 MiB) are cached too, in 64 KiB steps: glibc
+// would otherwise hand them back to the kernel (mmap or heap trim) and every
+// reuse would fault its pages in again.
+constexpr size_t kMediumBlock = size_t(64) << 10;
 constexpr size_t kLargeBlock = size_t(1) << 20;
 constexpr size_t kHugePage = size_t(2) << 20;
 
@@ -42,7 +46,9 @@ class LargeBlockCache {
     return *c;
   }
   LargeBlock* take(size_t nbytes) {
-    size_t size = (nbytes + kHugePage - 1) / kHugePage * kHugePage;
+    const bool huge = nbytes >= kLargeBlock;
+    const size_t step = huge ? kHugePage : kMediumBlock;
+    size_t size = (nbytes + step - 1) / step * step;
     {
       std::lock_guard<std::mutex> g(mu_);
       auto it = free_.lower_bound(size);
@@ -53,13 +59,14 @@ class LargeBlockCache {
         return b;
       }
     }
-    void* p = std::aligned_alloc(kHugePage, size);
+    const size_t align = huge ? kHugePage : 4096;
+    void* p = std::aligned_alloc(align, size);
     if (!p) {
       release_all();
-      p = std::aligned_alloc(kHugePage, size);
+      p = std::aligned_alloc(align, size);
     }
     BRASA_CHECK(p != nullptr, "CPU allocator: out of memory allocating ", nbytes, " bytes");
-    madvise(p, size, MADV_HUGEPAGE);
+    if (huge) madvise(p, size, MADV_HUGEPAGE);
     return new LargeBlock{p, size};
   }
   void give_back(LargeBlock* b) {
@@ -103,7 +110,7 @@ class CPUAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
     if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, Device(kCPU));
-    if (nbytes >= kLargeBlock) {
+    if (nbytes >= kMediumBlock) {
       LargeBlock* b = LargeBlockCache::instance().take(nbytes);
       return DataPtr(b->ptr, b, free_large, Device(kCPU));
     }
