@@ -1,7 +1,9 @@
 #include <brasa/ops/factory.h>
 #include <brasa/serialize/safetensors.h>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -48,6 +50,23 @@ void write_all(int fd, const char* p, size_t n, const std::string& path) {
   }
 }
 
+// Temp files of writers that were killed mid-save ("<name>.tmp.<pid>" whose
+// process no longer exists) are removed after a successful save.
+void remove_stale_temps(const std::string& dir, const std::string& name) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  const std::string prefix = name + ".tmp.";
+  while (dirent* e = ::readdir(d)) {
+    std::string f = e->d_name;
+    if (f.rfind(prefix, 0) != 0) continue;
+    char* end = nullptr;
+    long pid = std::strtol(f.c_str() + prefix.size(), &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) ::unlink((dir + "/" + f).c_str());
+  }
+  ::closedir(d);
+}
+
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& bytes) {
@@ -70,6 +89,7 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
   }
   // Make the rename itself durable.
   std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+  remove_stale_temps(dir.empty() ? "/" : dir, path.substr(path.rfind('/') + 1));
   int dfd = ::open(dir.empty() ? "/" : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);
