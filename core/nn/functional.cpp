@@ -173,23 +173,77 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
   return rows.view(shape);
 }
 
-Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
-  BRASA_CHECK(x.dim() == 3 || x.dim() == 4, "adaptive_avg_pool2d: expected a 3-D or 4-D input, got ", x.sizes());
-  BRASA_CHECK(output_size.size() == 2 && output_size[0] > 0 && output_size[1] > 0,
-              "adaptive_avg_pool2d: output_size must have two positive values, got ", output_size);
+// Windows of adaptive pooling along one axis: [floor(i*in/out), ceil((i+1)*in/out)).
+static Tensor adaptive_pool2d(const Tensor& x, IntArrayRef output_size, bool is_max, const char* op) {
+  BRASA_CHECK(x.dim() == 3 || x.dim() == 4, op, ": expected a 3-D or 4-D input, got ", x.sizes());
+  BRASA_CHECK(output_size.size() == 2 && output_size[0] > 0 && output_size[1] > 0, op,
+              ": output_size must have two positive values, got ", output_size);
   const int64_t H = x.size(-2), W = x.size(-1), OH = output_size[0], OW = output_size[1];
-  // Window i covers [floor(i*H/OH), ceil((i+1)*H/OH)).
   std::vector<Tensor> rows;
   for (int64_t i = 0; i < OH; ++i) {
     int64_t h0 = i * H / OH, h1 = ((i + 1) * H + OH - 1) / OH;
     std::vector<Tensor> cols;
     for (int64_t j = 0; j < OW; ++j) {
       int64_t w0 = j * W / OW, w1 = ((j + 1) * W + OW - 1) / OW;
-      cols.push_back(x.narrow(-2, h0, h1 - h0).narrow(-1, w0, w1 - w0).mean({-2, -1}));
+      Tensor win = x.narrow(-2, h0, h1 - h0).narrow(-1, w0, w1 - w0);
+      cols.push_back(is_max ? win.amax({-2, -1}) : win.mean({-2, -1}));
     }
     rows.push_back(stack(cols, -1));
   }
   return stack(rows, -2);
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
+  return adaptive_pool2d(x, output_size, false, "adaptive_avg_pool2d");
+}
+Tensor adaptive_max_pool2d(const Tensor& x, IntArrayRef output_size) {
+  return adaptive_pool2d(x, output_size, true, "adaptive_max_pool2d");
+}
+
+namespace {
+// Source positions for resizing one axis of length `in` to `out`.
+struct AxisMap {
+  std::vector<int64_t> lo, hi;
+  std::vector<double> frac;  // weight of hi
+};
+AxisMap bilinear_axis(int64_t in, int64_t out, bool align_corners) {
+  AxisMap m;
+  for (int64_t o = 0; o < out; ++o) {
+    double src = align_corners ? (out > 1 ? static_cast<double>(o) * (in - 1) / (out - 1) : 0.0)
+                               : std::max(0.0, (o + 0.5) * static_cast<double>(in) / out - 0.5);
+    int64_t l = std::min<int64_t>(static_cast<int64_t>(std::floor(src)), in - 1);
+    m.lo.push_back(l);
+    m.hi.push_back(std::min<int64_t>(l + 1, in - 1));
+    m.frac.push_back(src - static_cast<double>(l));
+  }
+  return m;
+}
+// Linear interpolation of x along dim d with the given map (differentiable).
+Tensor lerp_axis(const Tensor& x, int64_t d, const AxisMap& m) {
+  Tensor lo = x.index_select(d, tensor(m.lo)), hi = x.index_select(d, tensor(m.hi));
+  DimVector shape(x.dim(), 1);
+  shape[d] = static_cast<int64_t>(m.frac.size());
+  Tensor w = tensor(m.frac, TensorOptions().dtype(x.dtype())).view(shape);
+  return lo + (hi - lo) * w;
+}
+}  // namespace
+
+Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode, bool align_corners) {
+  BRASA_CHECK(x.dim() == 4, "interpolate: expected a 4-D input [N, C, H, W], got ", x.sizes());
+  BRASA_CHECK(size.size() == 2 && size[0] > 0 && size[1] > 0, "interpolate: size must have two positive values, got ",
+              size);
+  BRASA_CHECK(x.is_floating_point(), "interpolate: expected a floating input, got ", x.dtype());
+  const int64_t H = x.size(2), W = x.size(3);
+  if (mode == "nearest") {
+    BRASA_CHECK(!align_corners, "interpolate: align_corners only applies to the linear modes");
+    std::vector<int64_t> rows, cols;
+    for (int64_t o = 0; o < size[0]; ++o) rows.push_back(std::min<int64_t>(o * H / size[0], H - 1));
+    for (int64_t o = 0; o < size[1]; ++o) cols.push_back(std::min<int64_t>(o * W / size[1], W - 1));
+    return x.index_select(2, tensor(rows)).index_select(3, tensor(cols));
+  }
+  BRASA_CHECK(mode == "bilinear", "interpolate: mode must be 'nearest' or 'bilinear', got '", mode, "'");
+  return lerp_axis(lerp_axis(x, 2, bilinear_axis(H, size[0], align_corners)), 3,
+                   bilinear_axis(W, size[1], align_corners));
 }
 
 Tensor flatten(const Tensor& x, int64_t s, int64_t e) { return brasa::flatten(x, s, e); }

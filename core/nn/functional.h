@@ -44,6 +44,10 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}
 // Rows of weight; rows at padding_idx get no gradient.
 Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt);
 Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size);
+Tensor adaptive_max_pool2d(const Tensor& x, IntArrayRef output_size);
+// Resizes the last two dims of [N, C, H, W] to `size`: mode "nearest" or
+// "bilinear" (align_corners as in PyTorch).
+Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode = "nearest", bool align_corners = false);
 
 struct NLLLossOptions {
   Tensor weight_;

@@ -184,6 +184,7 @@ Tensor EmbeddingImpl::forward(const Tensor& indices) { return F::embedding(indic
 
 Tensor AvgPool2dImpl::forward(const Tensor& x) { return avg_pool2d(x, kernel_size, stride, padding); }
 Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& x) { return F::adaptive_avg_pool2d(x, output_size); }
+Tensor AdaptiveMaxPool2dImpl::forward(const Tensor& x) { return F::adaptive_max_pool2d(x, output_size); }
 
 // ---- 1-d layers (through their 2-d forms) ----
 Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)

@@ -279,6 +279,15 @@ class AdaptiveAvgPool2dImpl : public Module {
 };
 BRASA_MODULE(AdaptiveAvgPool2d);
 
+class AdaptiveMaxPool2dImpl : public Module {
+ public:
+  explicit AdaptiveMaxPool2dImpl(std::vector<int64_t> output_size)
+      : Module("AdaptiveMaxPool2d"), output_size(std::move(output_size)) {}
+  Tensor forward(const Tensor& x);
+  std::vector<int64_t> output_size;
+};
+BRASA_MODULE(AdaptiveMaxPool2d);
+
 class UnflattenImpl : public Module {
  public:
   UnflattenImpl(int64_t dim, std::vector<int64_t> sizes) : Module("Unflatten"), dim(dim), sizes(std::move(sizes)) {}

@@ -290,6 +290,11 @@ std::vector<OpCase> make_table() {
   });
   entry("adaptive_avg_pool2d", in1([] { return R({1, 2, 5, 4}); }),
         [](const variable_list& v) { return one(F::adaptive_avg_pool2d(v[0], {3, 3})); });
+  entry("interpolate nearest/bilinear, adaptive_max_pool2d", in1([] { return R({1, 2, 3, 4}); }),
+        [](const variable_list& v) {
+          return variable_list{F::interpolate(v[0], {5, 3}), F::interpolate(v[0], {4, 6}, "bilinear"),
+                               F::interpolate(v[0], {2, 7}, "bilinear", true), F::adaptive_max_pool2d(v[0], {2, 3})};
+        });
   entry("dropout2d (fixed seed)", in1([] { return R({2, 4, 3, 3}); }), [](const variable_list& v) {
     manual_seed(4);
     return one(F::dropout2d(v[0], 0.5, true));

@@ -219,6 +219,20 @@ TEST(Layers, OneDimensionalLayersPReLUBilinearDictAndFunctional) {
   EXPECT_NEAR(s(zeros({1})).item<double>(), 1 / (1 + std::exp(-1.0)), 1e-6);
 }
 
+TEST(Functional, InterpolateAndAdaptiveMaxMatchPyTorch) {
+  Tensor x = arange(12, kFloat).view({1, 1, 3, 4});
+  EXPECT_VALUES(F::interpolate(x, {5, 3}), {0, 1, 2, 0, 1, 2, 4, 5, 6, 4, 5, 6, 8, 9, 10});
+  EXPECT_CLOSE(F::interpolate(x, {5, 3}, "bilinear").flatten(),
+               (std::vector<double>{0.166667, 1.5, 2.833333, 1.766667, 3.1, 4.433333, 4.166667, 5.5, 6.833333,
+                                    6.566667, 7.900001, 9.233334, 8.166667, 9.5, 10.833333}),
+               1e-5);
+  EXPECT_CLOSE(F::interpolate(x, {5, 3}, "bilinear", true).flatten(),
+               (std::vector<double>{0, 1.5, 3, 2, 3.5, 5, 4, 5.5, 7, 6, 7.5, 9, 8, 9.5, 11}), 1e-5);
+  Tensor y = arange(20, kFloat).view({1, 1, 4, 5}) * tensor({1.0f, -1.0f, 1.0f, -1.0f, 1.0f});
+  EXPECT_VALUES(nn::AdaptiveMaxPool2d(std::vector<int64_t>{3, 2})(y).flatten(), {7, 9, 12, 14, 17, 19});
+  EXPECT_THROW(F::interpolate(x, {2, 2}, "bicubic"), Error);
+}
+
 TEST(Functional, CrossEntropyMatchesPyTorchValues) {
   // Values from torch.nn.functional.cross_entropy on the same inputs.
   Tensor logits = tensor({{1.0, 2.0, 0.5}, {0.1, -1.0, 3.0}});
