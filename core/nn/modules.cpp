@@ -250,6 +250,88 @@ Tensor BilinearImpl::forward(const Tensor& x1, const Tensor& x2) {
   return bias.defined() ? y + bias : y;
 }
 
+// ---- attention ----
+MultiheadAttentionImpl::MultiheadAttentionImpl(int64_t e, int64_t h, double p, bool bias)
+    : Module("MultiheadAttention"),
+      embed_dim(e),
+      num_heads(h),
+      dropout(p),
+      in_proj_weight(register_parameter("in_proj_weight", empty({3 * e, e}))),
+      in_proj_bias(register_parameter("in_proj_bias", bias ? zeros({3 * e}) : Tensor())) {
+  BRASA_CHECK(h > 0 && e % h == 0, "MultiheadAttention: embed_dim (", e, ") must be divisible by num_heads (", h, ")");
+  init::xavier_uniform_(in_proj_weight);
+  out_proj = register_module("out_proj", std::make_shared<LinearImpl>(LinearOptions(e, e).bias(bias)));
+  if (bias) init::zeros_(out_proj->bias);
+}
+
+std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                           const Tensor& key_padding_mask, bool need_weights,
+                                                           const Tensor& attn_mask) {
+  BRASA_CHECK(query.dim() == 3 && key.dim() == 3 && value.dim() == 3 && query.size(2) == embed_dim,
+              "MultiheadAttention: expected query/key/value [L, N, ", embed_dim, "], got ", query.sizes(), ", ",
+              key.sizes(), ", ", value.sizes());
+  const int64_t L = query.size(0), N = query.size(1), S = key.size(0), E = embed_dim, H = num_heads, D = E / H;
+  BRASA_CHECK(key.size(1) == N && value.size(0) == S && value.size(1) == N, "MultiheadAttention: key ",
+              key.sizes(), " and value ", value.sizes(), " do not match query ", query.sizes());
+  auto proj = [&](const Tensor& x, int64_t part) {
+    Tensor w = in_proj_weight.narrow(0, part * E, E);
+    Tensor b = in_proj_bias.defined() ? in_proj_bias.narrow(0, part * E, E) : Tensor();
+    return F::linear(x, w, b);
+  };
+  // [len, N, E] -> [N * H, len, D]
+  auto heads = [&](const Tensor& t, int64_t len) { return t.reshape({len, N * H, D}).transpose(0, 1); };
+  Tensor q = heads(proj(query, 0), L) * (1.0 / std::sqrt(static_cast<double>(D)));
+  Tensor k = heads(proj(key, 1), S), v = heads(proj(value, 2), S);
+  Tensor scores = bmm(q, k.transpose(1, 2));  // [N*H, L, S]
+  if (attn_mask.defined()) {
+    BRASA_CHECK(attn_mask.dim() == 2 && attn_mask.size(0) == L && attn_mask.size(1) == S,
+                "MultiheadAttention: attn_mask must be [", L, ", ", S, "], got ", attn_mask.sizes());
+    scores = attn_mask.dtype() == kBool ? scores.masked_fill(attn_mask, -INFINITY) : scores + attn_mask;
+  }
+  if (key_padding_mask.defined()) {
+    BRASA_CHECK(key_padding_mask.dim() == 2 && key_padding_mask.size(0) == N && key_padding_mask.size(1) == S,
+                "MultiheadAttention: key_padding_mask must be [", N, ", ", S, "], got ", key_padding_mask.sizes());
+    Tensor m = key_padding_mask.to(kBool).view({N, 1, 1, S});
+    scores = scores.view({N, H, L, S}).masked_fill(m, -INFINITY).view({N * H, L, S});
+  }
+  Tensor attn = F::dropout(softmax(scores, -1), dropout, is_training());
+  Tensor out = bmm(attn, v).transpose(0, 1).reshape({L, N, E});
+  out = out_proj->forward(out);
+  Tensor weights = need_weights ? attn.view({N, H, L, S}).mean({1}) : Tensor();
+  return {out, weights};
+}
+
+TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& o)
+    : Module("TransformerEncoderLayer"), options(o) {
+  BRASA_CHECK(o.activation_ == "relu" || o.activation_ == "gelu",
+              "TransformerEncoderLayer: activation must be relu or gelu, got ", o.activation_);
+  self_attn = register_module("self_attn", MultiheadAttention(o.d_model_, o.nhead_, o.dropout_));
+  linear1 = register_module("linear1", Linear(o.d_model_, o.dim_feedforward_));
+  linear2 = register_module("linear2", Linear(o.dim_feedforward_, o.d_model_));
+  norm1 = register_module("norm1", LayerNorm(std::vector<int64_t>{o.d_model_}));
+  norm2 = register_module("norm2", LayerNorm(std::vector<int64_t>{o.d_model_}));
+}
+
+Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask,
+                                            const Tensor& src_key_padding_mask) {
+  const double p = options.dropout_;
+  const bool train = is_training();
+  auto sa = [&](const Tensor& x) {
+    return F::dropout(std::get<0>(self_attn->forward(x, x, x, src_key_padding_mask, false, src_mask)), p, train);
+  };
+  auto ff = [&](const Tensor& x) {
+    Tensor h = linear1->forward(x);
+    h = options.activation_ == "gelu" ? F::gelu(h) : relu(h);
+    return F::dropout(linear2->forward(F::dropout(h, p, train)), p, train);
+  };
+  if (options.norm_first_) {
+    Tensor x = src + sa(norm1->forward(src));
+    return x + ff(norm2->forward(x));
+  }
+  Tensor x = norm1->forward(src + sa(src));
+  return norm2->forward(x + ff(x));
+}
+
 Tensor SequentialImpl::forward(const Tensor& x) {
   Tensor h = x;
   for (auto& step : steps_) h = step(h);

@@ -5,6 +5,8 @@
 
 #include <functional>
 #include <optional>
+#include <string>
+#include <tuple>
 #include <vector>
 
 namespace brasa::nn {
@@ -413,6 +415,49 @@ class ModuleDictImpl : public Module {
   std::vector<std::string> keys() const { return named_children().keys(); }
 };
 BRASA_MODULE(ModuleDict);
+
+// Multi-head attention (sequence-first [L, N, E], as PyTorch's default).
+// forward returns the output [L, N, E] and the attention weights averaged
+// over heads [N, L, S]. key_padding_mask: bool [N, S], true = ignore;
+// attn_mask: bool (true = masked) or float (added) [L, S].
+class MultiheadAttentionImpl : public Module {
+ public:
+  MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads, double dropout = 0.0, bool bias = true);
+  std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                     const Tensor& key_padding_mask = {}, bool need_weights = true,
+                                     const Tensor& attn_mask = {});
+  int64_t embed_dim, num_heads;
+  double dropout;
+  Tensor& in_proj_weight;  // [3E, E]
+  Tensor& in_proj_bias;    // [3E]
+  std::shared_ptr<LinearImpl> out_proj;
+};
+BRASA_MODULE(MultiheadAttention);
+
+struct TransformerEncoderLayerOptions {
+  TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}
+  TransformerEncoderLayerOptions& dim_feedforward(int64_t v) { dim_feedforward_ = v; return *this; }
+  TransformerEncoderLayerOptions& dropout(double v) { dropout_ = v; return *this; }
+  TransformerEncoderLayerOptions& activation(std::string v) { activation_ = std::move(v); return *this; }
+  TransformerEncoderLayerOptions& norm_first(bool v) { norm_first_ = v; return *this; }
+  int64_t d_model_, nhead_, dim_feedforward_ = 2048;
+  double dropout_ = 0.1;
+  std::string activation_ = "relu";  // or "gelu"
+  bool norm_first_ = false;
+};
+// Self-attention and a feed-forward block, each with a residual and LayerNorm.
+class TransformerEncoderLayerImpl : public Module {
+ public:
+  explicit TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& o);
+  TransformerEncoderLayerImpl(int64_t d_model, int64_t nhead)
+      : TransformerEncoderLayerImpl(TransformerEncoderLayerOptions(d_model, nhead)) {}
+  Tensor forward(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_key_padding_mask = {});
+  TransformerEncoderLayerOptions options;
+  MultiheadAttention self_attn{nullptr};
+  Linear linear1{nullptr}, linear2{nullptr};
+  LayerNorm norm1{nullptr}, norm2{nullptr};
+};
+BRASA_MODULE(TransformerEncoderLayer);
 
 // Runs its modules in order; each must have Tensor forward(const Tensor&).
 class SequentialImpl : public Module {

@@ -3,6 +3,7 @@
 // registers must be reached by some entry, so an op added later without an
 // entry fails CoverageOfRegisteredFormulas.
 #include <brasa/autograd/record.h>
+#include <brasa/nn/modules.h>
 
 #include <set>
 
@@ -295,6 +296,17 @@ std::vector<OpCase> make_table() {
           return variable_list{F::interpolate(v[0], {5, 3}), F::interpolate(v[0], {4, 6}, "bilinear"),
                                F::interpolate(v[0], {2, 7}, "bilinear", true), F::adaptive_max_pool2d(v[0], {2, 3})};
         });
+  entry("multi-head attention (module, float mask)", in1([] { return R({3, 2, 4}); }), [](const variable_list& v) {
+    static nn::MultiheadAttention mha = [] {
+      manual_seed(21);
+      nn::MultiheadAttention m(4, 2);
+      m->to(kDouble);
+      return m;
+    }();
+    Tensor mask = tensor({{0.0, -1.0, 0.5}, {0.2, 0.0, -0.3}, {0.0, 0.0, 0.0}}, f64());
+    auto [o, w] = mha(v[0], v[0], v[0], Tensor(), true, mask);
+    return variable_list{o, w};
+  });
   entry("dropout2d (fixed seed)", in1([] { return R({2, 4, 3, 3}); }), [](const variable_list& v) {
     manual_seed(4);
     return one(F::dropout2d(v[0], 0.5, true));

@@ -1,4 +1,6 @@
 // Modules: registry, names, state_dict, train/eval, layers' values.
+#include <algorithm>
+
 #include "../test_util.h"
 
 namespace brasa {
@@ -231,6 +233,41 @@ TEST(Functional, InterpolateAndAdaptiveMaxMatchPyTorch) {
   Tensor y = arange(20, kFloat).view({1, 1, 4, 5}) * tensor({1.0f, -1.0f, 1.0f, -1.0f, 1.0f});
   EXPECT_VALUES(nn::AdaptiveMaxPool2d(std::vector<int64_t>{3, 2})(y).flatten(), {7, 9, 12, 14, 17, 19});
   EXPECT_THROW(F::interpolate(x, {2, 2}, "bicubic"), Error);
+}
+
+// Reference outputs: PyTorch 1.13 TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0) and
+// MultiheadAttention(4, 2), every parameter (sorted by name, index k) filled with
+// 0.5 * sin(0.37 i + 0.11 k), input sin(0.3 i) viewed [3, 2, 4].
+void fill_like_reference(nn::Module& m) {
+  NoGradGuard g;
+  auto sd = m.state_dict();
+  auto keys = sd.keys();
+  std::sort(keys.begin(), keys.end());
+  for (size_t k = 0; k < keys.size(); ++k) {
+    Tensor t = sd[keys[k]];
+    Tensor vals = (arange(t.numel(), TensorOptions().dtype(kDouble)) * 0.37 + 0.11 * static_cast<double>(k)).sin() * 0.5;
+    t.copy_(vals.view(t.sizes()));
+  }
+}
+
+TEST(Layers, TransformerEncoderLayerAndAttentionMatchPyTorch) {
+  nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(4, 2).dim_feedforward(6).dropout(0.0));
+  layer->to(kDouble);
+  fill_like_reference(*layer);
+  EXPECT_EQ(layer->state_dict().size(), 12u);
+  Tensor x = (arange(24, TensorOptions().dtype(kDouble)) * 0.3).sin().view({3, 2, 4});
+  Tensor mask = tensor({{false, false, true}, {false, true, false}});
+  EXPECT_CLOSE(layer(x), (std::vector<double>{0.3581956991, -0.1563174812, 0.3207950631, 1.1967890417, 0.5916513202, -0.1716707155, 0.1921361568, 1.0162134848, 0.7093034823, -0.2132784998, 0.2760758008, 0.8187339308, 0.414588325, -0.2311680749, 0.4005055395, 1.1220222298, 0.3819201355, -0.1620710337, 0.3063927672, 1.1841015229, 0.3446620023, -0.0627885506, 0.194895032, 1.2374074997}), 1e-8);
+  EXPECT_CLOSE(layer(x, Tensor(), mask), (std::vector<double>{0.371860951, -0.1771520976, 0.3421035837, 1.1795964563, 0.5697151416, -0.1876969747, 0.2239494847, 1.0326710694, 0.5835509219, -0.2611244585, 0.357290392, 0.963464547, 0.5936072942, -0.2440838556, 0.3194600121, 0.9679419397, 0.3813853373, -0.1911930704, 0.3572662041, 1.1668132219, 0.3895214889, -0.1582474469, 0.2928638999, 1.1826026277}), 1e-8);
+  nn::MultiheadAttention mha(4, 2);
+  mha->to(kDouble);
+  fill_like_reference(*mha);
+  auto [o, w] = mha(x, x, x, mask);
+  EXPECT_CLOSE(o, (std::vector<double>{-0.2481827718, 0.4005633385, 0.789086667, 0.4320094716, -0.2743052748, 0.6861545565, 0.8669992093, 0.1605471671, -0.237980318, 0.3911686246, 0.7771805452, 0.4392450906, -0.2906017405, 0.432473857, 0.8372923927, 0.408840736, -0.2129756253, 0.3632203655, 0.7471076245, 0.4617398285, -0.261378404, 0.5669198763, 0.8324499342, 0.2735165696}), 1e-8);
+  EXPECT_CLOSE(w, (std::vector<double>{0.5525066467, 0.4474933533, 0.0, 0.5030662434, 0.4969337566, 0.0, 0.3689869446, 0.6310130554, 0.0, 0.8116598507, 0.0, 0.1883401493, 0.2140070438, 0.0, 0.7859929562, 0.5066377978, 0.0, 0.4933622022}), 1e-8);
+  // Gradients flow to every parameter.
+  layer(x).sum().backward();
+  for (auto& p : layer->parameters()) EXPECT_TRUE(p.grad().defined());
 }
 
 TEST(Functional, CrossEntropyMatchesPyTorchValues) {
