@@ -8,6 +8,7 @@
 #include <brasa/ops/linalg.h>
 #include <brasa/ops/pooling.h>
 #include <brasa/ops/reduction.h>
+#include <brasa/ops/shape.h>
 #include <brasa/ops/unary.h>
 
 #include <cmath>
@@ -330,6 +331,107 @@ Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src
   }
   Tensor x = norm1->forward(src + sa(src));
   return norm2->forward(x + ff(x));
+}
+
+// ---- recurrent layers ----
+static std::string rnn_param_name(const char* kind, int64_t layer, int64_t dir) {
+  return std::string(kind) + "_l" + std::to_string(layer) + (dir ? "_reverse" : "");
+}
+
+RNNBaseImpl::RNNBaseImpl(std::string name, const RNNOptions& o, int64_t gates) : Module(std::move(name)), options(o) {
+  BRASA_CHECK(o.input_size_ > 0 && o.hidden_size_ > 0 && o.num_layers_ > 0, this->name(),
+              ": input_size, hidden_size and num_layers must be positive");
+  BRASA_CHECK(o.dropout_ >= 0 && o.dropout_ <= 1, this->name(), ": dropout must be in [0, 1], got ", o.dropout_);
+  const int64_t dirs = o.bidirectional_ ? 2 : 1, H = o.hidden_size_;
+  const double bound = 1.0 / std::sqrt(static_cast<double>(H));
+  for (int64_t l = 0; l < o.num_layers_; ++l)
+    for (int64_t d = 0; d < dirs; ++d) {
+      const int64_t in = l == 0 ? o.input_size_ : H * dirs;
+      std::vector<Tensor*> made;
+      made.push_back(&register_parameter(rnn_param_name("weight_ih", l, d), empty({gates * H, in})));
+      made.push_back(&register_parameter(rnn_param_name("weight_hh", l, d), empty({gates * H, H})));
+      if (o.bias_) {
+        made.push_back(&register_parameter(rnn_param_name("bias_ih", l, d), empty({gates * H})));
+        made.push_back(&register_parameter(rnn_param_name("bias_hh", l, d), empty({gates * H})));
+      }
+      for (Tensor* t : made) init::uniform_(*t, -bound, bound);
+    }
+}
+
+const Tensor& RNNBaseImpl::param(const char* kind, int64_t layer, int64_t dir) const {
+  static const Tensor none;
+  const Tensor* t = parameters_.find(rnn_param_name(kind, layer, dir));
+  return t ? *t : none;
+}
+
+Tensor RNNBaseImpl::run(const Tensor& input, std::vector<Tensor> initial, std::vector<Tensor>& final_states,
+                        size_t n_states) {
+  BRASA_CHECK(input.dim() == 3, name(), ": expected a 3-D input, got shape ", input.sizes());
+  Tensor x = options.batch_first_ ? input.transpose(0, 1) : input;  // [T, N, in]
+  BRASA_CHECK(x.size(2) == options.input_size_, name(), ": input size ", x.size(2), " != input_size ",
+              options.input_size_);
+  const int64_t T = x.size(0), N = x.size(1), H = options.hidden_size_, dirs = options.bidirectional_ ? 2 : 1;
+  const int64_t L = options.num_layers_;
+  for (size_t s = 0; s < n_states; ++s) {
+    if (!initial[s].defined()) initial[s] = zeros({L * dirs, N, H}, x.options());
+    BRASA_CHECK(initial[s].sizes() == IntArrayRef({L * dirs, N, H}), name(), ": expected hidden state of shape [",
+                L * dirs, ", ", N, ", ", H, "], got ", initial[s].sizes());
+  }
+  std::vector<std::vector<Tensor>> finals(n_states);
+  Tensor layer_in = x;
+  for (int64_t l = 0; l < L; ++l) {
+    std::vector<Tensor> dir_outputs;
+    for (int64_t d = 0; d < dirs; ++d) {
+      std::vector<Tensor> state;
+      for (size_t s = 0; s < n_states; ++s) state.push_back(initial[s][l * dirs + d]);
+      std::vector<Tensor> steps(T);
+      for (int64_t i = 0; i < T; ++i) {
+        const int64_t t = d == 0 ? i : T - 1 - i;
+        steps[t] = cell(layer_in[t], state, l, d);
+      }
+      dir_outputs.push_back(stack(steps, 0));
+      for (size_t s = 0; s < n_states; ++s) finals[s].push_back(state[s]);
+    }
+    layer_in = dirs == 1 ? dir_outputs[0] : cat(dir_outputs, 2);
+    if (l + 1 < L) layer_in = F::dropout(layer_in, options.dropout_, is_training());
+  }
+  final_states.clear();
+  for (size_t s = 0; s < n_states; ++s) final_states.push_back(stack(finals[s], 0));
+  return options.batch_first_ ? layer_in.transpose(0, 1) : layer_in;
+}
+
+Tensor LSTMImpl::cell(const Tensor& x, std::vector<Tensor>& state, int64_t l, int64_t d) {
+  Tensor gates = F::linear(x, param("weight_ih", l, d), param("bias_ih", l, d)) +
+                 F::linear(state[0], param("weight_hh", l, d), param("bias_hh", l, d));
+  auto g = gates.chunk(4, 1);  // input, forget, cell, output
+  Tensor c = sigmoid(g[1]) * state[1] + sigmoid(g[0]) * tanh(g[2]);
+  Tensor h = sigmoid(g[3]) * tanh(c);
+  state[0] = h;
+  state[1] = c;
+  return h;
+}
+
+std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& input,
+                                                                 std::optional<std::tuple<Tensor, Tensor>> hx) {
+  std::vector<Tensor> init{hx ? std::get<0>(*hx) : Tensor(), hx ? std::get<1>(*hx) : Tensor()}, fin;
+  Tensor out = run(input, init, fin, 2);
+  return {out, {fin[0], fin[1]}};
+}
+
+Tensor GRUImpl::cell(const Tensor& x, std::vector<Tensor>& state, int64_t l, int64_t d) {
+  auto gi = F::linear(x, param("weight_ih", l, d), param("bias_ih", l, d)).chunk(3, 1);  // reset, update, new
+  auto gh = F::linear(state[0], param("weight_hh", l, d), param("bias_hh", l, d)).chunk(3, 1);
+  Tensor r = sigmoid(gi[0] + gh[0]), z = sigmoid(gi[1] + gh[1]);
+  Tensor n = tanh(gi[2] + r * gh[2]);
+  Tensor h = (1 - z) * n + z * state[0];
+  state[0] = h;
+  return h;
+}
+
+std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, const Tensor& hx) {
+  std::vector<Tensor> fin;
+  Tensor out = run(input, {hx}, fin, 1);
+  return {out, fin[0]};
 }
 
 Tensor SequentialImpl::forward(const Tensor& x) {

@@ -459,6 +459,61 @@ class TransformerEncoderLayerImpl : public Module {
 };
 BRASA_MODULE(TransformerEncoderLayer);
 
+struct RNNOptions {
+  RNNOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
+  RNNOptions& num_layers(int64_t v) { num_layers_ = v; return *this; }
+  RNNOptions& bias(bool v) { bias_ = v; return *this; }
+  RNNOptions& batch_first(bool v) { batch_first_ = v; return *this; }
+  RNNOptions& dropout(double v) { dropout_ = v; return *this; }
+  RNNOptions& bidirectional(bool v) { bidirectional_ = v; return *this; }
+  int64_t input_size_, hidden_size_, num_layers_ = 1;
+  bool bias_ = true, batch_first_ = false;
+  double dropout_ = 0.0;
+  bool bidirectional_ = false;
+};
+using LSTMOptions = RNNOptions;
+using GRUOptions = RNNOptions;
+
+// Shared by LSTM and GRU: parameters weight_ih_l{k}[_reverse], weight_hh_..,
+// bias_ih_.., bias_hh_.. (PyTorch's names and layout), layers and directions.
+class RNNBaseImpl : public Module {
+ public:
+  RNNBaseImpl(std::string name, const RNNOptions& o, int64_t gates);
+  RNNOptions options;
+
+ protected:
+  // One direction of one layer over time; `state` holds h (and c for LSTM).
+  virtual Tensor cell(const Tensor& x, std::vector<Tensor>& state, int64_t layer, int64_t dir) = 0;
+  // Runs all layers; initial/final states are [layers * dirs, N, H] each.
+  Tensor run(const Tensor& input, std::vector<Tensor> initial, std::vector<Tensor>& final_states, size_t n_states);
+  const Tensor& param(const char* kind, int64_t layer, int64_t dir) const;
+};
+
+// forward(input, (h0, c0)) -> (output, (h_n, c_n))
+class LSTMImpl : public RNNBaseImpl {
+ public:
+  LSTMImpl(int64_t input_size, int64_t hidden_size) : LSTMImpl(RNNOptions(input_size, hidden_size)) {}
+  explicit LSTMImpl(const RNNOptions& o) : RNNBaseImpl("LSTM", o, 4) {}
+  std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(const Tensor& input,
+                                                         std::optional<std::tuple<Tensor, Tensor>> hx = std::nullopt);
+
+ protected:
+  Tensor cell(const Tensor& x, std::vector<Tensor>& state, int64_t layer, int64_t dir) override;
+};
+BRASA_MODULE(LSTM);
+
+// forward(input, h0) -> (output, h_n)
+class GRUImpl : public RNNBaseImpl {
+ public:
+  GRUImpl(int64_t input_size, int64_t hidden_size) : GRUImpl(RNNOptions(input_size, hidden_size)) {}
+  explicit GRUImpl(const RNNOptions& o) : RNNBaseImpl("GRU", o, 3) {}
+  std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = {});
+
+ protected:
+  Tensor cell(const Tensor& x, std::vector<Tensor>& state, int64_t layer, int64_t dir) override;
+};
+BRASA_MODULE(GRU);
+
 // Runs its modules in order; each must have Tensor forward(const Tensor&).
 class SequentialImpl : public Module {
  public:
