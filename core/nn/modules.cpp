@@ -79,6 +79,29 @@ void Conv2dImpl::pretty_print(std::ostream& os) const {
      << options.stride_[1] << "])";
 }
 
+// ---- ConvTranspose2d ----
+ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& o)
+    : Module("ConvTranspose2d"),
+      options(o),
+      weight(register_parameter("weight", empty({o.in_channels_, o.out_channels_ / o.groups_,
+                                                 Conv2dOptions::expand(o.kernel_size_)[0],
+                                                 Conv2dOptions::expand(o.kernel_size_)[1]}))),
+      bias(register_parameter("bias", o.bias_ ? empty({o.out_channels_}) : Tensor())) {
+  options.kernel_size_ = Conv2dOptions::expand(options.kernel_size_);
+  BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
+              "ConvTranspose2d: channels must be divisible by groups (", o.groups_, ")");
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    // PyTorch's fan_in for a transposed weight is size(1) * kernel area.
+    double fan_in = static_cast<double>(weight.size(1) * weight.size(2) * weight.size(3));
+    init::uniform_(bias, -1.0 / std::sqrt(fan_in), 1.0 / std::sqrt(fan_in));
+  }
+}
+Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
+  return conv_transpose2d(x, weight, bias, options.stride_, options.padding_, options.output_padding_,
+                          options.groups_, options.dilation_);
+}
+
 // ---- pooling, activations, dropout, flatten ----
 Tensor MaxPool2dImpl::forward(const Tensor& x) {
   return max_pool2d(x, options.kernel_size_, options.stride_, options.padding_);

@@ -62,6 +62,24 @@ class Conv2dImpl : public Module {
 };
 BRASA_MODULE(Conv2d);
 
+struct ConvTranspose2dOptions : Conv2dOptions {
+  ConvTranspose2dOptions(int64_t in, int64_t out, int64_t kernel) : Conv2dOptions(in, out, kernel) {}
+  ConvTranspose2dOptions& output_padding(int64_t p) { output_padding_ = {p, p}; return *this; }
+  std::vector<int64_t> output_padding_{0, 0};
+};
+// Weight [in, out / groups, kh, kw], as PyTorch.
+class ConvTranspose2dImpl : public Module {
+ public:
+  ConvTranspose2dImpl(int64_t in, int64_t out, int64_t kernel)
+      : ConvTranspose2dImpl(ConvTranspose2dOptions(in, out, kernel)) {}
+  explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& o);
+  Tensor forward(const Tensor& x);
+  ConvTranspose2dOptions options;
+  Tensor& weight;  // registered slots (see LinearImpl)
+  Tensor& bias;
+};
+BRASA_MODULE(ConvTranspose2d);
+
 struct MaxPool2dOptions {
   MaxPool2dOptions(int64_t k) : kernel_size_({k, k}) {}
   MaxPool2dOptions(std::vector<int64_t> k) : kernel_size_(std::move(k)) {}

@@ -192,7 +192,8 @@ Tensor conv_weight_grad(const Tensor& go, const Tensor& cols, const ConvGeometry
   return gw.view(wshape);
 }
 
-const autograd::BackwardName kConvBackward("ConvolutionBackward0");
+const autograd::BackwardName kConvBackward("ConvolutionBackward0"),
+    kConvTransposeBackward("ConvolutionBackward1");
 
 }  // namespace
 
@@ -213,6 +214,53 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
       autograd::variable_list d(3);
       if (n.needs(0)) d[0] = conv_input_grad(gr[0], n.saved(0), g);
       if (n.needs(1)) d[1] = conv_weight_grad(gr[0], n.saved(1), g, wshape);
+      if (n.needs(2)) d[2] = sum(gr[0], {0, 2, 3});
+      return d;
+    });
+  }
+  return out;
+}
+
+// conv_transpose2d(x) is conv2d's input gradient applied to x: the same
+// three kernels run with the roles of the two spaces swapped.
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  BRASA_CHECK(input.dim() == 4 && weight.dim() == 4, "conv_transpose2d: expected 4-D input and weight, got ",
+              input.sizes(), " and ", weight.sizes());
+  BRASA_CHECK(groups > 0 && input.size(1) == weight.size(0) && weight.size(0) % groups == 0,
+              "conv_transpose2d: input channels (", input.size(1), ") must equal weight.size(0) (", weight.size(0),
+              ") and be divisible by groups (", groups, ")");
+  const int64_t sh = pick(stride, 0, "stride"), sw = pick(stride, 1, "stride");
+  const int64_t ph = pick(padding, 0, "padding"), pw = pick(padding, 1, "padding");
+  const int64_t oph = pick(output_padding, 0, "output_padding"), opw = pick(output_padding, 1, "output_padding");
+  const int64_t dh = pick(dilation, 0, "dilation"), dw = pick(dilation, 1, "dilation");
+  BRASA_CHECK(oph < std::max(sh, dh) && opw < std::max(sw, dw),
+              "conv_transpose2d: output_padding must be smaller than either stride or dilation, got ", output_padding);
+  const int64_t kh = weight.size(2), kw = weight.size(3), Cout = weight.size(1) * groups;
+  const int64_t OH = (input.size(2) - 1) * sh - 2 * ph + dh * (kh - 1) + oph + 1;
+  const int64_t OW = (input.size(3) - 1) * sw - 2 * pw + dw * (kw - 1) + opw + 1;
+  BRASA_CHECK(OH > 0 && OW > 0, "conv_transpose2d: output size ", OH, "x", OW, " is not positive");
+  if (bias.defined())
+    BRASA_CHECK(bias.dim() == 1 && bias.size(0) == Cout, "conv_transpose2d: expected bias of shape [", Cout,
+                "], got ", bias.sizes());
+  // The conv2d that maps the output space [N, Cout, OH, OW] back to the input.
+  Tensor y_like = empty({input.size(0), Cout, OH, OW}, input.options());
+  ConvGeometry g = geometry(y_like, weight, Tensor(), {sh, sw}, {ph, pw}, {dh, dw}, groups);
+  BRASA_CHECK(g.OH == input.size(2) && g.OW == input.size(3), "conv_transpose2d: inconsistent geometry");
+  autograd::Recorder r(kConvTransposeBackward, input, weight, bias);
+  Tensor out = conv_input_grad(input, weight, g);
+  if (bias.defined()) out.add_(bias.view({1, Cout, 1, 1}));
+  if (r) {
+    DimVector wshape(weight.sizes().begin(), weight.sizes().end());
+    r.save(input, weight).finish(out, [g, wshape](autograd::FormulaNode& n, const autograd::variable_list& gr) {
+      BRASA_CHECK(!is_grad_enabled(), "conv_transpose2d: double backward (create_graph=true) is not supported yet");
+      autograd::variable_list d(3);
+      Tensor cols;
+      if (n.needs(0) || n.needs(1)) {
+        Tensor gx = conv_forward(gr[0], n.saved(1), Tensor(), g, cols);
+        if (n.needs(0)) d[0] = gx;
+      }
+      if (n.needs(1)) d[1] = conv_weight_grad(n.saved(0), cols, g, wshape);
       if (n.needs(2)) d[2] = sum(gr[0], {0, 2, 3});
       return d;
     });

@@ -9,4 +9,10 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = {1},
               IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1);
 
+// The adjoint of conv2d: weight [in, out / groups, kh, kw]; output size
+// (H - 1) * stride - 2 * padding + dilation * (kh - 1) + output_padding + 1.
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = {1, 1},
+                        IntArrayRef padding = {0, 0}, IntArrayRef output_padding = {0, 0}, int64_t groups = 1,
+                        IntArrayRef dilation = {1, 1});
+
 }  // namespace brasa

@@ -244,6 +244,9 @@ std::vector<OpCase> make_table() {
         [] { return variable_list{R({2, 4, 7, 6}), R({6, 2, 3, 2}), R({6})}; },
         [](const variable_list& v) { return one(conv2d(v[0], v[1], v[2], {2, 1}, {1, 0}, {1, 2}, 2)); },
         /*gradgrad=*/false);
+  entry("conv_transpose2d", [] { return variable_list{R({1, 2, 3, 3}), R({2, 2, 2, 3}), R({2})}; },
+        [](const variable_list& v) { return one(conv_transpose2d(v[0], v[1], v[2], {2, 2}, {0, 1}, {1, 0})); },
+        false);
   entry("conv1d", [] { return variable_list{R({2, 3, 9}), R({4, 3, 3})}; },
         [](const variable_list& v) { return one(conv1d(v[0], v[1], Tensor(), {2}, {1})); }, false);
   entry("max_pool2d (overlapping windows, padding)", in1([] { return R({2, 3, 7, 7}); }),

@@ -140,6 +140,31 @@ TEST(Layers, Conv2dMatchesDirectSum) {
   EXPECT_THROW(conv2d(x.select(0, 0), w), Error);
 }
 
+TEST(Layers, ConvTranspose2dMatchesPyTorch) {
+  auto d = TensorOptions().dtype(kDouble);
+  Tensor x = (arange(48, d) * 0.3).sin().view({2, 4, 3, 2}), w = (arange(72, d) * 0.2).cos().view({4, 3, 3, 2});
+  Tensor b = tensor({0.1, -0.2, 0.3, 0.0, 0.5, -0.1}, d);
+  Tensor y = conv_transpose2d(x, w, b, {2, 1}, {1, 0}, {1, 0}, 2, {1, 2});
+  EXPECT_SHAPE(y, {2, 6, 6, 4});
+  EXPECT_CLOSE(y.flatten().slice(0, 0, 12),
+               (std::vector<double>{-0.536549291617, -0.192039160684, -0.377439339375, -0.079294381599,
+                                    -0.240380206008, 0.44066870374, 0.009898177548, 0.592527975009, 0.178557958706,
+                                    0.54213772961, 0.234866409301, 0.536979985525}),
+               1e-10);
+  EXPECT_NEAR(y.sum().item<double>(), 125.89341759, 1e-7);
+  EXPECT_NEAR((y * y).sum().item<double>(), 373.2908598699, 1e-7);
+  Tensor xi = x.detach().requires_grad_(), wi = w.detach().requires_grad_(), bi = b.detach().requires_grad_();
+  EXPECT_TRUE(autograd::gradcheck(
+      [](const autograd::variable_list& v) {
+        return autograd::variable_list{conv_transpose2d(v[0], v[1], v[2], {2, 1}, {1, 0}, {1, 0}, 2, {1, 2})};
+      },
+      {xi, wi, bi}));
+  nn::ConvTranspose2dOptions opts(3, 2, 2);
+  opts.stride(2);
+  nn::ConvTranspose2d up(opts);
+  EXPECT_SHAPE(up(randn({1, 3, 4, 5})), {1, 2, 8, 10});
+}
+
 TEST(Layers, PoolingValues) {
   Tensor x = arange(16, TensorOptions().dtype(kFloat)).view({1, 1, 4, 4});
   auto [v, i] = max_pool2d_with_indices(x, {2});
