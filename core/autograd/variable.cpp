@@ -104,6 +104,18 @@ Tensor snapshot_for_inplace(const Tensor& self) {
   return copy;
 }
 
+void clear_grad(const Tensor& p, bool set_to_none) {
+  Tensor& g = p.grad();
+  if (!g.defined()) return;
+  if (set_to_none) {
+    g.reset();
+    return;
+  }
+  NoGradGuard ng;
+  g = g.detach();
+  g.zero_();
+}
+
 void copy_without_grad(Tensor& dst, const Tensor& src) {
   NoGradGuard g;
   copy_(dst, src);

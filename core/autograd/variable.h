@@ -39,6 +39,10 @@ void rebase_history(const Tensor& self, const Tensor& result);
 // Errors for in-place ops on leaves that require grad (and views of them).
 void check_inplace(const Tensor& self, const char* op);
 
+// Clears p.grad(): undefined (set_to_none) or zero-filled without history.
+// Shared by Module::zero_grad and Optimizer::zero_grad.
+void clear_grad(const Tensor& p, bool set_to_none);
+
 // "[CPUFloatType [16, 128]]"-style description used in messages.
 std::string type_description(const Tensor& t);
 

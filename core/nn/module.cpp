@@ -1,4 +1,5 @@
 #include <brasa/autograd/grad_mode.h>
+#include <brasa/autograd/variable.h>
 #include <brasa/nn/module.h>
 #include <brasa/ops/copy.h>
 
@@ -95,17 +96,7 @@ void Module::train(bool on) {
 }
 
 void Module::zero_grad(bool set_to_none) {
-  for (auto& p : parameters()) {
-    Tensor& g = p.grad();
-    if (!g.defined()) continue;
-    if (set_to_none) {
-      g.reset();
-    } else {
-      NoGradGuard ng;
-      g = g.detach();
-      g.zero_();
-    }
-  }
+  for (auto& p : parameters()) autograd::clear_grad(p, set_to_none);
 }
 
 void Module::apply(const std::function<void(Module&)>& fn) {

@@ -1,4 +1,5 @@
 #include <brasa/autograd/grad_mode.h>
+#include <brasa/autograd/variable.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/factory.h>
@@ -31,18 +32,17 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
 
 void Optimizer::zero_grad(bool set_to_none) {
   for (auto& g : groups_)
-    for (auto& p : g.params()) {
-      Tensor& grad = p.grad();
-      if (!grad.defined()) continue;
-      if (set_to_none) {
-        grad.reset();
-      } else {
-        NoGradGuard ng;
-        grad = grad.detach();
-        grad.zero_();
-      }
-    }
+    for (auto& p : g.params()) autograd::clear_grad(p, set_to_none);
 }
+
+namespace {
+// Re-evaluates the loss (with grad on) when the caller passes a closure.
+Tensor run_closure(const std::function<Tensor()>& closure) {
+  if (!closure) return Tensor();
+  AutoGradMode on(true);
+  return closure();
+}
+}  // namespace
 
 // ---- SGD ----
 SGD::SGD(std::vector<Tensor> params, SGDOptions options)
@@ -58,11 +58,7 @@ SGD::SGD(std::vector<OptimizerParamGroup> groups, SGDOptions options)
 }
 
 Tensor SGD::step(std::function<Tensor()> closure) {
-  Tensor loss;
-  if (closure) {
-    AutoGradMode on(true);
-    loss = closure();
-  }
+  Tensor loss = run_closure(closure);
   NoGradGuard ng;
   for (auto& group : groups_) {
     const auto& o = static_cast<const SGDOptions&>(group.options());
@@ -105,11 +101,7 @@ AdamW::AdamW(std::vector<Tensor> params, AdamWOptions options) : Adam(std::move(
 }
 
 Tensor Adam::step(std::function<Tensor()> closure) {
-  Tensor loss;
-  if (closure) {
-    AutoGradMode on(true);
-    loss = closure();
-  }
+  Tensor loss = run_closure(closure);
   NoGradGuard ng;
   for (auto& group : groups_) {
     const auto& o = static_cast<const AdamOptions&>(group.options());
@@ -149,14 +141,6 @@ Tensor Adam::step(std::function<Tensor()> closure) {
   }
   return loss;
 }
-
-namespace {
-Tensor run_closure(const std::function<Tensor()>& closure) {
-  if (!closure) return Tensor();
-  AutoGradMode on(true);
-  return closure();
-}
-}  // namespace
 
 // ---- RMSprop ----
 RMSprop::RMSprop(std::vector<Tensor> params, RMSpropOptions options)
