@@ -4,18 +4,6 @@
 using namespace brasa;
 using namespace brasa::indexing;
 
-#define EXPECT_ERROR(needle, ...) EXPECT_ERROR_IMPL((__VA_ARGS__), needle)
-#define EXPECT_ERROR_IMPL(stmt, needle)                                                     \
-  do {                                                                                 \
-    try {                                                                              \
-      (void)(stmt);                                                                    \
-      ADD_FAILURE() << "no error from: " #stmt;                                        \
-    } catch (const Error& e) {                                                         \
-      EXPECT_NE(e.message().find(needle), std::string::npos)                           \
-          << "message of " #stmt " was: " << e.message() << "\nexpected to contain: " << needle; \
-    }                                                                                  \
-  } while (0)
-
 TEST(Errors, ShapesAndBroadcasting) {
   EXPECT_ERROR("add: shapes [2, 3] and [4] are not broadcastable", ones({2, 3}) + ones({4}));
   EXPECT_ERROR("mul: shapes [2, 3] and [2, 2]", ones({2, 3}) * ones({2, 2}));

@@ -7,15 +7,6 @@ namespace {
 
 using autograd::variable_list;
 
-#define EXPECT_ERROR(needle, stmt)                                                      \
-  do {                                                                                  \
-    try {                                                                               \
-      stmt;                                                                             \
-      ADD_FAILURE() << "no error from " #stmt;                                          \
-    } catch (const Error& e) {                                                          \
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();     \
-    }                                                                                   \
-  } while (0)
 
 TEST(AutogradDocs, GradOfQuadraticAtOneIsSeven) {
   Tensor x = tensor({1.0}).requires_grad_();

@@ -5,15 +5,6 @@
 namespace brasa {
 namespace {
 
-#define EXPECT_ERROR(needle, stmt)                                                      \
-  do {                                                                                  \
-    try {                                                                               \
-      stmt;                                                                             \
-      ADD_FAILURE() << "no error from " #stmt;                                          \
-    } catch (const Error& e) {                                                          \
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();     \
-    }                                                                                   \
-  } while (0)
 
 TEST(NnErrors, LayersNameShapesAndExpectations) {
   EXPECT_ERROR("conv2d: expected input [2, 3, 8, 8] to have 4 channels",
