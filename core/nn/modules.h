@@ -65,6 +65,12 @@ BRASA_MODULE(Conv2d);
 struct ConvTranspose2dOptions : Conv2dOptions {
   ConvTranspose2dOptions(int64_t in, int64_t out, int64_t kernel) : Conv2dOptions(in, out, kernel) {}
   ConvTranspose2dOptions& output_padding(int64_t p) { output_padding_ = {p, p}; return *this; }
+  // The inherited setters, returning this type so that calls chain.
+  ConvTranspose2dOptions& stride(int64_t s) { Conv2dOptions::stride(s); return *this; }
+  ConvTranspose2dOptions& padding(int64_t p) { Conv2dOptions::padding(p); return *this; }
+  ConvTranspose2dOptions& dilation(int64_t d) { Conv2dOptions::dilation(d); return *this; }
+  ConvTranspose2dOptions& groups(int64_t g) { Conv2dOptions::groups(g); return *this; }
+  ConvTranspose2dOptions& bias(bool b) { Conv2dOptions::bias(b); return *this; }
   std::vector<int64_t> output_padding_{0, 0};
 };
 // Weight [in, out / groups, kh, kw], as PyTorch.

@@ -159,10 +159,8 @@ TEST(Layers, ConvTranspose2dMatchesPyTorch) {
         return autograd::variable_list{conv_transpose2d(v[0], v[1], v[2], {2, 1}, {1, 0}, {1, 0}, 2, {1, 2})};
       },
       {xi, wi, bi}));
-  nn::ConvTranspose2dOptions opts(3, 2, 2);
-  opts.stride(2);
-  nn::ConvTranspose2d up(opts);
-  EXPECT_SHAPE(up(randn({1, 3, 4, 5})), {1, 2, 8, 10});
+  nn::ConvTranspose2d up(nn::ConvTranspose2dOptions(3, 2, 2).stride(2).output_padding(1));
+  EXPECT_SHAPE(up(randn({1, 3, 4, 5})), {1, 2, 9, 11});
 }
 
 TEST(Layers, PoolingValues) {
