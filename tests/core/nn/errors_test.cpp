@@ -1,5 +1,9 @@
 // Messages of the nn / optim / data errors: each names the op, the shapes or
 // values involved and what was expected.
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "../test_util.h"
 
 namespace brasa {
@@ -60,6 +64,45 @@ TEST(NnErrors, ModulesOptimizersSchedulersData) {
                data::transforms::Normalize<>({0.1, 0.2, 0.3}, {1.0, 1.0, 1.0})({zeros({1, 2, 1, 1}), zeros({1})}));
   EXPECT_ERROR("vector_to_parameters: expected a vector of 6 elements, got shape [3]",
                nn::utils::vector_to_parameters(zeros({3}), fc->parameters()));
+}
+
+TEST(NnErrors, MoreOptionChecksAndFiles) {
+  nn::Linear fc(2, 2);
+  EXPECT_ERROR("RMSprop: invalid options (lr -1", optim::RMSprop(fc->parameters(), optim::RMSpropOptions(-1)));
+  EXPECT_ERROR("Adagrad: invalid options (lr 0.1, lr_decay -1",
+               optim::Adagrad(fc->parameters(), optim::AdagradOptions(0.1).lr_decay(-1)));
+  optim::SGD opt(fc->parameters(), optim::SGDOptions(0.1));
+  EXPECT_ERROR("LinearLR: factors must be in (0, 1] / [0, 1] and total_iters positive", optim::LinearLR(opt, 0.0));
+  EXPECT_ERROR("SequentialLR: expected 1 milestones for 2 schedulers, got 0",
+               optim::SequentialLR(opt, {std::make_shared<optim::StepLR>(opt, 2), std::make_shared<optim::StepLR>(opt, 3)},
+                                   {}));
+  EXPECT_ERROR("Embedding: padding_idx must be within num_embeddings, got 7", nn::Embedding(5, 2, 7));
+  EXPECT_ERROR("conv_transpose2d: output_padding must be smaller than either stride or dilation",
+               conv_transpose2d(randn({1, 2, 3, 3}), randn({2, 2, 3, 3}), Tensor(), {1, 1}, {0, 0}, {1, 1}));
+  EXPECT_ERROR("conv_transpose2d: input channels (3) must equal weight.size(0) (2)",
+               conv_transpose2d(randn({1, 3, 3, 3}), randn({2, 2, 3, 3})));
+
+  // A checkpoint for another optimizer layout names both counts.
+  std::string p = (std::filesystem::temp_directory_path() / ("brasa_err_" + std::to_string(::getpid()))).string();
+  serialize::save_checkpoint(p, *fc, nullptr);
+  EXPECT_ERROR("holds optimizer state for no parameter groups but the optimizer has 1",
+               serialize::load_checkpoint(p, *fc, &opt));
+  EXPECT_ERROR("not a tensor list saved by brasa::save", [&] {
+    std::vector<Tensor> ts;
+    load(ts, p);
+  }());
+  std::remove(p.c_str());
+}
+
+TEST(AutogradErrors, InputsThatDoNotRequireGradAndIValueTypes) {
+  Tensor x = randn({2}).requires_grad_(), c = randn({2});
+  EXPECT_ERROR("grad: One of the differentiated Tensors (input 1) does not require grad",
+               autograd::grad({(x * c).sum()}, {x, c}));
+  EXPECT_ERROR("backward: input 0 does not require grad",
+               (x * c).sum().backward({}, std::nullopt, false, std::vector<Tensor>{c}));
+  autograd::IValue v(2.5);
+  EXPECT_ERROR("IValue: expected Tensor but the value holds another type", v.toTensor());
+  EXPECT_EQ(autograd::IValue(int64_t{3}).toDouble(), 3.0);
 }
 
 }  // namespace
