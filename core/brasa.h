@@ -28,4 +28,5 @@
 #include <brasa/serialize/npy.h>
 #include <brasa/tensor/indexing.h>
 #include <brasa/tensor/tensor.h>
+#include <brasa/util/launch_env.h>
 #include <brasa/util/parallel.h>

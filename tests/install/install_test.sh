@@ -10,3 +10,6 @@ cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 cmake -S "$source_dir/consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/build" >/dev/null
 "$work/build/consumer"
+# The installed launcher runs the consumer as two workers, output prefixed.
+out="$("$work/prefix/bin/brasarun" --quiet --nproc-per-node 2 "$work/build/consumer")"
+grep -q '^\[rank 1\] ' <<<"$out" || { echo "installed brasarun did not prefix rank 1's output: $out"; exit 1; }

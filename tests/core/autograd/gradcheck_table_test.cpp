@@ -351,7 +351,9 @@ TEST_P(GradcheckTable, GradAndGradGrad) {
   SCOPED_TRACE(c.name);
   variable_list in = c.inputs();
   EXPECT_TRUE(autograd::gradcheck(c.fn, in));
-  if (c.gradgrad) EXPECT_TRUE(autograd::gradgradcheck(c.fn, in));
+  if (c.gradgrad) {
+    EXPECT_TRUE(autograd::gradgradcheck(c.fn, in));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, GradcheckTable, ::testing::Range<size_t>(0, make_table().size()));

@@ -1,0 +1,330 @@
+#include "workers.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include <brasa/util/launch_env.h>
+
+#include "signals.h"
+
+extern char** environ;
+
+namespace brasarun {
+
+namespace launch = brasa::launch;
+
+double now_seconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string Worker::describe_exit() const {
+  if (signal != 0) return "was killed by signal " + signal_name(signal);
+  return "exited with code " + std::to_string(exit_code);
+}
+
+namespace {
+
+// A pseudo-terminal for a worker's stdout: C and C++ runtimes line-buffer a
+// terminal, so lines arrive as they are printed, not when a 4 KiB buffer
+// fills or the process exits. Output processing is switched off so the bytes
+// arrive unchanged ("\n" is not turned into "\r\n").
+bool open_pty(int* master_out, int* slave_out) {
+  int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0) return false;
+  char name[128];
+  int slave = -1;
+  if (::grantpt(master) == 0 && ::unlockpt(master) == 0 && ::ptsname_r(master, name, sizeof name) == 0)
+    slave = ::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (slave < 0) {
+    ::close(master);
+    return false;
+  }
+  termios t{};
+  if (::tcgetattr(slave, &t) == 0) {
+    t.c_oflag &= ~static_cast<tcflag_t>(OPOST);
+    t.c_lflag &= ~static_cast<tcflag_t>(ECHO | ICANON | ISIG | IEXTEN);
+    ::tcsetattr(slave, TCSANOW, &t);
+  }
+  ::fcntl(master, F_SETFD, FD_CLOEXEC);
+  *master_out = master;
+  *slave_out = slave;
+  return true;
+}
+
+void make_pipe(int* read_end, int* write_end) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("brasarun: pipe2: ") + std::strerror(errno));
+  *read_end = p[0];
+  *write_end = p[1];
+}
+
+std::vector<std::string> worker_environment(const Options& o, const Assignment& a, int local_rank,
+                                            const std::string& error_file) {
+  const std::pair<const char*, std::string> vars[] = {
+      {launch::kRank, std::to_string(a.rank_base + local_rank)},
+      {launch::kLocalRank, std::to_string(local_rank)},
+      {launch::kWorldSize, std::to_string(a.world_size)},
+      {launch::kLocalWorldSize, std::to_string(o.nproc_per_node)},
+      {launch::kGroupRank, std::to_string(o.node_rank)},
+      {launch::kGroupWorldSize, std::to_string(a.group_world_size)},
+      {launch::kMasterAddr, o.master_addr},
+      {launch::kMasterPort, std::to_string(a.master_port)},
+      {launch::kRestartCount, std::to_string(a.attempt)},
+      {launch::kMaxRestarts, std::to_string(o.max_restarts)},
+      {launch::kRunId, a.run_id},
+      {launch::kErrorFile, error_file},
+  };
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string_view entry(*e);
+    std::string_view key = entry.substr(0, entry.find('='));
+    bool replaced = std::any_of(std::begin(vars), std::end(vars),
+                                [&](const auto& v) { return key == v.first; });
+    if (!replaced) env.emplace_back(entry);
+  }
+  for (const auto& [key, value] : vars) env.push_back(std::string(key) + "=" + value);
+  return env;
+}
+
+}  // namespace
+
+WorkerGroup::WorkerGroup(const Options& options, Output& output, std::string program,
+                         std::string error_dir)
+    : options_(options), output_(output), program_(std::move(program)), error_dir_(std::move(error_dir)) {}
+
+WorkerGroup::~WorkerGroup() {
+  if (any_running()) stop(SIGKILL);
+  close_all_streams();
+}
+
+void WorkerGroup::start(const Assignment& assignment) {
+  close_all_streams();
+  assignment_ = assignment;
+  first_failure_ = -1;
+  workers_.clear();
+  workers_.resize(static_cast<size_t>(options_.nproc_per_node));
+  for (int i = 0; i < options_.nproc_per_node; ++i) {
+    Worker& w = workers_[static_cast<size_t>(i)];
+    w.local_rank = i;
+    w.rank = assignment.rank_base + i;
+    w.error_file = error_dir_ + "/error_rank_" + std::to_string(w.rank) + ".txt";
+    ::unlink(w.error_file.c_str());  // left over from an earlier attempt
+    spawn(w, worker_environment(options_, assignment, i, w.error_file));
+  }
+}
+
+void WorkerGroup::spawn(Worker& w, const std::vector<std::string>& env) {
+  // Everything the child needs is prepared here: between fork and exec it
+  // only makes async-signal-safe calls.
+  std::vector<char*> argv, envp;
+  for (const auto& a : options_.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const std::string exec_failed = "brasarun: cannot execute '" + program_ + "': ";
+
+  int out_read = -1, out_write = -1, err_read = -1, err_write = -1;
+  if (!open_pty(&out_read, &out_write)) make_pipe(&out_read, &out_write);
+  make_pipe(&err_read, &err_write);
+  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const pid_t parent = ::getpid();
+
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("brasarun: fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setpgid(0, 0);  // its own group, so stopping it reaches its children too
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // dies with brasarun, even on SIGKILL
+    if (::getppid() != parent) ::_exit(1);  // brasarun died before prctl
+    struct sigaction dfl{};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+    ::dup2(out_write, STDOUT_FILENO);
+    ::dup2(err_write, STDERR_FILENO);
+    ::execve(program_.c_str(), argv.data(), envp.data());
+    const char* reason = ::strerror(errno);
+    (void)!::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
+    (void)!::write(STDERR_FILENO, reason, std::strlen(reason));
+    (void)!::write(STDERR_FILENO, "\n", 1);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also here, so the group exists before we ever signal it
+  ::close(out_write);
+  ::close(err_write);
+  if (devnull >= 0) ::close(devnull);
+  for (int fd : {out_read, err_read}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  w.pid = pid;
+  w.fds[0] = out_read;
+  w.fds[1] = err_read;
+}
+
+void WorkerGroup::read_from(Worker& w, int stream) {
+  char buf[65536];
+  // A bounded number of reads, so one chatty worker cannot starve the others.
+  for (int round = 0; round < 16 && w.fds[stream] >= 0; ++round) {
+    ssize_t n = ::read(w.fds[stream], buf, sizeof buf);
+    if (n > 0) {
+      w.splitters[stream].feed(std::string_view(buf, static_cast<size_t>(n)), [&](std::string_view line) {
+        output_.worker_line(w.rank, stream == 1, line);
+        w.tail.emplace_back(line);
+        if (w.tail.size() > kTailLines) w.tail.pop_front();
+      });
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    close_stream(w, stream);  // end of file, or EIO: the pty's other side is closed
+  }
+}
+
+void WorkerGroup::close_stream(Worker& w, int stream) {
+  if (w.fds[stream] < 0) return;
+  w.splitters[stream].finish([&](std::string_view line) {
+    output_.worker_line(w.rank, stream == 1, line);
+    w.tail.emplace_back(line);
+    if (w.tail.size() > kTailLines) w.tail.pop_front();
+  });
+  ::close(w.fds[stream]);
+  w.fds[stream] = -1;
+}
+
+void WorkerGroup::close_all_streams() {
+  for (auto& w : workers_)
+    for (int s = 0; s < 2; ++s) close_stream(w, s);
+}
+
+void WorkerGroup::poll(double timeout_s, std::vector<pollfd>& extra) {
+  std::vector<pollfd> fds;
+  fds.push_back({signal_fd(), POLLIN, 0});
+  std::vector<std::pair<size_t, int>> owners;  // (worker index, stream) per fd
+  for (size_t i = 0; i < workers_.size(); ++i)
+    for (int s = 0; s < 2; ++s)
+      if (workers_[i].fds[s] >= 0) {
+        fds.push_back({workers_[i].fds[s], POLLIN, 0});
+        owners.emplace_back(i, s);
+      }
+  const size_t first_extra = fds.size();
+  for (auto& e : extra) fds.push_back({e.fd, e.events, 0});
+
+  int timeout_ms = static_cast<int>(std::max(0.0, timeout_s) * 1000.0 + 0.5);
+  int n = ::poll(fds.data(), fds.size(), timeout_ms);
+  if (n > 0) {
+    if (fds[0].revents) drain_signal_pipe();
+    for (size_t k = 0; k < owners.size(); ++k)
+      if (fds[k + 1].revents) read_from(workers_[owners[k].first], owners[k].second);
+    for (size_t k = 0; k < extra.size(); ++k) extra[k].revents = fds[first_extra + k].revents;
+  } else {
+    for (auto& e : extra) e.revents = 0;
+  }
+  reap();
+  // A worker's own children may keep its output open after it exited; give
+  // them a second, then stop listening.
+  double now = now_seconds();
+  for (auto& w : workers_)
+    if (w.reaped && now - w.reaped_at > 1.0)
+      for (int s = 0; s < 2; ++s) close_stream(w, s);
+}
+
+void WorkerGroup::reap() {
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    Worker& w = workers_[i];
+    if (w.reaped || w.pid <= 0) continue;
+    int status = 0;
+    pid_t r = ::waitpid(w.pid, &status, WNOHANG);
+    if (r != w.pid) continue;
+    w.reaped = true;
+    w.reaped_at = now_seconds();
+    if (WIFEXITED(status)) w.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) w.signal = WTERMSIG(status);
+    if (w.failed() && !w.stopped_by_us && first_failure_ < 0) first_failure_ = static_cast<int>(i);
+  }
+}
+
+bool WorkerGroup::all_succeeded() const {
+  return std::all_of(workers_.begin(), workers_.end(), [](const Worker& w) {
+    return w.reaped && !w.failed() && w.fds[0] < 0 && w.fds[1] < 0;
+  });
+}
+
+bool WorkerGroup::any_running() const {
+  return std::any_of(workers_.begin(), workers_.end(),
+                     [](const Worker& w) { return w.pid > 0 && !w.reaped; });
+}
+
+void WorkerGroup::signal_all(int sig) {
+  for (auto& w : workers_)
+    if (w.pid > 0 && !w.reaped) ::kill(-w.pid, sig);
+}
+
+void WorkerGroup::stop(int sig) {
+  std::vector<pollfd> none;
+  for (auto& w : workers_)
+    if (w.pid > 0 && !w.reaped) {
+      w.stopped_by_us = true;
+      ::kill(-w.pid, sig);
+    }
+  const double deadline = now_seconds() + options_.timeout_grace;
+  while (any_running() && now_seconds() < deadline)
+    poll(std::min(0.05, deadline - now_seconds()), none);
+  if (any_running()) {
+    for (auto& w : workers_)
+      if (w.pid > 0 && !w.reaped) ::kill(-w.pid, SIGKILL);
+    while (any_running()) poll(0.05, none);
+  }
+  // Whatever the workers started in their groups goes too.
+  for (auto& w : workers_)
+    if (w.pid > 0) ::kill(-w.pid, SIGKILL);
+  const double drain_until = now_seconds() + 1.0;
+  auto streams_open = [&] {
+    return std::any_of(workers_.begin(), workers_.end(),
+                       [](const Worker& w) { return w.fds[0] >= 0 || w.fds[1] >= 0; });
+  };
+  while (streams_open() && now_seconds() < drain_until) poll(0.05, none);
+  close_all_streams();
+}
+
+std::string WorkerGroup::failure_report(const Worker& w) const {
+  std::string r;
+  if (int fd = ::open(w.error_file.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    char buf[4096];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+    if (n > 0) {
+      std::string text(buf, static_cast<size_t>(n));
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      r += "its error file says:\n";
+      size_t pos = 0;
+      while (pos <= text.size()) {
+        size_t nl = text.find('\n', pos);
+        r += "  " + text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos) + "\n";
+        if (nl == std::string::npos) break;
+        pos = nl + 1;
+      }
+    }
+  }
+  if (w.tail.empty()) {
+    r += "it printed nothing\n";
+  } else {
+    r += "its last " + std::to_string(w.tail.size()) + " line(s):\n";
+    for (const auto& line : w.tail) r += "  [rank " + std::to_string(w.rank) + "] " + line + "\n";
+  }
+  return r;
+}
+
+}  // namespace brasarun
