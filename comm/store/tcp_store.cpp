@@ -1,0 +1,640 @@
+#include "tcp_store.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <thread>
+
+namespace brasa::distributed {
+
+namespace {
+
+// ---- the wire format ----
+// frame    := u32 length, then `length` bytes: u8 code, fields
+// string   := u32 length, bytes;   value := u64 length, bytes
+// Requests carry an Op, replies a Status. All integers little-endian.
+enum class Op : uint8_t {
+  kAuth = 1, kSet, kGet, kAdd, kCompareSet, kCheck, kDelete, kNumKeys,
+  kWait, kCancelWait, kAppend, kMultiGet, kMultiSet,
+};
+enum class Status : uint8_t { kOk = 0, kError, kReady, kCanceled };
+
+const std::string kInternalPrefix = "/brasa/tcp_store/";
+const std::string kWorkersKey = kInternalPrefix + "workers";
+
+class Writer {
+ public:
+  explicit Writer(uint8_t code) { out_.resize(4); out_.push_back(code); }
+  Writer& u32(uint32_t v) { return raw(&v, 4); }
+  Writer& u64(uint64_t v) { return raw(&v, 8); }
+  Writer& str(const std::string& s) {
+    u32(static_cast<uint32_t>(s.size()));
+    return raw(s.data(), s.size());
+  }
+  Writer& bytes(const Bytes& b) {
+    u64(b.size());
+    return raw(b.data(), b.size());
+  }
+  Writer& keys(const std::vector<std::string>& ks) {
+    u32(static_cast<uint32_t>(ks.size()));
+    for (const auto& k : ks) str(k);
+    return *this;
+  }
+  Bytes finish() {
+    uint32_t len = static_cast<uint32_t>(out_.size() - 4);
+    std::memcpy(out_.data(), &len, 4);
+    return std::move(out_);
+  }
+
+ private:
+  Writer& raw(const void* p, size_t n) {
+    auto* b = static_cast<const uint8_t*>(p);
+    out_.insert(out_.end(), b, b + n);
+    return *this;
+  }
+  Bytes out_;
+};
+
+struct ProtocolError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Reads fields of one frame; any overrun is a ProtocolError.
+class Reader {
+ public:
+  Reader(const uint8_t* p, size_t n) : p_(p), end_(p + n) {}
+  uint8_t u8() { uint8_t v; take(&v, 1); return v; }
+  uint32_t u32() { uint32_t v; take(&v, 4); return v; }
+  uint64_t u64() { uint64_t v; take(&v, 8); return v; }
+  std::string str() {
+    uint32_t n = u32();
+    need(n);
+    std::string s(reinterpret_cast<const char*>(p_), n);
+    p_ += n;
+    return s;
+  }
+  Bytes bytes() {
+    uint64_t n = u64();
+    need(n);
+    Bytes b(p_, p_ + n);
+    p_ += n;
+    return b;
+  }
+  std::vector<std::string> keys() {
+    uint32_t n = u32();
+    need(static_cast<uint64_t>(n) * 4);  // each key takes at least its length field
+    std::vector<std::string> ks;
+    for (uint32_t i = 0; i < n; ++i) ks.push_back(str());
+    return ks;
+  }
+  void done() const {
+    if (p_ != end_) throw ProtocolError(std::to_string(end_ - p_) + " unexpected trailing byte(s)");
+  }
+
+ private:
+  void need(uint64_t n) const {
+    if (n > static_cast<uint64_t>(end_ - p_)) throw ProtocolError("a field runs past the end of its frame");
+  }
+  void take(void* v, size_t n) {
+    need(n);
+    std::memcpy(v, p_, n);
+    p_ += n;
+  }
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+bool send_all(int fd, const Bytes& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+Bytes reply(Status s) { return Writer(static_cast<uint8_t>(s)).finish(); }
+Bytes error_reply(const std::string& message) { return Writer(static_cast<uint8_t>(Status::kError)).str(message).finish(); }
+
+std::string token_from(const TCPStoreOptions& o) {
+  if (!o.token.empty()) return o.token;
+  const char* env = std::getenv("BRASA_STORE_TOKEN");
+  return env ? env : "";
+}
+
+}  // namespace
+
+// ---- the server ----
+
+class TCPStore::Server {
+ public:
+  Server(uint16_t port, std::string token) : token_(std::move(token)) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listen_fd_ < 0) BRASA_DIST_THROW(DistNetworkError, "TCPStore: socket: ", std::strerror(errno));
+    int one = 1;
+    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    a.sin_port = htons(port);
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      int e = errno;
+      ::close(listen_fd_);
+      if (e == EADDRINUSE)
+        BRASA_DIST_THROW(DistNetworkError, "TCPStore: port ", port,
+                         " is already in use (another job, or a server of an earlier run that is still alive?); "
+                         "choose another MASTER_PORT or port 0 for a free one");
+      BRASA_DIST_THROW(DistNetworkError, "TCPStore: cannot bind port ", port, ": ", std::strerror(e));
+    }
+    ::listen(listen_fd_, 1024);
+    socklen_t len = sizeof a;
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0)
+      BRASA_DIST_THROW(DistError, "TCPStore: pipe2: ", std::strerror(errno));
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~Server() {
+    (void)!::write(wake_[1], "x", 1);
+    thread_.join();
+    for (auto& c : clients_) ::close(c.fd);
+    ::close(listen_fd_);
+    ::close(wake_[0]);
+    ::close(wake_[1]);
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  struct Client {
+    int fd = -1;
+    Bytes in;
+    bool authenticated = false;
+    bool waiting = false;
+    std::vector<std::string> wait_keys;
+    bool closed = false;
+  };
+
+  void loop() {
+    for (;;) {
+      std::vector<pollfd> fds{{wake_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+      for (auto& c : clients_) fds.push_back({c.fd, POLLIN, 0});
+      if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+      if (fds[0].revents) return;
+      if (fds[1].revents & POLLIN) {
+        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd >= 0) {
+          int one = 1;
+          ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+          Client c;
+          c.fd = fd;
+          c.authenticated = token_.empty();
+          clients_.push_back(std::move(c));
+        }
+      }
+      for (size_t i = 0; i + 2 < fds.size(); ++i)
+        if (fds[i + 2].revents) receive(clients_[i]);
+      for (auto& c : clients_)
+        if (c.closed) ::close(c.fd);
+      clients_.erase(std::remove_if(clients_.begin(), clients_.end(), [](const Client& c) { return c.closed; }),
+                     clients_.end());
+    }
+  }
+
+  void receive(Client& c) {
+    uint8_t buf[65536];
+    ssize_t n = ::recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+      c.closed = true;
+      return;
+    }
+    if (n < 0) return;
+    c.in.insert(c.in.end(), buf, buf + n);
+    size_t pos = 0;
+    while (!c.closed && c.in.size() - pos >= 4) {
+      uint32_t len;
+      std::memcpy(&len, c.in.data() + pos, 4);
+      if (len == 0 || len > kMaxFrameBytes) {
+        reject(c, "frame length " + std::to_string(len) + " is outside [1, " + std::to_string(kMaxFrameBytes) + "]");
+        break;
+      }
+      if (c.in.size() - pos - 4 < len) break;
+      try {
+        handle(c, Reader(c.in.data() + pos + 4, len));
+      } catch (const ProtocolError& e) {
+        reject(c, std::string("malformed frame: ") + e.what());
+      }
+      pos += 4 + static_cast<size_t>(len);
+    }
+    if (!c.closed) c.in.erase(c.in.begin(), c.in.begin() + static_cast<std::ptrdiff_t>(pos));
+  }
+
+  void reject(Client& c, const std::string& why) {
+    send_all(c.fd, error_reply("TCPStore server: " + why + "; closing the connection"));
+    c.closed = true;
+  }
+
+  void respond(Client& c, const Bytes& frame) {
+    if (!send_all(c.fd, frame)) c.closed = true;
+  }
+
+  bool has_all(const std::vector<std::string>& keys) const {
+    return std::all_of(keys.begin(), keys.end(), [&](const auto& k) { return data_.count(k) > 0; });
+  }
+
+  // After a change: wake the clients whose keys are all there now.
+  void notify_waiters() {
+    for (auto& w : clients_)
+      if (w.waiting && !w.closed && has_all(w.wait_keys)) {
+        w.waiting = false;
+        respond(w, reply(Status::kReady));
+      }
+  }
+
+  void handle(Client& c, Reader r) {
+    auto op = static_cast<Op>(r.u8());
+    if (!c.authenticated) {
+      if (op != Op::kAuth) return reject(c, "this server needs a token first (BRASA_STORE_TOKEN)");
+      std::string token = r.str();
+      r.done();
+      if (token != token_) return reject(c, "wrong token");
+      c.authenticated = true;
+      return respond(c, reply(Status::kOk));
+    }
+    Writer ok(static_cast<uint8_t>(Status::kOk));
+    switch (op) {
+      case Op::kAuth: {  // no token needed: accept any
+        r.str();
+        r.done();
+        return respond(c, ok.finish());
+      }
+      case Op::kSet: {
+        std::string key = r.str();
+        Bytes value = r.bytes();
+        r.done();
+        data_[key] = std::move(value);
+        respond(c, ok.finish());
+        return notify_waiters();
+      }
+      case Op::kGet: {
+        std::string key = r.str();
+        r.done();
+        auto it = data_.find(key);
+        if (it == data_.end()) return respond(c, error_reply("key '" + key + "' is not set"));
+        return respond(c, ok.bytes(it->second).finish());
+      }
+      case Op::kAdd: {
+        std::string key = r.str();
+        auto delta = static_cast<int64_t>(r.u64());
+        r.done();
+        auto it = data_.find(key);
+        int64_t value = delta;
+        if (it != data_.end()) {
+          try {
+            value += detail::parse_counter("TCPStore", key, it->second);
+          } catch (const brasa::Error& e) {
+            return respond(c, error_reply(e.message()));
+          }
+        }
+        data_[key] = detail::format_counter(value);
+        respond(c, ok.u64(static_cast<uint64_t>(value)).finish());
+        return notify_waiters();
+      }
+      case Op::kCompareSet: {
+        std::string key = r.str();
+        Bytes expected = r.bytes(), desired = r.bytes();
+        r.done();
+        auto it = data_.find(key);
+        bool replace = false;
+        Bytes result =
+            detail::compare_set_result(it == data_.end() ? nullptr : &it->second, expected, desired, &replace);
+        if (replace) data_[key] = desired;
+        respond(c, ok.bytes(result).finish());
+        if (replace) notify_waiters();
+        return;
+      }
+      case Op::kCheck: {
+        auto keys = r.keys();
+        r.done();
+        return respond(c, ok.u32(has_all(keys) ? 1 : 0).finish());
+      }
+      case Op::kDelete: {
+        std::string key = r.str();
+        r.done();
+        return respond(c, ok.u32(data_.erase(key) ? 1 : 0).finish());
+      }
+      case Op::kNumKeys: {
+        r.done();
+        uint64_t n = static_cast<uint64_t>(std::count_if(
+            data_.begin(), data_.end(), [](const auto& kv) { return kv.first.rfind(kInternalPrefix, 0) != 0; }));
+        return respond(c, ok.u64(n).finish());
+      }
+      case Op::kWait: {
+        auto keys = r.keys();
+        r.done();
+        if (has_all(keys)) return respond(c, reply(Status::kReady));
+        c.waiting = true;
+        c.wait_keys = std::move(keys);
+        return;
+      }
+      case Op::kCancelWait: {
+        r.done();
+        c.waiting = false;
+        return respond(c, reply(Status::kCanceled));
+      }
+      case Op::kAppend: {
+        std::string key = r.str();
+        Bytes value = r.bytes();
+        r.done();
+        Bytes& v = data_[key];
+        v.insert(v.end(), value.begin(), value.end());
+        respond(c, ok.finish());
+        return notify_waiters();
+      }
+      case Op::kMultiGet: {
+        auto keys = r.keys();
+        r.done();
+        for (const auto& k : keys)
+          if (!data_.count(k)) return respond(c, error_reply("key '" + k + "' is not set"));
+        ok.u32(static_cast<uint32_t>(keys.size()));
+        for (const auto& k : keys) ok.bytes(data_[k]);
+        return respond(c, ok.finish());
+      }
+      case Op::kMultiSet: {
+        auto keys = r.keys();
+        std::vector<Bytes> values;
+        for (size_t i = 0; i < keys.size(); ++i) values.push_back(r.bytes());
+        r.done();
+        for (size_t i = 0; i < keys.size(); ++i) data_[keys[i]] = std::move(values[i]);
+        respond(c, ok.finish());
+        return notify_waiters();
+      }
+    }
+    reject(c, "unknown operation " + std::to_string(static_cast<int>(op)));
+  }
+
+  std::string token_;
+  int listen_fd_ = -1;
+  uint16_t port_ = 0;
+  int wake_[2] = {-1, -1};
+  std::vector<Client> clients_;
+  std::map<std::string, Bytes> data_;
+  std::thread thread_;
+};
+
+// ---- the client ----
+
+struct TCPStore::Reply {
+  Status status;
+  Bytes frame;  // the whole frame after its length
+  Reader reader() const {
+    Reader r(frame.data(), frame.size());
+    r.u8();
+    return r;
+  }
+};
+
+TCPStore::TCPStore(std::string host, const TCPStoreOptions& options)
+    : Store(options.timeout), host_(std::move(host)), port_(options.port) {
+  const std::string token = token_from(options);
+  if (options.isServer) {
+    server_ = std::make_unique<Server>(options.port, token);
+    port_ = server_->port();
+  }
+  BRASA_CHECK(port_ != 0, "TCPStore: a client needs the server's port (got port 0)");
+  connect_client(options.timeout);
+  if (!token.empty()) {
+    Reply r = request(Writer(static_cast<uint8_t>(Op::kAuth)).str(token).finish(), "connect");
+    (void)r;
+  }
+  if (options.numWorkers) {
+    add(kWorkersKey, 1);
+    if (server_ && options.waitWorkers) wait_for_workers(*options.numWorkers);
+  }
+}
+
+TCPStore::TCPStore(const std::string& host, uint16_t port, std::optional<int> num_workers, bool is_server,
+                   std::chrono::milliseconds timeout, bool wait_workers)
+    : TCPStore(host, [&] {
+        TCPStoreOptions o;
+        o.port = port;
+        o.isServer = is_server;
+        if (num_workers && *num_workers > 0) o.numWorkers = static_cast<size_t>(*num_workers);
+        o.timeout = timeout;
+        o.waitWorkers = wait_workers;
+        return o;
+      }()) {}
+
+TCPStore::~TCPStore() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string TCPStore::where() const { return host_ + ":" + std::to_string(port_); }
+
+void TCPStore::connect_client(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string last_error;
+  auto pause = std::chrono::milliseconds(10);
+  for (;;) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    int rc = ::getaddrinfo(host_.c_str(), std::to_string(port_).c_str(), &hints, &found);
+    if (rc != 0) {
+      last_error = std::string("cannot resolve host: ") + ::gai_strerror(rc);
+    } else {
+      for (addrinfo* a = found; a && fd_ < 0; a = a->ai_next) {
+        int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) continue;
+        if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+          int one = 1;
+          ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+          fd_ = fd;
+        } else {
+          last_error = std::strerror(errno);
+          ::close(fd);
+        }
+      }
+      ::freeaddrinfo(found);
+    }
+    if (fd_ >= 0) return;
+    if (timeout != kNoTimeout && std::chrono::steady_clock::now() >= deadline)
+      BRASA_DIST_THROW(DistTimeoutError, "TCPStore: cannot connect to the server at ", where(), " within ",
+                       timeout.count(), " ms (", last_error, "); is rank 0 running and is MASTER_PORT right?");
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(500));
+  }
+}
+
+TCPStore::Reply TCPStore::read_reply(std::chrono::steady_clock::time_point deadline, const char* op) {
+  auto read_exact = [&](uint8_t* p, size_t n) {
+    while (n > 0) {
+      int wait_ms = -1;
+      if (timeout_ != kNoTimeout) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0)
+          BRASA_DIST_THROW(DistTimeoutError, "TCPStore.", op, ": no reply from the server at ", where(), " within ",
+                           timeout_.count(), " ms");
+        wait_ms = static_cast<int>(std::min<int64_t>(left.count() + 1, 1 << 30));
+      }
+      pollfd p_fd{fd_, POLLIN, 0};
+      int rc = ::poll(&p_fd, 1, wait_ms);
+      if (rc < 0 && errno == EINTR) continue;
+      if (rc == 0) continue;  // the deadline check above ends it
+      ssize_t got = ::recv(fd_, p, n, 0);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0)
+        BRASA_DIST_THROW(DistNetworkError, "TCPStore.", op, ": lost the connection to the server at ", where(),
+                         " (did rank 0 exit?)");
+      p += got;
+      n -= static_cast<size_t>(got);
+    }
+  };
+  uint32_t len = 0;
+  read_exact(reinterpret_cast<uint8_t*>(&len), 4);
+  if (len == 0 || len > kMaxFrameBytes)
+    BRASA_DIST_THROW(DistNetworkError, "TCPStore.", op, ": malformed reply from ", where());
+  Reply r;
+  r.frame.resize(len);
+  read_exact(r.frame.data(), len);
+  r.status = static_cast<Status>(r.frame[0]);
+  if (r.status == Status::kError) {
+    std::string message = r.reader().str();
+    BRASA_DIST_THROW(DistError, "TCPStore.", op, ": ", message);
+  }
+  return r;
+}
+
+TCPStore::Reply TCPStore::request(const Bytes& frame, const char* op) {
+  if (fd_ < 0) BRASA_DIST_THROW(DistNetworkError, "TCPStore.", op, ": not connected to ", where());
+  if (!send_all(fd_, frame))
+    BRASA_DIST_THROW(DistNetworkError, "TCPStore.", op, ": lost the connection to the server at ", where(),
+                     " (did rank 0 exit?)");
+  return read_reply(std::chrono::steady_clock::now() + timeout_, op);
+}
+
+void TCPStore::wait_for_workers(size_t num_workers) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  for (;;) {
+    int64_t joined = add(kWorkersKey, 0);
+    if (joined >= static_cast<int64_t>(num_workers)) return;
+    if (timeout_ != kNoTimeout && std::chrono::steady_clock::now() >= deadline)
+      BRASA_DIST_THROW(DistTimeoutError, "TCPStore: only ", joined, " of ", num_workers,
+                       " workers connected to ", where(), " within ", timeout_.count(), " ms");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+void TCPStore::set(const std::string& key, const Bytes& value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  request(Writer(static_cast<uint8_t>(Op::kSet)).str(key).bytes(value).finish(), "set");
+}
+
+Bytes TCPStore::get(const std::string& key) {
+  wait({key}, timeout_);
+  std::lock_guard<std::mutex> lock(mu_);
+  return request(Writer(static_cast<uint8_t>(Op::kGet)).str(key).finish(), "get").reader().bytes();
+}
+
+int64_t TCPStore::add(const std::string& key, int64_t delta) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Reply r = request(Writer(static_cast<uint8_t>(Op::kAdd)).str(key).u64(static_cast<uint64_t>(delta)).finish(), "add");
+  return static_cast<int64_t>(r.reader().u64());
+}
+
+Bytes TCPStore::compare_set(const std::string& key, const Bytes& expected, const Bytes& desired) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return request(Writer(static_cast<uint8_t>(Op::kCompareSet)).str(key).bytes(expected).bytes(desired).finish(),
+                 "compare_set")
+      .reader()
+      .bytes();
+}
+
+bool TCPStore::check(const std::vector<std::string>& keys) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return request(Writer(static_cast<uint8_t>(Op::kCheck)).keys(keys).finish(), "check").reader().u32() != 0;
+}
+
+bool TCPStore::delete_key(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return request(Writer(static_cast<uint8_t>(Op::kDelete)).str(key).finish(), "delete_key").reader().u32() != 0;
+}
+
+int64_t TCPStore::num_keys() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(
+      request(Writer(static_cast<uint8_t>(Op::kNumKeys)).finish(), "num_keys").reader().u64());
+}
+
+void TCPStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!send_all(fd_, Writer(static_cast<uint8_t>(Op::kWait)).keys(keys).finish()))
+      BRASA_DIST_THROW(DistNetworkError, "TCPStore.wait: lost the connection to the server at ", where());
+    const auto saved = timeout_;
+    timeout_ = timeout;  // read_reply's deadline messages use it
+    try {
+      read_reply(std::chrono::steady_clock::now() + timeout, "wait");
+      timeout_ = saved;
+      return;
+    } catch (const DistTimeoutError&) {
+      timeout_ = saved;
+    } catch (...) {
+      timeout_ = saved;
+      throw;
+    }
+    // Timed out: withdraw the wait. A READY sent meanwhile comes before the
+    // CANCELED and is dropped.
+    if (!send_all(fd_, Writer(static_cast<uint8_t>(Op::kCancelWait)).finish()))
+      BRASA_DIST_THROW(DistNetworkError, "TCPStore.wait: lost the connection to the server at ", where());
+    const auto until = std::chrono::steady_clock::now() + std::max(timeout_, std::chrono::milliseconds(10000));
+    while (read_reply(until, "wait").status != Status::kCanceled) {
+    }
+  }
+  std::vector<std::string> missing;
+  for (const auto& k : keys)
+    if (!check({k})) missing.push_back(k);
+  if (missing.empty()) return;  // they arrived just as the wait was withdrawn
+  BRASA_DIST_THROW(DistTimeoutError, "TCPStore.wait: timed out after ", timeout.count(), " ms waiting for key(s) ",
+                   detail::quote_keys(missing), " at ", where());
+}
+
+void TCPStore::append(const std::string& key, const Bytes& value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  request(Writer(static_cast<uint8_t>(Op::kAppend)).str(key).bytes(value).finish(), "append");
+}
+
+std::vector<Bytes> TCPStore::multi_get(const std::vector<std::string>& keys) {
+  wait(keys, timeout_);
+  std::lock_guard<std::mutex> lock(mu_);
+  Reply r = request(Writer(static_cast<uint8_t>(Op::kMultiGet)).keys(keys).finish(), "multi_get");
+  Reader rd = r.reader();
+  uint32_t n = rd.u32();
+  std::vector<Bytes> values;
+  for (uint32_t i = 0; i < n; ++i) values.push_back(rd.bytes());
+  return values;
+}
+
+void TCPStore::multi_set(const std::vector<std::string>& keys, const std::vector<Bytes>& values) {
+  BRASA_CHECK(keys.size() == values.size(), "TCPStore.multi_set: ", keys.size(), " keys but ", values.size(),
+              " values");
+  std::lock_guard<std::mutex> lock(mu_);
+  Writer w(static_cast<uint8_t>(Op::kMultiSet));
+  w.keys(keys);
+  for (const auto& v : values) w.bytes(v);
+  request(w.finish(), "multi_set");
+}
+
+}  // namespace brasa::distributed
