@@ -1,0 +1,428 @@
+// ProcessGroupMPI under mpirun (-np 2 and -np 4): every rank runs the same
+// tests in the same order. Inputs are rank + 1, so the expected results are
+// known in closed form: SUM n(n+1)/2, PRODUCT n!, MIN 1, MAX n, AVG (n+1)/2.
+
+#include <brasa/comm/mpi/process_group_mpi.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "../../core/test_util.h"
+
+namespace brasa::distributed {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::values;
+
+std::shared_ptr<ProcessGroupMPI> world() {
+  static std::shared_ptr<ProcessGroupMPI> pg = [] {
+    ProcessGroupMPI::Options o;
+    o.timeout = 30s;
+    return ProcessGroupMPI::create({}, o);
+  }();
+  return pg;
+}
+
+int R() { return world()->rank(); }
+int N() { return world()->size(); }
+
+const std::vector<ScalarType> kAllTypes = {kFloat, kDouble, kHalf, kBFloat16, kLong, kInt, kShort, kChar, kByte, kBool};
+const std::vector<ReduceOp> kAllOps = {ReduceOp::SUM, ReduceOp::AVG,  ReduceOp::PRODUCT, ReduceOp::MIN,
+                                       ReduceOp::MAX, ReduceOp::BAND, ReduceOp::BOR,     ReduceOp::BXOR};
+
+bool valid(ReduceOp op, ScalarType t) {
+  bool bitwise = op == ReduceOp::BAND || op == ReduceOp::BOR || op == ReduceOp::BXOR;
+  if (bitwise && isFloatingType(t)) return false;
+  if (op == ReduceOp::AVG && !isFloatingType(t)) return false;
+  return true;
+}
+
+// This rank's input value and the reduction of all ranks' inputs.
+double input_value(ScalarType t, int rank) { return t == kBool ? (rank % 2 == 0) : rank + 1; }
+
+double expected(ReduceOp op, ScalarType t, int n) {
+  double sum = 0, prod = 1, mn = 1e9, mx = -1e9;
+  int64_t band = ~0LL, bor = 0, bxor = 0;
+  for (int r = 0; r < n; ++r) {
+    double v = input_value(t, r);
+    sum += v;
+    prod *= v;
+    mn = std::min(mn, v);
+    mx = std::max(mx, v);
+    band &= static_cast<int64_t>(v);
+    bor |= static_cast<int64_t>(v);
+    bxor ^= static_cast<int64_t>(v);
+  }
+  if (t == kBool) {  // SUM/MAX: any; PRODUCT/MIN: all
+    if (op == ReduceOp::SUM) return sum > 0;
+    if (op == ReduceOp::PRODUCT) return prod != 0;
+  }
+  switch (op) {
+    case ReduceOp::SUM: return sum;
+    case ReduceOp::AVG: return sum / n;
+    case ReduceOp::PRODUCT: return prod;
+    case ReduceOp::MIN: return mn;
+    case ReduceOp::MAX: return mx;
+    case ReduceOp::BAND: return static_cast<double>(band);
+    case ReduceOp::BOR: return static_cast<double>(bor);
+    case ReduceOp::BXOR: return static_cast<double>(bxor);
+  }
+  return 0;
+}
+
+Tensor filled(std::vector<int64_t> shape, ScalarType t, double v) { return full(shape, v, TensorOptions().dtype(t)); }
+
+void expect_all(const Tensor& t, double v, const std::string& what) {
+  for (double x : values(t)) {
+    ASSERT_DOUBLE_EQ(x, v) << what;
+  }
+}
+
+TEST(ProcessGroupMPI, AllreduceEveryDtypeAndOp) {
+  auto pg = world();
+  for (ScalarType t : kAllTypes)
+    for (ReduceOp op : kAllOps) {
+      if (!valid(op, t)) continue;
+      std::vector<Tensor> ts{filled({3, 5}, t, input_value(t, R()))};
+      AllreduceOptions o;
+      o.reduceOp = op;
+      pg->allreduce(ts, o)->wait();
+      expect_all(ts[0], expected(op, t, N()), std::string(toString(t)) + " " + to_string(op));
+    }
+}
+
+TEST(ProcessGroupMPI, InvalidReduceOpsAreRejected) {
+  std::vector<Tensor> f{filled({2}, kFloat, 1)};
+  AllreduceOptions o;
+  o.reduceOp = ReduceOp::BAND;
+  EXPECT_ERROR("mpi.allreduce: ReduceOp BAND needs an integer or bool tensor, got Float", world()->allreduce(f, o));
+  std::vector<Tensor> i{filled({2}, kLong, 1)};
+  o.reduceOp = ReduceOp::AVG;
+  EXPECT_ERROR("mpi.allreduce: ReduceOp AVG needs a floating-point tensor, got Long", world()->allreduce(i, o));
+}
+
+TEST(ProcessGroupMPI, BroadcastAndReduceFromEveryRoot) {
+  auto pg = world();
+  for (int root = 0; root < N(); ++root)
+    for (ScalarType t : {kFloat, kLong, kHalf, kBool}) {
+      std::vector<Tensor> ts{filled({4}, t, R() == root ? 1 : 0)};
+      BroadcastOptions b;
+      b.rootRank = root;
+      pg->broadcast(ts, b)->wait();
+      expect_all(ts[0], 1, "broadcast");
+
+      std::vector<Tensor> rs{filled({4}, t, input_value(t, R()))};
+      ReduceOptions o;
+      o.rootRank = root;
+      o.reduceOp = ReduceOp::MAX;
+      pg->reduce(rs, o)->wait();
+      if (R() == root) expect_all(rs[0], expected(ReduceOp::MAX, t, N()), "reduce at root");
+    }
+}
+
+TEST(ProcessGroupMPI, GatherFamily) {
+  auto pg = world();
+  const int n = N();
+  // allgather into a list
+  std::vector<Tensor> in{filled({2, 3}, kFloat, R() + 1)};
+  std::vector<std::vector<Tensor>> out(1);
+  for (int r = 0; r < n; ++r) out[0].push_back(filled({2, 3}, kFloat, -1));
+  pg->allgather(out, in)->wait();
+  for (int r = 0; r < n; ++r) expect_all(out[0][r], r + 1, "allgather");
+  // allgather into one tensor
+  Tensor flat = filled({n * 2}, kInt, -1);
+  Tensor mine = filled({2}, kInt, R() + 1);
+  pg->allgather_into_tensor(flat, mine)->wait();
+  for (int r = 0; r < n; ++r) expect_all(flat.narrow(0, 2 * r, 2), r + 1, "allgather_into_tensor");
+  // gather and scatter, every root
+  for (int root = 0; root < n; ++root) {
+    std::vector<std::vector<Tensor>> g;
+    if (R() == root) {
+      g.resize(1);
+      for (int r = 0; r < n; ++r) g[0].push_back(filled({3}, kDouble, -1));
+    }
+    std::vector<Tensor> gin{filled({3}, kDouble, R() * 10)};
+    GatherOptions go;
+    go.rootRank = root;
+    pg->gather(g, gin, go)->wait();
+    if (R() == root)
+      for (int r = 0; r < n; ++r) expect_all(g[0][r], r * 10, "gather");
+
+    std::vector<std::vector<Tensor>> s;
+    if (R() == root) {
+      s.resize(1);
+      for (int r = 0; r < n; ++r) s[0].push_back(filled({2}, kLong, 100 + r));
+    }
+    std::vector<Tensor> sout{filled({2}, kLong, -1)};
+    ScatterOptions so;
+    so.rootRank = root;
+    pg->scatter(sout, s, so)->wait();
+    expect_all(sout[0], 100 + R(), "scatter");
+  }
+}
+
+TEST(ProcessGroupMPI, ReduceScatterAndAlltoall) {
+  auto pg = world();
+  const int n = N();
+  // reduce_scatter: block r of every rank's input is r + rank; rank r gets sum over ranks.
+  std::vector<std::vector<Tensor>> in(1);
+  for (int r = 0; r < n; ++r) in[0].push_back(filled({3}, kFloat, r + R()));
+  std::vector<Tensor> out{filled({3}, kFloat, -1)};
+  pg->reduce_scatter(out, in)->wait();
+  expect_all(out[0], n * R() + n * (n - 1) / 2.0, "reduce_scatter");
+
+  Tensor big = arange(n * 2, TensorOptions().dtype(kFloat));  // same on every rank
+  Tensor part = filled({2}, kFloat, -1);
+  ReduceScatterOptions avg;
+  avg.reduceOp = ReduceOp::AVG;
+  pg->reduce_scatter_tensor(part, big, avg)->wait();
+  EXPECT_EQ(values(part), (std::vector<double>{2.0 * R(), 2.0 * R() + 1}));
+
+  // alltoall_base with equal splits: block r holds 100 * rank + r.
+  Tensor src = empty({n, 2}, TensorOptions().dtype(kLong));
+  for (int r = 0; r < n; ++r) src[r].fill_(100 * R() + r);
+  Tensor dst = filled({n, 2}, kLong, -1);
+  std::vector<int64_t> none;
+  pg->alltoall_base(dst, src, none, none)->wait();
+  for (int r = 0; r < n; ++r) expect_all(dst[r], 100 * r + R(), "alltoall_base");
+
+  // uneven splits: rank s sends s + 1 rows to every rank.
+  std::vector<int64_t> in_splits(n, R() + 1), out_splits;
+  for (int r = 0; r < n; ++r) out_splits.push_back(r + 1);
+  Tensor usrc = filled({n * (R() + 1)}, kInt, R());
+  Tensor udst = filled({n * (n + 1) / 2}, kInt, -1);
+  pg->alltoall_base(udst, usrc, out_splits, in_splits)->wait();
+  int64_t off = 0;
+  for (int r = 0; r < n; ++r) {
+    expect_all(udst.narrow(0, off, r + 1), r, "uneven alltoall_base");
+    off += r + 1;
+  }
+
+  // alltoall of lists
+  std::vector<Tensor> ins, outs;
+  for (int r = 0; r < n; ++r) {
+    ins.push_back(filled({r + 1}, kDouble, R() * 1000 + r));
+    outs.push_back(filled({R() + 1}, kDouble, -1));
+  }
+  pg->alltoall(outs, ins)->wait();
+  for (int r = 0; r < n; ++r) expect_all(outs[r], r * 1000 + R(), "alltoall");
+  pg->barrier()->wait();
+}
+
+TEST(ProcessGroupMPI, SendRecvAndAnySource) {
+  auto pg = world();
+  const int n = N();
+  std::vector<Tensor> out{filled({5}, kFloat, R())}, in{filled({5}, kFloat, -1)};
+  auto s = pg->send(out, (R() + 1) % n, 7);
+  auto r = pg->recv(in, (R() + n - 1) % n, 7);
+  r->wait();
+  s->wait();
+  expect_all(in[0], (R() + n - 1) % n, "ring recv");
+  EXPECT_EQ(r->source_rank(), (R() + n - 1) % n);
+
+  if (R() == 0) {
+    std::vector<bool> seen(n, false);
+    for (int k = 1; k < n; ++k) {
+      std::vector<Tensor> t{filled({1}, kLong, -1)};
+      auto w = pg->recv_anysource(t, 3);
+      w->wait();
+      int src = w->source_rank();
+      ASSERT_GT(src, 0);
+      EXPECT_EQ(values(t[0])[0], src * 11);
+      seen[src] = true;
+    }
+    for (int k = 1; k < n; ++k) EXPECT_TRUE(seen[k]);
+  } else {
+    std::vector<Tensor> t{filled({1}, kLong, R() * 11)};
+    pg->send(t, 0, 3)->wait();
+  }
+  pg->barrier()->wait();
+}
+
+TEST(ProcessGroupMPI, NonContiguousAndEmptyTensors) {
+  auto pg = world();
+  Tensor base = filled({4, 6}, kFloat, 0);
+  base.copy_(arange(24, TensorOptions().dtype(kFloat)).reshape({4, 6}));
+  Tensor view = base.t();  // non-contiguous
+  ASSERT_FALSE(view.is_contiguous());
+  std::vector<Tensor> ts{view};
+  pg->allreduce(ts)->wait();
+  auto v = values(base);
+  for (int i = 0; i < 24; ++i) ASSERT_EQ(v[i], i * N());
+
+  Tensor slice = filled({3, 4}, kLong, R()).select(1, 2);  // a strided column
+  std::vector<Tensor> bs{slice};
+  pg->broadcast(bs)->wait();
+  expect_all(slice, 0, "broadcast into a column");
+
+  std::vector<Tensor> empty_t{empty({0}, TensorOptions().dtype(kFloat))};
+  pg->allreduce(empty_t)->wait();
+  EXPECT_EQ(empty_t[0].numel(), 0);
+  std::vector<std::vector<Tensor>> eo(1);
+  for (int r = 0; r < N(); ++r) eo[0].push_back(empty({0}, TensorOptions().dtype(kFloat)));
+  pg->allgather(eo, empty_t)->wait();
+}
+
+TEST(ProcessGroupMPI, AllreduceCoalesced) {
+  std::vector<Tensor> ts{filled({2, 2}, kFloat, R() + 1), filled({3}, kFloat, 2 * (R() + 1)),
+                         filled({4, 6}, kFloat, 1).t()};
+  AllreduceCoalescedOptions o;
+  o.reduceOp = ReduceOp::AVG;
+  world()->allreduce_coalesced(ts, o)->wait();
+  expect_all(ts[0], (N() + 1) / 2.0, "coalesced 0");
+  expect_all(ts[1], N() + 1.0, "coalesced 1");
+  expect_all(ts[2], 1, "coalesced 2");
+  std::vector<Tensor> mixed{filled({2}, kFloat, 1), filled({2}, kLong, 1)};
+  EXPECT_ERROR("all tensors must have one dtype; tensors[0] is Float but tensors[1] is Long",
+               world()->allreduce_coalesced(mixed));
+}
+
+TEST(ProcessGroupMPI, ThousandAsyncOpsInFlight) {
+  auto pg = world();
+  std::vector<std::vector<Tensor>> bufs;
+  std::vector<std::shared_ptr<Work>> works;
+  for (int i = 0; i < 1000; ++i) {
+    bufs.push_back({filled({16}, kFloat, i + R())});
+    works.push_back(pg->allreduce(bufs.back()));
+  }
+  for (auto& w : works) w->wait();
+  const int n = N();
+  for (int i = 0; i < 1000; ++i) expect_all(bufs[i][0], n * i + n * (n - 1) / 2.0, "op " + std::to_string(i));
+  for (auto& w : works) EXPECT_TRUE(w->is_success());
+}
+
+TEST(ProcessGroupMPI, SeveralGroupsAtOnce) {
+  // Every process joins the creation of each group (as in c10d).
+  std::vector<int> evens;
+  for (int r = 0; r < N(); r += 2) evens.push_back(r);
+  ProcessGroupMPI::Options o;
+  o.timeout = 30s;
+  auto even_group = ProcessGroupMPI::create(evens, o);
+  auto all_group = ProcessGroupMPI::create({}, o);
+  ASSERT_NE(all_group, nullptr);
+  EXPECT_EQ(even_group != nullptr, R() % 2 == 0);
+  // Both used at the same time from two threads.
+  Tensor a = filled({64}, kLong, 1), b = filled({64}, kLong, R());
+  std::thread t1([&] {
+    for (int i = 0; i < 50; ++i) {
+      std::vector<Tensor> ts{filled({64}, kLong, 1)};
+      all_group->allreduce(ts)->wait();
+      if (i == 49) a = ts[0];
+    }
+  });
+  if (even_group) {
+    EXPECT_EQ(even_group->size(), static_cast<int>(evens.size()));
+    EXPECT_EQ(even_group->rank(), R() / 2);
+    for (int i = 0; i < 50; ++i) {
+      std::vector<Tensor> ts{filled({64}, kLong, R())};
+      even_group->allreduce(ts)->wait();
+      if (i == 49) b = ts[0];
+    }
+  }
+  t1.join();
+  expect_all(a, N(), "all group");
+  if (even_group) {
+    double sum = 0;
+    for (int r : evens) sum += r;
+    expect_all(b, sum, "even group");
+  }
+  all_group->barrier()->wait();
+}
+
+TEST(ProcessGroupMPI, MismatchedCollectivesNameBothSides) {
+  auto pg = world();
+  std::vector<Tensor> ts{filled({8}, kFloat, 1)};
+  try {
+    if (R() == 0) {
+      pg->allreduce(ts)->wait();
+    } else {
+      pg->broadcast(ts)->wait();
+    }
+    ADD_FAILURE() << "no error";
+  } catch (const DistError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("the ranks called different collectives"), std::string::npos) << what;
+    if (R() == 0) {
+      EXPECT_NE(what.find("rank 0 called allreduce(Float, 8 elements, SUM)"), std::string::npos) << what;
+      EXPECT_NE(what.find("called broadcast(Float, 8 elements, root 0)"), std::string::npos) << what;
+    } else {
+      EXPECT_NE(what.find("called broadcast(Float, 8 elements, root 0)"), std::string::npos) << what;
+      EXPECT_NE(what.find("but rank 0 called allreduce(Float, 8 elements, SUM)"), std::string::npos) << what;
+    }
+  }
+  // Different sizes are a mismatch too.
+  std::vector<Tensor> sized{filled({R() == 0 ? 4 : 5}, kFloat, 1)};
+  EXPECT_ERROR("the ranks called different collectives", pg->allreduce(sized));
+  // Nothing was started, so the group still works.
+  pg->barrier()->wait();
+  std::vector<Tensor> ok{filled({2}, kFloat, 1)};
+  pg->allreduce(ok)->wait();
+  expect_all(ok[0], N(), "after mismatch");
+}
+
+TEST(ProcessGroupMPI, MissingRankIsNamedWhenTheTimeoutPasses) {
+  ProcessGroupMPI::Options o;
+  o.timeout = 500ms;
+  // Kept alive to the end: its unmatched messages must not meet a freed communicator.
+  static auto pg = ProcessGroupMPI::create({}, o);
+  const int last = N() - 1;
+  if (R() != last) {
+    std::vector<Tensor> ts{filled({4}, kFloat, 1)};
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      pg->allreduce(ts);
+      ADD_FAILURE() << "no timeout";
+    } catch (const DistTimeoutError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find("rank(s) " + std::to_string(last) + " did not reach it"), std::string::npos) << what;
+      EXPECT_NE(what.find("timed out after 500 ms"), std::string::npos) << what;
+    }
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_GE(waited, 0.45);
+    EXPECT_LT(waited, 10.0);
+    EXPECT_ERROR("this group can no longer be used", pg->allreduce(ts));
+  }
+  world()->barrier()->wait();
+}
+
+TEST(ProcessGroupMPI, WaitWithATimeoutReturnsControl) {
+  auto pg = world();
+  // Rank 0 waits for a message that comes 300 ms later.
+  std::vector<Tensor> t{filled({1}, kFloat, -1)};
+  if (R() == 0) {
+    auto w = pg->recv(t, N() - 1, 9);
+    EXPECT_THROW(w->wait(50ms), DistTimeoutError);
+    EXPECT_FALSE(w->is_completed());
+    w->wait();
+    EXPECT_EQ(values(t[0])[0], 42);
+  } else if (R() == N() - 1) {
+    std::this_thread::sleep_for(300ms);
+    std::vector<Tensor> s{filled({1}, kFloat, 42)};
+    pg->send(s, 0, 9)->wait();
+  }
+  pg->barrier()->wait();
+}
+
+TEST(ProcessGroupMPI, ArgumentErrors) {
+  auto pg = world();
+  std::vector<Tensor> two{filled({1}, kFloat, 1), filled({1}, kFloat, 1)};
+  EXPECT_ERROR("mpi.allreduce: expects exactly one tensor in tensors", pg->allreduce(two));
+  std::vector<Tensor> one{filled({1}, kFloat, 1)};
+  BroadcastOptions b;
+  b.rootRank = N();
+  EXPECT_ERROR("mpi.broadcast: root " + std::to_string(N()) + " is not a rank of this group", pg->broadcast(one, b));
+  std::vector<std::vector<Tensor>> short_list(1);
+  short_list[0].push_back(filled({1}, kFloat, 1));
+  if (N() > 1) EXPECT_ERROR("outputs[0] must hold one tensor per rank", pg->allgather(short_list, one));
+  std::vector<std::vector<Tensor>> wrong(1);
+  for (int r = 0; r < N(); ++r) wrong[0].push_back(filled({2}, kFloat, 1));
+  EXPECT_ERROR("outputs[0][0] has 2 elements but the input has 1", pg->allgather(wrong, one));
+  EXPECT_ERROR("mpi.send: destination -1 is not a rank of this group", pg->send(one, -1, 0));
+  Tensor odd = filled({N() * 2 + 1}, kFloat, 0), out = filled({N() * 2 + 1}, kFloat, 0);
+  std::vector<int64_t> none;
+  if (N() > 1) EXPECT_ERROR("does not split evenly over", pg->alltoall_base(out, odd, none, none));
+}
+
+}  // namespace
+}  // namespace brasa::distributed
