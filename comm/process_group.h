@@ -42,6 +42,7 @@ struct Fingerprint {
 
 class ProcessGroup {
  public:
+  using Work = distributed::Work;  // c10d::ProcessGroup::Work in older libtorch code
   static constexpr std::chrono::milliseconds kDefaultTimeout{30 * 60 * 1000};
 
   ProcessGroup(int rank, int size, std::chrono::milliseconds timeout);

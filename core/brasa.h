@@ -2,6 +2,12 @@
 // The whole public API. Lean per-part headers exist for translation units that
 // need less: <brasa/tensor/tensor.h>, <brasa/ops/...>, <brasa/serialize/...>.
 #include <brasa/autograd/autograd.h>
+#include <brasa/comm/distributed.h>
+#include <brasa/comm/mpi/process_group_mpi.h>
+#include <brasa/comm/store/file_store.h>
+#include <brasa/comm/store/hash_store.h>
+#include <brasa/comm/store/prefix_store.h>
+#include <brasa/comm/store/tcp_store.h>
 #include <brasa/data/data.h>
 #include <brasa/data/transforms.h>
 #include <brasa/nn/functional.h>

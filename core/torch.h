@@ -4,3 +4,4 @@
 #include <brasa/brasa.h>
 
 namespace torch = brasa;
+namespace c10d = brasa::distributed;

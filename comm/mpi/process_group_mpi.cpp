@@ -1,6 +1,7 @@
 #include "process_group_mpi.h"
 
 #include <brasa/comm/errors.h>
+#include <brasa/comm/staging.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/shape.h>
 #include <brasa/tensor/half.h>
@@ -19,6 +20,11 @@
 #include <thread>
 
 namespace brasa::distributed {
+
+using detail::flat_cat;
+using detail::scatter_back;
+using detail::staged;
+using detail::unstage;
 
 namespace {
 
@@ -491,28 +497,6 @@ std::shared_ptr<Work> start(ProcessGroupMPI::Impl& g, const char* op, const Fing
   }
   g.pending_cv.notify_one();
   return work;
-}
-
-// A contiguous tensor MPI can read or write for `t`, and the step that puts
-// the result back into `t` when it is a copy.
-Tensor staged(const Tensor& t) { return t.is_contiguous() ? t : t.contiguous(); }
-void unstage(const Tensor& t, const Tensor& buf) {
-  if (!t.is_contiguous()) const_cast<Tensor&>(t).copy_(buf);
-}
-
-Tensor flat_cat(const std::vector<Tensor>& tensors) {
-  std::vector<Tensor> flat;
-  flat.reserve(tensors.size());
-  for (const auto& t : tensors) flat.push_back(t.reshape({-1}));
-  return cat(flat, 0);
-}
-
-void scatter_back(const std::vector<Tensor>& targets, const Tensor& flat) {
-  int64_t off = 0;
-  for (const auto& t : targets) {
-    const_cast<Tensor&>(t).copy_(flat.narrow(0, off, t.numel()).reshape(t.sizes()));
-    off += t.numel();
-  }
 }
 
 }  // namespace

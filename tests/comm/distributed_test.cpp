@@ -1,0 +1,106 @@
+// The torch.distributed-style free functions on the backend under test
+// (BRASA_TEST_BACKEND, default mpi), and the libtorch spellings
+// (c10d::ProcessGroupMPI::createProcessGroupMPI, getRank, getSize,
+// ProcessGroup::Work) a ported libtorch program uses.
+
+#include <brasa/torch.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include <brasa/comm/store/prefix_store.h>
+
+#include "../core/test_util.h"
+#include "test_backend.h"
+
+namespace {
+
+namespace dist = brasa::distributed;
+using brasa::testing::values;
+using namespace brasa;
+
+using dist::testing::backend;
+
+// The gloo runs share the rendezvous of the other tests in this program (its
+// store holds MASTER_PORT); the mpi runs need none.
+void init() {
+  if (backend() == "mpi") return dist::init_process_group("mpi");
+  const auto& r = dist::testing::shared_rendezvous();
+  dist::init_process_group("gloo", std::make_shared<dist::PrefixStore>("dist_test", r.store), r.world_size, r.rank);
+}
+
+TEST(Distributed, FreeFunctions) {
+  ASSERT_FALSE(dist::is_initialized());
+  EXPECT_ERROR("the default process group is not initialized", dist::get_rank());
+  init();
+  ASSERT_TRUE(dist::is_initialized());
+  EXPECT_ERROR("already initialized (backend " + backend() + ")", init());
+  const int r = dist::get_rank(), n = dist::get_world_size();
+  EXPECT_EQ(dist::get_backend(), backend());
+
+  Tensor t = full({3}, r + 1.0);
+  dist::all_reduce(t);
+  EXPECT_EQ(values(t), std::vector<double>(3, n * (n + 1) / 2.0));
+
+  Tensor b = full({2}, r == n - 1 ? 5.0 : 0.0);
+  dist::broadcast(b, n - 1);
+  EXPECT_EQ(values(b), std::vector<double>(2, 5.0));
+
+  std::vector<Tensor> list;
+  for (int i = 0; i < n; ++i) list.push_back(zeros({2}));
+  Tensor mine = full({2}, r * 2.0);
+  dist::all_gather(list, mine);
+  for (int i = 0; i < n; ++i) EXPECT_EQ(values(list[i]), std::vector<double>(2, i * 2.0));
+
+  Tensor m = full({1}, r == 0 ? 1.0 : 0.0);
+  auto w = dist::all_reduce(m, dist::ReduceOp::MAX, nullptr, /*async_op=*/true);
+  w->wait();
+  EXPECT_EQ(values(m)[0], 1.0);
+
+  if (n > 1) {
+    Tensor msg = full({4}, r == 1 ? 7.0 : 0.0);
+    if (r == 1) dist::send(msg, 0, nullptr, 5);
+    if (r == 0) {
+      EXPECT_EQ(dist::recv(msg, -1, nullptr, 5), 1);
+      EXPECT_EQ(values(msg), std::vector<double>(4, 7.0));
+    }
+  }
+  dist::monitored_barrier();
+
+  // A subgroup of the even ranks; every rank takes part in creating it.
+  std::vector<int> evens;
+  for (int i = 0; i < n; i += 2) evens.push_back(i);
+  auto g = dist::new_group(evens);
+  EXPECT_EQ(g != nullptr, r % 2 == 0);
+  if (g) {
+    Tensor s = full({1}, 1.0);
+    dist::all_reduce(s, dist::ReduceOp::SUM, g);
+    EXPECT_EQ(values(s)[0], static_cast<double>(evens.size()));
+    EXPECT_EQ(dist::get_rank(g), r / 2);
+  }
+  dist::barrier();
+  dist::destroy_process_group();
+  EXPECT_FALSE(dist::is_initialized());
+}
+
+TEST(Distributed, LibtorchSpellingsCompileAndWork) {
+  if (backend() != "mpi") GTEST_SKIP() << "the libtorch example uses ProcessGroupMPI; this run tests " << backend();
+  auto pg = c10d::ProcessGroupMPI::createProcessGroupMPI();
+  const int numranks = pg->getSize();
+  const int rank = pg->getRank();
+  std::vector<torch::Tensor> tmp = {torch::ones({2, 2}) * (rank + 1)};
+  std::vector<std::shared_ptr<c10d::ProcessGroup::Work>> works;
+  works.push_back(pg->allreduce(tmp));
+  for (auto& work : works) {
+    work->wait();
+    EXPECT_TRUE(work->isSuccess());
+  }
+  EXPECT_EQ(values(tmp[0]), std::vector<double>(4, numranks * (numranks + 1) / 2.0));
+  EXPECT_EQ(pg->getBackendName(), "mpi");
+  c10d::AllreduceOptions opts;
+  opts.reduceOp = c10d::ReduceOp::MIN;
+  pg->allreduce(tmp, opts)->wait();
+  EXPECT_EQ(values(tmp[0])[0], numranks * (numranks + 1) / 2.0);
+}
+
+}  // namespace
