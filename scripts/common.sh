@@ -29,7 +29,7 @@ configure_and_build() {
   local opts=() target=()
   while [ $# -gt 0 ]; do
     case "$1" in
-      --target) target=(--target "$2"); shift 2 ;;
+      --target) target+=(--target "$2"); shift 2 ;;
       *) opts+=("$1"); shift ;;
     esac
   done

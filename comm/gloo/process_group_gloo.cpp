@@ -19,6 +19,7 @@
 #include <gloo/scatter.h>
 #include <gloo/transport/tcp/device.h>
 #include <netdb.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -228,10 +229,14 @@ struct ProcessGroupGloo::Impl {
                         mine.describe() + " but rank " + std::to_string(r) + " called " + theirs.describe();
         } catch (const DistTimeoutError&) {
           missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+        } catch (const DistNetworkError&) {
+          // The store went away while we waited for r: r did not arrive before that.
+          missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+          throw;
         }
       }
     } catch (const std::exception& e) {
-      text += "; the store is unreachable too (" + std::string(e.what()) + "): rank 0, which serves it, may be dead";
+      text += "; the store is unreachable too (" + std::string(e.what()) + "): rank 0, which serves it, may be gone";
     }
     text += mismatch;
     if (!missing.empty()) text += "; rank(s) " + missing + " did not reach it (stuck elsewhere, or dead)";
@@ -273,6 +278,10 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
 ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size, const Options& options)
     : ProcessGroup(rank, size, options.timeout), impl_(std::make_unique<Impl>()) {
   BRASA_CHECK(store != nullptr, "ProcessGroupGloo: the store is null");
+  // Gloo writes to its sockets without MSG_NOSIGNAL: a peer that died would
+  // kill this process with SIGPIPE instead of failing the operation.
+  struct sigaction current{};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) ::signal(SIGPIPE, SIG_IGN);
   impl_->store = store;
   impl_->rank = rank;
   impl_->size = size;

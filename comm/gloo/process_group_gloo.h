@@ -9,6 +9,10 @@
 // store, and the error names both sides, or the ranks that never arrived.
 // A group that failed this way refuses further work.
 //
+// Creating a group ignores SIGPIPE (when it has its default action): Gloo
+// writes to sockets without MSG_NOSIGNAL, and a dead peer must fail the
+// operation, not kill the process.
+//
 // reduce_scatter runs as an allreduce of the whole input (Gloo has no
 // reduce-scatter with the new-style options); its results are exact.
 
