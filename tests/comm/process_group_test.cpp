@@ -121,6 +121,63 @@ TEST(ProcessGroup, AllreduceEveryDtypeAndOp) {
     }
 }
 
+TEST(ProcessGroup, EveryOpEveryDtype) {
+  auto pg = world();
+  const int n = N();
+  for (ScalarType t : kAllTypes) {
+    const std::string dt = toString(t);
+    const double mine = input_value(t, R());
+    // reduce (root rotating with the op) and reduce_scatter_tensor, every valid op
+    int root = 0;
+    for (ReduceOp op : kAllOps) {
+      if (!valid(op, t)) continue;
+      std::vector<Tensor> rs{filled({3}, t, mine)};
+      ReduceOptions ro;
+      ro.reduceOp = op;
+      ro.rootRank = root;
+      pg->reduce(rs, ro)->wait();
+      if (R() == root) expect_all(rs[0], expected(op, t, n), "reduce " + dt + " " + to_string(op));
+      root = (root + 1) % n;
+
+      Tensor in = filled({n * 2}, t, mine), out = filled({2}, t, 0);
+      ReduceScatterOptions so;
+      so.reduceOp = op;
+      pg->reduce_scatter_tensor(out, in, so)->wait();
+      expect_all(out, expected(op, t, n), "reduce_scatter_tensor " + dt + " " + to_string(op));
+    }
+    // broadcast from the last rank
+    std::vector<Tensor> b{filled({5}, t, R() == n - 1 ? 1 : 0)};
+    BroadcastOptions bo;
+    bo.rootRank = n - 1;
+    pg->broadcast(b, bo)->wait();
+    expect_all(b[0], 1, "broadcast " + dt);
+    // allgather_into_tensor, gather to rank 0, scatter from rank 0, alltoall_base
+    Tensor all = filled({n * 2}, t, 0), one = filled({2}, t, mine);
+    pg->allgather_into_tensor(all, one)->wait();
+    for (int r = 0; r < n; ++r) expect_all(all.narrow(0, 2 * r, 2), input_value(t, r), "allgather " + dt);
+    std::vector<std::vector<Tensor>> g;
+    if (R() == 0) g.push_back(std::vector<Tensor>(n));
+    if (R() == 0)
+      for (auto& x : g[0]) x = filled({2}, t, 0);
+    std::vector<Tensor> gin{one};
+    pg->gather(g, gin)->wait();
+    if (R() == 0)
+      for (int r = 0; r < n; ++r) expect_all(g[0][r], input_value(t, r), "gather " + dt);
+    std::vector<std::vector<Tensor>> sc;
+    if (R() == 0) {
+      sc.push_back({});
+      for (int r = 0; r < n; ++r) sc[0].push_back(filled({2}, t, input_value(t, r)));
+    }
+    std::vector<Tensor> sout{filled({2}, t, 0)};
+    pg->scatter(sout, sc)->wait();
+    expect_all(sout[0], mine, "scatter " + dt);
+    Tensor a_in = filled({n}, t, mine), a_out = filled({n}, t, 0);
+    std::vector<int64_t> none;
+    pg->alltoall_base(a_out, a_in, none, none)->wait();
+    for (int r = 0; r < n; ++r) expect_all(a_out.narrow(0, r, 1), input_value(t, r), "alltoall_base " + dt);
+  }
+}
+
 TEST(ProcessGroup, InvalidReduceOpsAreRejected) {
   std::vector<Tensor> f{filled({2}, kFloat, 1)};
   AllreduceOptions o;
