@@ -180,6 +180,8 @@ struct ProcessGroupGloo::Impl {
 
   std::atomic<bool> broken{false};
   std::string broken_reason;  // under mu
+  bool background_collectives = false;
+  std::mutex exec_mu;  // inline collectives run one at a time
 
   void loop() {
     std::unique_lock<std::mutex> lock(mu);
@@ -283,6 +285,7 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
   struct sigaction current{};
   if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) ::signal(SIGPIPE, SIG_IGN);
   impl_->store = store;
+  impl_->background_collectives = options.background_collectives;
   impl_->rank = rank;
   impl_->size = size;
   gloo::transport::tcp::attr attr;
@@ -348,6 +351,11 @@ std::shared_ptr<Work> ProcessGroupGloo::enqueue(const char* op, const Fingerprin
       work->finish(g->diagnose(op, f, e.what(), timeout));
     }
   };
+  if (!impl_->background_collectives) {
+    std::lock_guard<std::mutex> exec(impl_->exec_mu);
+    job();
+    return work;
+  }
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->jobs.push_back(std::move(job));

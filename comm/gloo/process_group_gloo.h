@@ -1,7 +1,11 @@
 #pragma once
 // ProcessGroupGloo: the collectives over Gloo's TCP transport, connected
-// through one of our Stores. Collectives run in order on the group's worker
-// thread (Work::wait waits for them); send/recv are posted at once.
+// through one of our Stores. Collectives run in the caller's thread, one at a
+// time per group, and return completed Works (a hand-off to another thread
+// costs a scheduler wake-up per call, which on a busy machine is more than a
+// small allreduce). With Options::background_collectives they run in order
+// on the group's worker thread instead, overlapping with the caller's work.
+// send/recv are posted at once and completed by the group's p2p thread.
 //
 // Each collective's Gloo tag is derived from its fingerprint (sequence
 // number, op, dtype, size, root), so ranks that call different collectives
@@ -31,6 +35,8 @@ class ProcessGroupGloo : public ProcessGroup {
     // on the route to `peer_host` (or loopback when that is empty too).
     std::string hostname;
     std::string peer_host;  // usually MASTER_ADDR
+    // Run collectives on the group's worker thread (see above).
+    bool background_collectives = false;
   };
 
   // Connects to every other rank through `store` (collective: all ranks call it).

@@ -182,7 +182,9 @@ struct ProcessGroupMPI::Impl {
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Comm check_comm = MPI_COMM_NULL;  // fingerprints travel apart from user messages
   bool check_collectives = true;
+  bool background_collectives = false;
   int rank = 0, size = 1;
+  std::mutex exec_mu;  // collectives start one at a time
 
   std::mutex test_mu;  // a request is tested by one thread at a time
   std::atomic<bool> broken{false};
@@ -364,6 +366,7 @@ std::shared_ptr<ProcessGroupMPI> ProcessGroupMPI::create(std::vector<int> ranks,
   MPI_Comm_rank(comm, &impl->rank);
   MPI_Comm_size(comm, &impl->size);
   impl->check_collectives = options.check_collectives;
+  impl->background_collectives = options.background_collectives;
   int rank = impl->rank, size = impl->size;
   return std::shared_ptr<ProcessGroupMPI>(new ProcessGroupMPI(std::move(impl), rank, size, options));
 }
@@ -474,7 +477,7 @@ namespace {
 // thread.
 std::shared_ptr<Work> start(ProcessGroupMPI::Impl& g, const char* op, const Fingerprint* fingerprint,
                             std::chrono::milliseconds timeout,
-                            const std::function<void(std::vector<MPI_Request>&)>& launch,
+                            const std::function<void(std::vector<MPI_Request>*)>& launch,
                             std::function<void(const std::vector<MPI_Status>&)> on_done,
                             std::vector<Tensor> keep_alive, std::vector<Tensor> outputs,
                             bool record_source = false) {
@@ -483,10 +486,30 @@ std::shared_ptr<Work> start(ProcessGroupMPI::Impl& g, const char* op, const Fing
     BRASA_DIST_THROW(DistError, "ProcessGroupMPI.", op, ": this group can no longer be used: ", g.broken_reason);
   }
   const auto deadline = Clock::now() + timeout;
-  if (fingerprint) exchange_fingerprints(g, *fingerprint, op, deadline, timeout);
+  // Threads sharing the group start its collectives one at a time, so that
+  // fingerprints and operations go out in the same order.
+  std::unique_lock<std::mutex> exec(g.exec_mu, std::defer_lock);
+  if (fingerprint) {
+    exec.lock();
+    exchange_fingerprints(g, *fingerprint, op, deadline, timeout);
+  }
+  if (fingerprint && !g.background_collectives) {
+    // Every rank has arrived: the blocking call (Open MPI's tuned algorithms,
+    // much faster than its nonblocking ones) completes.
+    auto work = std::make_shared<Work>(op);
+    work->set_outputs(std::move(outputs));
+    try {
+      launch(nullptr);
+      if (on_done) on_done({});
+      work->finish();
+    } catch (...) {
+      work->finish(std::current_exception());
+    }
+    return work;
+  }
   auto work = std::make_shared<MPIWork>(op, &g, deadline,
                                         fingerprint ? fingerprint->describe() : std::string(op));
-  launch(work->requests);
+  launch(&work->requests);
   work->on_done = std::move(on_done);
   work->keep_alive = std::move(keep_alive);
   work->set_outputs(std::move(outputs));
@@ -511,9 +534,10 @@ std::shared_ptr<Work> ProcessGroupMPI::broadcast(std::vector<Tensor>& tensors, c
   const int root = static_cast<int>(opts.rootRank);
   return start(
       *impl_, "broadcast", &f, effective(opts.timeout),
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Ibcast(buf.data_ptr(), n, mpi_type(t.scalar_type()), root, comm, &r[0]), "MPI_Ibcast");
+      [&](std::vector<MPI_Request>* r) {
+        if (!r) return mpi_check(MPI_Bcast(buf.data_ptr(), n, mpi_type(t.scalar_type()), root, comm), "MPI_Bcast");
+        r->resize(1);
+        mpi_check(MPI_Ibcast(buf.data_ptr(), n, mpi_type(t.scalar_type()), root, comm, &(*r)[0]), "MPI_Ibcast");
       },
       [t, buf](const auto&) { unstage(t, buf); }, {buf}, {t});
 }
@@ -529,11 +553,10 @@ std::shared_ptr<Work> ProcessGroupMPI::allreduce(std::vector<Tensor>& tensors, c
   const int size = this->size();
   return start(
       *impl_, "allreduce", &f, effective(opts.timeout),
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Iallreduce(MPI_IN_PLACE, buf.data_ptr(), n, mpi_type(t.scalar_type()),
-                                 mpi_op(opts.reduceOp, t.scalar_type()), comm, &r[0]),
-                  "MPI_Iallreduce");
+      [&](std::vector<MPI_Request>* r) {
+        if (!r) return mpi_check(MPI_Allreduce(MPI_IN_PLACE, buf.data_ptr(), n, mpi_type(t.scalar_type()), mpi_op(opts.reduceOp, t.scalar_type()), comm), "MPI_Allreduce");
+        r->resize(1);
+        mpi_check(MPI_Iallreduce(MPI_IN_PLACE, buf.data_ptr(), n, mpi_type(t.scalar_type()), mpi_op(opts.reduceOp, t.scalar_type()), comm, &(*r)[0]), "MPI_Iallreduce");
       },
       [t, buf, avg, size](const auto&) {
         if (avg) const_cast<Tensor&>(buf).div_(size);
@@ -561,11 +584,10 @@ std::shared_ptr<Work> ProcessGroupMPI::allreduce_coalesced(std::vector<Tensor>& 
   std::vector<Tensor> targets = tensors;
   return start(
       *impl_, "allreduce_coalesced", &f, effective(opts.timeout),
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Iallreduce(MPI_IN_PLACE, flat.data_ptr(), n, mpi_type(flat.scalar_type()),
-                                 mpi_op(opts.reduceOp, flat.scalar_type()), comm, &r[0]),
-                  "MPI_Iallreduce");
+      [&](std::vector<MPI_Request>* r) {
+        if (!r) return mpi_check(MPI_Allreduce(MPI_IN_PLACE, flat.data_ptr(), n, mpi_type(flat.scalar_type()), mpi_op(opts.reduceOp, flat.scalar_type()), comm), "MPI_Allreduce");
+        r->resize(1);
+        mpi_check(MPI_Iallreduce(MPI_IN_PLACE, flat.data_ptr(), n, mpi_type(flat.scalar_type()), mpi_op(opts.reduceOp, flat.scalar_type()), comm, &(*r)[0]), "MPI_Iallreduce");
       },
       [targets, flat, avg, size](const auto&) {
         if (avg) const_cast<Tensor&>(flat).div_(size);
@@ -588,11 +610,10 @@ std::shared_ptr<Work> ProcessGroupMPI::reduce(std::vector<Tensor>& tensors, cons
   const int size = this->size();
   return start(
       *impl_, "reduce", &f, effective(opts.timeout),
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Ireduce(is_root ? MPI_IN_PLACE : buf.data_ptr(), is_root ? buf.data_ptr() : nullptr, n,
-                              mpi_type(t.scalar_type()), mpi_op(opts.reduceOp, t.scalar_type()), root, comm, &r[0]),
-                  "MPI_Ireduce");
+      [&](std::vector<MPI_Request>* r) {
+        if (!r) return mpi_check(MPI_Reduce(is_root ? MPI_IN_PLACE : buf.data_ptr(), is_root ? buf.data_ptr() : nullptr, n, mpi_type(t.scalar_type()), mpi_op(opts.reduceOp, t.scalar_type()), root, comm), "MPI_Reduce");
+        r->resize(1);
+        mpi_check(MPI_Ireduce(is_root ? MPI_IN_PLACE : buf.data_ptr(), is_root ? buf.data_ptr() : nullptr, n, mpi_type(t.scalar_type()), mpi_op(opts.reduceOp, t.scalar_type()), root, comm, &(*r)[0]), "MPI_Ireduce");
       },
       [t, buf, is_root, avg, size](const auto&) {
         if (!is_root) return;
@@ -615,9 +636,10 @@ std::shared_ptr<Work> ProcessGroupMPI::allgather(std::vector<std::vector<Tensor>
   MPI_Datatype type = mpi_type(in.scalar_type());
   return start(
       *impl_, "allgather", &f, effective(opts.timeout),
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Iallgather(in.data_ptr(), n, type, gathered.data_ptr(), n, type, comm, &r[0]), "MPI_Iallgather");
+      [&](std::vector<MPI_Request>* r) {
+        if (!r) return mpi_check(MPI_Allgather(in.data_ptr(), n, type, gathered.data_ptr(), n, type, comm), "MPI_Allgather");
+        r->resize(1);
+        mpi_check(MPI_Iallgather(in.data_ptr(), n, type, gathered.data_ptr(), n, type, comm, &(*r)[0]), "MPI_Iallgather");
       },
       [targets, gathered](const auto&) { scatter_back(targets, gathered); }, {in, gathered}, targets);
 }
@@ -639,9 +661,10 @@ std::shared_ptr<Work> ProcessGroupMPI::allgather_into_tensor(Tensor& output, Ten
   Tensor target = output;
   return start(
       *impl_, "allgather_into_tensor", &f, effective(opts.timeout),
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Iallgather(in.data_ptr(), n, type, out.data_ptr(), n, type, comm, &r[0]), "MPI_Iallgather");
+      [&](std::vector<MPI_Request>* r) {
+        if (!r) return mpi_check(MPI_Allgather(in.data_ptr(), n, type, out.data_ptr(), n, type, comm), "MPI_Allgather");
+        r->resize(1);
+        mpi_check(MPI_Iallgather(in.data_ptr(), n, type, out.data_ptr(), n, type, comm, &(*r)[0]), "MPI_Iallgather");
       },
       [target, out](const auto&) { unstage(target, out); }, {in, out}, {target});
 }
@@ -669,11 +692,10 @@ std::shared_ptr<Work> ProcessGroupMPI::gather(std::vector<std::vector<Tensor>>& 
   MPI_Datatype type = mpi_type(in.scalar_type());
   return start(
       *impl_, "gather", &f, effective(opts.timeout),
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Igather(in.data_ptr(), n, type, is_root ? gathered.data_ptr() : nullptr, is_root ? n : 0, type,
-                              root, comm, &r[0]),
-                  "MPI_Igather");
+      [&](std::vector<MPI_Request>* r) {
+        if (!r) return mpi_check(MPI_Gather(in.data_ptr(), n, type, is_root ? gathered.data_ptr() : nullptr, is_root ? n : 0, type, root, comm), "MPI_Gather");
+        r->resize(1);
+        mpi_check(MPI_Igather(in.data_ptr(), n, type, is_root ? gathered.data_ptr() : nullptr, is_root ? n : 0, type, root, comm, &(*r)[0]), "MPI_Igather");
       },
       [targets, gathered](const auto&) {
         if (gathered.defined()) scatter_back(targets, gathered);
@@ -703,11 +725,10 @@ std::shared_ptr<Work> ProcessGroupMPI::scatter(std::vector<Tensor>& outputs, std
   MPI_Datatype type = mpi_type(target.scalar_type());
   return start(
       *impl_, "scatter", &f, effective(opts.timeout),
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Iscatter(is_root ? packed.data_ptr() : nullptr, is_root ? n : 0, type, out.data_ptr(), n, type,
-                               root, comm, &r[0]),
-                  "MPI_Iscatter");
+      [&](std::vector<MPI_Request>* r) {
+        if (!r) return mpi_check(MPI_Scatter(is_root ? packed.data_ptr() : nullptr, is_root ? n : 0, type, out.data_ptr(), n, type, root, comm), "MPI_Scatter");
+        r->resize(1);
+        mpi_check(MPI_Iscatter(is_root ? packed.data_ptr() : nullptr, is_root ? n : 0, type, out.data_ptr(), n, type, root, comm, &(*r)[0]), "MPI_Iscatter");
       },
       [target, out](const auto&) { unstage(target, out); }, {out, packed.defined() ? packed : out}, {target});
 }
@@ -728,11 +749,10 @@ std::shared_ptr<Work> ProcessGroupMPI::reduce_scatter(std::vector<Tensor>& outpu
   const int size = this->size();
   return start(
       *impl_, "reduce_scatter", &f, effective(opts.timeout),
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Ireduce_scatter_block(packed.data_ptr(), out.data_ptr(), n, mpi_type(target.scalar_type()),
-                                            mpi_op(opts.reduceOp, target.scalar_type()), comm, &r[0]),
-                  "MPI_Ireduce_scatter_block");
+      [&](std::vector<MPI_Request>* r) {
+        if (!r) return mpi_check(MPI_Reduce_scatter_block(packed.data_ptr(), out.data_ptr(), n, mpi_type(target.scalar_type()), mpi_op(opts.reduceOp, target.scalar_type()), comm), "MPI_Reduce_scatter_block");
+        r->resize(1);
+        mpi_check(MPI_Ireduce_scatter_block(packed.data_ptr(), out.data_ptr(), n, mpi_type(target.scalar_type()), mpi_op(opts.reduceOp, target.scalar_type()), comm, &(*r)[0]), "MPI_Ireduce_scatter_block");
       },
       [target, out, avg, size](const auto&) {
         if (avg) const_cast<Tensor&>(out).div_(size);
@@ -758,11 +778,10 @@ std::shared_ptr<Work> ProcessGroupMPI::reduce_scatter_tensor(Tensor& output, Ten
   const int size = this->size();
   return start(
       *impl_, "reduce_scatter_tensor", &f, effective(opts.timeout),
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Ireduce_scatter_block(in.data_ptr(), out.data_ptr(), n, mpi_type(target.scalar_type()),
-                                            mpi_op(opts.reduceOp, target.scalar_type()), comm, &r[0]),
-                  "MPI_Ireduce_scatter_block");
+      [&](std::vector<MPI_Request>* r) {
+        if (!r) return mpi_check(MPI_Reduce_scatter_block(in.data_ptr(), out.data_ptr(), n, mpi_type(target.scalar_type()), mpi_op(opts.reduceOp, target.scalar_type()), comm), "MPI_Reduce_scatter_block");
+        r->resize(1);
+        mpi_check(MPI_Ireduce_scatter_block(in.data_ptr(), out.data_ptr(), n, mpi_type(target.scalar_type()), mpi_op(opts.reduceOp, target.scalar_type()), comm, &(*r)[0]), "MPI_Ireduce_scatter_block");
       },
       [target, out, avg, size](const auto&) {
         if (avg) const_cast<Tensor&>(out).div_(size);
@@ -818,11 +837,10 @@ std::shared_ptr<Work> ProcessGroupMPI::alltoall_base(Tensor& output, Tensor& inp
   MPI_Datatype type = mpi_type(src.scalar_type());
   return start(
       *impl_, "alltoall_base", &f, effective(opts.timeout),
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Ialltoallv(in.data_ptr(), send_counts.data(), send_displs.data(), type, out.data_ptr(),
-                                 recv_counts.data(), recv_displs.data(), type, comm, &r[0]),
-                  "MPI_Ialltoallv");
+      [&](std::vector<MPI_Request>* r) {
+        if (!r) return mpi_check(MPI_Alltoallv(in.data_ptr(), send_counts.data(), send_displs.data(), type, out.data_ptr(), recv_counts.data(), recv_displs.data(), type, comm), "MPI_Alltoallv");
+        r->resize(1);
+        mpi_check(MPI_Ialltoallv(in.data_ptr(), send_counts.data(), send_displs.data(), type, out.data_ptr(), recv_counts.data(), recv_displs.data(), type, comm, &(*r)[0]), "MPI_Ialltoallv");
       },
       [target, out](const auto&) { unstage(target, out); }, {in, out}, {target});
 }
@@ -857,11 +875,10 @@ std::shared_ptr<Work> ProcessGroupMPI::alltoall(std::vector<Tensor>& outputs, st
   std::vector<Tensor> targets = outputs;
   return start(
       *impl_, "alltoall", &f, effective(opts.timeout),
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Ialltoallv(packed.data_ptr(), send_counts.data(), send_displs.data(), type, received.data_ptr(),
-                                 recv_counts.data(), recv_displs.data(), type, comm, &r[0]),
-                  "MPI_Ialltoallv");
+      [&](std::vector<MPI_Request>* r) {
+        if (!r) return mpi_check(MPI_Alltoallv(packed.data_ptr(), send_counts.data(), send_displs.data(), type, received.data_ptr(), recv_counts.data(), recv_displs.data(), type, comm), "MPI_Alltoallv");
+        r->resize(1);
+        mpi_check(MPI_Ialltoallv(packed.data_ptr(), send_counts.data(), send_displs.data(), type, received.data_ptr(), recv_counts.data(), recv_displs.data(), type, comm, &(*r)[0]), "MPI_Ialltoallv");
       },
       [targets, received](const auto&) { scatter_back(targets, received); }, {packed, received}, targets);
 }
@@ -871,9 +888,10 @@ std::shared_ptr<Work> ProcessGroupMPI::barrier(const BarrierOptions& opts) {
   MPI_Comm comm = impl_->comm;
   return start(
       *impl_, "barrier", &f, effective(opts.timeout),
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Ibarrier(comm, &r[0]), "MPI_Ibarrier");
+      [&](std::vector<MPI_Request>* r) {
+        if (!r) return mpi_check(MPI_Barrier(comm), "MPI_Barrier");
+        r->resize(1);
+        mpi_check(MPI_Ibarrier(comm, &(*r)[0]), "MPI_Ibarrier");
       },
       nullptr, {}, {});
 }
@@ -887,9 +905,9 @@ std::shared_ptr<Work> ProcessGroupMPI::send(std::vector<Tensor>& tensors, int ds
   MPI_Comm comm = impl_->comm;
   return start(
       *impl_, "send", nullptr, timeout(),
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Isend(buf.data_ptr(), n, mpi_type(t.scalar_type()), dst_rank, tag, comm, &r[0]), "MPI_Isend");
+      [&](std::vector<MPI_Request>* r) {
+        r->resize(1);
+        mpi_check(MPI_Isend(buf.data_ptr(), n, mpi_type(t.scalar_type()), dst_rank, tag, comm, &(*r)[0]), "MPI_Isend");
       },
       nullptr, {buf}, {t});
 }
@@ -902,9 +920,9 @@ std::shared_ptr<Work> post_recv(ProcessGroupMPI::Impl& g, const char* op, const 
   MPI_Comm comm = g.comm;
   return start(
       g, op, nullptr, timeout,
-      [&](std::vector<MPI_Request>& r) {
-        r.resize(1);
-        mpi_check(MPI_Irecv(buf.data_ptr(), n, mpi_type(t.scalar_type()), src, tag, comm, &r[0]), "MPI_Irecv");
+      [&](std::vector<MPI_Request>* r) {
+        r->resize(1);
+        mpi_check(MPI_Irecv(buf.data_ptr(), n, mpi_type(t.scalar_type()), src, tag, comm, &(*r)[0]), "MPI_Irecv");
       },
       [t, buf](const std::vector<MPI_Status>&) { unstage(t, buf); }, {buf}, {t}, /*record_source=*/true);
 }

@@ -27,11 +27,13 @@ using testing::backend;
 
 // A group of `ranks` (all when empty) with its own timeout. Every process
 // calls it; non-members get null.
-std::shared_ptr<ProcessGroup> make_group(std::vector<int> ranks, std::chrono::milliseconds timeout) {
+std::shared_ptr<ProcessGroup> make_group(std::vector<int> ranks, std::chrono::milliseconds timeout,
+                                         bool background = false) {
   static int groups = 0;
   if (backend() == "mpi") {
     ProcessGroupMPI::Options o;
     o.timeout = timeout;
+    o.background_collectives = background;
     return ProcessGroupMPI::create(ranks, o);
   }
   const Rendezvous& rdv = testing::shared_rendezvous();
@@ -42,6 +44,7 @@ std::shared_ptr<ProcessGroup> make_group(std::vector<int> ranks, std::chrono::mi
   if (it == ranks.end()) return nullptr;
   ProcessGroupGloo::Options o;
   o.timeout = timeout;
+  o.background_collectives = background;
   o.peer_host = rdv.master_addr;
   auto store = std::make_shared<PrefixStore>("test_group_" + std::to_string(index), rdv.store);
   return std::make_shared<ProcessGroupGloo>(store, static_cast<int>(it - ranks.begin()),
@@ -376,6 +379,28 @@ TEST(ProcessGroup, ThousandAsyncOpsInFlight) {
   const int n = N();
   for (int i = 0; i < 1000; ++i) expect_all(bufs[i][0], n * i + n * (n - 1) / 2.0, "op " + std::to_string(i));
   for (auto& w : works) EXPECT_TRUE(w->is_success());
+}
+
+TEST(ProcessGroup, BackgroundCollectivesOverlapAndStayInOrder) {
+  static auto pg = make_group({}, 30s, /*background=*/true);
+  const int n = N();
+  std::vector<std::vector<Tensor>> bufs;
+  std::vector<std::shared_ptr<Work>> works;
+  for (int i = 0; i < 200; ++i) {
+    bufs.push_back({filled({64}, i % 2 ? kDouble : kHalf, i % 7 + R())});
+    AllreduceOptions o;
+    o.reduceOp = i % 3 ? ReduceOp::SUM : ReduceOp::MAX;
+    works.push_back(pg->allreduce(bufs.back(), o));
+  }
+  std::vector<Tensor> b{filled({8}, kLong, R() == 0 ? 3 : 0)};
+  works.push_back(pg->broadcast(b));
+  for (auto& w : works) w->wait();
+  for (int i = 0; i < 200; ++i) {
+    double want = i % 3 ? n * (i % 7) + n * (n - 1) / 2.0 : i % 7 + n - 1;
+    expect_all(bufs[i][0], want, "background op " + std::to_string(i));
+  }
+  expect_all(b[0], 3, "background broadcast");
+  pg->barrier()->wait();
 }
 
 TEST(ProcessGroup, SeveralGroupsAtOnce) {
