@@ -79,6 +79,26 @@ TEST(Distributed, FreeFunctions) {
     EXPECT_EQ(dist::get_rank(g), r / 2);
   }
   dist::barrier();
+
+  // monitored_barrier with a rank that stays away: rank 0 names it; the
+  // others learn that rank 0 did not release them. (gloo: store-based; mpi:
+  // its barrier names missing ranks the same way, tested in process_group_test.)
+  if (backend() != "mpi" && n > 1) {
+    if (r != n - 1) {
+      try {
+        dist::monitored_barrier(nullptr, std::chrono::milliseconds(1000), /*wait_all_ranks=*/true);
+        ADD_FAILURE() << "monitored_barrier returned without rank " << n - 1;
+      } catch (const dist::DistTimeoutError& e) {
+        const std::string what = e.what();
+        if (r == 0)
+          EXPECT_NE(what.find("rank(s) " + std::to_string(n - 1) + " did not arrive within 1000 ms"),
+                    std::string::npos) << what;
+        else
+          EXPECT_NE(what.find("was not released by rank 0"), std::string::npos) << what;
+      }
+    }
+    dist::barrier();
+  }
   dist::destroy_process_group();
   EXPECT_FALSE(dist::is_initialized());
 }
