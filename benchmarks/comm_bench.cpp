@@ -35,13 +35,17 @@ namespace {
 class GlooStore : public gloo::rendezvous::Store {
  public:
   explicit GlooStore(std::shared_ptr<dist::Store> s) : s_(std::move(s)) {}
-  void set(const std::string& k, const std::vector<char>& v) override { s_->set(k, dist::Bytes(v.begin(), v.end())); }
+  void set(const std::string& k, const std::vector<char>& v) override {
+    s_->set(k, dist::Bytes(v.begin(), v.end()));
+  }
   std::vector<char> get(const std::string& k) override {
     auto b = s_->get(k);
     return std::vector<char>(b.begin(), b.end());
   }
   void wait(const std::vector<std::string>& keys) override { s_->wait(keys); }
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& t) override { s_->wait(keys, t); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& t) override {
+    s_->wait(keys, t);
+  }
 
  private:
   std::shared_ptr<dist::Store> s_;
@@ -52,10 +56,13 @@ struct Case {
   size_t bytes;
 };
 
-int iterations(size_t bytes) { return static_cast<int>(std::clamp<size_t>((64u << 20) / bytes, 5, 2000)); }
+int iterations(size_t bytes) {
+  return static_cast<int>(std::clamp<size_t>((64u << 20) / bytes, 5, 2000));
+}
 
 // Median seconds per call of `raw` and `brasa`, repetitions interleaved.
-std::pair<double, double> measure(const std::function<void()>& raw, const std::function<void()>& brasa,
+std::pair<double, double> measure(const std::function<void()>& raw,
+                                  const std::function<void()>& brasa,
                                   const std::function<void()>& sync, int iters, int reps = 7) {
   std::vector<double> r, b;
   for (int i = 0; i < 3; ++i) {
@@ -86,14 +93,16 @@ void report(int rank, const std::string& backend, const Case& c, std::pair<doubl
   const double raw_us = t.first * 1e6, brasa_us = t.second * 1e6;
   std::printf("result %s raw %s %zu %.2f\n", backend.c_str(), c.op.c_str(), c.bytes, raw_us);
   std::printf("result %s brasa %s %zu %.2f\n", backend.c_str(), c.op.c_str(), c.bytes, brasa_us);
-  std::printf("ratio brasa/raw %s %s %s: bandwidth %.3f (brasa %.1f us, raw %.1f us, added %+.1f us)\n",
-              backend.c_str(), c.op.c_str(), human(c.bytes).c_str(), raw_us / brasa_us, brasa_us, raw_us,
-              brasa_us - raw_us);
+  std::printf(
+      "ratio brasa/raw %s %s %s: bandwidth %.3f (brasa %.1f us, raw %.1f us, added %+.1f us)\n",
+      backend.c_str(), c.op.c_str(), human(c.bytes).c_str(), raw_us / brasa_us, brasa_us, raw_us,
+      brasa_us - raw_us);
   std::fflush(stdout);
 }
 
-const std::vector<Case> kCases = {{"allreduce", 4u << 10}, {"allreduce", 64u << 10}, {"allreduce", 1u << 20},
-                                  {"allreduce", 16u << 20}, {"allreduce", 64u << 20}, {"broadcast", 16u << 20}};
+const std::vector<Case> kCases = {{"allreduce", 4u << 10},  {"allreduce", 64u << 10},
+                                  {"allreduce", 1u << 20},  {"allreduce", 16u << 20},
+                                  {"allreduce", 64u << 20}, {"broadcast", 16u << 20}};
 
 void run_mpi() {
   auto pg = dist::ProcessGroupMPI::create();
@@ -105,10 +114,15 @@ void run_mpi() {
     std::vector<brasa::Tensor> ts{brasa_buf};
     std::function<void()> raw, ours;
     if (c.op == "allreduce") {
-      raw = [&] { MPI_Allreduce(MPI_IN_PLACE, raw_buf.data_ptr(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); };
+      raw = [&] {
+        MPI_Allreduce(MPI_IN_PLACE, raw_buf.data_ptr(), static_cast<int>(n), MPI_FLOAT, MPI_SUM,
+                      MPI_COMM_WORLD);
+      };
       ours = [&] { pg->allreduce(ts)->wait(); };
     } else {
-      raw = [&] { MPI_Bcast(raw_buf.data_ptr(), static_cast<int>(n), MPI_FLOAT, 0, MPI_COMM_WORLD); };
+      raw = [&] {
+        MPI_Bcast(raw_buf.data_ptr(), static_cast<int>(n), MPI_FLOAT, 0, MPI_COMM_WORLD);
+      };
       ours = [&] { pg->broadcast(ts)->wait(); };
     }
     report(rank, "mpi", c, measure(raw, ours, sync, iterations(c.bytes)));
@@ -119,7 +133,8 @@ void run_gloo() {
   auto r = dist::rendezvous("env://");
   dist::ProcessGroupGloo::Options o;
   o.peer_host = r.master_addr;
-  dist::ProcessGroupGloo pg(std::make_shared<dist::PrefixStore>("brasa", r.store), r.rank, r.world_size, o);
+  dist::ProcessGroupGloo pg(std::make_shared<dist::PrefixStore>("brasa", r.store), r.rank,
+                            r.world_size, o);
   // The raw side: a Gloo context of its own, connected the same way.
   gloo::transport::tcp::attr attr;
   attr.hostname = dist::ProcessGroupGloo::local_address_toward(r.master_addr);

@@ -7,12 +7,11 @@
 #include <brasa/comm/store/tcp_store.h>
 #include <brasa/ops/factory.h>
 #include <brasa/util/launch_env.h>
-
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -37,8 +36,8 @@ State& state() {
   return s;
 }
 
-GroupPtr make_group(const std::string& backend, const std::shared_ptr<Store>& store, int rank, int size,
-                    std::chrono::milliseconds timeout, const std::string& master_addr) {
+GroupPtr make_group(const std::string& backend, const std::shared_ptr<Store>& store, int rank,
+                    int size, std::chrono::milliseconds timeout, const std::string& master_addr) {
   if (backend == "mpi") {
     ProcessGroupMPI::Options o;
     o.timeout = timeout;
@@ -96,8 +95,8 @@ Rendezvous rendezvous_through_mpi(std::chrono::milliseconds timeout) {
 }
 
 void check_given(const char* what, int given, int actual, const char* source) {
-  BRASA_CHECK(given < 0 || given == actual, "init_process_group: ", what, " ", given, " does not match the ",
-              actual, " that ", source, " says");
+  BRASA_CHECK(given < 0 || given == actual, "init_process_group: ", what, " ", given,
+              " does not match the ", actual, " that ", source, " says");
 }
 
 GroupPtr group_or_world(const GroupPtr& group) {
@@ -112,11 +111,13 @@ std::shared_ptr<Work> finish(std::shared_ptr<Work> w, bool async_op) {
 
 }  // namespace
 
-Rendezvous rendezvous(const std::string& init_method, int world_size, int rank, std::chrono::milliseconds timeout) {
+Rendezvous rendezvous(const std::string& init_method, int world_size, int rank,
+                      std::chrono::milliseconds timeout) {
   Rendezvous r;
   auto need_rank_and_size = [&] {
-    BRASA_CHECK(world_size > 0 && rank >= 0 && rank < world_size, "init_process_group(", init_method,
-                "): needs world_size > 0 and 0 <= rank < world_size, got world_size ", world_size, " and rank ", rank);
+    BRASA_CHECK(world_size > 0 && rank >= 0 && rank < world_size, "init_process_group(",
+                init_method, "): needs world_size > 0 and 0 <= rank < world_size, got world_size ",
+                world_size, " and rank ", rank);
     r.rank = rank;
     r.world_size = world_size;
   };
@@ -131,15 +132,16 @@ Rendezvous rendezvous(const std::string& init_method, int world_size, int rank, 
   };
   if (init_method.rfind("env://", 0) == 0) {
     auto info = launch::launch_info();
-    BRASA_CHECK(info.launched(), "init_process_group(env://): RANK and WORLD_SIZE are not set; start the program "
-                                 "with brasarun or mpirun (or set RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT)");
+    BRASA_CHECK(info.launched(),
+                "init_process_group(env://): RANK and WORLD_SIZE are not set; start the program "
+                "with brasarun or mpirun (or set RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT)");
     check_given("world_size", world_size, info.world_size, "the launcher");
     check_given("rank", rank, info.rank, "the launcher");
     if (info.master_addr.empty() && info.source != launch::LaunchSource::kBrasarun) {
       r = rendezvous_through_mpi(timeout);
     } else {
-      BRASA_CHECK(!info.master_addr.empty() && info.master_port > 0, "init_process_group(env://): MASTER_ADDR and ",
-                  "MASTER_PORT are not set");
+      BRASA_CHECK(!info.master_addr.empty() && info.master_port > 0,
+                  "init_process_group(env://): MASTER_ADDR and ", "MASTER_PORT are not set");
       r.rank = info.rank;
       r.world_size = info.world_size;
       tcp_store(info.master_addr, info.master_port);
@@ -155,17 +157,18 @@ Rendezvous rendezvous(const std::string& init_method, int world_size, int rank, 
     need_rank_and_size();
     r.store = std::make_shared<FileStore>(init_method.substr(7), world_size, timeout);
   } else {
-    BRASA_ERROR("init_process_group: init_method '", init_method, "' is not env://, tcp://host:port or file://path");
+    BRASA_ERROR("init_process_group: init_method '", init_method,
+                "' is not env://, tcp://host:port or file://path");
   }
   return r;
 }
 
-void init_process_group(const std::string& backend, const std::string& init_method, int world_size, int rank,
-                        std::chrono::milliseconds timeout) {
+void init_process_group(const std::string& backend, const std::string& init_method, int world_size,
+                        int rank, std::chrono::milliseconds timeout) {
   {
     std::lock_guard<std::mutex> lock(state().mu);
-    BRASA_CHECK(!state().world, "init_process_group: already initialized (backend ", state().backend,
-                "); call destroy_process_group first");
+    BRASA_CHECK(!state().world, "init_process_group: already initialized (backend ",
+                state().backend, "); call destroy_process_group first");
   }
   if (backend == "mpi") {
     check_given("world_size", world_size, ProcessGroupMPI::world_size(), "MPI");
@@ -185,20 +188,21 @@ void init_process_group(const std::string& backend, const std::string& init_meth
   init_process_group(backend, r.store, r.world_size, r.rank, timeout);
 }
 
-void init_process_group(const std::string& backend, std::shared_ptr<Store> store, int world_size, int rank,
-                        std::chrono::milliseconds timeout) {
+void init_process_group(const std::string& backend, std::shared_ptr<Store> store, int world_size,
+                        int rank, std::chrono::milliseconds timeout) {
   BRASA_CHECK(store != nullptr, "init_process_group: the store is null");
   std::string master_addr;
   {
     std::lock_guard<std::mutex> lock(state().mu);
-    BRASA_CHECK(!state().world, "init_process_group: already initialized (backend ", state().backend,
-                "); call destroy_process_group first");
+    BRASA_CHECK(!state().world, "init_process_group: already initialized (backend ",
+                state().backend, "); call destroy_process_group first");
     master_addr = state().master_addr;
   }
-  GroupPtr world =
-      make_group(backend, std::make_shared<PrefixStore>("default_pg", store), rank, world_size, timeout, master_addr);
+  GroupPtr world = make_group(backend, std::make_shared<PrefixStore>("default_pg", store), rank,
+                              world_size, timeout, master_addr);
   std::lock_guard<std::mutex> lock(state().mu);
-  BRASA_CHECK(!state().world, "init_process_group: already initialized (backend ", state().backend, ")");
+  BRASA_CHECK(!state().world, "init_process_group: already initialized (backend ", state().backend,
+              ")");
   state().world = world;
   state().store = store;
   state().backend = backend;
@@ -224,8 +228,9 @@ void destroy_process_group() {
 
 GroupPtr default_group() {
   std::lock_guard<std::mutex> lock(state().mu);
-  BRASA_CHECK(state().world, "brasa::distributed: the default process group is not initialized; call "
-                             "init_process_group first");
+  BRASA_CHECK(state().world,
+              "brasa::distributed: the default process group is not initialized; call "
+              "init_process_group first");
   return state().world;
 }
 
@@ -259,7 +264,8 @@ GroupPtr new_group(std::vector<int> ranks, std::chrono::milliseconds timeout) {
   if (ranks.empty())
     for (int r = 0; r < world->size(); ++r) ranks.push_back(r);
   for (int r : ranks)
-    BRASA_CHECK(r >= 0 && r < world->size(), "new_group: rank ", r, " is not in the world of ", world->size());
+    BRASA_CHECK(r >= 0 && r < world->size(), "new_group: rank ", r, " is not in the world of ",
+                world->size());
   auto it = std::find(ranks.begin(), ranks.end(), world->rank());
   if (it == ranks.end()) return nullptr;
   const int group_rank = static_cast<int>(it - ranks.begin());
@@ -269,9 +275,11 @@ GroupPtr new_group(std::vector<int> ranks, std::chrono::milliseconds timeout) {
     std::lock_guard<std::mutex> lock(state().mu);
     master_addr = state().master_addr;
   }
-  GroupPtr g = make_group(backend, group_store, group_rank, static_cast<int>(ranks.size()), timeout, master_addr);
+  GroupPtr g = make_group(backend, group_store, group_rank, static_cast<int>(ranks.size()), timeout,
+                          master_addr);
   std::lock_guard<std::mutex> lock(state().mu);
-  state().group_stores[g.get()] = std::make_shared<PrefixStore>("group_" + std::to_string(index) + "_monitor", store);
+  state().group_stores[g.get()] =
+      std::make_shared<PrefixStore>("group_" + std::to_string(index) + "_monitor", store);
   return g;
 }
 
@@ -282,21 +290,23 @@ std::shared_ptr<Work> broadcast(Tensor& tensor, int src, const GroupPtr& group, 
   return finish(group_or_world(group)->broadcast(ts, o), async_op);
 }
 
-std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op, const GroupPtr& group, bool async_op) {
+std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op, const GroupPtr& group,
+                                 bool async_op) {
   std::vector<Tensor> ts{tensor};
   AllreduceOptions o;
   o.reduceOp = op;
   return finish(group_or_world(group)->allreduce(ts, o), async_op);
 }
 
-std::shared_ptr<Work> all_reduce_coalesced(std::vector<Tensor>& tensors, ReduceOp op, const GroupPtr& group,
-                                           bool async_op) {
+std::shared_ptr<Work> all_reduce_coalesced(std::vector<Tensor>& tensors, ReduceOp op,
+                                           const GroupPtr& group, bool async_op) {
   AllreduceCoalescedOptions o;
   o.reduceOp = op;
   return finish(group_or_world(group)->allreduce_coalesced(tensors, o), async_op);
 }
 
-std::shared_ptr<Work> reduce(Tensor& tensor, int dst, ReduceOp op, const GroupPtr& group, bool async_op) {
+std::shared_ptr<Work> reduce(Tensor& tensor, int dst, ReduceOp op, const GroupPtr& group,
+                             bool async_op) {
   std::vector<Tensor> ts{tensor};
   ReduceOptions o;
   o.rootRank = dst;
@@ -304,19 +314,20 @@ std::shared_ptr<Work> reduce(Tensor& tensor, int dst, ReduceOp op, const GroupPt
   return finish(group_or_world(group)->reduce(ts, o), async_op);
 }
 
-std::shared_ptr<Work> all_gather(std::vector<Tensor>& tensor_list, Tensor& tensor, const GroupPtr& group,
-                                 bool async_op) {
+std::shared_ptr<Work> all_gather(std::vector<Tensor>& tensor_list, Tensor& tensor,
+                                 const GroupPtr& group, bool async_op) {
   std::vector<std::vector<Tensor>> outs{tensor_list};
   std::vector<Tensor> ins{tensor};
   return finish(group_or_world(group)->allgather(outs, ins), async_op);
 }
 
-std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, Tensor& input, const GroupPtr& group, bool async_op) {
+std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, Tensor& input, const GroupPtr& group,
+                                             bool async_op) {
   return finish(group_or_world(group)->allgather_into_tensor(output, input), async_op);
 }
 
-std::shared_ptr<Work> gather(Tensor& tensor, std::vector<Tensor>& gather_list, int dst, const GroupPtr& group,
-                             bool async_op) {
+std::shared_ptr<Work> gather(Tensor& tensor, std::vector<Tensor>& gather_list, int dst,
+                             const GroupPtr& group, bool async_op) {
   GroupPtr g = group_or_world(group);
   std::vector<std::vector<Tensor>> outs;
   if (g->rank() == dst) outs.push_back(gather_list);
@@ -326,8 +337,8 @@ std::shared_ptr<Work> gather(Tensor& tensor, std::vector<Tensor>& gather_list, i
   return finish(g->gather(outs, ins, o), async_op);
 }
 
-std::shared_ptr<Work> scatter(Tensor& tensor, std::vector<Tensor>& scatter_list, int src, const GroupPtr& group,
-                              bool async_op) {
+std::shared_ptr<Work> scatter(Tensor& tensor, std::vector<Tensor>& scatter_list, int src,
+                              const GroupPtr& group, bool async_op) {
   GroupPtr g = group_or_world(group);
   std::vector<std::vector<Tensor>> ins;
   if (g->rank() == src) ins.push_back(scatter_list);
@@ -346,16 +357,20 @@ std::shared_ptr<Work> reduce_scatter(Tensor& output, std::vector<Tensor>& input_
   return finish(group_or_world(group)->reduce_scatter(outs, ins, o), async_op);
 }
 
-std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, Tensor& input, ReduceOp op, const GroupPtr& group,
-                                            bool async_op) {
+std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, Tensor& input, ReduceOp op,
+                                            const GroupPtr& group, bool async_op) {
   ReduceScatterOptions o;
   o.reduceOp = op;
   return finish(group_or_world(group)->reduce_scatter_tensor(output, input, o), async_op);
 }
 
-std::shared_ptr<Work> all_to_all_single(Tensor& output, Tensor& input, std::vector<int64_t> output_split_sizes,
-                                        std::vector<int64_t> input_split_sizes, const GroupPtr& group, bool async_op) {
-  return finish(group_or_world(group)->alltoall_base(output, input, output_split_sizes, input_split_sizes), async_op);
+std::shared_ptr<Work> all_to_all_single(Tensor& output, Tensor& input,
+                                        std::vector<int64_t> output_split_sizes,
+                                        std::vector<int64_t> input_split_sizes,
+                                        const GroupPtr& group, bool async_op) {
+  return finish(
+      group_or_world(group)->alltoall_base(output, input, output_split_sizes, input_split_sizes),
+      async_op);
 }
 
 std::shared_ptr<Work> all_to_all(std::vector<Tensor>& output_list, std::vector<Tensor>& input_list,
@@ -367,7 +382,8 @@ std::shared_ptr<Work> barrier(const GroupPtr& group, bool async_op) {
   return finish(group_or_world(group)->barrier(), async_op);
 }
 
-void monitored_barrier(const GroupPtr& group, std::chrono::milliseconds timeout, bool wait_all_ranks) {
+void monitored_barrier(const GroupPtr& group, std::chrono::milliseconds timeout,
+                       bool wait_all_ranks) {
   GroupPtr g = group_or_world(group);
   std::shared_ptr<Store> store;
   int index;
@@ -400,11 +416,14 @@ void monitored_barrier(const GroupPtr& group, std::chrono::milliseconds timeout,
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::vector<int> missing;
   for (int r = 1; r < g->size(); ++r) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     const std::string key = prefix + "arrived/" + std::to_string(r);
     try {
-      if (missing.empty() || wait_all_ranks) store->wait({key}, std::max(left, std::chrono::milliseconds(1)));
-      else if (!store->check({key})) missing.push_back(r);
+      if (missing.empty() || wait_all_ranks)
+        store->wait({key}, std::max(left, std::chrono::milliseconds(1)));
+      else if (!store->check({key}))
+        missing.push_back(r);
     } catch (const DistTimeoutError&) {
       missing.push_back(r);
       if (!wait_all_ranks) break;
@@ -413,13 +432,16 @@ void monitored_barrier(const GroupPtr& group, std::chrono::milliseconds timeout,
   if (!missing.empty()) {
     std::string names;
     for (int r : missing) names += (names.empty() ? "" : ", ") + std::to_string(r);
-    BRASA_DIST_THROW(DistTimeoutError, "monitored_barrier: rank(s) ", names, " did not arrive within ",
-                     timeout.count(), " ms", wait_all_ranks ? "" : " (the first missing; wait_all_ranks names all)");
+    BRASA_DIST_THROW(DistTimeoutError, "monitored_barrier: rank(s) ", names,
+                     " did not arrive within ", timeout.count(), " ms",
+                     wait_all_ranks ? "" : " (the first missing; wait_all_ranks names all)");
   }
   store->set(prefix + "released", "1");
 }
 
-void send(Tensor& tensor, int dst, const GroupPtr& group, int tag) { isend(tensor, dst, group, tag)->wait(); }
+void send(Tensor& tensor, int dst, const GroupPtr& group, int tag) {
+  isend(tensor, dst, group, tag)->wait();
+}
 
 int recv(Tensor& tensor, int src, const GroupPtr& group, int tag) {
   auto w = irecv(tensor, src, group, tag);

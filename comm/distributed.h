@@ -40,7 +40,8 @@ void init_process_group(const std::string& backend, const std::string& init_meth
                         int world_size = -1, int rank = -1,
                         std::chrono::milliseconds timeout = ProcessGroup::kDefaultTimeout);
 // With a store the caller made (rank and world_size required).
-void init_process_group(const std::string& backend, std::shared_ptr<Store> store, int world_size, int rank,
+void init_process_group(const std::string& backend, std::shared_ptr<Store> store, int world_size,
+                        int rank,
                         std::chrono::milliseconds timeout = ProcessGroup::kDefaultTimeout);
 bool is_initialized();
 // Drops the default group and every group from new_group.
@@ -59,41 +60,49 @@ GroupPtr new_group(std::vector<int> ranks = {}, std::chrono::milliseconds timeou
 
 // ---- collectives on a group (default: the world). Each returns its Work;
 // unless async_op, it has already been waited for.
-std::shared_ptr<Work> broadcast(Tensor& tensor, int src, const GroupPtr& group = nullptr, bool async_op = false);
-std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::SUM, const GroupPtr& group = nullptr,
-                                 bool async_op = false);
-std::shared_ptr<Work> all_reduce_coalesced(std::vector<Tensor>& tensors, ReduceOp op = ReduceOp::SUM,
+std::shared_ptr<Work> broadcast(Tensor& tensor, int src, const GroupPtr& group = nullptr,
+                                bool async_op = false);
+std::shared_ptr<Work> all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::SUM,
+                                 const GroupPtr& group = nullptr, bool async_op = false);
+std::shared_ptr<Work> all_reduce_coalesced(std::vector<Tensor>& tensors,
+                                           ReduceOp op = ReduceOp::SUM,
                                            const GroupPtr& group = nullptr, bool async_op = false);
-std::shared_ptr<Work> reduce(Tensor& tensor, int dst, ReduceOp op = ReduceOp::SUM, const GroupPtr& group = nullptr,
-                             bool async_op = false);
-std::shared_ptr<Work> all_gather(std::vector<Tensor>& tensor_list, Tensor& tensor, const GroupPtr& group = nullptr,
-                                 bool async_op = false);
-std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, Tensor& input, const GroupPtr& group = nullptr,
+std::shared_ptr<Work> reduce(Tensor& tensor, int dst, ReduceOp op = ReduceOp::SUM,
+                             const GroupPtr& group = nullptr, bool async_op = false);
+std::shared_ptr<Work> all_gather(std::vector<Tensor>& tensor_list, Tensor& tensor,
+                                 const GroupPtr& group = nullptr, bool async_op = false);
+std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, Tensor& input,
+                                             const GroupPtr& group = nullptr,
                                              bool async_op = false);
 // gather_list: filled on dst only (pass an empty list elsewhere).
 std::shared_ptr<Work> gather(Tensor& tensor, std::vector<Tensor>& gather_list, int dst,
                              const GroupPtr& group = nullptr, bool async_op = false);
 std::shared_ptr<Work> scatter(Tensor& tensor, std::vector<Tensor>& scatter_list, int src,
                               const GroupPtr& group = nullptr, bool async_op = false);
-std::shared_ptr<Work> reduce_scatter(Tensor& output, std::vector<Tensor>& input_list, ReduceOp op = ReduceOp::SUM,
-                                     const GroupPtr& group = nullptr, bool async_op = false);
-std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, Tensor& input, ReduceOp op = ReduceOp::SUM,
+std::shared_ptr<Work> reduce_scatter(Tensor& output, std::vector<Tensor>& input_list,
+                                     ReduceOp op = ReduceOp::SUM, const GroupPtr& group = nullptr,
+                                     bool async_op = false);
+std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, Tensor& input,
+                                            ReduceOp op = ReduceOp::SUM,
                                             const GroupPtr& group = nullptr, bool async_op = false);
-std::shared_ptr<Work> all_to_all_single(Tensor& output, Tensor& input, std::vector<int64_t> output_split_sizes = {},
-                                        std::vector<int64_t> input_split_sizes = {}, const GroupPtr& group = nullptr,
-                                        bool async_op = false);
+std::shared_ptr<Work> all_to_all_single(Tensor& output, Tensor& input,
+                                        std::vector<int64_t> output_split_sizes = {},
+                                        std::vector<int64_t> input_split_sizes = {},
+                                        const GroupPtr& group = nullptr, bool async_op = false);
 std::shared_ptr<Work> all_to_all(std::vector<Tensor>& output_list, std::vector<Tensor>& input_list,
                                  const GroupPtr& group = nullptr, bool async_op = false);
 std::shared_ptr<Work> barrier(const GroupPtr& group = nullptr, bool async_op = false);
 // Like barrier, but rank 0 names the ranks that did not arrive within the
 // timeout (all of them with wait_all_ranks, else the first).
-void monitored_barrier(const GroupPtr& group = nullptr, std::chrono::milliseconds timeout = kUnsetTimeout,
+void monitored_barrier(const GroupPtr& group = nullptr,
+                       std::chrono::milliseconds timeout = kUnsetTimeout,
                        bool wait_all_ranks = false);
 
 void send(Tensor& tensor, int dst, const GroupPtr& group = nullptr, int tag = 0);
 // Returns the sender's rank (src -1: any).
 int recv(Tensor& tensor, int src = -1, const GroupPtr& group = nullptr, int tag = 0);
 std::shared_ptr<Work> isend(Tensor& tensor, int dst, const GroupPtr& group = nullptr, int tag = 0);
-std::shared_ptr<Work> irecv(Tensor& tensor, int src = -1, const GroupPtr& group = nullptr, int tag = 0);
+std::shared_ptr<Work> irecv(Tensor& tensor, int src = -1, const GroupPtr& group = nullptr,
+                            int tag = 0);
 
 }  // namespace brasa::distributed

@@ -17,7 +17,8 @@ namespace brasa::distributed {
 class Work {
  public:
   // What the operation is, for messages: "allreduce", "send".
-  explicit Work(std::string op, int source_rank = -1) : op_(std::move(op)), source_rank_(source_rank) {}
+  explicit Work(std::string op, int source_rank = -1)
+      : op_(std::move(op)), source_rank_(source_rank) {}
   virtual ~Work() = default;
 
   // Whether it finished (successfully or not). Backends may make progress here.

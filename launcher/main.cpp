@@ -24,7 +24,7 @@ namespace {
 // otherwise the first executable file of that name on PATH.
 std::string resolve_program(const std::string& name) {
   auto executable = [](const std::string& p) {
-    struct stat st{};
+    struct stat st {};
     return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
   };
   if (name.find('/') != std::string::npos) return executable(name) ? name : std::string();
@@ -33,7 +33,8 @@ std::string resolve_program(const std::string& name) {
   size_t pos = 0;
   while (pos <= dirs.size()) {
     size_t colon = dirs.find(':', pos);
-    std::string dir = dirs.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
+    std::string dir =
+        dirs.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
     std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
     if (executable(candidate)) return candidate;
     if (colon == std::string::npos) break;
@@ -95,8 +96,10 @@ int run(int argc, char** argv) {
   install_signal_handlers();
   if (!std::getenv("OMP_NUM_THREADS")) {
     ::setenv("OMP_NUM_THREADS", "1", 1);
-    out.notice("setting OMP_NUM_THREADS=1 for each worker so that " + std::to_string(options.nproc_per_node) +
-               " worker(s) do not oversubscribe the CPUs; set OMP_NUM_THREADS yourself to choose otherwise");
+    out.notice("setting OMP_NUM_THREADS=1 for each worker so that " +
+               std::to_string(options.nproc_per_node) +
+               " worker(s) do not oversubscribe the CPUs; set OMP_NUM_THREADS yourself to choose "
+               "otherwise");
   }
   TempDir temp;
   std::string error_dir = options.log_dir.empty() ? temp.path : options.log_dir;
@@ -104,7 +107,8 @@ int run(int argc, char** argv) {
     out.error("cannot create a temporary directory for the workers' error files");
     return 1;
   }
-  const std::string node = options.nnodes > 1 ? " on node " + std::to_string(options.node_rank) : "";
+  const std::string node =
+      options.nnodes > 1 ? " on node " + std::to_string(options.node_rank) : "";
 
   std::unique_ptr<Coordinator> coordinator;
   try {
@@ -130,11 +134,12 @@ int run(int argc, char** argv) {
     }
     const Assignment& a = *assignment;
     group.start(a);
-    out.notice("attempt " + std::to_string(a.attempt) + ": started " + std::to_string(options.nproc_per_node) +
-               " worker(s)" + node + ", ranks " + std::to_string(a.rank_base) + ".." +
-               std::to_string(a.rank_base + options.nproc_per_node - 1) + " of " + std::to_string(a.world_size) +
-               ", MASTER_ADDR=" + options.master_addr + " MASTER_PORT=" + std::to_string(a.master_port) +
-               ", run id " + a.run_id);
+    out.notice("attempt " + std::to_string(a.attempt) + ": started " +
+               std::to_string(options.nproc_per_node) + " worker(s)" + node + ", ranks " +
+               std::to_string(a.rank_base) + ".." +
+               std::to_string(a.rank_base + options.nproc_per_node - 1) + " of " +
+               std::to_string(a.world_size) + ", MASTER_ADDR=" + options.master_addr +
+               " MASTER_PORT=" + std::to_string(a.master_port) + ", run id " + a.run_id);
 
     bool reported = false;
     std::string local_report;  // set when the failure that ends this attempt is ours
@@ -154,9 +159,10 @@ int run(int argc, char** argv) {
       }
       if (!reported) {
         if (const Worker* failed = group.first_failure()) {
-          const std::string reason = "rank " + std::to_string(failed->rank) + node + " (local rank " +
-                                     std::to_string(failed->local_rank) + ", pid " + std::to_string(failed->pid) +
-                                     ") " + failed->describe_exit();
+          const std::string reason = "rank " + std::to_string(failed->rank) + node +
+                                     " (local rank " + std::to_string(failed->local_rank) +
+                                     ", pid " + std::to_string(failed->pid) + ") " +
+                                     failed->describe_exit();
           out.error(reason + "; stopping the other workers");
           group.stop(SIGTERM);
           local_report = group.failure_report(*failed);
@@ -179,8 +185,9 @@ int run(int argc, char** argv) {
       group.stop(SIGTERM);
     }
     if (decision->kind == Decision::kRestart) {
-      std::string text = "restarting the worker group (restart " + std::to_string(a.attempt + 1) + " of " +
-                         std::to_string(options.max_restarts) + ") after: " + decision->reason;
+      std::string text = "restarting the worker group (restart " + std::to_string(a.attempt + 1) +
+                         " of " + std::to_string(options.max_restarts) +
+                         ") after: " + decision->reason;
       if (!local_report.empty()) text += "\n" + indent(local_report, "  ");
       out.error(text);
       continue;

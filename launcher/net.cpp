@@ -107,7 +107,8 @@ int connect_tcp(const std::string& host, int port, std::string* error) {
 
 LineChannel::~LineChannel() { close(); }
 
-LineChannel::LineChannel(LineChannel&& other) noexcept : fd_(other.fd_), buffer_(std::move(other.buffer_)) {
+LineChannel::LineChannel(LineChannel&& other) noexcept
+    : fd_(other.fd_), buffer_(std::move(other.buffer_)) {
   other.fd_ = -1;
 }
 

@@ -2,10 +2,10 @@
 
 #include <unistd.h>
 
-#include <cerrno>
-#include <climits>
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -122,7 +122,8 @@ bool parse_options(int argc, char** argv, Options& o) {
     }
     if (arg.size() < 2 || arg[0] != '-') break;  // the program
     if (arg[1] != '-')
-      throw UsageError("brasarun: unknown option '" + arg + "' (options start with --; see --help)");
+      throw UsageError("brasarun: unknown option '" + arg +
+                       "' (options start with --; see --help)");
     std::string name = arg, value;
     bool has_value = false;
     if (auto eq = arg.find('='); eq != std::string::npos) {
@@ -145,8 +146,9 @@ bool parse_options(int argc, char** argv, Options& o) {
       return false;
     } else if (name == "--nproc-per-node") {
       std::string v = need();
-      o.nproc_per_node = v == "auto" ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
-                                     : parse_int(name, v, 1, 4096);
+      o.nproc_per_node = v == "auto"
+                             ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
+                             : parse_int(name, v, 1, 4096);
     } else if (name == "--nnodes") {
       o.nnodes = parse_int(name, need(), 1, 65536);
     } else if (name == "--node-rank") {
@@ -170,8 +172,9 @@ bool parse_options(int argc, char** argv, Options& o) {
       o.run_id = need();
       for (char c : o.run_id)
         if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
-          throw UsageError("brasarun: --run-id may hold letters, digits, '-', '_' and '.' only, got '" +
-                           o.run_id + "'");
+          throw UsageError(
+              "brasarun: --run-id may hold letters, digits, '-', '_' and '.' only, got '" +
+              o.run_id + "'");
       if (o.run_id.empty() || o.run_id.size() > 128)
         throw UsageError("brasarun: --run-id must have 1 to 128 characters");
     } else if (name == "--monitor-interval") {

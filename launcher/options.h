@@ -16,16 +16,16 @@ struct Options {
   int nnodes = 1;
   int node_rank = 0;
   std::string master_addr = "127.0.0.1";
-  int master_port = 0;           // 0: pick a free port (node 0 only)
+  int master_port = 0;  // 0: pick a free port (node 0 only)
   int max_restarts = 0;
-  std::string log_dir;           // empty: no log files
-  int tee = kNoStreams;          // streams copied to the log files and the console
-  int redirect = kNoStreams;     // streams sent to the log files only
-  std::string run_id;            // empty: node 0 makes one up
-  double monitor_interval = 0.1; // seconds between checks of the workers
-  double timeout_grace = 5.0;    // seconds between SIGTERM and SIGKILL
-  double rdzv_timeout = 300.0;   // seconds to wait for all nodes to join
-  bool quiet = false;            // no notices from brasarun itself
+  std::string log_dir;               // empty: no log files
+  int tee = kNoStreams;              // streams copied to the log files and the console
+  int redirect = kNoStreams;         // streams sent to the log files only
+  std::string run_id;                // empty: node 0 makes one up
+  double monitor_interval = 0.1;     // seconds between checks of the workers
+  double timeout_grace = 5.0;        // seconds between SIGTERM and SIGKILL
+  double rdzv_timeout = 300.0;       // seconds to wait for all nodes to join
+  bool quiet = false;                // no notices from brasarun itself
   std::vector<std::string> command;  // program and its arguments
 };
 

@@ -71,7 +71,7 @@ bool make_dirs(const std::string& path) {
     if (cur.empty()) continue;
     if (::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) return false;
   }
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -102,7 +102,8 @@ int Output::rank_fd(int rank) {
   auto it = rank_fds_.find(rank);
   if (it != rank_fds_.end()) return it->second;
   int fd = open_log(options_.log_dir + "/rank_" + std::to_string(rank) + ".log");
-  if (fd < 0) error("cannot open the log of rank " + std::to_string(rank) + ": " + std::strerror(errno));
+  if (fd < 0)
+    error("cannot open the log of rank " + std::to_string(rank) + ": " + std::strerror(errno));
   rank_fds_[rank] = fd;
   return fd;
 }

@@ -50,9 +50,12 @@ class LocalCoordinator : public Coordinator {
     return a;
   }
   void report_failure(const std::string& reason) override {
-    decision_ = Decision{attempt_ < options_.max_restarts ? Decision::kRestart : Decision::kAbort, reason};
+    decision_ =
+        Decision{attempt_ < options_.max_restarts ? Decision::kRestart : Decision::kAbort, reason};
   }
-  void report_abort(const std::string& reason) override { decision_ = Decision{Decision::kAbort, reason}; }
+  void report_abort(const std::string& reason) override {
+    decision_ = Decision{Decision::kAbort, reason};
+  }
   void report_success() override { decision_ = Decision{Decision::kFinish, ""}; }
   std::optional<Decision> decision() override { return decision_; }
 
@@ -120,8 +123,9 @@ class RendezvousServer {
         std::string missing;
         for (int n = 0; n < options_.nnodes; ++n)
           if (!joined(n)) missing += (missing.empty() ? "" : ", ") + std::to_string(n);
-        end_with("error the rendezvous timed out after " + std::to_string(int(options_.rdzv_timeout)) +
-                 " s: node(s) " + missing + " did not join");
+        end_with("error the rendezvous timed out after " +
+                 std::to_string(int(options_.rdzv_timeout)) + " s: node(s) " + missing +
+                 " did not join");
       }
     }
   }
@@ -148,16 +152,19 @@ class RendezvousServer {
         return reject(c, "node " + f[1] + " tried to join while the job is " +
                              (phase_ == kRunning ? "running" : "over"));
       if (node >= options_.nnodes)
-        return reject(c, "node rank " + f[1] + " is not below --nnodes " + std::to_string(options_.nnodes));
-      if (c.node != node && std::any_of(clients_.begin(), clients_.end(),
-                                        [&](const auto& o) { return o.get() != &c && o->node == node; }))
+        return reject(
+            c, "node rank " + f[1] + " is not below --nnodes " + std::to_string(options_.nnodes));
+      if (c.node != node && std::any_of(clients_.begin(), clients_.end(), [&](const auto& o) {
+            return o.get() != &c && o->node == node;
+          }))
         return reject(c, "two nodes use --node-rank " + f[1]);
       c.node = node;  // from here on, errors reach it with everyone else
       if (max_restarts != options_.max_restarts)
         return end_with("error node " + f[1] + " has --max-restarts " + f[3] + " but node 0 has " +
                         std::to_string(options_.max_restarts));
       if (f[4] != "-" && f[4] != run_id_)
-        return end_with("error node " + f[1] + " has --run-id " + f[4] + " but node 0 has " + run_id_);
+        return end_with("error node " + f[1] + " has --run-id " + f[4] + " but node 0 has " +
+                        run_id_);
       c.nproc = nproc;
       c.joined = true;
       for (int n = 0; n < options_.nnodes; ++n)
@@ -183,7 +190,8 @@ class RendezvousServer {
       int attempt = -1;
       if (phase_ != kRunning || !parse_int(f[1], &attempt) || attempt != attempt_) return;
       c.done = true;
-      if (std::all_of(clients_.begin(), clients_.end(), [](const auto& o) { return !o->joined || o->done; }))
+      if (std::all_of(clients_.begin(), clients_.end(),
+                      [](const auto& o) { return !o->joined || o->done; }))
         end_with("finish");
     } else {
       reject(c, "unknown message '" + one_line(line) + "'");
@@ -239,7 +247,8 @@ class RendezvousServer {
 
 class RemoteCoordinator : public Coordinator {
  public:
-  RemoteCoordinator(const Options& o, Output& out, std::unique_ptr<RendezvousServer> server, int port)
+  RemoteCoordinator(const Options& o, Output& out, std::unique_ptr<RendezvousServer> server,
+                    int port)
       : options_(o), output_(out), server_(std::move(server)), port_(port) {}
 
   std::optional<Assignment> join() override {
@@ -260,8 +269,9 @@ class RemoteCoordinator : public Coordinator {
     }
     decision_.reset();
     if (!channel_.send("join " + std::to_string(options_.node_rank) + " " +
-                       std::to_string(options_.nproc_per_node) + " " + std::to_string(options_.max_restarts) +
-                       " " + (options_.run_id.empty() ? "-" : options_.run_id)))
+                       std::to_string(options_.nproc_per_node) + " " +
+                       std::to_string(options_.max_restarts) + " " +
+                       (options_.run_id.empty() ? "-" : options_.run_id)))
       throw RendezvousError("lost contact with the rendezvous at " + where);
     for (;;) {
       pollfd fds[2] = {{channel_.fd(), POLLIN, 0}, {signal_fd(), POLLIN, 0}};
@@ -282,8 +292,7 @@ class RemoteCoordinator : public Coordinator {
           attempt_ = a.attempt;
           return a;
         }
-        if (f[0] == "error" || f[0] == "abort")
-          throw RendezvousError(split_words(line, 1)[1]);
+        if (f[0] == "error" || f[0] == "abort") throw RendezvousError(split_words(line, 1)[1]);
       }
       if (!alive) throw RendezvousError("lost contact with the rendezvous at " + where);
       if (now_seconds() > deadline)
@@ -296,7 +305,9 @@ class RemoteCoordinator : public Coordinator {
   void report_failure(const std::string& reason) override {
     channel_.send("failed " + std::to_string(attempt_) + " " + one_line(reason));
   }
-  void report_abort(const std::string& reason) override { channel_.send("abort " + one_line(reason)); }
+  void report_abort(const std::string& reason) override {
+    channel_.send("abort " + one_line(reason));
+  }
   void report_success() override { channel_.send("done " + std::to_string(attempt_)); }
 
   std::optional<Decision> decision() override {
@@ -337,8 +348,8 @@ std::unique_ptr<Coordinator> make_coordinator(const Options& options, Output& ou
     std::string error;
     int fd = listen_tcp(options.master_port, &port, &error);
     if (fd < 0) throw RendezvousError("cannot start the rendezvous on node 0: " + error);
-    server = std::make_unique<RendezvousServer>(options, fd,
-                                                options.run_id.empty() ? make_run_id() : options.run_id);
+    server = std::make_unique<RendezvousServer>(
+        options, fd, options.run_id.empty() ? make_run_id() : options.run_id);
     if (options.master_port == 0)
       output.error("rendezvous listening on port " + std::to_string(port) +
                    "; start the other nodes with --master-addr <this host> --master-port " +

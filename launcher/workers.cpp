@@ -1,5 +1,6 @@
 #include "workers.h"
 
+#include <brasa/util/launch_env.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -13,8 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
-
-#include <brasa/util/launch_env.h>
 
 #include "signals.h"
 
@@ -45,7 +44,8 @@ bool open_pty(int* master_out, int* slave_out) {
   if (master < 0) return false;
   char name[128];
   int slave = -1;
-  if (::grantpt(master) == 0 && ::unlockpt(master) == 0 && ::ptsname_r(master, name, sizeof name) == 0)
+  if (::grantpt(master) == 0 && ::unlockpt(master) == 0 &&
+      ::ptsname_r(master, name, sizeof name) == 0)
     slave = ::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (slave < 0) {
     ::close(master);
@@ -103,7 +103,10 @@ std::vector<std::string> worker_environment(const Options& o, const Assignment& 
 
 WorkerGroup::WorkerGroup(const Options& options, Output& output, std::string program,
                          std::string error_dir)
-    : options_(options), output_(output), program_(std::move(program)), error_dir_(std::move(error_dir)) {}
+    : options_(options),
+      output_(output),
+      program_(std::move(program)),
+      error_dir_(std::move(error_dir)) {}
 
 WorkerGroup::~WorkerGroup() {
   if (any_running()) stop(SIGKILL);
@@ -145,10 +148,10 @@ void WorkerGroup::spawn(Worker& w, const std::vector<std::string>& env) {
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("brasarun: fork: ") + std::strerror(errno));
   if (pid == 0) {
-    ::setpgid(0, 0);  // its own group, so stopping it reaches its children too
+    ::setpgid(0, 0);                     // its own group, so stopping it reaches its children too
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // dies with brasarun, even on SIGKILL
     if (::getppid() != parent) ::_exit(1);  // brasarun died before prctl
-    struct sigaction dfl{};
+    struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
@@ -181,11 +184,12 @@ void WorkerGroup::read_from(Worker& w, int stream) {
   for (int round = 0; round < 16 && w.fds[stream] >= 0; ++round) {
     ssize_t n = ::read(w.fds[stream], buf, sizeof buf);
     if (n > 0) {
-      w.splitters[stream].feed(std::string_view(buf, static_cast<size_t>(n)), [&](std::string_view line) {
-        output_.worker_line(w.rank, stream == 1, line);
-        w.tail.emplace_back(line);
-        if (w.tail.size() > kTailLines) w.tail.pop_front();
-      });
+      w.splitters[stream].feed(std::string_view(buf, static_cast<size_t>(n)),
+                               [&](std::string_view line) {
+                                 output_.worker_line(w.rank, stream == 1, line);
+                                 w.tail.emplace_back(line);
+                                 if (w.tail.size() > kTailLines) w.tail.pop_front();
+                               });
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;

@@ -16,8 +16,8 @@ namespace brasarun {
 
 // This node's part of one attempt, as decided at the rendezvous.
 struct Assignment {
-  int attempt = 0;           // restarts before this attempt
-  int rank_base = 0;         // global rank of local rank 0
+  int attempt = 0;    // restarts before this attempt
+  int rank_base = 0;  // global rank of local rank 0
   int world_size = 1;
   int group_world_size = 1;  // nodes
   int master_port = 0;       // MASTER_PORT for the workers
@@ -33,7 +33,7 @@ struct Worker {
   int exit_code = 0;           // when it exited
   int signal = 0;              // when a signal killed it
   double reaped_at = 0;
-  int fds[2] = {-1, -1};       // stdout (a pty, or a pipe), stderr (a pipe)
+  int fds[2] = {-1, -1};  // stdout (a pty, or a pipe), stderr (a pipe)
   LineSplitter splitters[2];
   std::deque<std::string> tail;  // its last lines, both streams
   std::string error_file;
@@ -60,7 +60,9 @@ class WorkerGroup {
   void poll(double timeout_s, std::vector<pollfd>& extra);
 
   // The first worker seen failing in this attempt, or null.
-  const Worker* first_failure() const { return first_failure_ < 0 ? nullptr : &workers_[first_failure_]; }
+  const Worker* first_failure() const {
+    return first_failure_ < 0 ? nullptr : &workers_[first_failure_];
+  }
   // Every worker exited with 0 and all their output has been forwarded.
   bool all_succeeded() const;
   bool any_running() const;

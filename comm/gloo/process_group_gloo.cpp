@@ -51,7 +51,8 @@ class GlooStore : public gloo::rendezvous::Store {
     return std::vector<char>(b.begin(), b.end());
   }
   void wait(const std::vector<std::string>& keys) override { store_->wait(keys); }
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override {
     store_->wait(keys, timeout);
   }
 
@@ -63,17 +64,27 @@ class GlooStore : public gloo::rendezvous::Store {
 template <class F>
 void dispatch(ScalarType t, F&& f) {
   switch (t) {
-    case ScalarType::Float: return f(float{});
-    case ScalarType::Double: return f(double{});
-    case ScalarType::Half: return f(Half{});
-    case ScalarType::BFloat16: return f(BFloat16{});
-    case ScalarType::Long: return f(int64_t{});
-    case ScalarType::Int: return f(int32_t{});
-    case ScalarType::Short: return f(int16_t{});
-    case ScalarType::Char: return f(int8_t{});
+    case ScalarType::Float:
+      return f(float{});
+    case ScalarType::Double:
+      return f(double{});
+    case ScalarType::Half:
+      return f(Half{});
+    case ScalarType::BFloat16:
+      return f(BFloat16{});
+    case ScalarType::Long:
+      return f(int64_t{});
+    case ScalarType::Int:
+      return f(int32_t{});
+    case ScalarType::Short:
+      return f(int16_t{});
+    case ScalarType::Char:
+      return f(int8_t{});
     case ScalarType::Byte:
-    case ScalarType::Bool: return f(uint8_t{});
-    default: break;
+    case ScalarType::Bool:
+      return f(uint8_t{});
+    default:
+      break;
   }
   BRASA_ERROR("ProcessGroupGloo: dtype ", toString(t), " cannot be communicated");
 }
@@ -95,43 +106,65 @@ Func reduce_func(ReduceOp op, bool is_bool) {
   if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
     switch (op) {  // in float, as the 16-bit types have no arithmetic of their own
       case ReduceOp::SUM:
-      case ReduceOp::AVG: return elementwise<T>([](T a, T b) { return T(float(a) + float(b)); });
-      case ReduceOp::PRODUCT: return elementwise<T>([](T a, T b) { return T(float(a) * float(b)); });
-      case ReduceOp::MIN: return elementwise<T>([](T a, T b) { return T(std::min(float(a), float(b))); });
-      case ReduceOp::MAX: return elementwise<T>([](T a, T b) { return T(std::max(float(a), float(b))); });
-      default: break;
+      case ReduceOp::AVG:
+        return elementwise<T>([](T a, T b) { return T(float(a) + float(b)); });
+      case ReduceOp::PRODUCT:
+        return elementwise<T>([](T a, T b) { return T(float(a) * float(b)); });
+      case ReduceOp::MIN:
+        return elementwise<T>([](T a, T b) { return T(std::min(float(a), float(b))); });
+      case ReduceOp::MAX:
+        return elementwise<T>([](T a, T b) { return T(std::max(float(a), float(b))); });
+      default:
+        break;
     }
   } else if constexpr (std::is_integral_v<T>) {
     if (is_bool) {  // as PyTorch: SUM/MAX are "any", PRODUCT/MIN are "all"
       switch (op) {
         case ReduceOp::SUM:
         case ReduceOp::MAX:
-        case ReduceOp::BOR: return elementwise<T>([](T a, T b) { return T(a | b); });
+        case ReduceOp::BOR:
+          return elementwise<T>([](T a, T b) { return T(a | b); });
         case ReduceOp::PRODUCT:
         case ReduceOp::MIN:
-        case ReduceOp::BAND: return elementwise<T>([](T a, T b) { return T(a & b); });
-        case ReduceOp::BXOR: return elementwise<T>([](T a, T b) { return T(a ^ b); });
-        default: break;
+        case ReduceOp::BAND:
+          return elementwise<T>([](T a, T b) { return T(a & b); });
+        case ReduceOp::BXOR:
+          return elementwise<T>([](T a, T b) { return T(a ^ b); });
+        default:
+          break;
       }
     }
     switch (op) {
-      case ReduceOp::SUM: return elementwise<T>([](T a, T b) { return T(a + b); });
-      case ReduceOp::PRODUCT: return elementwise<T>([](T a, T b) { return T(a * b); });
-      case ReduceOp::MIN: return elementwise<T>([](T a, T b) { return std::min(a, b); });
-      case ReduceOp::MAX: return elementwise<T>([](T a, T b) { return std::max(a, b); });
-      case ReduceOp::BAND: return elementwise<T>([](T a, T b) { return T(a & b); });
-      case ReduceOp::BOR: return elementwise<T>([](T a, T b) { return T(a | b); });
-      case ReduceOp::BXOR: return elementwise<T>([](T a, T b) { return T(a ^ b); });
-      default: break;
+      case ReduceOp::SUM:
+        return elementwise<T>([](T a, T b) { return T(a + b); });
+      case ReduceOp::PRODUCT:
+        return elementwise<T>([](T a, T b) { return T(a * b); });
+      case ReduceOp::MIN:
+        return elementwise<T>([](T a, T b) { return std::min(a, b); });
+      case ReduceOp::MAX:
+        return elementwise<T>([](T a, T b) { return std::max(a, b); });
+      case ReduceOp::BAND:
+        return elementwise<T>([](T a, T b) { return T(a & b); });
+      case ReduceOp::BOR:
+        return elementwise<T>([](T a, T b) { return T(a | b); });
+      case ReduceOp::BXOR:
+        return elementwise<T>([](T a, T b) { return T(a ^ b); });
+      default:
+        break;
     }
   } else {
     switch (op) {
       case ReduceOp::SUM:
-      case ReduceOp::AVG: return elementwise<T>([](T a, T b) { return a + b; });
-      case ReduceOp::PRODUCT: return elementwise<T>([](T a, T b) { return a * b; });
-      case ReduceOp::MIN: return elementwise<T>([](T a, T b) { return std::min(a, b); });
-      case ReduceOp::MAX: return elementwise<T>([](T a, T b) { return std::max(a, b); });
-      default: break;
+      case ReduceOp::AVG:
+        return elementwise<T>([](T a, T b) { return a + b; });
+      case ReduceOp::PRODUCT:
+        return elementwise<T>([](T a, T b) { return a * b; });
+      case ReduceOp::MIN:
+        return elementwise<T>([](T a, T b) { return std::min(a, b); });
+      case ReduceOp::MAX:
+        return elementwise<T>([](T a, T b) { return std::max(a, b); });
+      default:
+        break;
     }
   }
   BRASA_ERROR("ProcessGroupGloo: ReduceOp ", to_string(op), " is not defined for this dtype");
@@ -207,28 +240,36 @@ struct ProcessGroupGloo::Impl {
 
   // After a Gloo failure: everyone who failed publishes what it was doing;
   // what the others published (or did not) says whose fault it was.
-  std::exception_ptr diagnose(const char* op, const Fingerprint& mine, const std::string& gloo_error,
-                              std::chrono::milliseconds timeout) {
-    std::string text = std::string("ProcessGroupGloo.") + op + ": " + mine.describe() + " failed within its timeout of " +
-                       std::to_string(timeout.count()) + " ms (gloo: " + gloo_error + ")";
+  std::exception_ptr diagnose(const char* op, const Fingerprint& mine,
+                              const std::string& gloo_error, std::chrono::milliseconds timeout,
+                              std::chrono::steady_clock::time_point started) {
+    std::string text = std::string("ProcessGroupGloo.") + op + ": " + mine.describe() +
+                       " failed within its timeout of " + std::to_string(timeout.count()) +
+                       " ms (gloo: " + gloo_error + ")";
     std::string mismatch, missing;
     try {
       const std::string prefix = "failed_collective/";
       store->set(prefix + std::to_string(rank),
-                 Bytes(reinterpret_cast<const uint8_t*>(&mine), reinterpret_cast<const uint8_t*>(&mine) + sizeof mine));
-      const auto window = std::min(timeout, std::chrono::milliseconds(3000));
-      const auto deadline = std::chrono::steady_clock::now() + window;
+                 Bytes(reinterpret_cast<const uint8_t*>(&mine),
+                       reinterpret_cast<const uint8_t*>(&mine) + sizeof mine));
+      // Live peers fail by their own timeout at the latest; wait that long
+      // (and a little more), or a short while when we failed early.
+      const auto deadline = std::max(
+          std::chrono::steady_clock::now() + std::min(timeout, std::chrono::milliseconds(3000)),
+          started + timeout + std::chrono::milliseconds(1000));
       for (int r = 0; r < size; ++r) {
         if (r == rank) continue;
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
         try {
           store->wait({prefix + std::to_string(r)}, std::max(left, std::chrono::milliseconds(1)));
           Bytes b = store->get(prefix + std::to_string(r));
           Fingerprint theirs;
           if (b.size() == sizeof theirs) std::memcpy(&theirs, b.data(), sizeof theirs);
           if (!(theirs == mine))
-            mismatch += "; the ranks called different collectives: rank " + std::to_string(rank) + " called " +
-                        mine.describe() + " but rank " + std::to_string(r) + " called " + theirs.describe();
+            mismatch += "; the ranks called different collectives: rank " + std::to_string(rank) +
+                        " called " + mine.describe() + " but rank " + std::to_string(r) +
+                        " called " + theirs.describe();
         } catch (const DistTimeoutError&) {
           missing += (missing.empty() ? "" : ", ") + std::to_string(r);
         } catch (const DistNetworkError&) {
@@ -238,10 +279,12 @@ struct ProcessGroupGloo::Impl {
         }
       }
     } catch (const std::exception& e) {
-      text += "; the store is unreachable too (" + std::string(e.what()) + "): rank 0, which serves it, may be gone";
+      text += "; the store is unreachable too (" + std::string(e.what()) +
+              "): rank 0, which serves it, may be gone";
     }
     text += mismatch;
-    if (!missing.empty()) text += "; rank(s) " + missing + " did not reach it (stuck elsewhere, or dead)";
+    if (!missing.empty())
+      text += "; rank(s) " + missing + " did not reach it (stuck elsewhere, or dead)";
     break_group(text);
     text += "; the group can no longer be used";
     if (!mismatch.empty()) return std::make_exception_ptr(DistError(text, "", __FILE__, __LINE__));
@@ -264,8 +307,10 @@ std::string ProcessGroupGloo::local_address_toward(const std::string& host) {
     socklen_t len = sizeof ss;
     char buf[INET6_ADDRSTRLEN] = {0};
     if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
-      const void* addr = ss.ss_family == AF_INET6 ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr)
-                                                  : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&ss)->sin_addr);
+      const void* addr =
+          ss.ss_family == AF_INET6
+              ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr)
+              : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&ss)->sin_addr);
       if (::inet_ntop(ss.ss_family, addr, buf, sizeof buf)) result = buf;
     }
   }
@@ -277,19 +322,22 @@ std::string ProcessGroupGloo::local_address_toward(const std::string& host) {
 ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size)
     : ProcessGroupGloo(std::move(store), rank, size, Options()) {}
 
-ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size, const Options& options)
+ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size,
+                                   const Options& options)
     : ProcessGroup(rank, size, options.timeout), impl_(std::make_unique<Impl>()) {
   BRASA_CHECK(store != nullptr, "ProcessGroupGloo: the store is null");
   // Gloo writes to its sockets without MSG_NOSIGNAL: a peer that died would
   // kill this process with SIGPIPE instead of failing the operation.
-  struct sigaction current{};
-  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) ::signal(SIGPIPE, SIG_IGN);
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
+    ::signal(SIGPIPE, SIG_IGN);
   impl_->store = store;
   impl_->background_collectives = options.background_collectives;
   impl_->rank = rank;
   impl_->size = size;
   gloo::transport::tcp::attr attr;
-  attr.hostname = options.hostname.empty() ? local_address_toward(options.peer_host) : options.hostname;
+  attr.hostname =
+      options.hostname.empty() ? local_address_toward(options.peer_host) : options.hostname;
   try {
     auto device = gloo::transport::tcp::CreateDevice(attr);
     impl_->ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
@@ -299,8 +347,9 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
   } catch (const brasa::Error&) {
     throw;
   } catch (const std::exception& e) {
-    BRASA_DIST_THROW(DistNetworkError, "ProcessGroupGloo: rank ", rank, " of ", size, " could not connect to the ",
-                     "others (its address for them: ", attr.hostname, "): ", e.what());
+    BRASA_DIST_THROW(DistNetworkError, "ProcessGroupGloo: rank ", rank, " of ", size,
+                     " could not connect to the ", "others (its address for them: ", attr.hostname,
+                     "): ", e.what());
   }
   impl_->worker = std::thread([this] { impl_->loop(); });
   impl_->p2p_worker = std::thread([this] { impl_->p2p_loop(); });
@@ -327,28 +376,31 @@ void ProcessGroupGloo::abort() {
   for (auto& job : dropped) job();  // each sees the broken flag and fails its Work
 }
 
-std::shared_ptr<Work> ProcessGroupGloo::enqueue(const char* op, const Fingerprint& f, std::chrono::milliseconds timeout,
-                                                std::function<void(uint32_t, std::chrono::milliseconds)> run,
-                                                std::vector<Tensor> outputs) {
+std::shared_ptr<Work> ProcessGroupGloo::enqueue(
+    const char* op, const Fingerprint& f, std::chrono::milliseconds timeout,
+    std::function<void(uint32_t, std::chrono::milliseconds)> run, std::vector<Tensor> outputs) {
   if (impl_->broken)
-    BRASA_DIST_THROW(DistError, "ProcessGroupGloo.", op, ": this group can no longer be used: ", impl_->reason());
+    BRASA_DIST_THROW(DistError, "ProcessGroupGloo.", op,
+                     ": this group can no longer be used: ", impl_->reason());
   auto work = std::make_shared<Work>(op);
   work->set_outputs(std::move(outputs));
   Impl* g = impl_.get();
   auto job = [g, work, f, timeout, run = std::move(run), op]() {
     if (g->broken) {
-      work->finish(std::make_exception_ptr(DistError(std::string("ProcessGroupGloo.") + op +
-                                                         ": this group can no longer be used: " + g->reason(),
-                                                     "", __FILE__, __LINE__)));
+      work->finish(std::make_exception_ptr(
+          DistError(std::string("ProcessGroupGloo.") + op +
+                        ": this group can no longer be used: " + g->reason(),
+                    "", __FILE__, __LINE__)));
       return;
     }
+    const auto started = std::chrono::steady_clock::now();
     try {
       run(tag_of(f), timeout);
       work->finish();
     } catch (const brasa::Error&) {
       work->finish(std::current_exception());
     } catch (const std::exception& e) {
-      work->finish(g->diagnose(op, f, e.what(), timeout));
+      work->finish(g->diagnose(op, f, e.what(), timeout, started));
     }
   };
   if (!impl_->background_collectives) {
@@ -366,35 +418,37 @@ std::shared_ptr<Work> ProcessGroupGloo::enqueue(const char* op, const Fingerprin
 
 // ---- collectives ----
 
-std::shared_ptr<Work> ProcessGroupGloo::broadcast(std::vector<Tensor>& tensors, const BroadcastOptions& opts) {
+std::shared_ptr<Work> ProcessGroupGloo::broadcast(std::vector<Tensor>& tensors,
+                                                  const BroadcastOptions& opts) {
   const Tensor t = single("broadcast", tensors);
   check_rank("broadcast", "root", opts.rootRank);
   Tensor buf = staged(t);
   const int root = static_cast<int>(opts.rootRank);
   auto ctx = impl_->ctx;
-  return enqueue(
-      "broadcast", next(CollectiveKind::kBroadcast, t, t.numel(), ReduceOp::SUM, root), effective(opts.timeout),
-      [ctx, t, buf, root](uint32_t tag, std::chrono::milliseconds timeout) {
-        if (buf.numel() > 0) {
-          dispatch(t.scalar_type(), [&](auto v) {
-            using T = decltype(v);
-            gloo::BroadcastOptions o(ctx);
-            o.setOutput(static_cast<T*>(buf.data_ptr()), static_cast<size_t>(buf.numel()));
-            o.setRoot(root);
-            o.setTag(tag);
-            o.setTimeout(timeout);
-            gloo::broadcast(o);
-          });
-        }
-        unstage(t, buf);
-      },
-      {t});
+  return enqueue("broadcast", next(CollectiveKind::kBroadcast, t, t.numel(), ReduceOp::SUM, root),
+                 effective(opts.timeout),
+                 [ctx, t, buf, root](uint32_t tag, std::chrono::milliseconds timeout) {
+                   if (buf.numel() > 0) {
+                     dispatch(t.scalar_type(), [&](auto v) {
+                       using T = decltype(v);
+                       gloo::BroadcastOptions o(ctx);
+                       o.setOutput(static_cast<T*>(buf.data_ptr()),
+                                   static_cast<size_t>(buf.numel()));
+                       o.setRoot(root);
+                       o.setTag(tag);
+                       o.setTimeout(timeout);
+                       gloo::broadcast(o);
+                     });
+                   }
+                   unstage(t, buf);
+                 },
+                 {t});
 }
 
 namespace {
 // In-place allreduce of a contiguous buffer (AVG: SUM, then divide).
-void allreduce_buffer(const std::shared_ptr<gloo::Context>& ctx, const Tensor& buf, ReduceOp op, uint32_t tag,
-                      std::chrono::milliseconds timeout) {
+void allreduce_buffer(const std::shared_ptr<gloo::Context>& ctx, const Tensor& buf, ReduceOp op,
+                      uint32_t tag, std::chrono::milliseconds timeout) {
   if (buf.numel() == 0) return;
   dispatch(buf.scalar_type(), [&](auto v) {
     using T = decltype(v);
@@ -409,31 +463,25 @@ void allreduce_buffer(const std::shared_ptr<gloo::Context>& ctx, const Tensor& b
 }
 }  // namespace
 
-std::shared_ptr<Work> ProcessGroupGloo::allreduce(std::vector<Tensor>& tensors, const AllreduceOptions& opts) {
+std::shared_ptr<Work> ProcessGroupGloo::allreduce(std::vector<Tensor>& tensors,
+                                                  const AllreduceOptions& opts) {
   const Tensor t = single("allreduce", tensors);
   check_reduce_op("allreduce", opts.reduceOp, t.scalar_type());
   Tensor buf = staged(t);
   auto ctx = impl_->ctx;
   const ReduceOp op = opts.reduceOp;
-  return enqueue(
-      "allreduce", next(CollectiveKind::kAllreduce, t, t.numel(), op), effective(opts.timeout),
-      [ctx, t, buf, op](uint32_t tag, std::chrono::milliseconds timeout) {
-        allreduce_buffer(ctx, buf, op, tag, timeout);
-        unstage(t, buf);
-      },
-      {t});
+  return enqueue("allreduce", next(CollectiveKind::kAllreduce, t, t.numel(), op),
+                 effective(opts.timeout),
+                 [ctx, t, buf, op](uint32_t tag, std::chrono::milliseconds timeout) {
+                   allreduce_buffer(ctx, buf, op, tag, timeout);
+                   unstage(t, buf);
+                 },
+                 {t});
 }
 
 std::shared_ptr<Work> ProcessGroupGloo::allreduce_coalesced(std::vector<Tensor>& tensors,
                                                             const AllreduceCoalescedOptions& opts) {
-  BRASA_CHECK(!tensors.empty(), name("allreduce_coalesced"), ": no tensors given");
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    check_like("allreduce_coalesced", tensors[i], tensors[i], "tensors[" + std::to_string(i) + "]");
-    BRASA_CHECK(tensors[i].scalar_type() == tensors[0].scalar_type(), name("allreduce_coalesced"),
-                ": all tensors must have one dtype; tensors[0] is ", toString(tensors[0].scalar_type()),
-                " but tensors[", i, "] is ", toString(tensors[i].scalar_type()));
-  }
-  check_reduce_op("allreduce_coalesced", opts.reduceOp, tensors[0].scalar_type());
+  check_coalesced("allreduce_coalesced", tensors, opts.reduceOp);
   Tensor flat = flat_cat(tensors);
   auto ctx = impl_->ctx;
   const ReduceOp op = opts.reduceOp;
@@ -448,7 +496,8 @@ std::shared_ptr<Work> ProcessGroupGloo::allreduce_coalesced(std::vector<Tensor>&
       targets);
 }
 
-std::shared_ptr<Work> ProcessGroupGloo::reduce(std::vector<Tensor>& tensors, const ReduceOptions& opts) {
+std::shared_ptr<Work> ProcessGroupGloo::reduce(std::vector<Tensor>& tensors,
+                                               const ReduceOptions& opts) {
   const Tensor t = single("reduce", tensors);
   check_rank("reduce", "root", opts.rootRank);
   check_reduce_op("reduce", opts.reduceOp, t.scalar_type());
@@ -483,10 +532,10 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce(std::vector<Tensor>& tensors, con
 }
 
 std::shared_ptr<Work> ProcessGroupGloo::allgather(std::vector<std::vector<Tensor>>& outputs,
-                                                  std::vector<Tensor>& inputs, const AllgatherOptions& opts) {
+                                                  std::vector<Tensor>& inputs,
+                                                  const AllgatherOptions& opts) {
   const Tensor in = staged(single("allgather", inputs, "inputs"));
-  BRASA_CHECK(outputs.size() == 1, name("allgather"), ": expects one output list, got ", outputs.size());
-  check_list("allgather", outputs[0], in, "outputs[0]");
+  check_one_list("allgather", outputs, in, "outputs");
   Tensor gathered = empty({static_cast<int64_t>(size()) * in.numel()}, in.options());
   auto ctx = impl_->ctx;
   std::vector<Tensor> targets = outputs[0];
@@ -498,7 +547,8 @@ std::shared_ptr<Work> ProcessGroupGloo::allgather(std::vector<std::vector<Tensor
             using T = decltype(v);
             gloo::AllgatherOptions o(ctx);
             o.setInput(static_cast<T*>(in.data_ptr()), static_cast<size_t>(in.numel()));
-            o.setOutput(static_cast<T*>(gathered.data_ptr()), static_cast<size_t>(gathered.numel()));
+            o.setOutput(static_cast<T*>(gathered.data_ptr()),
+                        static_cast<size_t>(gathered.numel()));
             o.setTag(tag);
             o.setTimeout(timeout);
             gloo::allgather(o);
@@ -513,14 +563,12 @@ std::shared_ptr<Work> ProcessGroupGloo::allgather_into_tensor(Tensor& output, Te
                                                               const AllgatherOptions& opts) {
   std::vector<Tensor> in_list{input};
   const Tensor in = staged(single("allgather_into_tensor", in_list, "input"));
-  BRASA_CHECK(output.defined() && output.scalar_type() == in.scalar_type() &&
-                  output.numel() == static_cast<int64_t>(size()) * in.numel(),
-              name("allgather_into_tensor"), ": output must have ", size(), " x ", in.numel(), " elements of ",
-              toString(in.scalar_type()), ", got ", output.defined() ? output.numel() : 0);
+  check_blocks("allgather_into_tensor", output, in, "output");
   Tensor target = output, out = staged(output);
   auto ctx = impl_->ctx;
   return enqueue(
-      "allgather_into_tensor", next(CollectiveKind::kAllgatherIntoTensor, in, in.numel()), effective(opts.timeout),
+      "allgather_into_tensor", next(CollectiveKind::kAllgatherIntoTensor, in, in.numel()),
+      effective(opts.timeout),
       [ctx, in, out, target](uint32_t tag, std::chrono::milliseconds timeout) {
         if (in.numel() > 0) {
           dispatch(in.scalar_type(), [&](auto v) {
@@ -538,33 +586,31 @@ std::shared_ptr<Work> ProcessGroupGloo::allgather_into_tensor(Tensor& output, Te
       {target});
 }
 
-std::shared_ptr<Work> ProcessGroupGloo::gather(std::vector<std::vector<Tensor>>& outputs, std::vector<Tensor>& inputs,
+std::shared_ptr<Work> ProcessGroupGloo::gather(std::vector<std::vector<Tensor>>& outputs,
+                                               std::vector<Tensor>& inputs,
                                                const GatherOptions& opts) {
   const Tensor in = staged(single("gather", inputs, "inputs"));
-  check_rank("gather", "root", opts.rootRank);
   const int root = static_cast<int>(opts.rootRank);
-  const bool is_root = root == rank();
+  const bool is_root = check_root_list("gather", outputs, in, opts.rootRank, "outputs");
   Tensor gathered;
   std::vector<Tensor> targets;
   if (is_root) {
-    BRASA_CHECK(outputs.size() == 1, name("gather"), ": the root expects one output list, got ", outputs.size());
-    check_list("gather", outputs[0], in, "outputs[0]");
     gathered = empty({static_cast<int64_t>(size()) * in.numel()}, in.options());
     targets = outputs[0];
-  } else {
-    BRASA_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()), name("gather"),
-                ": only the root (rank ", root, ") takes outputs; rank ", rank(), " got some");
   }
   auto ctx = impl_->ctx;
   return enqueue(
-      "gather", next(CollectiveKind::kGather, in, in.numel(), ReduceOp::SUM, root), effective(opts.timeout),
+      "gather", next(CollectiveKind::kGather, in, in.numel(), ReduceOp::SUM, root),
+      effective(opts.timeout),
       [ctx, in, gathered, targets, root, is_root](uint32_t tag, std::chrono::milliseconds timeout) {
         if (in.numel() > 0) {
           dispatch(in.scalar_type(), [&](auto v) {
             using T = decltype(v);
             gloo::GatherOptions o(ctx);
             o.setInput(static_cast<T*>(in.data_ptr()), static_cast<size_t>(in.numel()));
-            if (is_root) o.setOutput(static_cast<T*>(gathered.data_ptr()), static_cast<size_t>(gathered.numel()));
+            if (is_root)
+              o.setOutput(static_cast<T*>(gathered.data_ptr()),
+                          static_cast<size_t>(gathered.numel()));
             o.setRoot(root);
             o.setTag(tag);
             o.setTimeout(timeout);
@@ -576,25 +622,21 @@ std::shared_ptr<Work> ProcessGroupGloo::gather(std::vector<std::vector<Tensor>>&
       targets);
 }
 
-std::shared_ptr<Work> ProcessGroupGloo::scatter(std::vector<Tensor>& outputs, std::vector<std::vector<Tensor>>& inputs,
+std::shared_ptr<Work> ProcessGroupGloo::scatter(std::vector<Tensor>& outputs,
+                                                std::vector<std::vector<Tensor>>& inputs,
                                                 const ScatterOptions& opts) {
   const Tensor target = single("scatter", outputs, "outputs");
-  check_rank("scatter", "root", opts.rootRank);
   const int root = static_cast<int>(opts.rootRank);
-  const bool is_root = root == rank();
+  const bool is_root = check_root_list("scatter", inputs, target, opts.rootRank, "inputs");
   std::vector<Tensor> sources;
   if (is_root) {
-    BRASA_CHECK(inputs.size() == 1, name("scatter"), ": the root expects one input list, got ", inputs.size());
-    check_list("scatter", inputs[0], target, "inputs[0]");
     for (const auto& t : inputs[0]) sources.push_back(staged(t));
-  } else {
-    BRASA_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()), name("scatter"),
-                ": only the root (rank ", root, ") takes inputs; rank ", rank(), " got some");
   }
   Tensor out = staged(target);
   auto ctx = impl_->ctx;
   return enqueue(
-      "scatter", next(CollectiveKind::kScatter, target, target.numel(), ReduceOp::SUM, root), effective(opts.timeout),
+      "scatter", next(CollectiveKind::kScatter, target, target.numel(), ReduceOp::SUM, root),
+      effective(opts.timeout),
       [ctx, target, out, sources, root, is_root](uint32_t tag, std::chrono::milliseconds timeout) {
         if (out.numel() > 0) {
           dispatch(target.scalar_type(), [&](auto v) {
@@ -622,17 +664,18 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter(std::vector<Tensor>& outp
                                                        const ReduceScatterOptions& opts) {
   const Tensor target = single("reduce_scatter", outputs, "outputs");
   check_reduce_op("reduce_scatter", opts.reduceOp, target.scalar_type());
-  BRASA_CHECK(inputs.size() == 1, name("reduce_scatter"), ": expects one input list, got ", inputs.size());
-  check_list("reduce_scatter", inputs[0], target, "inputs[0]");
+  check_one_list("reduce_scatter", inputs, target, "inputs");
   Tensor packed = flat_cat(inputs[0]);
   auto ctx = impl_->ctx;
   const ReduceOp op = opts.reduceOp;
   const int me = rank();
   return enqueue(
-      "reduce_scatter", next(CollectiveKind::kReduceScatter, target, target.numel(), op), effective(opts.timeout),
+      "reduce_scatter", next(CollectiveKind::kReduceScatter, target, target.numel(), op),
+      effective(opts.timeout),
       [ctx, target, packed, op, me](uint32_t tag, std::chrono::milliseconds timeout) {
         allreduce_buffer(ctx, packed, op, tag, timeout);
-        const_cast<Tensor&>(target).copy_(packed.narrow(0, me * target.numel(), target.numel()).reshape(target.sizes()));
+        const_cast<Tensor&>(target).copy_(
+            packed.narrow(0, me * target.numel(), target.numel()).reshape(target.sizes()));
       },
       {target});
 }
@@ -642,51 +685,28 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter_tensor(Tensor& output, Te
   std::vector<Tensor> out_list{output};
   const Tensor target = single("reduce_scatter_tensor", out_list, "output");
   check_reduce_op("reduce_scatter_tensor", opts.reduceOp, target.scalar_type());
-  BRASA_CHECK(input.defined() && input.scalar_type() == target.scalar_type() &&
-                  input.numel() == static_cast<int64_t>(size()) * target.numel(),
-              name("reduce_scatter_tensor"), ": input must have ", size(), " x ", target.numel(), " elements of ",
-              toString(target.scalar_type()), ", got ", input.defined() ? input.numel() : 0);
-  Tensor packed = input.contiguous().clone();  // reduced in place; the caller's input stays as it was
+  check_blocks("reduce_scatter_tensor", input, target, "input");
+  Tensor packed =
+      input.contiguous().clone();  // reduced in place; the caller's input stays as it was
   auto ctx = impl_->ctx;
   const ReduceOp op = opts.reduceOp;
   const int me = rank();
-  return enqueue(
-      "reduce_scatter_tensor", next(CollectiveKind::kReduceScatterTensor, target, target.numel(), op),
-      effective(opts.timeout),
-      [ctx, target, packed, op, me](uint32_t tag, std::chrono::milliseconds timeout) {
-        Tensor flat = packed.reshape({-1});
-        allreduce_buffer(ctx, flat, op, tag, timeout);
-        const_cast<Tensor&>(target).copy_(flat.narrow(0, me * target.numel(), target.numel()).reshape(target.sizes()));
-      },
-      {target});
+  return enqueue("reduce_scatter_tensor",
+                 next(CollectiveKind::kReduceScatterTensor, target, target.numel(), op),
+                 effective(opts.timeout),
+                 [ctx, target, packed, op, me](uint32_t tag, std::chrono::milliseconds timeout) {
+                   Tensor flat = packed.reshape({-1});
+                   allreduce_buffer(ctx, flat, op, tag, timeout);
+                   const_cast<Tensor&>(target).copy_(
+                       flat.narrow(0, me * target.numel(), target.numel()).reshape(target.sizes()));
+                 },
+                 {target});
 }
 
 namespace {
-std::vector<int64_t> split_elements(const char* op, const Tensor& t, const std::vector<int64_t>& splits, int size,
-                                    const char* what) {
-  const int64_t rows = t.dim() == 0 ? 1 : t.size(0);
-  const int64_t row = rows == 0 ? 0 : t.numel() / rows;
-  std::vector<int64_t> s = splits;
-  if (s.empty()) {
-    BRASA_CHECK(rows % size == 0, "ProcessGroupGloo.", op, ": the ", what, "'s first dimension (", rows,
-                ") does not split evenly over ", size, " ranks; pass split sizes");
-    s.assign(static_cast<size_t>(size), rows / size);
-  }
-  BRASA_CHECK(static_cast<int>(s.size()) == size, "ProcessGroupGloo.", op, ": ", what, " split sizes must have ",
-              size, " entries, got ", s.size());
-  int64_t total = 0;
-  for (int64_t& v : s) {
-    BRASA_CHECK(v >= 0, "ProcessGroupGloo.", op, ": negative split size ", v);
-    total += v;
-    v *= row;
-  }
-  BRASA_CHECK(total == rows, "ProcessGroupGloo.", op, ": ", what, " split sizes add up to ", total,
-              " but its first dimension is ", rows);
-  return s;
-}
-
-void alltoallv_buffers(const std::shared_ptr<gloo::Context>& ctx, const Tensor& in, const std::vector<int64_t>& send,
-                       const Tensor& out, const std::vector<int64_t>& recv, uint32_t tag,
+void alltoallv_buffers(const std::shared_ptr<gloo::Context>& ctx, const Tensor& in,
+                       const std::vector<int64_t>& send, const Tensor& out,
+                       const std::vector<int64_t>& recv, uint32_t tag,
                        std::chrono::milliseconds timeout) {
   if (in.numel() == 0 && out.numel() == 0) return;
   dispatch(in.scalar_type(), [&](auto v) {
@@ -710,8 +730,8 @@ std::shared_ptr<Work> ProcessGroupGloo::alltoall_base(Tensor& output, Tensor& in
   const Tensor target = single("alltoall_base", out_list, "output");
   BRASA_CHECK(src.scalar_type() == target.scalar_type(), name("alltoall_base"), ": input is ",
               toString(src.scalar_type()), " but output is ", toString(target.scalar_type()));
-  auto send = split_elements("alltoall_base", src, input_split_sizes, size(), "input");
-  auto recv = split_elements("alltoall_base", target, output_split_sizes, size(), "output");
+  auto send = split_elements("alltoall_base", src, input_split_sizes, "input");
+  auto recv = split_elements("alltoall_base", target, output_split_sizes, "output");
   Tensor in = staged(src), out = staged(target);
   auto ctx = impl_->ctx;
   return enqueue(
@@ -723,32 +743,21 @@ std::shared_ptr<Work> ProcessGroupGloo::alltoall_base(Tensor& output, Tensor& in
       {target});
 }
 
-std::shared_ptr<Work> ProcessGroupGloo::alltoall(std::vector<Tensor>& outputs, std::vector<Tensor>& inputs,
+std::shared_ptr<Work> ProcessGroupGloo::alltoall(std::vector<Tensor>& outputs,
+                                                 std::vector<Tensor>& inputs,
                                                  const AllToAllOptions& opts) {
-  BRASA_CHECK(static_cast<int>(inputs.size()) == size() && static_cast<int>(outputs.size()) == size(),
-              name("alltoall"), ": expects one input and one output tensor per rank (", size(), "), got ",
-              inputs.size(), " and ", outputs.size());
-  const ScalarType dtype = inputs[0].defined() ? inputs[0].scalar_type() : ScalarType::Float;
   std::vector<int64_t> send, recv;
+  check_alltoall("alltoall", outputs, inputs, send, recv);
   int64_t recv_total = 0;
-  for (int r = 0; r < size(); ++r) {
-    const Tensor& i = inputs[static_cast<size_t>(r)];
-    const Tensor& o = outputs[static_cast<size_t>(r)];
-    BRASA_CHECK(i.defined() && o.defined() && i.is_cpu() && o.is_cpu(), name("alltoall"),
-                ": every tensor must be a defined CPU tensor");
-    BRASA_CHECK(i.scalar_type() == dtype && o.scalar_type() == dtype, name("alltoall"),
-                ": all tensors must have dtype ", toString(dtype));
-    send.push_back(i.numel());
-    recv.push_back(o.numel());
-    recv_total += o.numel();
-  }
+  for (int64_t c : recv) recv_total += c;
   Tensor packed = flat_cat(inputs);
   Tensor received = empty({recv_total}, inputs[0].options());
   auto ctx = impl_->ctx;
   std::vector<Tensor> targets = outputs;
   return enqueue(
       "alltoall", next(CollectiveKind::kAlltoall, packed, -1), effective(opts.timeout),
-      [ctx, packed, received, targets, send, recv](uint32_t tag, std::chrono::milliseconds timeout) {
+      [ctx, packed, received, targets, send, recv](uint32_t tag,
+                                                   std::chrono::milliseconds timeout) {
         alltoallv_buffers(ctx, packed, send, received, recv, tag, timeout);
         scatter_back(targets, received);
       },
@@ -757,15 +766,14 @@ std::shared_ptr<Work> ProcessGroupGloo::alltoall(std::vector<Tensor>& outputs, s
 
 std::shared_ptr<Work> ProcessGroupGloo::barrier(const BarrierOptions& opts) {
   auto ctx = impl_->ctx;
-  return enqueue(
-      "barrier", next(CollectiveKind::kBarrier, Tensor(), 0), effective(opts.timeout),
-      [ctx](uint32_t tag, std::chrono::milliseconds timeout) {
-        gloo::BarrierOptions o(ctx);
-        o.setTag(tag);
-        o.setTimeout(timeout);
-        gloo::barrier(o);
-      },
-      {});
+  return enqueue("barrier", next(CollectiveKind::kBarrier, Tensor(), 0), effective(opts.timeout),
+                 [ctx](uint32_t tag, std::chrono::milliseconds timeout) {
+                   gloo::BarrierOptions o(ctx);
+                   o.setTag(tag);
+                   o.setTimeout(timeout);
+                   gloo::barrier(o);
+                 },
+                 {});
 }
 
 // ---- point to point: posted at once; the group's p2p thread waits on Gloo's
@@ -790,7 +798,8 @@ void ProcessGroupGloo::Impl::p2p_loop() {
     lock.unlock();
     try {
       int peer = -1;
-      bool ok = op->is_send ? op->buffer->waitSend(&peer, op->timeout) : op->buffer->waitRecv(&peer, op->timeout);
+      bool ok = op->is_send ? op->buffer->waitSend(&peer, op->timeout)
+                            : op->buffer->waitRecv(&peer, op->timeout);
       if (!ok) BRASA_DIST_THROW(DistError, "ProcessGroupGloo.", op->work->op(), ": aborted");
       if (!op->is_send) {
         op->work->set_source_rank(peer);
@@ -800,19 +809,21 @@ void ProcessGroupGloo::Impl::p2p_loop() {
     } catch (const brasa::Error&) {
       op->work->finish(std::current_exception());
     } catch (const std::exception& e) {
-      op->work->finish(std::make_exception_ptr(DistTimeoutError(
-          "ProcessGroupGloo." + op->work->op() + ": " + e.what() + " (timeout " + std::to_string(op->timeout.count()) +
-              " ms)",
-          "", __FILE__, __LINE__)));
+      op->work->finish(std::make_exception_ptr(
+          DistTimeoutError("ProcessGroupGloo." + op->work->op() + ": " + e.what() + " (timeout " +
+                               std::to_string(op->timeout.count()) + " ms)",
+                           "", __FILE__, __LINE__)));
     }
     op.reset();  // the buffer goes before the lock is taken again
     lock.lock();
   }
 }
 
-std::shared_ptr<Work> ProcessGroupGloo::post(const char* op, bool is_send, const Tensor& target, int peer, int tag) {
+std::shared_ptr<Work> ProcessGroupGloo::post(const char* op, bool is_send, const Tensor& target,
+                                             int peer, int tag) {
   if (impl_->broken)
-    BRASA_DIST_THROW(DistError, "ProcessGroupGloo.", op, ": this group can no longer be used: ", impl_->reason());
+    BRASA_DIST_THROW(DistError, "ProcessGroupGloo.", op,
+                     ": this group can no longer be used: ", impl_->reason());
   auto p = std::make_unique<P2P>();
   p->is_send = is_send;
   p->target = target;

@@ -48,23 +48,32 @@ class ProcessGroupGloo : public ProcessGroup {
   // The local address on the route to `host` ("127.0.0.1" for loopback).
   static std::string local_address_toward(const std::string& host);
 
-  std::shared_ptr<Work> broadcast(std::vector<Tensor>& tensors, const BroadcastOptions& opts = {}) override;
-  std::shared_ptr<Work> allreduce(std::vector<Tensor>& tensors, const AllreduceOptions& opts = {}) override;
+  std::shared_ptr<Work> broadcast(std::vector<Tensor>& tensors,
+                                  const BroadcastOptions& opts = {}) override;
+  std::shared_ptr<Work> allreduce(std::vector<Tensor>& tensors,
+                                  const AllreduceOptions& opts = {}) override;
   std::shared_ptr<Work> allreduce_coalesced(std::vector<Tensor>& tensors,
                                             const AllreduceCoalescedOptions& opts = {}) override;
-  std::shared_ptr<Work> reduce(std::vector<Tensor>& tensors, const ReduceOptions& opts = {}) override;
-  std::shared_ptr<Work> allgather(std::vector<std::vector<Tensor>>& outputs, std::vector<Tensor>& inputs,
+  std::shared_ptr<Work> reduce(std::vector<Tensor>& tensors,
+                               const ReduceOptions& opts = {}) override;
+  std::shared_ptr<Work> allgather(std::vector<std::vector<Tensor>>& outputs,
+                                  std::vector<Tensor>& inputs,
                                   const AllgatherOptions& opts = {}) override;
-  std::shared_ptr<Work> allgather_into_tensor(Tensor& output, Tensor& input, const AllgatherOptions& opts = {}) override;
-  std::shared_ptr<Work> gather(std::vector<std::vector<Tensor>>& outputs, std::vector<Tensor>& inputs,
+  std::shared_ptr<Work> allgather_into_tensor(Tensor& output, Tensor& input,
+                                              const AllgatherOptions& opts = {}) override;
+  std::shared_ptr<Work> gather(std::vector<std::vector<Tensor>>& outputs,
+                               std::vector<Tensor>& inputs,
                                const GatherOptions& opts = {}) override;
-  std::shared_ptr<Work> scatter(std::vector<Tensor>& outputs, std::vector<std::vector<Tensor>>& inputs,
+  std::shared_ptr<Work> scatter(std::vector<Tensor>& outputs,
+                                std::vector<std::vector<Tensor>>& inputs,
                                 const ScatterOptions& opts = {}) override;
-  std::shared_ptr<Work> reduce_scatter(std::vector<Tensor>& outputs, std::vector<std::vector<Tensor>>& inputs,
+  std::shared_ptr<Work> reduce_scatter(std::vector<Tensor>& outputs,
+                                       std::vector<std::vector<Tensor>>& inputs,
                                        const ReduceScatterOptions& opts = {}) override;
   std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, Tensor& input,
                                               const ReduceScatterOptions& opts = {}) override;
-  std::shared_ptr<Work> alltoall_base(Tensor& output, Tensor& input, std::vector<int64_t>& output_split_sizes,
+  std::shared_ptr<Work> alltoall_base(Tensor& output, Tensor& input,
+                                      std::vector<int64_t>& output_split_sizes,
                                       std::vector<int64_t>& input_split_sizes,
                                       const AllToAllOptions& opts = {}) override;
   std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, std::vector<Tensor>& inputs,
@@ -81,9 +90,10 @@ class ProcessGroupGloo : public ProcessGroup {
 
  private:
   std::shared_ptr<Work> post(const char* op, bool is_send, const Tensor& target, int peer, int tag);
-  std::shared_ptr<Work> enqueue(const char* op, const Fingerprint& f, std::chrono::milliseconds timeout,
-                                std::function<void(uint32_t tag, std::chrono::milliseconds timeout)> run,
-                                std::vector<Tensor> outputs);
+  std::shared_ptr<Work> enqueue(
+      const char* op, const Fingerprint& f, std::chrono::milliseconds timeout,
+      std::function<void(uint32_t tag, std::chrono::milliseconds timeout)> run,
+      std::vector<Tensor> outputs);
   std::unique_ptr<Impl> impl_;
 };
 

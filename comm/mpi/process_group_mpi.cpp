@@ -50,13 +50,21 @@ void reduce_16bit(void* in, void* inout, int* len, F f) {
   for (int i = 0; i < *len; ++i) b[i] = T(f(static_cast<float>(a[i]), static_cast<float>(b[i])));
 }
 template <class T>
-void sum16(void* a, void* b, int* n, MPI_Datatype*) { reduce_16bit<T>(a, b, n, [](float x, float y) { return x + y; }); }
+void sum16(void* a, void* b, int* n, MPI_Datatype*) {
+  reduce_16bit<T>(a, b, n, [](float x, float y) { return x + y; });
+}
 template <class T>
-void prod16(void* a, void* b, int* n, MPI_Datatype*) { reduce_16bit<T>(a, b, n, [](float x, float y) { return x * y; }); }
+void prod16(void* a, void* b, int* n, MPI_Datatype*) {
+  reduce_16bit<T>(a, b, n, [](float x, float y) { return x * y; });
+}
 template <class T>
-void min16(void* a, void* b, int* n, MPI_Datatype*) { reduce_16bit<T>(a, b, n, [](float x, float y) { return std::min(x, y); }); }
+void min16(void* a, void* b, int* n, MPI_Datatype*) {
+  reduce_16bit<T>(a, b, n, [](float x, float y) { return std::min(x, y); });
+}
 template <class T>
-void max16(void* a, void* b, int* n, MPI_Datatype*) { reduce_16bit<T>(a, b, n, [](float x, float y) { return std::max(x, y); }); }
+void max16(void* a, void* b, int* n, MPI_Datatype*) {
+  reduce_16bit<T>(a, b, n, [](float x, float y) { return std::max(x, y); });
+}
 
 struct Global {
   MPI_Datatype half_type = MPI_DATATYPE_NULL, bf16_type = MPI_DATATYPE_NULL;
@@ -84,7 +92,8 @@ void init_mpi_once() {
     int initialized = 0, provided = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
-      mpi_check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
+      mpi_check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided),
+                "MPI_Init_thread");
       std::atexit(finalize_at_exit);
     } else {
       MPI_Query_thread(&provided);
@@ -111,17 +120,28 @@ void init_mpi_once() {
 
 MPI_Datatype mpi_type(ScalarType t) {
   switch (t) {
-    case ScalarType::Byte: return MPI_UINT8_T;
-    case ScalarType::Char: return MPI_INT8_T;
-    case ScalarType::Short: return MPI_INT16_T;
-    case ScalarType::Int: return MPI_INT32_T;
-    case ScalarType::Long: return MPI_INT64_T;
-    case ScalarType::Half: return global().half_type;
-    case ScalarType::Float: return MPI_FLOAT;
-    case ScalarType::Double: return MPI_DOUBLE;
-    case ScalarType::Bool: return MPI_UINT8_T;  // one byte, 0 or 1
-    case ScalarType::BFloat16: return global().bf16_type;
-    default: break;
+    case ScalarType::Byte:
+      return MPI_UINT8_T;
+    case ScalarType::Char:
+      return MPI_INT8_T;
+    case ScalarType::Short:
+      return MPI_INT16_T;
+    case ScalarType::Int:
+      return MPI_INT32_T;
+    case ScalarType::Long:
+      return MPI_INT64_T;
+    case ScalarType::Half:
+      return global().half_type;
+    case ScalarType::Float:
+      return MPI_FLOAT;
+    case ScalarType::Double:
+      return MPI_DOUBLE;
+    case ScalarType::Bool:
+      return MPI_UINT8_T;  // one byte, 0 or 1
+    case ScalarType::BFloat16:
+      return global().bf16_type;
+    default:
+      break;
   }
   BRASA_ERROR("ProcessGroupMPI: dtype ", toString(t), " cannot be communicated");
 }
@@ -131,31 +151,46 @@ MPI_Op mpi_op(ReduceOp op, ScalarType t) {
     MPI_Op* ops = t == ScalarType::Half ? global().half_ops : global().bf16_ops;
     switch (op) {
       case ReduceOp::SUM:
-      case ReduceOp::AVG: return ops[0];
-      case ReduceOp::PRODUCT: return ops[1];
-      case ReduceOp::MIN: return ops[2];
-      case ReduceOp::MAX: return ops[3];
-      default: break;  // bitwise ops were rejected before
+      case ReduceOp::AVG:
+        return ops[0];
+      case ReduceOp::PRODUCT:
+        return ops[1];
+      case ReduceOp::MIN:
+        return ops[2];
+      case ReduceOp::MAX:
+        return ops[3];
+      default:
+        break;  // bitwise ops were rejected before
     }
   }
   if (t == ScalarType::Bool) {  // as PyTorch: SUM/MAX are "any", PRODUCT/MIN are "all"
     switch (op) {
       case ReduceOp::SUM:
-      case ReduceOp::MAX: return MPI_LOR;
+      case ReduceOp::MAX:
+        return MPI_LOR;
       case ReduceOp::PRODUCT:
-      case ReduceOp::MIN: return MPI_LAND;
-      default: break;
+      case ReduceOp::MIN:
+        return MPI_LAND;
+      default:
+        break;
     }
   }
   switch (op) {
     case ReduceOp::SUM:
-    case ReduceOp::AVG: return MPI_SUM;
-    case ReduceOp::PRODUCT: return MPI_PROD;
-    case ReduceOp::MIN: return MPI_MIN;
-    case ReduceOp::MAX: return MPI_MAX;
-    case ReduceOp::BAND: return MPI_BAND;
-    case ReduceOp::BOR: return MPI_BOR;
-    case ReduceOp::BXOR: return MPI_BXOR;
+    case ReduceOp::AVG:
+      return MPI_SUM;
+    case ReduceOp::PRODUCT:
+      return MPI_PROD;
+    case ReduceOp::MIN:
+      return MPI_MIN;
+    case ReduceOp::MAX:
+      return MPI_MAX;
+    case ReduceOp::BAND:
+      return MPI_BAND;
+    case ReduceOp::BOR:
+      return MPI_BOR;
+    case ReduceOp::BXOR:
+      return MPI_BXOR;
   }
   return MPI_SUM;
 }
@@ -207,13 +242,14 @@ struct ProcessGroupMPI::Impl {
 
 class MPIWork : public Work {
  public:
-  MPIWork(std::string op, ProcessGroupMPI::Impl* group, Clock::time_point deadline, std::string what)
+  MPIWork(std::string op, ProcessGroupMPI::Impl* group, Clock::time_point deadline,
+          std::string what)
       : Work(std::move(op)), group_(group), deadline_(deadline), what_(std::move(what)) {}
 
   std::vector<MPI_Request> requests;
   std::function<void(const std::vector<MPI_Status>&)> on_done;  // copies results into place
-  std::vector<Tensor> keep_alive;                                // buffers MPI writes or reads
-  bool record_source = false;                                    // a receive: note who sent
+  std::vector<Tensor> keep_alive;                               // buffers MPI writes or reads
+  bool record_source = false;                                   // a receive: note who sent
 
   // Tests the requests once; true once the work has finished.
   bool progress() {
@@ -222,14 +258,17 @@ class MPIWork : public Work {
     std::vector<MPI_Status> statuses(requests.size());
     int flag = 0;
     int rc = requests.empty() ? MPI_SUCCESS
-                              : MPI_Testall(static_cast<int>(requests.size()), requests.data(), &flag, statuses.data());
+                              : MPI_Testall(static_cast<int>(requests.size()), requests.data(),
+                                            &flag, statuses.data());
     if (requests.empty()) flag = 1;
     if (rc != MPI_SUCCESS) {
       std::string detail = mpi_error_string(rc);
       for (const auto& s : statuses)
-        if (s.MPI_ERROR != MPI_SUCCESS && s.MPI_ERROR != MPI_ERR_PENDING) detail = mpi_error_string(s.MPI_ERROR);
+        if (s.MPI_ERROR != MPI_SUCCESS && s.MPI_ERROR != MPI_ERR_PENDING)
+          detail = mpi_error_string(s.MPI_ERROR);
       return end(std::make_exception_ptr(
-          DistError("ProcessGroupMPI." + op() + ": " + what_ + " failed: " + detail, "", __FILE__, __LINE__)));
+          DistError("ProcessGroupMPI." + op() + ": " + what_ + " failed: " + detail, "", __FILE__,
+                    __LINE__)));
     }
     if (flag) {
       if (record_source && !statuses.empty()) set_source_rank(statuses[0].MPI_SOURCE);
@@ -241,12 +280,15 @@ class MPIWork : public Work {
       }
     }
     if (Clock::now() > deadline_) {
-      std::string reason = what_ + " timed out after " +
-                           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                              deadline_ - started_).count()) + " ms";
+      std::string reason =
+          what_ + " timed out after " +
+          std::to_string(
+              std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - started_).count()) +
+          " ms";
       group_->break_group(reason);
       return end(std::make_exception_ptr(DistTimeoutError(
-          "ProcessGroupMPI." + op() + ": " + reason + "; the group can no longer be used", "", __FILE__, __LINE__)));
+          "ProcessGroupMPI." + op() + ": " + reason + "; the group can no longer be used", "",
+          __FILE__, __LINE__)));
     }
     return false;
   }
@@ -260,8 +302,8 @@ class MPIWork : public Work {
     const auto until = timeout.count() < 0 ? Clock::time_point::max() : Clock::now() + timeout;
     for (int round = 0; !progress(); ++round) {
       if (Clock::now() > until)
-        BRASA_DIST_THROW(DistTimeoutError, "ProcessGroupMPI.", op(), ": Work.wait timed out after ", timeout.count(),
-                         " ms (", what_, " is still in flight)");
+        BRASA_DIST_THROW(DistTimeoutError, "ProcessGroupMPI.", op(), ": Work.wait timed out after ",
+                         timeout.count(), " ms (", what_, " is still in flight)");
       pause_between_tests(round);
     }
     return Work::wait(std::chrono::milliseconds(-1));
@@ -344,19 +386,21 @@ std::shared_ptr<ProcessGroupMPI> ProcessGroupMPI::create(std::vector<int> ranks)
   return create(std::move(ranks), Options());
 }
 
-std::shared_ptr<ProcessGroupMPI> ProcessGroupMPI::create(std::vector<int> ranks, const Options& options) {
+std::shared_ptr<ProcessGroupMPI> ProcessGroupMPI::create(std::vector<int> ranks,
+                                                         const Options& options) {
   init_mpi_once();
   const int world = world_size(), me = world_rank();
   std::sort(ranks.begin(), ranks.end());
   BRASA_CHECK(std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end(),
               "ProcessGroupMPI.create: a rank is listed twice");
   for (int r : ranks)
-    BRASA_CHECK(r >= 0 && r < world, "ProcessGroupMPI.create: rank ", r, " is not in the world of ", world,
-                " processes");
+    BRASA_CHECK(r >= 0 && r < world, "ProcessGroupMPI.create: rank ", r, " is not in the world of ",
+                world, " processes");
   const bool member = ranks.empty() || std::binary_search(ranks.begin(), ranks.end(), me);
   MPI_Comm comm = MPI_COMM_NULL;
   // Collective over every process, members or not (as in c10d's new_group).
-  mpi_check(MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, me, &comm), "MPI_Comm_split");
+  mpi_check(MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, me, &comm),
+            "MPI_Comm_split");
   if (!member) return nullptr;
   auto impl = std::make_unique<Impl>();
   impl->comm = comm;
@@ -368,10 +412,12 @@ std::shared_ptr<ProcessGroupMPI> ProcessGroupMPI::create(std::vector<int> ranks,
   impl->check_collectives = options.check_collectives;
   impl->background_collectives = options.background_collectives;
   int rank = impl->rank, size = impl->size;
-  return std::shared_ptr<ProcessGroupMPI>(new ProcessGroupMPI(std::move(impl), rank, size, options));
+  return std::shared_ptr<ProcessGroupMPI>(
+      new ProcessGroupMPI(std::move(impl), rank, size, options));
 }
 
-ProcessGroupMPI::ProcessGroupMPI(std::unique_ptr<Impl> impl, int rank, int size, const Options& options)
+ProcessGroupMPI::ProcessGroupMPI(std::unique_ptr<Impl> impl, int rank, int size,
+                                 const Options& options)
     : ProcessGroup(rank, size, options.timeout), impl_(std::move(impl)) {
   impl_->start_progress_thread();
 }
@@ -398,8 +444,8 @@ namespace {
 
 // Tests `requests` until all are done or the deadline passes; `done[i]`
 // tells which finished. Returns whether all did.
-bool test_until(ProcessGroupMPI::Impl& g, std::vector<MPI_Request>& requests, std::vector<int>& done,
-                Clock::time_point deadline) {
+bool test_until(ProcessGroupMPI::Impl& g, std::vector<MPI_Request>& requests,
+                std::vector<int>& done, Clock::time_point deadline) {
   done.assign(requests.size(), 0);
   for (int round = 0;; ++round) {
     bool all = true;
@@ -438,10 +484,12 @@ static void exchange_fingerprints(ProcessGroupMPI::Impl& g, const Fingerprint& m
   for (int r = 0; r < g.size; ++r) {
     if (r == g.rank) continue;
     MPI_Request rq;
-    mpi_check(MPI_Irecv(&theirs[static_cast<size_t>(r)], sizeof(Fingerprint), MPI_BYTE, r, 0, g.check_comm, &rq),
+    mpi_check(MPI_Irecv(&theirs[static_cast<size_t>(r)], sizeof(Fingerprint), MPI_BYTE, r, 0,
+                        g.check_comm, &rq),
               "MPI_Irecv");
     recvs.push_back(rq);
-    mpi_check(MPI_Isend(&mine, sizeof(Fingerprint), MPI_BYTE, r, 0, g.check_comm, &rq), "MPI_Isend");
+    mpi_check(MPI_Isend(&mine, sizeof(Fingerprint), MPI_BYTE, r, 0, g.check_comm, &rq),
+              "MPI_Isend");
     sends.push_back(rq);
     peers.push_back(r);
   }
@@ -454,19 +502,21 @@ static void exchange_fingerprints(ProcessGroupMPI::Impl& g, const Fingerprint& m
         MPI_Cancel(&recvs[i]);
         MPI_Request_free(&recvs[i]);
       }
-    std::string reason = mine.describe() + " timed out after " + std::to_string(timeout.count()) +
-                         " ms: rank(s) " + missing +
-                         " did not reach it (stuck in other work, waiting in another collective, or dead)";
+    std::string reason =
+        mine.describe() + " timed out after " + std::to_string(timeout.count()) + " ms: rank(s) " +
+        missing + " did not reach it (stuck in other work, waiting in another collective, or dead)";
     g.break_group(reason);
-    BRASA_DIST_THROW(DistTimeoutError, "ProcessGroupMPI.", op, ": ", reason, "; the group can no longer be used");
+    BRASA_DIST_THROW(DistTimeoutError, "ProcessGroupMPI.", op, ": ", reason,
+                     "; the group can no longer be used");
   }
   std::vector<int> sent;
   test_until(g, sends, sent, Clock::time_point::max());  // matched receives complete sends promptly
   for (size_t i = 0; i < peers.size(); ++i) {
     const Fingerprint& f = theirs[static_cast<size_t>(peers[i])];
     if (!(f == mine))
-      BRASA_DIST_THROW(DistError, "ProcessGroupMPI.", op, ": the ranks called different collectives: rank ", g.rank,
-                       " called ", mine.describe(), " but rank ", peers[i], " called ", f.describe());
+      BRASA_DIST_THROW(DistError, "ProcessGroupMPI.", op,
+                       ": the ranks called different collectives: rank ", g.rank, " called ",
+                       mine.describe(), " but rank ", peers[i], " called ", f.describe());
   }
 }
 
@@ -475,15 +525,16 @@ namespace {
 // Starts an operation: checks the group, compares fingerprints (collectives
 // only), lets `launch` post the MPI calls and hands the work to the progress
 // thread.
-std::shared_ptr<Work> start(ProcessGroupMPI::Impl& g, const char* op, const Fingerprint* fingerprint,
-                            std::chrono::milliseconds timeout,
+std::shared_ptr<Work> start(ProcessGroupMPI::Impl& g, const char* op,
+                            const Fingerprint* fingerprint, std::chrono::milliseconds timeout,
                             const std::function<void(std::vector<MPI_Request>*)>& launch,
                             std::function<void(const std::vector<MPI_Status>&)> on_done,
                             std::vector<Tensor> keep_alive, std::vector<Tensor> outputs,
                             bool record_source = false) {
   if (g.broken) {
     std::lock_guard<std::mutex> lock(g.pending_mu);
-    BRASA_DIST_THROW(DistError, "ProcessGroupMPI.", op, ": this group can no longer be used: ", g.broken_reason);
+    BRASA_DIST_THROW(DistError, "ProcessGroupMPI.", op,
+                     ": this group can no longer be used: ", g.broken_reason);
   }
   const auto deadline = Clock::now() + timeout;
   // Threads sharing the group start its collectives one at a time, so that
@@ -524,7 +575,8 @@ std::shared_ptr<Work> start(ProcessGroupMPI::Impl& g, const char* op, const Fing
 
 }  // namespace
 
-std::shared_ptr<Work> ProcessGroupMPI::broadcast(std::vector<Tensor>& tensors, const BroadcastOptions& opts) {
+std::shared_ptr<Work> ProcessGroupMPI::broadcast(std::vector<Tensor>& tensors,
+                                                 const BroadcastOptions& opts) {
   const Tensor t = single("broadcast", tensors);
   check_rank("broadcast", "root", opts.rootRank);
   Tensor buf = staged(t);
@@ -535,14 +587,18 @@ std::shared_ptr<Work> ProcessGroupMPI::broadcast(std::vector<Tensor>& tensors, c
   return start(
       *impl_, "broadcast", &f, effective(opts.timeout),
       [&](std::vector<MPI_Request>* r) {
-        if (!r) return mpi_check(MPI_Bcast(buf.data_ptr(), n, mpi_type(t.scalar_type()), root, comm), "MPI_Bcast");
+        if (!r)
+          return mpi_check(MPI_Bcast(buf.data_ptr(), n, mpi_type(t.scalar_type()), root, comm),
+                           "MPI_Bcast");
         r->resize(1);
-        mpi_check(MPI_Ibcast(buf.data_ptr(), n, mpi_type(t.scalar_type()), root, comm, &(*r)[0]), "MPI_Ibcast");
+        mpi_check(MPI_Ibcast(buf.data_ptr(), n, mpi_type(t.scalar_type()), root, comm, &(*r)[0]),
+                  "MPI_Ibcast");
       },
       [t, buf](const auto&) { unstage(t, buf); }, {buf}, {t});
 }
 
-std::shared_ptr<Work> ProcessGroupMPI::allreduce(std::vector<Tensor>& tensors, const AllreduceOptions& opts) {
+std::shared_ptr<Work> ProcessGroupMPI::allreduce(std::vector<Tensor>& tensors,
+                                                 const AllreduceOptions& opts) {
   const Tensor t = single("allreduce", tensors);
   check_reduce_op("allreduce", opts.reduceOp, t.scalar_type());
   Tensor buf = staged(t);
@@ -554,9 +610,14 @@ std::shared_ptr<Work> ProcessGroupMPI::allreduce(std::vector<Tensor>& tensors, c
   return start(
       *impl_, "allreduce", &f, effective(opts.timeout),
       [&](std::vector<MPI_Request>* r) {
-        if (!r) return mpi_check(MPI_Allreduce(MPI_IN_PLACE, buf.data_ptr(), n, mpi_type(t.scalar_type()), mpi_op(opts.reduceOp, t.scalar_type()), comm), "MPI_Allreduce");
+        if (!r)
+          return mpi_check(MPI_Allreduce(MPI_IN_PLACE, buf.data_ptr(), n, mpi_type(t.scalar_type()),
+                                         mpi_op(opts.reduceOp, t.scalar_type()), comm),
+                           "MPI_Allreduce");
         r->resize(1);
-        mpi_check(MPI_Iallreduce(MPI_IN_PLACE, buf.data_ptr(), n, mpi_type(t.scalar_type()), mpi_op(opts.reduceOp, t.scalar_type()), comm, &(*r)[0]), "MPI_Iallreduce");
+        mpi_check(MPI_Iallreduce(MPI_IN_PLACE, buf.data_ptr(), n, mpi_type(t.scalar_type()),
+                                 mpi_op(opts.reduceOp, t.scalar_type()), comm, &(*r)[0]),
+                  "MPI_Iallreduce");
       },
       [t, buf, avg, size](const auto&) {
         if (avg) const_cast<Tensor&>(buf).div_(size);
@@ -567,14 +628,7 @@ std::shared_ptr<Work> ProcessGroupMPI::allreduce(std::vector<Tensor>& tensors, c
 
 std::shared_ptr<Work> ProcessGroupMPI::allreduce_coalesced(std::vector<Tensor>& tensors,
                                                            const AllreduceCoalescedOptions& opts) {
-  BRASA_CHECK(!tensors.empty(), name("allreduce_coalesced"), ": no tensors given");
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    check_like("allreduce_coalesced", tensors[i], tensors[i], "tensors[" + std::to_string(i) + "]");
-    BRASA_CHECK(tensors[i].scalar_type() == tensors[0].scalar_type(), name("allreduce_coalesced"),
-                ": all tensors must have one dtype; tensors[0] is ", toString(tensors[0].scalar_type()),
-                " but tensors[", i, "] is ", toString(tensors[i].scalar_type()));
-  }
-  check_reduce_op("allreduce_coalesced", opts.reduceOp, tensors[0].scalar_type());
+  check_coalesced("allreduce_coalesced", tensors, opts.reduceOp);
   Tensor flat = flat_cat(tensors);
   const int n = count_of("allreduce_coalesced", flat.numel());
   Fingerprint f = next(CollectiveKind::kAllreduceCoalesced, flat, flat.numel(), opts.reduceOp);
@@ -585,9 +639,15 @@ std::shared_ptr<Work> ProcessGroupMPI::allreduce_coalesced(std::vector<Tensor>& 
   return start(
       *impl_, "allreduce_coalesced", &f, effective(opts.timeout),
       [&](std::vector<MPI_Request>* r) {
-        if (!r) return mpi_check(MPI_Allreduce(MPI_IN_PLACE, flat.data_ptr(), n, mpi_type(flat.scalar_type()), mpi_op(opts.reduceOp, flat.scalar_type()), comm), "MPI_Allreduce");
+        if (!r)
+          return mpi_check(
+              MPI_Allreduce(MPI_IN_PLACE, flat.data_ptr(), n, mpi_type(flat.scalar_type()),
+                            mpi_op(opts.reduceOp, flat.scalar_type()), comm),
+              "MPI_Allreduce");
         r->resize(1);
-        mpi_check(MPI_Iallreduce(MPI_IN_PLACE, flat.data_ptr(), n, mpi_type(flat.scalar_type()), mpi_op(opts.reduceOp, flat.scalar_type()), comm, &(*r)[0]), "MPI_Iallreduce");
+        mpi_check(MPI_Iallreduce(MPI_IN_PLACE, flat.data_ptr(), n, mpi_type(flat.scalar_type()),
+                                 mpi_op(opts.reduceOp, flat.scalar_type()), comm, &(*r)[0]),
+                  "MPI_Iallreduce");
       },
       [targets, flat, avg, size](const auto&) {
         if (avg) const_cast<Tensor&>(flat).div_(size);
@@ -596,7 +656,8 @@ std::shared_ptr<Work> ProcessGroupMPI::allreduce_coalesced(std::vector<Tensor>& 
       {flat}, targets);
 }
 
-std::shared_ptr<Work> ProcessGroupMPI::reduce(std::vector<Tensor>& tensors, const ReduceOptions& opts) {
+std::shared_ptr<Work> ProcessGroupMPI::reduce(std::vector<Tensor>& tensors,
+                                              const ReduceOptions& opts) {
   const Tensor t = single("reduce", tensors);
   check_rank("reduce", "root", opts.rootRank);
   check_reduce_op("reduce", opts.reduceOp, t.scalar_type());
@@ -611,9 +672,17 @@ std::shared_ptr<Work> ProcessGroupMPI::reduce(std::vector<Tensor>& tensors, cons
   return start(
       *impl_, "reduce", &f, effective(opts.timeout),
       [&](std::vector<MPI_Request>* r) {
-        if (!r) return mpi_check(MPI_Reduce(is_root ? MPI_IN_PLACE : buf.data_ptr(), is_root ? buf.data_ptr() : nullptr, n, mpi_type(t.scalar_type()), mpi_op(opts.reduceOp, t.scalar_type()), root, comm), "MPI_Reduce");
+        if (!r)
+          return mpi_check(
+              MPI_Reduce(is_root ? MPI_IN_PLACE : buf.data_ptr(),
+                         is_root ? buf.data_ptr() : nullptr, n, mpi_type(t.scalar_type()),
+                         mpi_op(opts.reduceOp, t.scalar_type()), root, comm),
+              "MPI_Reduce");
         r->resize(1);
-        mpi_check(MPI_Ireduce(is_root ? MPI_IN_PLACE : buf.data_ptr(), is_root ? buf.data_ptr() : nullptr, n, mpi_type(t.scalar_type()), mpi_op(opts.reduceOp, t.scalar_type()), root, comm, &(*r)[0]), "MPI_Ireduce");
+        mpi_check(MPI_Ireduce(is_root ? MPI_IN_PLACE : buf.data_ptr(),
+                              is_root ? buf.data_ptr() : nullptr, n, mpi_type(t.scalar_type()),
+                              mpi_op(opts.reduceOp, t.scalar_type()), root, comm, &(*r)[0]),
+                  "MPI_Ireduce");
       },
       [t, buf, is_root, avg, size](const auto&) {
         if (!is_root) return;
@@ -624,10 +693,10 @@ std::shared_ptr<Work> ProcessGroupMPI::reduce(std::vector<Tensor>& tensors, cons
 }
 
 std::shared_ptr<Work> ProcessGroupMPI::allgather(std::vector<std::vector<Tensor>>& outputs,
-                                                 std::vector<Tensor>& inputs, const AllgatherOptions& opts) {
+                                                 std::vector<Tensor>& inputs,
+                                                 const AllgatherOptions& opts) {
   const Tensor in = staged(single("allgather", inputs, "inputs"));
-  BRASA_CHECK(outputs.size() == 1, name("allgather"), ": expects one output list, got ", outputs.size());
-  check_list("allgather", outputs[0], in, "outputs[0]");
+  check_one_list("allgather", outputs, in, "outputs");
   const int n = count_of("allgather", in.numel());
   Tensor gathered = empty({static_cast<int64_t>(size()) * in.numel()}, in.options());
   Fingerprint f = next(CollectiveKind::kAllgather, in, in.numel());
@@ -637,22 +706,24 @@ std::shared_ptr<Work> ProcessGroupMPI::allgather(std::vector<std::vector<Tensor>
   return start(
       *impl_, "allgather", &f, effective(opts.timeout),
       [&](std::vector<MPI_Request>* r) {
-        if (!r) return mpi_check(MPI_Allgather(in.data_ptr(), n, type, gathered.data_ptr(), n, type, comm), "MPI_Allgather");
+        if (!r)
+          return mpi_check(
+              MPI_Allgather(in.data_ptr(), n, type, gathered.data_ptr(), n, type, comm),
+              "MPI_Allgather");
         r->resize(1);
-        mpi_check(MPI_Iallgather(in.data_ptr(), n, type, gathered.data_ptr(), n, type, comm, &(*r)[0]), "MPI_Iallgather");
+        mpi_check(
+            MPI_Iallgather(in.data_ptr(), n, type, gathered.data_ptr(), n, type, comm, &(*r)[0]),
+            "MPI_Iallgather");
       },
-      [targets, gathered](const auto&) { scatter_back(targets, gathered); }, {in, gathered}, targets);
+      [targets, gathered](const auto&) { scatter_back(targets, gathered); }, {in, gathered},
+      targets);
 }
 
 std::shared_ptr<Work> ProcessGroupMPI::allgather_into_tensor(Tensor& output, Tensor& input,
                                                              const AllgatherOptions& opts) {
   std::vector<Tensor> in_list{input};
   const Tensor in = staged(single("allgather_into_tensor", in_list, "input"));
-  BRASA_CHECK(output.defined() && output.scalar_type() == in.scalar_type() &&
-                  output.numel() == static_cast<int64_t>(size()) * in.numel(),
-              name("allgather_into_tensor"), ": output must have ", size(), " x ", in.numel(), " elements of ",
-              toString(in.scalar_type()), ", got ", output.defined() ? output.numel() : 0, " elements of ",
-              output.defined() ? toString(output.scalar_type()) : "undefined");
+  check_blocks("allgather_into_tensor", output, in, "output");
   Tensor out = staged(output);
   const int n = count_of("allgather_into_tensor", in.numel());
   Fingerprint f = next(CollectiveKind::kAllgatherIntoTensor, in, in.numel());
@@ -662,29 +733,27 @@ std::shared_ptr<Work> ProcessGroupMPI::allgather_into_tensor(Tensor& output, Ten
   return start(
       *impl_, "allgather_into_tensor", &f, effective(opts.timeout),
       [&](std::vector<MPI_Request>* r) {
-        if (!r) return mpi_check(MPI_Allgather(in.data_ptr(), n, type, out.data_ptr(), n, type, comm), "MPI_Allgather");
+        if (!r)
+          return mpi_check(MPI_Allgather(in.data_ptr(), n, type, out.data_ptr(), n, type, comm),
+                           "MPI_Allgather");
         r->resize(1);
-        mpi_check(MPI_Iallgather(in.data_ptr(), n, type, out.data_ptr(), n, type, comm, &(*r)[0]), "MPI_Iallgather");
+        mpi_check(MPI_Iallgather(in.data_ptr(), n, type, out.data_ptr(), n, type, comm, &(*r)[0]),
+                  "MPI_Iallgather");
       },
       [target, out](const auto&) { unstage(target, out); }, {in, out}, {target});
 }
 
-std::shared_ptr<Work> ProcessGroupMPI::gather(std::vector<std::vector<Tensor>>& outputs, std::vector<Tensor>& inputs,
+std::shared_ptr<Work> ProcessGroupMPI::gather(std::vector<std::vector<Tensor>>& outputs,
+                                              std::vector<Tensor>& inputs,
                                               const GatherOptions& opts) {
   const Tensor in = staged(single("gather", inputs, "inputs"));
-  check_rank("gather", "root", opts.rootRank);
   const int root = static_cast<int>(opts.rootRank);
-  const bool is_root = root == rank();
+  const bool is_root = check_root_list("gather", outputs, in, opts.rootRank, "outputs");
   Tensor gathered;
   std::vector<Tensor> targets;
   if (is_root) {
-    BRASA_CHECK(outputs.size() == 1, name("gather"), ": the root expects one output list, got ", outputs.size());
-    check_list("gather", outputs[0], in, "outputs[0]");
     gathered = empty({static_cast<int64_t>(size()) * in.numel()}, in.options());
     targets = outputs[0];
-  } else {
-    BRASA_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()), name("gather"),
-                ": only the root (rank ", root, ") takes outputs; rank ", rank(), " got some");
   }
   const int n = count_of("gather", in.numel());
   Fingerprint f = next(CollectiveKind::kGather, in, in.numel(), ReduceOp::SUM, root);
@@ -693,9 +762,15 @@ std::shared_ptr<Work> ProcessGroupMPI::gather(std::vector<std::vector<Tensor>>& 
   return start(
       *impl_, "gather", &f, effective(opts.timeout),
       [&](std::vector<MPI_Request>* r) {
-        if (!r) return mpi_check(MPI_Gather(in.data_ptr(), n, type, is_root ? gathered.data_ptr() : nullptr, is_root ? n : 0, type, root, comm), "MPI_Gather");
+        if (!r)
+          return mpi_check(
+              MPI_Gather(in.data_ptr(), n, type, is_root ? gathered.data_ptr() : nullptr,
+                         is_root ? n : 0, type, root, comm),
+              "MPI_Gather");
         r->resize(1);
-        mpi_check(MPI_Igather(in.data_ptr(), n, type, is_root ? gathered.data_ptr() : nullptr, is_root ? n : 0, type, root, comm, &(*r)[0]), "MPI_Igather");
+        mpi_check(MPI_Igather(in.data_ptr(), n, type, is_root ? gathered.data_ptr() : nullptr,
+                              is_root ? n : 0, type, root, comm, &(*r)[0]),
+                  "MPI_Igather");
       },
       [targets, gathered](const auto&) {
         if (gathered.defined()) scatter_back(targets, gathered);
@@ -703,20 +778,15 @@ std::shared_ptr<Work> ProcessGroupMPI::gather(std::vector<std::vector<Tensor>>& 
       {in, gathered.defined() ? gathered : in}, targets);
 }
 
-std::shared_ptr<Work> ProcessGroupMPI::scatter(std::vector<Tensor>& outputs, std::vector<std::vector<Tensor>>& inputs,
+std::shared_ptr<Work> ProcessGroupMPI::scatter(std::vector<Tensor>& outputs,
+                                               std::vector<std::vector<Tensor>>& inputs,
                                                const ScatterOptions& opts) {
   const Tensor target = single("scatter", outputs, "outputs");
-  check_rank("scatter", "root", opts.rootRank);
   const int root = static_cast<int>(opts.rootRank);
-  const bool is_root = root == rank();
+  const bool is_root = check_root_list("scatter", inputs, target, opts.rootRank, "inputs");
   Tensor packed;
   if (is_root) {
-    BRASA_CHECK(inputs.size() == 1, name("scatter"), ": the root expects one input list, got ", inputs.size());
-    check_list("scatter", inputs[0], target, "inputs[0]");
     packed = flat_cat(inputs[0]);
-  } else {
-    BRASA_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()), name("scatter"),
-                ": only the root (rank ", root, ") takes inputs; rank ", rank(), " got some");
   }
   Tensor out = staged(target);
   const int n = count_of("scatter", target.numel());
@@ -726,11 +796,17 @@ std::shared_ptr<Work> ProcessGroupMPI::scatter(std::vector<Tensor>& outputs, std
   return start(
       *impl_, "scatter", &f, effective(opts.timeout),
       [&](std::vector<MPI_Request>* r) {
-        if (!r) return mpi_check(MPI_Scatter(is_root ? packed.data_ptr() : nullptr, is_root ? n : 0, type, out.data_ptr(), n, type, root, comm), "MPI_Scatter");
+        if (!r)
+          return mpi_check(MPI_Scatter(is_root ? packed.data_ptr() : nullptr, is_root ? n : 0, type,
+                                       out.data_ptr(), n, type, root, comm),
+                           "MPI_Scatter");
         r->resize(1);
-        mpi_check(MPI_Iscatter(is_root ? packed.data_ptr() : nullptr, is_root ? n : 0, type, out.data_ptr(), n, type, root, comm, &(*r)[0]), "MPI_Iscatter");
+        mpi_check(MPI_Iscatter(is_root ? packed.data_ptr() : nullptr, is_root ? n : 0, type,
+                               out.data_ptr(), n, type, root, comm, &(*r)[0]),
+                  "MPI_Iscatter");
       },
-      [target, out](const auto&) { unstage(target, out); }, {out, packed.defined() ? packed : out}, {target});
+      [target, out](const auto&) { unstage(target, out); }, {out, packed.defined() ? packed : out},
+      {target});
 }
 
 std::shared_ptr<Work> ProcessGroupMPI::reduce_scatter(std::vector<Tensor>& outputs,
@@ -738,8 +814,7 @@ std::shared_ptr<Work> ProcessGroupMPI::reduce_scatter(std::vector<Tensor>& outpu
                                                       const ReduceScatterOptions& opts) {
   const Tensor target = single("reduce_scatter", outputs, "outputs");
   check_reduce_op("reduce_scatter", opts.reduceOp, target.scalar_type());
-  BRASA_CHECK(inputs.size() == 1, name("reduce_scatter"), ": expects one input list, got ", inputs.size());
-  check_list("reduce_scatter", inputs[0], target, "inputs[0]");
+  check_one_list("reduce_scatter", inputs, target, "inputs");
   Tensor packed = flat_cat(inputs[0]);
   Tensor out = staged(target);
   const int n = count_of("reduce_scatter", target.numel());
@@ -750,9 +825,16 @@ std::shared_ptr<Work> ProcessGroupMPI::reduce_scatter(std::vector<Tensor>& outpu
   return start(
       *impl_, "reduce_scatter", &f, effective(opts.timeout),
       [&](std::vector<MPI_Request>* r) {
-        if (!r) return mpi_check(MPI_Reduce_scatter_block(packed.data_ptr(), out.data_ptr(), n, mpi_type(target.scalar_type()), mpi_op(opts.reduceOp, target.scalar_type()), comm), "MPI_Reduce_scatter_block");
+        if (!r)
+          return mpi_check(MPI_Reduce_scatter_block(
+                               packed.data_ptr(), out.data_ptr(), n, mpi_type(target.scalar_type()),
+                               mpi_op(opts.reduceOp, target.scalar_type()), comm),
+                           "MPI_Reduce_scatter_block");
         r->resize(1);
-        mpi_check(MPI_Ireduce_scatter_block(packed.data_ptr(), out.data_ptr(), n, mpi_type(target.scalar_type()), mpi_op(opts.reduceOp, target.scalar_type()), comm, &(*r)[0]), "MPI_Ireduce_scatter_block");
+        mpi_check(MPI_Ireduce_scatter_block(
+                      packed.data_ptr(), out.data_ptr(), n, mpi_type(target.scalar_type()),
+                      mpi_op(opts.reduceOp, target.scalar_type()), comm, &(*r)[0]),
+                  "MPI_Ireduce_scatter_block");
       },
       [target, out, avg, size](const auto&) {
         if (avg) const_cast<Tensor&>(out).div_(size);
@@ -766,10 +848,7 @@ std::shared_ptr<Work> ProcessGroupMPI::reduce_scatter_tensor(Tensor& output, Ten
   std::vector<Tensor> out_list{output};
   const Tensor target = single("reduce_scatter_tensor", out_list, "output");
   check_reduce_op("reduce_scatter_tensor", opts.reduceOp, target.scalar_type());
-  BRASA_CHECK(input.defined() && input.scalar_type() == target.scalar_type() &&
-                  input.numel() == static_cast<int64_t>(size()) * target.numel(),
-              name("reduce_scatter_tensor"), ": input must have ", size(), " x ", target.numel(), " elements of ",
-              toString(target.scalar_type()), ", got ", input.defined() ? input.numel() : 0);
+  check_blocks("reduce_scatter_tensor", input, target, "input");
   Tensor in = staged(input), out = staged(target);
   const int n = count_of("reduce_scatter_tensor", target.numel());
   Fingerprint f = next(CollectiveKind::kReduceScatterTensor, target, target.numel(), opts.reduceOp);
@@ -779,9 +858,16 @@ std::shared_ptr<Work> ProcessGroupMPI::reduce_scatter_tensor(Tensor& output, Ten
   return start(
       *impl_, "reduce_scatter_tensor", &f, effective(opts.timeout),
       [&](std::vector<MPI_Request>* r) {
-        if (!r) return mpi_check(MPI_Reduce_scatter_block(in.data_ptr(), out.data_ptr(), n, mpi_type(target.scalar_type()), mpi_op(opts.reduceOp, target.scalar_type()), comm), "MPI_Reduce_scatter_block");
+        if (!r)
+          return mpi_check(MPI_Reduce_scatter_block(
+                               in.data_ptr(), out.data_ptr(), n, mpi_type(target.scalar_type()),
+                               mpi_op(opts.reduceOp, target.scalar_type()), comm),
+                           "MPI_Reduce_scatter_block");
         r->resize(1);
-        mpi_check(MPI_Ireduce_scatter_block(in.data_ptr(), out.data_ptr(), n, mpi_type(target.scalar_type()), mpi_op(opts.reduceOp, target.scalar_type()), comm, &(*r)[0]), "MPI_Ireduce_scatter_block");
+        mpi_check(MPI_Ireduce_scatter_block(
+                      in.data_ptr(), out.data_ptr(), n, mpi_type(target.scalar_type()),
+                      mpi_op(opts.reduceOp, target.scalar_type()), comm, &(*r)[0]),
+                  "MPI_Ireduce_scatter_block");
       },
       [target, out, avg, size](const auto&) {
         if (avg) const_cast<Tensor&>(out).div_(size);
@@ -791,30 +877,17 @@ std::shared_ptr<Work> ProcessGroupMPI::reduce_scatter_tensor(Tensor& output, Ten
 }
 
 namespace {
-// Element counts and offsets of each rank's block along dim 0.
-void split_counts(const char* op, const Tensor& t, const std::vector<int64_t>& splits, int size,
-                  std::vector<int>& counts, std::vector<int>& displs, const char* what) {
-  const int64_t rows = t.dim() == 0 ? 1 : t.size(0);
-  const int64_t row = rows == 0 ? 0 : t.numel() / rows;
-  std::vector<int64_t> s = splits;
-  if (s.empty()) {
-    BRASA_CHECK(rows % size == 0, "ProcessGroupMPI.", op, ": the ", what, "'s first dimension (", rows,
-                ") does not split evenly over ", size, " ranks; pass split sizes");
-    s.assign(static_cast<size_t>(size), rows / size);
-  }
-  BRASA_CHECK(static_cast<int>(s.size()) == size, "ProcessGroupMPI.", op, ": ", what, " split sizes must have ",
-              size, " entries, got ", s.size());
+// MPI's int counts and displacements from element counts per rank.
+void to_counts(const char* op, const std::vector<int64_t>& elements, std::vector<int>& counts,
+               std::vector<int>& displs) {
   int64_t total = 0;
   counts.clear();
   displs.clear();
-  for (int64_t v : s) {
-    BRASA_CHECK(v >= 0, "ProcessGroupMPI.", op, ": negative split size ", v);
-    displs.push_back(count_of(op, total * row));
-    counts.push_back(count_of(op, v * row));
-    total += v;
+  for (int64_t e : elements) {
+    displs.push_back(count_of(op, total));
+    counts.push_back(count_of(op, e));
+    total += e;
   }
-  BRASA_CHECK(total == rows, "ProcessGroupMPI.", op, ": ", what, " split sizes add up to ", total,
-              " but its first dimension is ", rows);
 }
 }  // namespace
 
@@ -828,8 +901,10 @@ std::shared_ptr<Work> ProcessGroupMPI::alltoall_base(Tensor& output, Tensor& inp
   BRASA_CHECK(src.scalar_type() == target.scalar_type(), name("alltoall_base"), ": input is ",
               toString(src.scalar_type()), " but output is ", toString(target.scalar_type()));
   std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
-  split_counts("alltoall_base", src, input_split_sizes, size(), send_counts, send_displs, "input");
-  split_counts("alltoall_base", target, output_split_sizes, size(), recv_counts, recv_displs, "output");
+  to_counts("alltoall_base", split_elements("alltoall_base", src, input_split_sizes, "input"),
+            send_counts, send_displs);
+  to_counts("alltoall_base", split_elements("alltoall_base", target, output_split_sizes, "output"),
+            recv_counts, recv_displs);
   Tensor in = staged(src), out = staged(target);
   // Sizes may differ between ranks; only the kind and dtype are compared.
   Fingerprint f = next(CollectiveKind::kAlltoallBase, src, -1);
@@ -838,35 +913,31 @@ std::shared_ptr<Work> ProcessGroupMPI::alltoall_base(Tensor& output, Tensor& inp
   return start(
       *impl_, "alltoall_base", &f, effective(opts.timeout),
       [&](std::vector<MPI_Request>* r) {
-        if (!r) return mpi_check(MPI_Alltoallv(in.data_ptr(), send_counts.data(), send_displs.data(), type, out.data_ptr(), recv_counts.data(), recv_displs.data(), type, comm), "MPI_Alltoallv");
+        if (!r)
+          return mpi_check(
+              MPI_Alltoallv(in.data_ptr(), send_counts.data(), send_displs.data(), type,
+                            out.data_ptr(), recv_counts.data(), recv_displs.data(), type, comm),
+              "MPI_Alltoallv");
         r->resize(1);
-        mpi_check(MPI_Ialltoallv(in.data_ptr(), send_counts.data(), send_displs.data(), type, out.data_ptr(), recv_counts.data(), recv_displs.data(), type, comm, &(*r)[0]), "MPI_Ialltoallv");
+        mpi_check(MPI_Ialltoallv(in.data_ptr(), send_counts.data(), send_displs.data(), type,
+                                 out.data_ptr(), recv_counts.data(), recv_displs.data(), type, comm,
+                                 &(*r)[0]),
+                  "MPI_Ialltoallv");
       },
       [target, out](const auto&) { unstage(target, out); }, {in, out}, {target});
 }
 
-std::shared_ptr<Work> ProcessGroupMPI::alltoall(std::vector<Tensor>& outputs, std::vector<Tensor>& inputs,
+std::shared_ptr<Work> ProcessGroupMPI::alltoall(std::vector<Tensor>& outputs,
+                                                std::vector<Tensor>& inputs,
                                                 const AllToAllOptions& opts) {
-  BRASA_CHECK(static_cast<int>(inputs.size()) == size() && static_cast<int>(outputs.size()) == size(),
-              name("alltoall"), ": expects one input and one output tensor per rank (", size(), "), got ",
-              inputs.size(), " and ", outputs.size());
-  const ScalarType dtype = inputs[0].defined() ? inputs[0].scalar_type() : ScalarType::Float;
+  std::vector<int64_t> send, recv;
+  check_alltoall("alltoall", outputs, inputs, send, recv);
   std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
-  int64_t send_total = 0, recv_total = 0;
-  for (int r = 0; r < size(); ++r) {
-    const Tensor& i = inputs[static_cast<size_t>(r)];
-    const Tensor& o = outputs[static_cast<size_t>(r)];
-    BRASA_CHECK(i.defined() && o.defined() && i.is_cpu() && o.is_cpu(), name("alltoall"),
-                ": every tensor must be a defined CPU tensor");
-    BRASA_CHECK(i.scalar_type() == dtype && o.scalar_type() == dtype, name("alltoall"),
-                ": all tensors must have dtype ", toString(dtype));
-    send_displs.push_back(count_of("alltoall", send_total));
-    send_counts.push_back(count_of("alltoall", i.numel()));
-    recv_displs.push_back(count_of("alltoall", recv_total));
-    recv_counts.push_back(count_of("alltoall", o.numel()));
-    send_total += i.numel();
-    recv_total += o.numel();
-  }
+  to_counts("alltoall", send, send_counts, send_displs);
+  to_counts("alltoall", recv, recv_counts, recv_displs);
+  int64_t recv_total = 0;
+  for (int64_t c : recv) recv_total += c;
+  const ScalarType dtype = inputs[0].scalar_type();
   Tensor packed = flat_cat(inputs);
   Tensor received = empty({recv_total}, inputs[0].options());
   Fingerprint f = next(CollectiveKind::kAlltoall, packed, -1);
@@ -876,24 +947,31 @@ std::shared_ptr<Work> ProcessGroupMPI::alltoall(std::vector<Tensor>& outputs, st
   return start(
       *impl_, "alltoall", &f, effective(opts.timeout),
       [&](std::vector<MPI_Request>* r) {
-        if (!r) return mpi_check(MPI_Alltoallv(packed.data_ptr(), send_counts.data(), send_displs.data(), type, received.data_ptr(), recv_counts.data(), recv_displs.data(), type, comm), "MPI_Alltoallv");
+        if (!r)
+          return mpi_check(MPI_Alltoallv(packed.data_ptr(), send_counts.data(), send_displs.data(),
+                                         type, received.data_ptr(), recv_counts.data(),
+                                         recv_displs.data(), type, comm),
+                           "MPI_Alltoallv");
         r->resize(1);
-        mpi_check(MPI_Ialltoallv(packed.data_ptr(), send_counts.data(), send_displs.data(), type, received.data_ptr(), recv_counts.data(), recv_displs.data(), type, comm, &(*r)[0]), "MPI_Ialltoallv");
+        mpi_check(MPI_Ialltoallv(packed.data_ptr(), send_counts.data(), send_displs.data(), type,
+                                 received.data_ptr(), recv_counts.data(), recv_displs.data(), type,
+                                 comm, &(*r)[0]),
+                  "MPI_Ialltoallv");
       },
-      [targets, received](const auto&) { scatter_back(targets, received); }, {packed, received}, targets);
+      [targets, received](const auto&) { scatter_back(targets, received); }, {packed, received},
+      targets);
 }
 
 std::shared_ptr<Work> ProcessGroupMPI::barrier(const BarrierOptions& opts) {
   Fingerprint f = next(CollectiveKind::kBarrier, Tensor(), 0);
   MPI_Comm comm = impl_->comm;
-  return start(
-      *impl_, "barrier", &f, effective(opts.timeout),
-      [&](std::vector<MPI_Request>* r) {
-        if (!r) return mpi_check(MPI_Barrier(comm), "MPI_Barrier");
-        r->resize(1);
-        mpi_check(MPI_Ibarrier(comm, &(*r)[0]), "MPI_Ibarrier");
-      },
-      nullptr, {}, {});
+  return start(*impl_, "barrier", &f, effective(opts.timeout),
+               [&](std::vector<MPI_Request>* r) {
+                 if (!r) return mpi_check(MPI_Barrier(comm), "MPI_Barrier");
+                 r->resize(1);
+                 mpi_check(MPI_Ibarrier(comm, &(*r)[0]), "MPI_Ibarrier");
+               },
+               nullptr, {}, {});
 }
 
 std::shared_ptr<Work> ProcessGroupMPI::send(std::vector<Tensor>& tensors, int dst_rank, int tag) {
@@ -903,18 +981,19 @@ std::shared_ptr<Work> ProcessGroupMPI::send(std::vector<Tensor>& tensors, int ds
   Tensor buf = staged(t);
   const int n = count_of("send", t.numel());
   MPI_Comm comm = impl_->comm;
-  return start(
-      *impl_, "send", nullptr, timeout(),
-      [&](std::vector<MPI_Request>* r) {
-        r->resize(1);
-        mpi_check(MPI_Isend(buf.data_ptr(), n, mpi_type(t.scalar_type()), dst_rank, tag, comm, &(*r)[0]), "MPI_Isend");
-      },
-      nullptr, {buf}, {t});
+  return start(*impl_, "send", nullptr, timeout(),
+               [&](std::vector<MPI_Request>* r) {
+                 r->resize(1);
+                 mpi_check(MPI_Isend(buf.data_ptr(), n, mpi_type(t.scalar_type()), dst_rank, tag,
+                                     comm, &(*r)[0]),
+                           "MPI_Isend");
+               },
+               nullptr, {buf}, {t});
 }
 
 namespace {
-std::shared_ptr<Work> post_recv(ProcessGroupMPI::Impl& g, const char* op, const Tensor& t, int src, int tag,
-                                std::chrono::milliseconds timeout) {
+std::shared_ptr<Work> post_recv(ProcessGroupMPI::Impl& g, const char* op, const Tensor& t, int src,
+                                int tag, std::chrono::milliseconds timeout) {
   Tensor buf = staged(t);
   const int n = count_of(op, t.numel());
   MPI_Comm comm = g.comm;
@@ -922,9 +1001,11 @@ std::shared_ptr<Work> post_recv(ProcessGroupMPI::Impl& g, const char* op, const 
       g, op, nullptr, timeout,
       [&](std::vector<MPI_Request>* r) {
         r->resize(1);
-        mpi_check(MPI_Irecv(buf.data_ptr(), n, mpi_type(t.scalar_type()), src, tag, comm, &(*r)[0]), "MPI_Irecv");
+        mpi_check(MPI_Irecv(buf.data_ptr(), n, mpi_type(t.scalar_type()), src, tag, comm, &(*r)[0]),
+                  "MPI_Irecv");
       },
-      [t, buf](const std::vector<MPI_Status>&) { unstage(t, buf); }, {buf}, {t}, /*record_source=*/true);
+      [t, buf](const std::vector<MPI_Status>&) { unstage(t, buf); }, {buf}, {t},
+      /*record_source=*/true);
 }
 }  // namespace
 

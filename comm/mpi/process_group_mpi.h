@@ -34,7 +34,9 @@ class ProcessGroupMPI : public ProcessGroup {
   // all processes; returns null on processes outside `ranks`, as c10d does.
   static std::shared_ptr<ProcessGroupMPI> create(std::vector<int> ranks, const Options& options);
   static std::shared_ptr<ProcessGroupMPI> create(std::vector<int> ranks = {});
-  static std::shared_ptr<ProcessGroupMPI> createProcessGroupMPI(std::vector<int> ranks = {}) { return create(ranks); }
+  static std::shared_ptr<ProcessGroupMPI> createProcessGroupMPI(std::vector<int> ranks = {}) {
+    return create(ranks);
+  }
 
   // Rank and size of MPI_COMM_WORLD (initializes MPI).
   static int world_rank();
@@ -43,23 +45,32 @@ class ProcessGroupMPI : public ProcessGroup {
   ~ProcessGroupMPI() override;
   std::string backend_name() const override { return "mpi"; }
 
-  std::shared_ptr<Work> broadcast(std::vector<Tensor>& tensors, const BroadcastOptions& opts = {}) override;
-  std::shared_ptr<Work> allreduce(std::vector<Tensor>& tensors, const AllreduceOptions& opts = {}) override;
+  std::shared_ptr<Work> broadcast(std::vector<Tensor>& tensors,
+                                  const BroadcastOptions& opts = {}) override;
+  std::shared_ptr<Work> allreduce(std::vector<Tensor>& tensors,
+                                  const AllreduceOptions& opts = {}) override;
   std::shared_ptr<Work> allreduce_coalesced(std::vector<Tensor>& tensors,
                                             const AllreduceCoalescedOptions& opts = {}) override;
-  std::shared_ptr<Work> reduce(std::vector<Tensor>& tensors, const ReduceOptions& opts = {}) override;
-  std::shared_ptr<Work> allgather(std::vector<std::vector<Tensor>>& outputs, std::vector<Tensor>& inputs,
+  std::shared_ptr<Work> reduce(std::vector<Tensor>& tensors,
+                               const ReduceOptions& opts = {}) override;
+  std::shared_ptr<Work> allgather(std::vector<std::vector<Tensor>>& outputs,
+                                  std::vector<Tensor>& inputs,
                                   const AllgatherOptions& opts = {}) override;
-  std::shared_ptr<Work> allgather_into_tensor(Tensor& output, Tensor& input, const AllgatherOptions& opts = {}) override;
-  std::shared_ptr<Work> gather(std::vector<std::vector<Tensor>>& outputs, std::vector<Tensor>& inputs,
+  std::shared_ptr<Work> allgather_into_tensor(Tensor& output, Tensor& input,
+                                              const AllgatherOptions& opts = {}) override;
+  std::shared_ptr<Work> gather(std::vector<std::vector<Tensor>>& outputs,
+                               std::vector<Tensor>& inputs,
                                const GatherOptions& opts = {}) override;
-  std::shared_ptr<Work> scatter(std::vector<Tensor>& outputs, std::vector<std::vector<Tensor>>& inputs,
+  std::shared_ptr<Work> scatter(std::vector<Tensor>& outputs,
+                                std::vector<std::vector<Tensor>>& inputs,
                                 const ScatterOptions& opts = {}) override;
-  std::shared_ptr<Work> reduce_scatter(std::vector<Tensor>& outputs, std::vector<std::vector<Tensor>>& inputs,
+  std::shared_ptr<Work> reduce_scatter(std::vector<Tensor>& outputs,
+                                       std::vector<std::vector<Tensor>>& inputs,
                                        const ReduceScatterOptions& opts = {}) override;
   std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, Tensor& input,
                                               const ReduceScatterOptions& opts = {}) override;
-  std::shared_ptr<Work> alltoall_base(Tensor& output, Tensor& input, std::vector<int64_t>& output_split_sizes,
+  std::shared_ptr<Work> alltoall_base(Tensor& output, Tensor& input,
+                                      std::vector<int64_t>& output_split_sizes,
                                       std::vector<int64_t>& input_split_sizes,
                                       const AllToAllOptions& opts = {}) override;
   std::shared_ptr<Work> alltoall(std::vector<Tensor>& outputs, std::vector<Tensor>& inputs,

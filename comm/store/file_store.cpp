@@ -41,7 +41,8 @@ class FileStore::Locked {
  public:
   explicit Locked(FileStore& s) : store_(s), guard_(s.mu_) {
     fd_ = ::open(s.path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) BRASA_DIST_THROW(DistError, "FileStore: cannot open '", s.path_, "': ", std::strerror(errno));
+    if (fd_ < 0)
+      BRASA_DIST_THROW(DistError, "FileStore: cannot open '", s.path_, "': ", std::strerror(errno));
     while (::flock(fd_, LOCK_EX) != 0) {
       if (errno != EINTR) {
         int e = errno;
@@ -73,7 +74,8 @@ FileStore::~FileStore() {
   try {
     Locked f(*this);
     auto it = data_.find(kLeftKey);
-    int64_t left = (it == data_.end() ? 0 : detail::parse_counter("FileStore", kLeftKey, it->second)) + 1;
+    int64_t left =
+        (it == data_.end() ? 0 : detail::parse_counter("FileStore", kLeftKey, it->second)) + 1;
     write_record(f.fd(), kSetRecord, kLeftKey, detail::format_counter(left));
     if (num_workers_ > 0 && left >= num_workers_) ::unlink(path_.c_str());
   } catch (...) {
@@ -82,13 +84,14 @@ FileStore::~FileStore() {
 }
 
 void FileStore::replay(int fd) {
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) BRASA_DIST_THROW(DistError, "FileStore: cannot stat '", path_, "'");
   if (st.st_size < read_offset_) {  // the file was removed and started over
     data_.clear();
     read_offset_ = 0;
   }
-  if (::lseek(fd, read_offset_, SEEK_SET) < 0) BRASA_DIST_THROW(DistError, "FileStore: cannot seek in '", path_, "'");
+  if (::lseek(fd, read_offset_, SEEK_SET) < 0)
+    BRASA_DIST_THROW(DistError, "FileStore: cannot seek in '", path_, "'");
   while (read_offset_ < st.st_size) {
     uint8_t kind = 0;
     uint32_t key_len = 0;
@@ -121,16 +124,20 @@ void FileStore::write_record(int fd, uint8_t kind, const std::string& key, const
   uint32_t key_len = static_cast<uint32_t>(key.size());
   uint64_t value_len = value.size();
   rec.push_back(kind);
-  rec.insert(rec.end(), reinterpret_cast<uint8_t*>(&key_len), reinterpret_cast<uint8_t*>(&key_len) + 4);
+  rec.insert(rec.end(), reinterpret_cast<uint8_t*>(&key_len),
+             reinterpret_cast<uint8_t*>(&key_len) + 4);
   rec.insert(rec.end(), key.begin(), key.end());
-  rec.insert(rec.end(), reinterpret_cast<uint8_t*>(&value_len), reinterpret_cast<uint8_t*>(&value_len) + 8);
+  rec.insert(rec.end(), reinterpret_cast<uint8_t*>(&value_len),
+             reinterpret_cast<uint8_t*>(&value_len) + 8);
   rec.insert(rec.end(), value.begin(), value.end());
-  if (::lseek(fd, 0, SEEK_END) < 0) BRASA_DIST_THROW(DistError, "FileStore: cannot seek in '", path_, "'");
+  if (::lseek(fd, 0, SEEK_END) < 0)
+    BRASA_DIST_THROW(DistError, "FileStore: cannot seek in '", path_, "'");
   size_t done = 0;
   while (done < rec.size()) {
     ssize_t w = ::write(fd, rec.data() + done, rec.size() - done);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) BRASA_DIST_THROW(DistError, "FileStore: cannot write '", path_, "': ", std::strerror(errno));
+    if (w <= 0)
+      BRASA_DIST_THROW(DistError, "FileStore: cannot write '", path_, "': ", std::strerror(errno));
     done += static_cast<size_t>(w);
   }
   // Our own record is now part of what we have read.
@@ -158,7 +165,8 @@ Bytes FileStore::get(const std::string& key) {
 int64_t FileStore::add(const std::string& key, int64_t delta) {
   Locked f(*this);
   auto it = data_.find(key);
-  int64_t value = (it == data_.end() ? 0 : detail::parse_counter("FileStore", key, it->second)) + delta;
+  int64_t value =
+      (it == data_.end() ? 0 : detail::parse_counter("FileStore", key, it->second)) + delta;
   write_record(f.fd(), kSetRecord, key, detail::format_counter(value));
   return value;
 }
@@ -167,7 +175,8 @@ Bytes FileStore::compare_set(const std::string& key, const Bytes& expected, cons
   Locked f(*this);
   auto it = data_.find(key);
   bool replace = false;
-  Bytes result = detail::compare_set_result(it == data_.end() ? nullptr : &it->second, expected, desired, &replace);
+  Bytes result = detail::compare_set_result(it == data_.end() ? nullptr : &it->second, expected,
+                                            desired, &replace);
   if (replace) write_record(f.fd(), kSetRecord, key, desired);
   return result;
 }

@@ -10,8 +10,9 @@ void HashStore::set(const std::string& key, const Bytes& value) {
   changed_.notify_all();
 }
 
-void HashStore::wait_locked(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys,
-                            std::chrono::milliseconds timeout, const char* op) {
+void HashStore::wait_locked(std::unique_lock<std::mutex>& lock,
+                            const std::vector<std::string>& keys, std::chrono::milliseconds timeout,
+                            const char* op) {
   auto all_present = [&] {
     return std::all_of(keys.begin(), keys.end(), [&](const auto& k) { return data_.count(k) > 0; });
   };
@@ -37,7 +38,8 @@ Bytes HashStore::get(const std::string& key) {
 int64_t HashStore::add(const std::string& key, int64_t delta) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = data_.find(key);
-  int64_t value = (it == data_.end() ? 0 : detail::parse_counter("HashStore", key, it->second)) + delta;
+  int64_t value =
+      (it == data_.end() ? 0 : detail::parse_counter("HashStore", key, it->second)) + delta;
   data_[key] = detail::format_counter(value);
   changed_.notify_all();
   return value;
@@ -47,7 +49,8 @@ Bytes HashStore::compare_set(const std::string& key, const Bytes& expected, cons
   std::lock_guard<std::mutex> lock(mu_);
   auto it = data_.find(key);
   bool replace = false;
-  Bytes result = detail::compare_set_result(it == data_.end() ? nullptr : &it->second, expected, desired, &replace);
+  Bytes result = detail::compare_set_result(it == data_.end() ? nullptr : &it->second, expected,
+                                            desired, &replace);
   if (replace) {
     data_[key] = desired;
     changed_.notify_all();

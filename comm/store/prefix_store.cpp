@@ -3,8 +3,11 @@
 namespace brasa::distributed {
 
 PrefixStore::PrefixStore(std::string prefix, std::shared_ptr<Store> store)
-    : Store(store ? store->timeout() : kDefaultTimeout), prefix_(std::move(prefix)), store_(std::move(store)) {
-  BRASA_CHECK(store_ != nullptr, "PrefixStore: the underlying store is null (prefix '", prefix_, "')");
+    : Store(store ? store->timeout() : kDefaultTimeout),
+      prefix_(std::move(prefix)),
+      store_(std::move(store)) {
+  BRASA_CHECK(store_ != nullptr, "PrefixStore: the underlying store is null (prefix '", prefix_,
+              "')");
 }
 
 std::vector<std::string> PrefixStore::join(const std::vector<std::string>& keys) const {

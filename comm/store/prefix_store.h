@@ -16,7 +16,9 @@ class PrefixStore : public Store {
     store_->wait({join(key)}, timeout_);
     return store_->get(join(key));
   }
-  int64_t add(const std::string& key, int64_t delta) override { return store_->add(join(key), delta); }
+  int64_t add(const std::string& key, int64_t delta) override {
+    return store_->add(join(key), delta);
+  }
   Bytes compare_set(const std::string& key, const Bytes& expected, const Bytes& desired) override {
     return store_->compare_set(join(key), expected, desired);
   }
@@ -28,7 +30,9 @@ class PrefixStore : public Store {
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
     store_->wait(join(keys), timeout);
   }
-  void append(const std::string& key, const Bytes& value) override { store_->append(join(key), value); }
+  void append(const std::string& key, const Bytes& value) override {
+    store_->append(join(key), value);
+  }
   std::vector<Bytes> multi_get(const std::vector<std::string>& keys) override {
     store_->wait(join(keys), timeout_);
     return store_->multi_get(join(keys));

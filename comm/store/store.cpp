@@ -13,8 +13,8 @@ std::vector<Bytes> Store::multi_get(const std::vector<std::string>& keys) {
 }
 
 void Store::multi_set(const std::vector<std::string>& keys, const std::vector<Bytes>& values) {
-  BRASA_CHECK(keys.size() == values.size(), "Store.multi_set: ", keys.size(), " keys but ", values.size(),
-              " values");
+  BRASA_CHECK(keys.size() == values.size(), "Store.multi_set: ", keys.size(), " keys but ",
+              values.size(), " values");
   for (size_t i = 0; i < keys.size(); ++i) set(keys[i], values[i]);
 }
 
@@ -32,7 +32,8 @@ int64_t parse_counter(const char* store, const std::string& key, const Bytes& va
 
 Bytes format_counter(int64_t value) { return to_bytes(std::to_string(value)); }
 
-Bytes compare_set_result(const Bytes* current, const Bytes& expected, const Bytes& desired, bool* replace) {
+Bytes compare_set_result(const Bytes* current, const Bytes& expected, const Bytes& desired,
+                         bool* replace) {
   *replace = false;
   if (!current) {
     if (!expected.empty()) return expected;

@@ -40,7 +40,8 @@ class Store {
   // Sets `desired` if the key holds `expected` (or is missing and `expected`
   // is empty); returns the value the key holds afterwards (`expected` when
   // the key is missing and `expected` is not empty).
-  virtual Bytes compare_set(const std::string& key, const Bytes& expected, const Bytes& desired) = 0;
+  virtual Bytes compare_set(const std::string& key, const Bytes& expected,
+                            const Bytes& desired) = 0;
   // Whether every key exists, without waiting.
   virtual bool check(const std::vector<std::string>& keys) = 0;
   // Whether the key existed.
@@ -60,7 +61,9 @@ class Store {
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
 
   // c10d spellings.
-  Bytes compareSet(const std::string& k, const Bytes& e, const Bytes& d) { return compare_set(k, e, d); }
+  Bytes compareSet(const std::string& k, const Bytes& e, const Bytes& d) {
+    return compare_set(k, e, d);
+  }
   bool deleteKey(const std::string& key) { return delete_key(key); }
   int64_t getNumKeys() { return num_keys(); }
   std::vector<Bytes> multiGet(const std::vector<std::string>& keys) { return multi_get(keys); }
@@ -78,7 +81,8 @@ int64_t parse_counter(const char* store, const std::string& key, const Bytes& va
 Bytes format_counter(int64_t value);
 // The rule of compare_set on a map-like store: returns the new value and
 // whether `current` must be replaced by it.
-Bytes compare_set_result(const Bytes* current, const Bytes& expected, const Bytes& desired, bool* replace);
+Bytes compare_set_result(const Bytes* current, const Bytes& expected, const Bytes& desired,
+                         bool* replace);
 // "'a', 'b'" for error messages.
 std::string quote_keys(const std::vector<std::string>& keys);
 }  // namespace detail

@@ -24,8 +24,19 @@ namespace {
 // string   := u32 length, bytes;   value := u64 length, bytes
 // Requests carry an Op, replies a Status. All integers little-endian.
 enum class Op : uint8_t {
-  kAuth = 1, kSet, kGet, kAdd, kCompareSet, kCheck, kDelete, kNumKeys,
-  kWait, kCancelWait, kAppend, kMultiGet, kMultiSet,
+  kAuth = 1,
+  kSet,
+  kGet,
+  kAdd,
+  kCompareSet,
+  kCheck,
+  kDelete,
+  kNumKeys,
+  kWait,
+  kCancelWait,
+  kAppend,
+  kMultiGet,
+  kMultiSet,
 };
 enum class Status : uint8_t { kOk = 0, kError, kReady, kCanceled };
 
@@ -34,7 +45,10 @@ const std::string kWorkersKey = kInternalPrefix + "workers";
 
 class Writer {
  public:
-  explicit Writer(uint8_t code) { out_.resize(4); out_.push_back(code); }
+  explicit Writer(uint8_t code) {
+    out_.resize(4);
+    out_.push_back(code);
+  }
   Writer& u32(uint32_t v) { return raw(&v, 4); }
   Writer& u64(uint64_t v) { return raw(&v, 8); }
   Writer& str(const std::string& s) {
@@ -73,9 +87,21 @@ struct ProtocolError : std::runtime_error {
 class Reader {
  public:
   Reader(const uint8_t* p, size_t n) : p_(p), end_(p + n) {}
-  uint8_t u8() { uint8_t v; take(&v, 1); return v; }
-  uint32_t u32() { uint32_t v; take(&v, 4); return v; }
-  uint64_t u64() { uint64_t v; take(&v, 8); return v; }
+  uint8_t u8() {
+    uint8_t v;
+    take(&v, 1);
+    return v;
+  }
+  uint32_t u32() {
+    uint32_t v;
+    take(&v, 4);
+    return v;
+  }
+  uint64_t u64() {
+    uint64_t v;
+    take(&v, 8);
+    return v;
+  }
   std::string str() {
     uint32_t n = u32();
     need(n);
@@ -103,7 +129,8 @@ class Reader {
 
  private:
   void need(uint64_t n) const {
-    if (n > static_cast<uint64_t>(end_ - p_)) throw ProtocolError("a field runs past the end of its frame");
+    if (n > static_cast<uint64_t>(end_ - p_))
+      throw ProtocolError("a field runs past the end of its frame");
   }
   void take(void* v, size_t n) {
     need(n);
@@ -126,7 +153,9 @@ bool send_all(int fd, const Bytes& data) {
 }
 
 Bytes reply(Status s) { return Writer(static_cast<uint8_t>(s)).finish(); }
-Bytes error_reply(const std::string& message) { return Writer(static_cast<uint8_t>(Status::kError)).str(message).finish(); }
+Bytes error_reply(const std::string& message) {
+  return Writer(static_cast<uint8_t>(Status::kError)).str(message).finish();
+}
 
 std::string token_from(const TCPStoreOptions& o) {
   if (!o.token.empty()) return o.token;
@@ -142,7 +171,8 @@ class TCPStore::Server {
  public:
   Server(uint16_t port, std::string token) : token_(std::move(token)) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (listen_fd_ < 0) BRASA_DIST_THROW(DistNetworkError, "TCPStore: socket: ", std::strerror(errno));
+    if (listen_fd_ < 0)
+      BRASA_DIST_THROW(DistNetworkError, "TCPStore: socket: ", std::strerror(errno));
     int one = 1;
     ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     sockaddr_in a{};
@@ -153,10 +183,12 @@ class TCPStore::Server {
       int e = errno;
       ::close(listen_fd_);
       if (e == EADDRINUSE)
-        BRASA_DIST_THROW(DistNetworkError, "TCPStore: port ", port,
-                         " is already in use (another job, or a server of an earlier run that is still alive?); "
-                         "choose another MASTER_PORT or port 0 for a free one");
-      BRASA_DIST_THROW(DistNetworkError, "TCPStore: cannot bind port ", port, ": ", std::strerror(e));
+        BRASA_DIST_THROW(
+            DistNetworkError, "TCPStore: port ", port,
+            " is already in use (another job, or a server of an earlier run that is still alive?); "
+            "choose another MASTER_PORT or port 0 for a free one");
+      BRASA_DIST_THROW(DistNetworkError, "TCPStore: cannot bind port ", port, ": ",
+                       std::strerror(e));
     }
     ::listen(listen_fd_, 1024);
     socklen_t len = sizeof a;
@@ -207,7 +239,8 @@ class TCPStore::Server {
         if (fds[i + 2].revents) receive(clients_[i]);
       for (auto& c : clients_)
         if (c.closed) ::close(c.fd);
-      clients_.erase(std::remove_if(clients_.begin(), clients_.end(), [](const Client& c) { return c.closed; }),
+      clients_.erase(std::remove_if(clients_.begin(), clients_.end(),
+                                    [](const Client& c) { return c.closed; }),
                      clients_.end());
     }
   }
@@ -226,7 +259,8 @@ class TCPStore::Server {
       uint32_t len;
       std::memcpy(&len, c.in.data() + pos, 4);
       if (len == 0 || len > kMaxFrameBytes) {
-        reject(c, "frame length " + std::to_string(len) + " is outside [1, " + std::to_string(kMaxFrameBytes) + "]");
+        reject(c, "frame length " + std::to_string(len) + " is outside [1, " +
+                      std::to_string(kMaxFrameBytes) + "]");
         break;
       }
       if (c.in.size() - pos - 4 < len) break;
@@ -317,8 +351,8 @@ class TCPStore::Server {
         r.done();
         auto it = data_.find(key);
         bool replace = false;
-        Bytes result =
-            detail::compare_set_result(it == data_.end() ? nullptr : &it->second, expected, desired, &replace);
+        Bytes result = detail::compare_set_result(it == data_.end() ? nullptr : &it->second,
+                                                  expected, desired, &replace);
         if (replace) data_[key] = desired;
         respond(c, ok.bytes(result).finish());
         if (replace) notify_waiters();
@@ -336,8 +370,10 @@ class TCPStore::Server {
       }
       case Op::kNumKeys: {
         r.done();
-        uint64_t n = static_cast<uint64_t>(std::count_if(
-            data_.begin(), data_.end(), [](const auto& kv) { return kv.first.rfind(kInternalPrefix, 0) != 0; }));
+        uint64_t n =
+            static_cast<uint64_t>(std::count_if(data_.begin(), data_.end(), [](const auto& kv) {
+              return kv.first.rfind(kInternalPrefix, 0) != 0;
+            }));
         return respond(c, ok.u64(n).finish());
       }
       case Op::kWait: {
@@ -424,8 +460,8 @@ TCPStore::TCPStore(std::string host, const TCPStoreOptions& options)
   }
 }
 
-TCPStore::TCPStore(const std::string& host, uint16_t port, std::optional<int> num_workers, bool is_server,
-                   std::chrono::milliseconds timeout, bool wait_workers)
+TCPStore::TCPStore(const std::string& host, uint16_t port, std::optional<int> num_workers,
+                   bool is_server, std::chrono::milliseconds timeout, bool wait_workers)
     : TCPStore(host, [&] {
         TCPStoreOptions o;
         o.port = port;
@@ -471,22 +507,25 @@ void TCPStore::connect_client(std::chrono::milliseconds timeout) {
     }
     if (fd_ >= 0) return;
     if (timeout != kNoTimeout && std::chrono::steady_clock::now() >= deadline)
-      BRASA_DIST_THROW(DistTimeoutError, "TCPStore: cannot connect to the server at ", where(), " within ",
-                       timeout.count(), " ms (", last_error, "); is rank 0 running and is MASTER_PORT right?");
+      BRASA_DIST_THROW(DistTimeoutError, "TCPStore: cannot connect to the server at ", where(),
+                       " within ", timeout.count(), " ms (", last_error,
+                       "); is rank 0 running and is MASTER_PORT right?");
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(500));
   }
 }
 
-TCPStore::Reply TCPStore::read_reply(std::chrono::steady_clock::time_point deadline, const char* op) {
+TCPStore::Reply TCPStore::read_reply(std::chrono::steady_clock::time_point deadline,
+                                     const char* op) {
   auto read_exact = [&](uint8_t* p, size_t n) {
     while (n > 0) {
       int wait_ms = -1;
       if (timeout_ != kNoTimeout) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0)
-          BRASA_DIST_THROW(DistTimeoutError, "TCPStore.", op, ": no reply from the server at ", where(), " within ",
-                           timeout_.count(), " ms");
+          BRASA_DIST_THROW(DistTimeoutError, "TCPStore.", op, ": no reply from the server at ",
+                           where(), " within ", timeout_.count(), " ms");
         wait_ms = static_cast<int>(std::min<int64_t>(left.count() + 1, 1 << 30));
       }
       pollfd p_fd{fd_, POLLIN, 0};
@@ -496,8 +535,8 @@ TCPStore::Reply TCPStore::read_reply(std::chrono::steady_clock::time_point deadl
       ssize_t got = ::recv(fd_, p, n, 0);
       if (got < 0 && errno == EINTR) continue;
       if (got <= 0)
-        BRASA_DIST_THROW(DistNetworkError, "TCPStore.", op, ": lost the connection to the server at ", where(),
-                         " (did rank 0 exit?)");
+        BRASA_DIST_THROW(DistNetworkError, "TCPStore.", op,
+                         ": lost the connection to the server at ", where(), " (did rank 0 exit?)");
       p += got;
       n -= static_cast<size_t>(got);
     }
@@ -520,8 +559,8 @@ TCPStore::Reply TCPStore::read_reply(std::chrono::steady_clock::time_point deadl
 TCPStore::Reply TCPStore::request(const Bytes& frame, const char* op) {
   if (fd_ < 0) BRASA_DIST_THROW(DistNetworkError, "TCPStore.", op, ": not connected to ", where());
   if (!send_all(fd_, frame))
-    BRASA_DIST_THROW(DistNetworkError, "TCPStore.", op, ": lost the connection to the server at ", where(),
-                     " (did rank 0 exit?)");
+    BRASA_DIST_THROW(DistNetworkError, "TCPStore.", op, ": lost the connection to the server at ",
+                     where(), " (did rank 0 exit?)");
   return read_reply(std::chrono::steady_clock::now() + timeout_, op);
 }
 
@@ -550,13 +589,19 @@ Bytes TCPStore::get(const std::string& key) {
 
 int64_t TCPStore::add(const std::string& key, int64_t delta) {
   std::lock_guard<std::mutex> lock(mu_);
-  Reply r = request(Writer(static_cast<uint8_t>(Op::kAdd)).str(key).u64(static_cast<uint64_t>(delta)).finish(), "add");
+  Reply r = request(
+      Writer(static_cast<uint8_t>(Op::kAdd)).str(key).u64(static_cast<uint64_t>(delta)).finish(),
+      "add");
   return static_cast<int64_t>(r.reader().u64());
 }
 
 Bytes TCPStore::compare_set(const std::string& key, const Bytes& expected, const Bytes& desired) {
   std::lock_guard<std::mutex> lock(mu_);
-  return request(Writer(static_cast<uint8_t>(Op::kCompareSet)).str(key).bytes(expected).bytes(desired).finish(),
+  return request(Writer(static_cast<uint8_t>(Op::kCompareSet))
+                     .str(key)
+                     .bytes(expected)
+                     .bytes(desired)
+                     .finish(),
                  "compare_set")
       .reader()
       .bytes();
@@ -564,12 +609,16 @@ Bytes TCPStore::compare_set(const std::string& key, const Bytes& expected, const
 
 bool TCPStore::check(const std::vector<std::string>& keys) {
   std::lock_guard<std::mutex> lock(mu_);
-  return request(Writer(static_cast<uint8_t>(Op::kCheck)).keys(keys).finish(), "check").reader().u32() != 0;
+  return request(Writer(static_cast<uint8_t>(Op::kCheck)).keys(keys).finish(), "check")
+             .reader()
+             .u32() != 0;
 }
 
 bool TCPStore::delete_key(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
-  return request(Writer(static_cast<uint8_t>(Op::kDelete)).str(key).finish(), "delete_key").reader().u32() != 0;
+  return request(Writer(static_cast<uint8_t>(Op::kDelete)).str(key).finish(), "delete_key")
+             .reader()
+             .u32() != 0;
 }
 
 int64_t TCPStore::num_keys() {
@@ -582,7 +631,8 @@ void TCPStore::wait(const std::vector<std::string>& keys, std::chrono::milliseco
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!send_all(fd_, Writer(static_cast<uint8_t>(Op::kWait)).keys(keys).finish()))
-      BRASA_DIST_THROW(DistNetworkError, "TCPStore.wait: lost the connection to the server at ", where());
+      BRASA_DIST_THROW(DistNetworkError, "TCPStore.wait: lost the connection to the server at ",
+                       where());
     const auto saved = timeout_;
     timeout_ = timeout;  // read_reply's deadline messages use it
     try {
@@ -598,8 +648,10 @@ void TCPStore::wait(const std::vector<std::string>& keys, std::chrono::milliseco
     // Timed out: withdraw the wait. A READY sent meanwhile comes before the
     // CANCELED and is dropped.
     if (!send_all(fd_, Writer(static_cast<uint8_t>(Op::kCancelWait)).finish()))
-      BRASA_DIST_THROW(DistNetworkError, "TCPStore.wait: lost the connection to the server at ", where());
-    const auto until = std::chrono::steady_clock::now() + std::max(timeout_, std::chrono::milliseconds(10000));
+      BRASA_DIST_THROW(DistNetworkError, "TCPStore.wait: lost the connection to the server at ",
+                       where());
+    const auto until =
+        std::chrono::steady_clock::now() + std::max(timeout_, std::chrono::milliseconds(10000));
     while (read_reply(until, "wait").status != Status::kCanceled) {
     }
   }
@@ -607,8 +659,8 @@ void TCPStore::wait(const std::vector<std::string>& keys, std::chrono::milliseco
   for (const auto& k : keys)
     if (!check({k})) missing.push_back(k);
   if (missing.empty()) return;  // they arrived just as the wait was withdrawn
-  BRASA_DIST_THROW(DistTimeoutError, "TCPStore.wait: timed out after ", timeout.count(), " ms waiting for key(s) ",
-                   detail::quote_keys(missing), " at ", where());
+  BRASA_DIST_THROW(DistTimeoutError, "TCPStore.wait: timed out after ", timeout.count(),
+                   " ms waiting for key(s) ", detail::quote_keys(missing), " at ", where());
 }
 
 void TCPStore::append(const std::string& key, const Bytes& value) {
@@ -628,8 +680,8 @@ std::vector<Bytes> TCPStore::multi_get(const std::vector<std::string>& keys) {
 }
 
 void TCPStore::multi_set(const std::vector<std::string>& keys, const std::vector<Bytes>& values) {
-  BRASA_CHECK(keys.size() == values.size(), "TCPStore.multi_set: ", keys.size(), " keys but ", values.size(),
-              " values");
+  BRASA_CHECK(keys.size() == values.size(), "TCPStore.multi_set: ", keys.size(), " keys but ",
+              values.size(), " values");
   std::lock_guard<std::mutex> lock(mu_);
   Writer w(static_cast<uint8_t>(Op::kMultiSet));
   w.keys(keys);

@@ -33,7 +33,8 @@ class TCPStore : public Store {
   TCPStore(std::string host, const TCPStoreOptions& options = {});
   // c10d's older constructor.
   TCPStore(const std::string& host, uint16_t port, std::optional<int> num_workers = std::nullopt,
-           bool is_server = false, std::chrono::milliseconds timeout = kDefaultTimeout, bool wait_workers = true);
+           bool is_server = false, std::chrono::milliseconds timeout = kDefaultTimeout,
+           bool wait_workers = true);
   ~TCPStore() override;
 
   void set(const std::string& key, const Bytes& value) override;

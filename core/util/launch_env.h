@@ -40,10 +40,14 @@ enum class LaunchSource { kNone, kBrasarun, kOpenMPI, kPMI };
 
 inline const char* to_string(LaunchSource s) {
   switch (s) {
-    case LaunchSource::kBrasarun: return "brasarun";
-    case LaunchSource::kOpenMPI: return "Open MPI";
-    case LaunchSource::kPMI: return "PMI";
-    case LaunchSource::kNone: break;
+    case LaunchSource::kBrasarun:
+      return "brasarun";
+    case LaunchSource::kOpenMPI:
+      return "Open MPI";
+    case LaunchSource::kPMI:
+      return "PMI";
+    case LaunchSource::kNone:
+      break;
   }
   return "none (single process)";
 }
@@ -53,13 +57,13 @@ struct LaunchInfo {
   int world_size = 1;
   int local_rank = 0;
   int local_world_size = 1;
-  int group_rank = 0;        // index of this node
-  int restart_count = 0;     // brasarun only
-  int max_restarts = 0;      // brasarun only
-  std::string master_addr;   // empty when the launcher did not say (mpirun)
-  int master_port = 0;       // 0 when the launcher did not say
+  int group_rank = 0;       // index of this node
+  int restart_count = 0;    // brasarun only
+  int max_restarts = 0;     // brasarun only
+  std::string master_addr;  // empty when the launcher did not say (mpirun)
+  int master_port = 0;      // 0 when the launcher did not say
   std::string run_id;
-  std::string error_file;    // where to write a failure reason; empty if none
+  std::string error_file;  // where to write a failure reason; empty if none
   LaunchSource source = LaunchSource::kNone;
 
   bool launched() const { return source != LaunchSource::kNone; }
@@ -123,7 +127,8 @@ inline LaunchInfo launch_info() {
     // A launcher that sets only RANK/WORLD_SIZE (a hand-written job script)
     // is taken as one process per node.
     info.local_rank = env_int(kLocalRank, 0);
-    info.local_world_size = env_int(kLocalWorldSize, env_or_null(kLocalRank) ? info.world_size : 1, 1);
+    info.local_world_size =
+        env_int(kLocalWorldSize, env_or_null(kLocalRank) ? info.world_size : 1, 1);
     info.group_rank = env_int(kGroupRank, info.rank / info.local_world_size);
     info.restart_count = env_int(kRestartCount, 0);
     info.max_restarts = env_int(kMaxRestarts, 0);

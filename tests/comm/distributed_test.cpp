@@ -3,12 +3,11 @@
 // (c10d::ProcessGroupMPI::createProcessGroupMPI, getRank, getSize,
 // ProcessGroup::Work) a ported libtorch program uses.
 
+#include <brasa/comm/store/prefix_store.h>
 #include <brasa/torch.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-
-#include <brasa/comm/store/prefix_store.h>
 
 #include "../core/test_util.h"
 #include "test_backend.h"
@@ -26,7 +25,8 @@ using dist::testing::backend;
 void init() {
   if (backend() == "mpi") return dist::init_process_group("mpi");
   const auto& r = dist::testing::shared_rendezvous();
-  dist::init_process_group("gloo", std::make_shared<dist::PrefixStore>("dist_test", r.store), r.world_size, r.rank);
+  dist::init_process_group("gloo", std::make_shared<dist::PrefixStore>("dist_test", r.store),
+                           r.world_size, r.rank);
 }
 
 TEST(Distributed, FreeFunctions) {
@@ -91,8 +91,10 @@ TEST(Distributed, FreeFunctions) {
       } catch (const dist::DistTimeoutError& e) {
         const std::string what = e.what();
         if (r == 0)
-          EXPECT_NE(what.find("rank(s) " + std::to_string(n - 1) + " did not arrive within 1000 ms"),
-                    std::string::npos) << what;
+          EXPECT_NE(
+              what.find("rank(s) " + std::to_string(n - 1) + " did not arrive within 1000 ms"),
+              std::string::npos)
+              << what;
         else
           EXPECT_NE(what.find("was not released by rank 0"), std::string::npos) << what;
       }
@@ -104,7 +106,8 @@ TEST(Distributed, FreeFunctions) {
 }
 
 TEST(Distributed, LibtorchSpellingsCompileAndWork) {
-  if (backend() != "mpi") GTEST_SKIP() << "the libtorch example uses ProcessGroupMPI; this run tests " << backend();
+  if (backend() != "mpi")
+    GTEST_SKIP() << "the libtorch example uses ProcessGroupMPI; this run tests " << backend();
   auto pg = c10d::ProcessGroupMPI::createProcessGroupMPI();
   const int numranks = pg->getSize();
   const int rank = pg->getRank();

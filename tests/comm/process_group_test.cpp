@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-
 #include <thread>
 
 #include "../core/test_util.h"
@@ -59,9 +58,11 @@ std::shared_ptr<ProcessGroup> world() {
 int R() { return world()->rank(); }
 int N() { return world()->size(); }
 
-const std::vector<ScalarType> kAllTypes = {kFloat, kDouble, kHalf, kBFloat16, kLong, kInt, kShort, kChar, kByte, kBool};
-const std::vector<ReduceOp> kAllOps = {ReduceOp::SUM, ReduceOp::AVG,  ReduceOp::PRODUCT, ReduceOp::MIN,
-                                       ReduceOp::MAX, ReduceOp::BAND, ReduceOp::BOR,     ReduceOp::BXOR};
+const std::vector<ScalarType> kAllTypes = {kFloat, kDouble, kHalf, kBFloat16, kLong,
+                                           kInt,   kShort,  kChar, kByte,     kBool};
+const std::vector<ReduceOp> kAllOps = {ReduceOp::SUM, ReduceOp::AVG, ReduceOp::PRODUCT,
+                                       ReduceOp::MIN, ReduceOp::MAX, ReduceOp::BAND,
+                                       ReduceOp::BOR, ReduceOp::BXOR};
 
 bool valid(ReduceOp op, ScalarType t) {
   bool bitwise = op == ReduceOp::BAND || op == ReduceOp::BOR || op == ReduceOp::BXOR;
@@ -91,19 +92,29 @@ double expected(ReduceOp op, ScalarType t, int n) {
     if (op == ReduceOp::PRODUCT) return prod != 0;
   }
   switch (op) {
-    case ReduceOp::SUM: return sum;
-    case ReduceOp::AVG: return sum / n;
-    case ReduceOp::PRODUCT: return prod;
-    case ReduceOp::MIN: return mn;
-    case ReduceOp::MAX: return mx;
-    case ReduceOp::BAND: return static_cast<double>(band);
-    case ReduceOp::BOR: return static_cast<double>(bor);
-    case ReduceOp::BXOR: return static_cast<double>(bxor);
+    case ReduceOp::SUM:
+      return sum;
+    case ReduceOp::AVG:
+      return sum / n;
+    case ReduceOp::PRODUCT:
+      return prod;
+    case ReduceOp::MIN:
+      return mn;
+    case ReduceOp::MAX:
+      return mx;
+    case ReduceOp::BAND:
+      return static_cast<double>(band);
+    case ReduceOp::BOR:
+      return static_cast<double>(bor);
+    case ReduceOp::BXOR:
+      return static_cast<double>(bxor);
   }
   return 0;
 }
 
-Tensor filled(std::vector<int64_t> shape, ScalarType t, double v) { return full(shape, v, TensorOptions().dtype(t)); }
+Tensor filled(std::vector<int64_t> shape, ScalarType t, double v) {
+  return full(shape, v, TensorOptions().dtype(t));
+}
 
 void expect_all(const Tensor& t, double v, const std::string& what) {
   for (double x : values(t)) {
@@ -157,7 +168,8 @@ TEST(ProcessGroup, EveryOpEveryDtype) {
     // allgather_into_tensor, gather to rank 0, scatter from rank 0, alltoall_base
     Tensor all = filled({n * 2}, t, 0), one = filled({2}, t, mine);
     pg->allgather_into_tensor(all, one)->wait();
-    for (int r = 0; r < n; ++r) expect_all(all.narrow(0, 2 * r, 2), input_value(t, r), "allgather " + dt);
+    for (int r = 0; r < n; ++r)
+      expect_all(all.narrow(0, 2 * r, 2), input_value(t, r), "allgather " + dt);
     std::vector<std::vector<Tensor>> g;
     if (R() == 0) g.push_back(std::vector<Tensor>(n));
     if (R() == 0)
@@ -177,7 +189,8 @@ TEST(ProcessGroup, EveryOpEveryDtype) {
     Tensor a_in = filled({n}, t, mine), a_out = filled({n}, t, 0);
     std::vector<int64_t> none;
     pg->alltoall_base(a_out, a_in, none, none)->wait();
-    for (int r = 0; r < n; ++r) expect_all(a_out.narrow(0, r, 1), input_value(t, r), "alltoall_base " + dt);
+    for (int r = 0; r < n; ++r)
+      expect_all(a_out.narrow(0, r, 1), input_value(t, r), "alltoall_base " + dt);
   }
 }
 
@@ -185,10 +198,12 @@ TEST(ProcessGroup, InvalidReduceOpsAreRejected) {
   std::vector<Tensor> f{filled({2}, kFloat, 1)};
   AllreduceOptions o;
   o.reduceOp = ReduceOp::BAND;
-  EXPECT_ERROR(backend() + ".allreduce: ReduceOp BAND needs an integer or bool tensor, got Float", world()->allreduce(f, o));
+  EXPECT_ERROR(backend() + ".allreduce: ReduceOp BAND needs an integer or bool tensor, got Float",
+               world()->allreduce(f, o));
   std::vector<Tensor> i{filled({2}, kLong, 1)};
   o.reduceOp = ReduceOp::AVG;
-  EXPECT_ERROR(backend() + ".allreduce: ReduceOp AVG needs a floating-point tensor, got Long", world()->allreduce(i, o));
+  EXPECT_ERROR(backend() + ".allreduce: ReduceOp AVG needs a floating-point tensor, got Long",
+               world()->allreduce(i, o));
 }
 
 TEST(ProcessGroup, BroadcastAndReduceFromEveryRoot) {
@@ -377,7 +392,8 @@ TEST(ProcessGroup, ThousandAsyncOpsInFlight) {
   }
   for (auto& w : works) w->wait();
   const int n = N();
-  for (int i = 0; i < 1000; ++i) expect_all(bufs[i][0], n * i + n * (n - 1) / 2.0, "op " + std::to_string(i));
+  for (int i = 0; i < 1000; ++i)
+    expect_all(bufs[i][0], n * i + n * (n - 1) / 2.0, "op " + std::to_string(i));
   for (auto& w : works) EXPECT_TRUE(w->is_success());
 }
 
@@ -454,11 +470,15 @@ TEST(ProcessGroup, MismatchedCollectivesNameBothSides) {
     std::string what = e.what();
     EXPECT_NE(what.find("the ranks called different collectives"), std::string::npos) << what;
     if (R() == 0) {
-      EXPECT_NE(what.find("rank 0 called allreduce(Float, 8 elements, SUM)"), std::string::npos) << what;
-      EXPECT_NE(what.find("called broadcast(Float, 8 elements, root 0)"), std::string::npos) << what;
+      EXPECT_NE(what.find("rank 0 called allreduce(Float, 8 elements, SUM)"), std::string::npos)
+          << what;
+      EXPECT_NE(what.find("called broadcast(Float, 8 elements, root 0)"), std::string::npos)
+          << what;
     } else {
-      EXPECT_NE(what.find("called broadcast(Float, 8 elements, root 0)"), std::string::npos) << what;
-      EXPECT_NE(what.find("but rank 0 called allreduce(Float, 8 elements, SUM)"), std::string::npos) << what;
+      EXPECT_NE(what.find("called broadcast(Float, 8 elements, root 0)"), std::string::npos)
+          << what;
+      EXPECT_NE(what.find("but rank 0 called allreduce(Float, 8 elements, SUM)"), std::string::npos)
+          << what;
     }
   }
   if (backend() == "mpi") {
@@ -488,7 +508,9 @@ TEST(ProcessGroup, MissingRankIsNamedWhenTheTimeoutPasses) {
       ADD_FAILURE() << "no timeout";
     } catch (const DistTimeoutError& e) {
       std::string what = e.what();
-      EXPECT_NE(what.find("rank(s) " + std::to_string(last) + " did not reach it"), std::string::npos) << what;
+      EXPECT_NE(what.find("rank(s) " + std::to_string(last) + " did not reach it"),
+                std::string::npos)
+          << what;
       EXPECT_NE(what.find("500 ms"), std::string::npos) << what;
     }
     double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -524,14 +546,18 @@ TEST(ProcessGroup, ArgumentErrors) {
   std::vector<Tensor> one{filled({1}, kFloat, 1)};
   BroadcastOptions b;
   b.rootRank = N();
-  EXPECT_ERROR(backend() + ".broadcast: root " + std::to_string(N()) + " is not a rank of this group", pg->broadcast(one, b));
+  EXPECT_ERROR(
+      backend() + ".broadcast: root " + std::to_string(N()) + " is not a rank of this group",
+      pg->broadcast(one, b));
   std::vector<std::vector<Tensor>> short_list(1);
   short_list[0].push_back(filled({1}, kFloat, 1));
-  if (N() > 1) EXPECT_ERROR("outputs[0] must hold one tensor per rank", pg->allgather(short_list, one));
+  if (N() > 1)
+    EXPECT_ERROR("outputs[0] must hold one tensor per rank", pg->allgather(short_list, one));
   std::vector<std::vector<Tensor>> wrong(1);
   for (int r = 0; r < N(); ++r) wrong[0].push_back(filled({2}, kFloat, 1));
   EXPECT_ERROR("outputs[0][0] has 2 elements but the input has 1", pg->allgather(wrong, one));
-  EXPECT_ERROR(backend() + ".send: destination -1 is not a rank of this group", pg->send(one, -1, 0));
+  EXPECT_ERROR(backend() + ".send: destination -1 is not a rank of this group",
+               pg->send(one, -1, 0));
   Tensor odd = filled({N() * 2 + 1}, kFloat, 0), out = filled({N() * 2 + 1}, kFloat, 0);
   std::vector<int64_t> none;
   if (N() > 1) EXPECT_ERROR("does not split evenly over", pg->alltoall_base(out, odd, none, none));

@@ -43,8 +43,9 @@ struct Result {
 // A child process with its stdout and stderr captured.
 class Process {
  public:
-  explicit Process(const std::vector<std::string>& argv,
-                   const std::vector<std::pair<std::string, std::optional<std::string>>>& env = {}) {
+  explicit Process(
+      const std::vector<std::string>& argv,
+      const std::vector<std::pair<std::string, std::optional<std::string>>>& env = {}) {
     int out[2], err[2];
     EXPECT_EQ(pipe2(out, O_CLOEXEC), 0);
     EXPECT_EQ(pipe2(err, O_CLOEXEC), 0);
@@ -145,7 +146,8 @@ class Process {
   bool done_ = false;
 };
 
-std::vector<std::string> brasarun(std::vector<std::string> options, std::vector<std::string> worker_args) {
+std::vector<std::string> brasarun(std::vector<std::string> options,
+                                  std::vector<std::string> worker_args) {
   std::vector<std::string> argv{kBrasarun};
   argv.insert(argv.end(), options.begin(), options.end());
   argv.push_back(kWorker);
@@ -249,8 +251,8 @@ TEST_P(WorkerEnvironment, EveryWorkerKnowsItsPlace) {
     EXPECT_EQ(v["info.local_rank"], std::to_string(rank));
     EXPECT_EQ(v["info.group_rank"], "0");
     EXPECT_EQ(v["info.master_port"], port);
-    EXPECT_NE(r.out.find("[rank " + std::to_string(rank) + "] rank " + std::to_string(rank) + " of " +
-                         std::to_string(n) + " ready"),
+    EXPECT_NE(r.out.find("[rank " + std::to_string(rank) + "] rank " + std::to_string(rank) +
+                         " of " + std::to_string(n) + " ready"),
               std::string::npos)
         << r.out;
   }
@@ -340,7 +342,8 @@ TEST(Brasarun, FailureStopsTheOthersAndNamesTheRank) {
 }
 
 TEST(Brasarun, WorkersIgnoringSigtermAreKilledAfterTheGracePeriod) {
-  Result r = run({"--nproc-per-node", "3", "--timeout-grace", "1"}, {"fail-rank", "2", "4", "ignore-term"});
+  Result r = run({"--nproc-per-node", "3", "--timeout-grace", "1"},
+                 {"fail-rank", "2", "4", "ignore-term"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("first failure: rank 2"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("exited with code 4"), std::string::npos) << r.err;
@@ -349,13 +352,15 @@ TEST(Brasarun, WorkersIgnoringSigtermAreKilledAfterTheGracePeriod) {
 }
 
 TEST(Brasarun, DeathBySignalIsReportedByName) {
-  Result r = run({"--nproc-per-node", "2", "--timeout-grace", "1"}, {"signal-rank", "1", std::to_string(SIGSEGV)});
+  Result r = run({"--nproc-per-node", "2", "--timeout-grace", "1"},
+                 {"signal-rank", "1", std::to_string(SIGSEGV)});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("first failure: rank 1"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("was killed by signal SIGSEGV"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("[rank 1] rank 1 raising signal"), std::string::npos) << r.err;
 
-  r = run({"--nproc-per-node", "2", "--timeout-grace", "1"}, {"signal-rank", "0", std::to_string(SIGABRT)});
+  r = run({"--nproc-per-node", "2", "--timeout-grace", "1"},
+          {"signal-rank", "0", std::to_string(SIGABRT)});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("first failure: rank 0"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("SIGABRT"), std::string::npos) << r.err;
@@ -403,7 +408,8 @@ TEST_P(SignalForwarding, ReachesEveryWorker) {
   const int sig = GetParam();
   TempDir dir;
   Process p(brasarun({"--nproc-per-node", "2", "--quiet"}, {"wait-signal", dir.path}));
-  ASSERT_TRUE(wait_for_files({dir.path + "/rank_0.pid", dir.path + "/rank_1.pid"}, 20)) << "workers did not start";
+  ASSERT_TRUE(wait_for_files({dir.path + "/rank_0.pid", dir.path + "/rank_1.pid"}, 20))
+      << "workers did not start";
   kill(p.pid(), sig);
   Result r = p.finish();
   EXPECT_EQ(r.exit_code, 128 + sig) << r.err;
@@ -423,7 +429,8 @@ TEST(Brasarun, NoOrphansWhenBrasarunIsKilled) {
   TempDir dir;
   Process p(brasarun({"--nproc-per-node", "3", "--quiet"}, {"sleep-pid", dir.path}));
   std::vector<std::string> pid_files;
-  for (int rank = 0; rank < 3; ++rank) pid_files.push_back(dir.path + "/rank_" + std::to_string(rank) + ".pid");
+  for (int rank = 0; rank < 3; ++rank)
+    pid_files.push_back(dir.path + "/rank_" + std::to_string(rank) + ".pid");
   ASSERT_TRUE(wait_for_files(pid_files, 20)) << "workers did not start";
   kill(p.pid(), SIGKILL);
   Result r = p.finish();
@@ -454,11 +461,12 @@ int rendezvous_port(Process& node0) {
 
 TEST(Brasarun, TwoNodesOnLoopback) {
   TempDir dir;
-  Process node0(brasarun({"--nnodes", "2", "--node-rank", "0", "--nproc-per-node", "2"}, {"env", dir.path}));
+  Process node0(
+      brasarun({"--nnodes", "2", "--node-rank", "0", "--nproc-per-node", "2"}, {"env", dir.path}));
   int port = rendezvous_port(node0);
   ASSERT_GT(port, 0) << node0.err();
-  Process node1(brasarun({"--nnodes", "2", "--node-rank", "1", "--nproc-per-node", "2", "--master-port",
-                          std::to_string(port)},
+  Process node1(brasarun({"--nnodes", "2", "--node-rank", "1", "--nproc-per-node", "2",
+                          "--master-port", std::to_string(port)},
                          {"env", dir.path}));
   Result r1 = node1.finish();
   Result r0 = node0.finish();
@@ -489,11 +497,12 @@ TEST(Brasarun, TwoNodesOnLoopback) {
 
 TEST(Brasarun, AFailureOnOneNodeRestartsBothNodes) {
   // Rank 1 (node 0's second worker... here node 1's first) fails on the first attempt only.
-  Process node0(brasarun({"--nnodes", "2", "--node-rank", "0", "--max-restarts", "1"}, {"fail-first-attempt"}));
+  Process node0(brasarun({"--nnodes", "2", "--node-rank", "0", "--max-restarts", "1"},
+                         {"fail-first-attempt"}));
   int port = rendezvous_port(node0);
   ASSERT_GT(port, 0) << node0.err();
-  Process node1(brasarun({"--nnodes", "2", "--node-rank", "1", "--max-restarts", "1", "--master-port",
-                          std::to_string(port)},
+  Process node1(brasarun({"--nnodes", "2", "--node-rank", "1", "--max-restarts", "1",
+                          "--master-port", std::to_string(port)},
                          {"fail-first-attempt"}));
   Result r1 = node1.finish();
   Result r0 = node0.finish();
@@ -501,7 +510,9 @@ TEST(Brasarun, AFailureOnOneNodeRestartsBothNodes) {
   EXPECT_EQ(r1.exit_code, 0) << r1.err;
   EXPECT_NE(r0.out.find("[rank 0] rank 0 attempt 1"), std::string::npos) << r0.out;
   EXPECT_NE(r1.out.find("[rank 1] rank 1 attempt 1"), std::string::npos) << r1.out;
-  EXPECT_NE(r0.err.find("rank 1 on node 1"), std::string::npos) << "node 0 names the failing rank:\n" << r0.err;
+  EXPECT_NE(r0.err.find("rank 1 on node 1"), std::string::npos)
+      << "node 0 names the failing rank:\n"
+      << r0.err;
 }
 
 TEST(Brasarun, TwoNodeFailureWithoutRestartsFailsBothNamingTheRank) {
@@ -509,8 +520,8 @@ TEST(Brasarun, TwoNodeFailureWithoutRestartsFailsBothNamingTheRank) {
                          {"fail-rank", "1", "9"}));
   int port = rendezvous_port(node0);
   ASSERT_GT(port, 0) << node0.err();
-  Process node1(brasarun({"--nnodes", "2", "--node-rank", "1", "--timeout-grace", "1", "--master-port",
-                          std::to_string(port)},
+  Process node1(brasarun({"--nnodes", "2", "--node-rank", "1", "--timeout-grace", "1",
+                          "--master-port", std::to_string(port)},
                          {"fail-rank", "1", "9"}));
   Result r1 = node1.finish();
   Result r0 = node0.finish();
@@ -520,11 +531,14 @@ TEST(Brasarun, TwoNodeFailureWithoutRestartsFailsBothNamingTheRank) {
     EXPECT_NE(r->err.find("first failure: rank 1 on node 1"), std::string::npos) << r->err;
     EXPECT_NE(r->err.find("exited with code 9"), std::string::npos) << r->err;
   }
-  EXPECT_NE(r1.err.find("ValueError"), std::string::npos) << "the failing node shows the error file:\n" << r1.err;
+  EXPECT_NE(r1.err.find("ValueError"), std::string::npos)
+      << "the failing node shows the error file:\n"
+      << r1.err;
 }
 
 TEST(Brasarun, MissingNodeTimesOutWithItsName) {
-  Process node0(brasarun({"--nnodes", "3", "--node-rank", "0", "--rdzv-timeout", "1"}, {"env", "/nonexistent"}));
+  Process node0(brasarun({"--nnodes", "3", "--node-rank", "0", "--rdzv-timeout", "1"},
+                         {"env", "/nonexistent"}));
   Result r = node0.finish();
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("node(s) 1, 2 did not join"), std::string::npos) << r.err;
@@ -555,7 +569,8 @@ TEST(Brasarun, BadArgumentsExitWithCode2AndSayWhy) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{}, "no program given"},
       {{"--frobnicate", "x"}, "unknown option '--frobnicate'"},
-      {{"--nproc-per-node", "0", "prog"}, "--nproc-per-node expects an integer in [1, 4096], got '0'"},
+      {{"--nproc-per-node", "0", "prog"},
+       "--nproc-per-node expects an integer in [1, 4096], got '0'"},
       {{"--nproc-per-node", "two", "prog"}, "got 'two'"},
       {{"--nproc-per-node"}, "--nproc-per-node needs a value"},
       {{"--nnodes", "2", "--node-rank", "2", "prog"}, "--node-rank 2 is not below --nnodes 2"},
@@ -565,7 +580,8 @@ TEST(Brasarun, BadArgumentsExitWithCode2AndSayWhy) {
       {{"--timeout-grace", "-1", "prog"}, "--timeout-grace expects a number of seconds >= 0"},
       {{"--run-id", "a b", "prog"}, "--run-id may hold letters"},
       {{"-n", "2", "prog"}, "unknown option '-n'"},
-      {{"no-such-program-anywhere"}, "program 'no-such-program-anywhere' is not an executable file on PATH"},
+      {{"no-such-program-anywhere"},
+       "program 'no-such-program-anywhere' is not an executable file on PATH"},
   };
   for (const auto& [args, message] : cases) {
     std::vector<std::string> argv{kBrasarun};
@@ -573,7 +589,8 @@ TEST(Brasarun, BadArgumentsExitWithCode2AndSayWhy) {
     Process p(argv);
     Result r = p.finish();
     EXPECT_EQ(r.exit_code, 2) << "for: " << message;
-    EXPECT_NE(r.err.find(message), std::string::npos) << "expected '" << message << "' in:\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << "expected '" << message << "' in:\n"
+                                                      << r.err;
   }
 }
 
@@ -581,10 +598,11 @@ TEST(Brasarun, HelpDocumentsEveryOption) {
   Process p({kBrasarun, "--help"});
   Result r = p.finish();
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* opt : {"--nproc-per-node", "--nnodes", "--node-rank", "--master-addr", "--master-port",
-                          "--max-restarts", "--log-dir", "--tee", "--redirect", "--run-id", "--monitor-interval",
-                          "--timeout-grace", "--rdzv-timeout", "RANK", "LOCAL_WORLD_SIZE", "BRASA_ERROR_FILE",
-                          "OMP_NUM_THREADS", "exit codes"})
+  for (const char* opt :
+       {"--nproc-per-node", "--nnodes", "--node-rank", "--master-addr", "--master-port",
+        "--max-restarts", "--log-dir", "--tee", "--redirect", "--run-id", "--monitor-interval",
+        "--timeout-grace", "--rdzv-timeout", "RANK", "LOCAL_WORLD_SIZE", "BRASA_ERROR_FILE",
+        "OMP_NUM_THREADS", "exit codes"})
     EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
 }
 
@@ -602,7 +620,8 @@ TEST(Brasarun, LogDirHoldsOneFilePerRankAndACombinedLog) {
   std::string logs = dir.path + "/logs/nested";
   Result r = run({"--nproc-per-node", "2", "--log-dir", logs}, {"partial"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("[rank 1] line 39 of rank 1 piece-b piece-c"), std::string::npos) << "--tee is the default";
+  EXPECT_NE(r.out.find("[rank 1] line 39 of rank 1 piece-b piece-c"), std::string::npos)
+      << "--tee is the default";
   for (int rank = 0; rank < 2; ++rank) {
     std::ifstream in(logs + "/rank_" + std::to_string(rank) + ".log");
     std::stringstream ss;
@@ -623,7 +642,8 @@ TEST(Brasarun, LogDirHoldsOneFilePerRankAndACombinedLog) {
 
 TEST(Brasarun, RedirectSendsWorkerOutputToTheLogsOnly) {
   TempDir dir;
-  Result r = run({"--nproc-per-node", "2", "--log-dir", dir.path, "--redirect=1", "--quiet"}, {"partial"});
+  Result r =
+      run({"--nproc-per-node", "2", "--log-dir", dir.path, "--redirect=1", "--quiet"}, {"partial"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "") << "stdout was redirected";
   EXPECT_EQ(count(r.err, "] err "), 80u) << "stderr still reaches the console";

@@ -22,9 +22,7 @@ int env_int(const char* name) {
   return v ? std::atoi(v) : -1;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
 
@@ -53,9 +51,19 @@ int main(int argc, char** argv) {
 
   if (mode == "env" && argc == 3) {
     // Every variable brasarun sets, then what the core helper reads from them.
-    const char* names[] = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
-                           "GROUP_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "BRASA_RESTART_COUNT",
-                           "BRASA_MAX_RESTARTS", "BRASA_RUN_ID", "BRASA_ERROR_FILE", "OMP_NUM_THREADS"};
+    const char* names[] = {"RANK",
+                           "LOCAL_RANK",
+                           "WORLD_SIZE",
+                           "LOCAL_WORLD_SIZE",
+                           "GROUP_RANK",
+                           "GROUP_WORLD_SIZE",
+                           "MASTER_ADDR",
+                           "MASTER_PORT",
+                           "BRASA_RESTART_COUNT",
+                           "BRASA_MAX_RESTARTS",
+                           "BRASA_RUN_ID",
+                           "BRASA_ERROR_FILE",
+                           "OMP_NUM_THREADS"};
     std::string out;
     for (const char* n : names) {
       const char* v = std::getenv(n);
@@ -140,7 +148,8 @@ int main(int argc, char** argv) {
     g_dir = argv[2];
     if (mode == "wait-signal")
       for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, record_signal);
-    write_file(g_dir + "/rank_" + std::to_string(rank) + ".pid.tmp", std::to_string(getpid()) + "\n");
+    write_file(g_dir + "/rank_" + std::to_string(rank) + ".pid.tmp",
+               std::to_string(getpid()) + "\n");
     std::rename((g_dir + "/rank_" + std::to_string(rank) + ".pid.tmp").c_str(),
                 (g_dir + "/rank_" + std::to_string(rank) + ".pid").c_str());
     sleep_s(60);

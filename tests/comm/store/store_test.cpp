@@ -222,7 +222,8 @@ TEST(TCPStore, PortInUseIsNamed) {
   TCPStoreOptions o;
   o.port = server->port();
   o.isServer = true;
-  EXPECT_ERROR("TCPStore: port " + std::to_string(server->port()) + " is already in use", TCPStore("127.0.0.1", o));
+  EXPECT_ERROR("TCPStore: port " + std::to_string(server->port()) + " is already in use",
+               TCPStore("127.0.0.1", o));
 }
 
 TEST(TCPStore, TokenIsRequiredAndChecked) {
@@ -291,16 +292,19 @@ TEST(TCPStore, MalformedFramesAreRejectedAndTheServerGoesOn) {
   const std::string huge_len = std::string("\xff\xff\xff\x7f", 4) + "x";
   const std::string unknown_op = frame(std::string("\x63", 1));
   // SET with a key length that runs past the end of the frame.
-  const std::string overrun = frame(std::string("\x02\x10\x00\x00\x00" "ab", 7));
+  const std::string overrun =
+      frame(std::string("\x02\x10\x00\x00\x00"
+                        "ab",
+                        7));
   // NUM_KEYS with trailing bytes.
   const std::string trailing = frame(std::string("\x08junk", 5));
   const std::string zero_len = std::string(4, '\0');
-  for (const auto& [bytes, message] : std::vector<std::pair<std::string, std::string>>{
-           {huge_len, "frame length"},
-           {unknown_op, "unknown operation 99"},
-           {overrun, "runs past the end of its frame"},
-           {trailing, "unexpected trailing byte"},
-           {zero_len, "frame length 0"}}) {
+  for (const auto& [bytes, message] :
+       std::vector<std::pair<std::string, std::string>>{{huge_len, "frame length"},
+                                                        {unknown_op, "unknown operation 99"},
+                                                        {overrun, "runs past the end of its frame"},
+                                                        {trailing, "unexpected trailing byte"},
+                                                        {zero_len, "frame length 0"}}) {
     std::string reply = raw_exchange(server->port(), bytes);
     EXPECT_NE(reply.find(message), std::string::npos) << "reply: " << reply;
     // Still serving.
@@ -323,7 +327,8 @@ TEST(TCPStore, NoServerMeansAClearTimeout) {
   TCPStoreOptions o;
   o.port = static_cast<uint16_t>(port);
   o.timeout = 300ms;
-  EXPECT_ERROR("cannot connect to the server at 127.0.0.1:" + std::to_string(port), TCPStore("127.0.0.1", o));
+  EXPECT_ERROR("cannot connect to the server at 127.0.0.1:" + std::to_string(port),
+               TCPStore("127.0.0.1", o));
 }
 
 TEST(TCPStore, ServerGoneIsANetworkError) {
@@ -353,7 +358,8 @@ TEST(TCPStore, ServerWaitsForItsWorkers) {
 
 TEST(TCPStore, CamelCaseConstructorAndNames) {
   auto server = make_server();
-  TCPStore client("127.0.0.1", server->port(), std::nullopt, false, std::chrono::milliseconds(2000));
+  TCPStore client("127.0.0.1", server->port(), std::nullopt, false,
+                  std::chrono::milliseconds(2000));
   client.set("a", "1");
   EXPECT_EQ(client.getNumKeys(), server->getNumKeys());
   EXPECT_TRUE(client.deleteKey("a"));

@@ -11,12 +11,12 @@
 
 using namespace brasa::distributed;
 
-#define REQUIRE(cond, ...)                                            \
-  do {                                                                \
-    if (!(cond)) {                                                    \
+#define REQUIRE(cond, ...)                                              \
+  do {                                                                  \
+    if (!(cond)) {                                                      \
       std::fprintf(stderr, "rank %d: check failed: %s\n", rank, #cond); \
-      return 1;                                                       \
-    }                                                                 \
+      return 1;                                                         \
+    }                                                                   \
   } while (0)
 
 int main(int argc, char** argv) {
@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
 
   store->set("rank/" + std::to_string(rank), "hello from " + std::to_string(rank));
   for (int r = 0; r < world; ++r)
-    REQUIRE(to_string(store->get("rank/" + std::to_string(r))) == "hello from " + std::to_string(r));
+    REQUIRE(to_string(store->get("rank/" + std::to_string(r))) ==
+            "hello from " + std::to_string(r));
 
   // Exactly one rank wins the race; everyone sees the same winner.
   Bytes winner = store->compare_set("leader", {}, to_bytes(std::to_string(rank)));

@@ -18,11 +18,25 @@ using brasa::launch::LaunchSource;
 // Sets variables for one test and restores what was there before.
 class EnvGuard {
  public:
-  static constexpr const char* kAll[] = {
-      "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT",
-      "BRASA_RESTART_COUNT", "BRASA_MAX_RESTARTS", "BRASA_RUN_ID", "BRASA_ERROR_FILE",
-      "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-      "OMPI_COMM_WORLD_LOCAL_SIZE", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"};
+  static constexpr const char* kAll[] = {"RANK",
+                                         "WORLD_SIZE",
+                                         "LOCAL_RANK",
+                                         "LOCAL_WORLD_SIZE",
+                                         "GROUP_RANK",
+                                         "MASTER_ADDR",
+                                         "MASTER_PORT",
+                                         "BRASA_RESTART_COUNT",
+                                         "BRASA_MAX_RESTARTS",
+                                         "BRASA_RUN_ID",
+                                         "BRASA_ERROR_FILE",
+                                         "OMPI_COMM_WORLD_RANK",
+                                         "OMPI_COMM_WORLD_SIZE",
+                                         "OMPI_COMM_WORLD_LOCAL_RANK",
+                                         "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                         "PMI_RANK",
+                                         "PMI_SIZE",
+                                         "MPI_LOCALRANKID",
+                                         "MPI_LOCALNRANKS"};
   EnvGuard(std::map<std::string, std::string> vars) {
     for (const char* k : kAll) {
       const char* v = std::getenv(k);
@@ -50,12 +64,20 @@ TEST(LaunchEnv, SingleProcessWithoutALauncher) {
 }
 
 TEST(LaunchEnv, BrasarunVariables) {
-  EnvGuard env({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "4"},
-                {"GROUP_RANK", "1"}, {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29500"},
-                {"BRASA_RESTART_COUNT", "2"}, {"BRASA_MAX_RESTARTS", "3"}, {"BRASA_RUN_ID", "job7"},
+  EnvGuard env({{"RANK", "5"},
+                {"WORLD_SIZE", "8"},
+                {"LOCAL_RANK", "1"},
+                {"LOCAL_WORLD_SIZE", "4"},
+                {"GROUP_RANK", "1"},
+                {"MASTER_ADDR", "10.0.0.1"},
+                {"MASTER_PORT", "29500"},
+                {"BRASA_RESTART_COUNT", "2"},
+                {"BRASA_MAX_RESTARTS", "3"},
+                {"BRASA_RUN_ID", "job7"},
                 {"BRASA_ERROR_FILE", "/tmp/e.txt"},
                 // brasarun's variables win over an mpirun that started brasarun
-                {"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}});
+                {"OMPI_COMM_WORLD_RANK", "0"},
+                {"OMPI_COMM_WORLD_SIZE", "2"}});
   auto info = launch_info();
   EXPECT_EQ(info.source, LaunchSource::kBrasarun);
   EXPECT_EQ(info.rank, 5);
@@ -80,8 +102,10 @@ TEST(LaunchEnv, RankAndWorldSizeOnlyMeansOneProcessPerNode) {
 }
 
 TEST(LaunchEnv, OpenMpiVariables) {
-  EnvGuard env({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"},
-                {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}});
+  EnvGuard env({{"OMPI_COMM_WORLD_RANK", "3"},
+                {"OMPI_COMM_WORLD_SIZE", "4"},
+                {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}});
   auto info = launch_info();
   EXPECT_EQ(info.source, LaunchSource::kOpenMPI);
   EXPECT_EQ(info.rank, 3);
@@ -94,7 +118,8 @@ TEST(LaunchEnv, OpenMpiVariables) {
 }
 
 TEST(LaunchEnv, PmiVariables) {
-  EnvGuard env({{"PMI_RANK", "2"}, {"PMI_SIZE", "3"}, {"MPI_LOCALRANKID", "2"}, {"MPI_LOCALNRANKS", "3"}});
+  EnvGuard env(
+      {{"PMI_RANK", "2"}, {"PMI_SIZE", "3"}, {"MPI_LOCALRANKID", "2"}, {"MPI_LOCALNRANKS", "3"}});
   auto info = launch_info();
   EXPECT_EQ(info.source, LaunchSource::kPMI);
   EXPECT_EQ(info.rank, 2);
@@ -117,10 +142,12 @@ TEST(LaunchEnv, MalformedOrContradictoryValuesAreErrors) {
   expect_error({{"RANK", "one"}, {"WORLD_SIZE", "2"}}, "RANK='one' is not an integer");
   expect_error({{"RANK", "0"}, {"WORLD_SIZE", "0"}}, "WORLD_SIZE='0' is not an integer in [1,");
   expect_error({{"RANK", "2"}, {"WORLD_SIZE", "2"}}, "rank 2 is not below world size 2");
-  expect_error({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "99999"}}, "MASTER_PORT='99999'");
+  expect_error({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "99999"}},
+               "MASTER_PORT='99999'");
   expect_error({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "2"}, {"LOCAL_WORLD_SIZE", "2"}},
                "local rank 2 is not below local world size 2");
-  expect_error({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2x"}}, "OMPI_COMM_WORLD_SIZE='2x'");
+  expect_error({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2x"}},
+               "OMPI_COMM_WORLD_SIZE='2x'");
   expect_error({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}, {"MPI_LOCALNRANKS", "3"}},
                "local world size 3 is larger than world size 2");
 }
