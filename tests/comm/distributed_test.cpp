@@ -4,6 +4,10 @@
 // ProcessGroup::Work) a ported libtorch program uses.
 
 #include <brasa/comm/store/prefix_store.h>
+#include <brasa/comm/store/tcp_store.h>
+#include <unistd.h>
+
+#include <thread>
 #include <brasa/torch.h>
 #include <gtest/gtest.h>
 
@@ -19,6 +23,8 @@ using brasa::testing::values;
 using namespace brasa;
 
 using dist::testing::backend;
+
+const auto* leave_together = ::testing::AddGlobalTestEnvironment(new dist::testing::LeaveTogether);
 
 // The gloo runs share the rendezvous of the other tests in this program (its
 // store holds MASTER_PORT); the mpi runs need none.
@@ -103,6 +109,45 @@ TEST(Distributed, FreeFunctions) {
   }
   dist::destroy_process_group();
   EXPECT_FALSE(dist::is_initialized());
+}
+
+// tcp://host:port and file://path, with rank and world size given: the
+// address and the path are agreed on through the shared store first.
+TEST(Distributed, InitMethodsTcpAndFile) {
+  if (backend() == "mpi") GTEST_SKIP() << "the mpi backend takes rank and size from MPI, not an init_method";
+  const auto& r = dist::testing::shared_rendezvous();
+  static int round = 0;
+  const std::string key = "init_methods/" + std::to_string(round++);
+  if (r.rank == 0) {
+    auto probe = std::make_shared<dist::TCPStore>("127.0.0.1", [] {
+      dist::TCPStoreOptions o;
+      o.port = 0;
+      o.isServer = true;
+      return o;
+    }());
+    const int port = probe->port();
+    probe.reset();  // free again for init_process_group's server
+    r.store->set(key + "/port", std::to_string(port));
+    r.store->set(key + "/file", ::testing::TempDir() + "brasa_init_file_" + std::to_string(::getpid()));
+  }
+  const std::string port = dist::to_string(r.store->get(key + "/port"));
+  const std::string file = dist::to_string(r.store->get(key + "/file"));
+  for (const std::string method : {"tcp://127.0.0.1:" + port, "file://" + file}) {
+    SCOPED_TRACE(method);
+    dist::init_process_group("gloo", method, r.world_size, r.rank);
+    Tensor t = full({4}, r.rank + 1.0);
+    dist::all_reduce(t);
+    EXPECT_EQ(values(t), std::vector<double>(4, r.world_size * (r.world_size + 1) / 2.0));
+    dist::barrier();
+    dist::destroy_process_group();
+    r.store->add(key + "/done/" + method, 1);
+    r.store->wait({key + "/done/" + method}, std::chrono::seconds(30));
+    // Everyone is through before rank 0's server (tcp) goes away.
+    while (r.store->add(key + "/done/" + method, 0) < r.world_size)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_ERROR("needs world_size > 0 and 0 <= rank < world_size", dist::init_process_group("gloo", "file://" + file));
+  EXPECT_ERROR("is not env://, tcp://host:port or file://path", dist::init_process_group("gloo", "udp://x"));
 }
 
 TEST(Distributed, LibtorchSpellingsCompileAndWork) {
