@@ -45,6 +45,8 @@ void LinearImpl::pretty_print(std::ostream& os) const {
 static Conv2dOptions checked(Conv2dOptions o) {
   o.kernel_size_ = Conv2dOptions::expand(o.kernel_size_);
   BRASA_CHECK(o.kernel_size_.size() == 2, "Conv2d: kernel_size must have 1 or 2 values");
+  BRASA_CHECK(o.named_padding_ != ConvPadding::Same || (o.stride_[0] == 1 && o.stride_.back() == 1),
+              "Conv2d: padding kSame needs stride 1, got stride [", o.stride_[0], ", ", o.stride_.back(), "]");
   BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0, "Conv2d: in_channels (",
               o.in_channels_, ") and out_channels (", o.out_channels_, ") must be divisible by groups (", o.groups_,
               ")");
@@ -70,6 +72,8 @@ void Conv2dImpl::reset_parameters() {
 }
 
 Tensor Conv2dImpl::forward(const Tensor& x) {
+  if (options.named_padding_)
+    return conv2d(x, weight, bias, options.stride_, *options.named_padding_, options.dilation_, options.groups_);
   return conv2d(x, weight, bias, options.stride_, options.padding_, options.dilation_, options.groups_);
 }
 
@@ -90,6 +94,7 @@ ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& o)
   options.kernel_size_ = Conv2dOptions::expand(options.kernel_size_);
   BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
               "ConvTranspose2d: channels must be divisible by groups (", o.groups_, ")");
+  BRASA_CHECK(!o.named_padding_, "ConvTranspose2d: padding kSame/kValid is only for convolutions; give numbers");
   init::kaiming_uniform_(weight, std::sqrt(5.0));
   if (bias.defined()) {
     // PyTorch's fan_in for a transposed weight is size(1) * kernel area.
@@ -218,6 +223,8 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)
       bias(register_parameter("bias", o.bias_ ? empty({o.out_channels_}) : Tensor())) {
   BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
               "Conv1d: channels must be divisible by groups (", o.groups_, ")");
+  BRASA_CHECK(o.named_padding_ != ConvPadding::Same || o.stride_ == 1,
+              "Conv1d: padding kSame needs stride 1, got stride ", o.stride_);
   init::kaiming_uniform_(weight, std::sqrt(5.0));
   if (bias.defined()) {
     double bound = 1.0 / std::sqrt(static_cast<double>(o.in_channels_ / o.groups_ * o.kernel_size_));
@@ -225,7 +232,28 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)
   }
 }
 Tensor Conv1dImpl::forward(const Tensor& x) {
+  if (options.named_padding_)
+    return conv1d(x, weight, bias, {options.stride_}, *options.named_padding_, {options.dilation_}, options.groups_);
   return conv1d(x, weight, bias, {options.stride_}, {options.padding_}, {options.dilation_}, options.groups_);
+}
+
+ConvTranspose1dImpl::ConvTranspose1dImpl(const ConvTranspose1dOptions& o)
+    : Module("ConvTranspose1d"),
+      options(o),
+      weight(register_parameter("weight", empty({o.in_channels_, o.out_channels_ / o.groups_, o.kernel_size_}))),
+      bias(register_parameter("bias", o.bias_ ? empty({o.out_channels_}) : Tensor())) {
+  BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
+              "ConvTranspose1d: channels must be divisible by groups (", o.groups_, ")");
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    // PyTorch's fan_in for a transposed weight is size(1) * kernel size.
+    double fan_in = static_cast<double>(weight.size(1) * weight.size(2));
+    init::uniform_(bias, -1.0 / std::sqrt(fan_in), 1.0 / std::sqrt(fan_in));
+  }
+}
+Tensor ConvTranspose1dImpl::forward(const Tensor& x) {
+  return conv_transpose1d(x, weight, bias, {options.stride_}, {options.padding_}, {options.output_padding_},
+                          options.groups_, {options.dilation_});
 }
 
 static void check_1d(const char* op, const Tensor& x) {

@@ -2,6 +2,7 @@
 // The layers of the main job and their holders: Linear, Conv2d, MaxPool2d,
 // ReLU, Dropout, Flatten, Sequential.
 #include <brasa/nn/module.h>
+#include <brasa/ops/conv.h>
 
 #include <functional>
 #include <optional>
@@ -40,12 +41,15 @@ struct Conv2dOptions {
   Conv2dOptions& stride(int64_t s) { stride_ = {s, s}; return *this; }
   Conv2dOptions& padding(int64_t p) { padding_ = {p, p}; return *this; }
   Conv2dOptions& padding(std::vector<int64_t> p) { padding_ = expand(p); return *this; }
+  // torch::kSame (output as large as the input; stride 1) or torch::kValid.
+  Conv2dOptions& padding(ConvPadding p) { named_padding_ = p; return *this; }
   Conv2dOptions& dilation(int64_t d) { dilation_ = {d, d}; return *this; }
   Conv2dOptions& groups(int64_t g) { groups_ = g; return *this; }
   Conv2dOptions& bias(bool b) { bias_ = b; return *this; }
   static std::vector<int64_t> expand(std::vector<int64_t> v) { return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v; }
   int64_t in_channels_, out_channels_;
   std::vector<int64_t> kernel_size_, stride_{1, 1}, padding_{0, 0}, dilation_{1, 1};
+  std::optional<ConvPadding> named_padding_;
   int64_t groups_ = 1;
   bool bias_ = true;
 };
@@ -353,10 +357,13 @@ struct Conv1dOptions {
   Conv1dOptions(int64_t in, int64_t out, int64_t kernel) : in_channels_(in), out_channels_(out), kernel_size_(kernel) {}
   Conv1dOptions& stride(int64_t s) { stride_ = s; return *this; }
   Conv1dOptions& padding(int64_t p) { padding_ = p; return *this; }
+  // torch::kSame (output as long as the input; stride 1) or torch::kValid.
+  Conv1dOptions& padding(ConvPadding p) { named_padding_ = p; return *this; }
   Conv1dOptions& dilation(int64_t d) { dilation_ = d; return *this; }
   Conv1dOptions& groups(int64_t g) { groups_ = g; return *this; }
   Conv1dOptions& bias(bool b) { bias_ = b; return *this; }
   int64_t in_channels_, out_channels_, kernel_size_, stride_ = 1, padding_ = 0, dilation_ = 1, groups_ = 1;
+  std::optional<ConvPadding> named_padding_;
   bool bias_ = true;
 };
 class Conv1dImpl : public Module {
@@ -369,6 +376,31 @@ class Conv1dImpl : public Module {
   Tensor& bias;
 };
 BRASA_MODULE(Conv1d);
+
+struct ConvTranspose1dOptions {
+  ConvTranspose1dOptions(int64_t in, int64_t out, int64_t kernel)
+      : in_channels_(in), out_channels_(out), kernel_size_(kernel) {}
+  ConvTranspose1dOptions& stride(int64_t s) { stride_ = s; return *this; }
+  ConvTranspose1dOptions& padding(int64_t p) { padding_ = p; return *this; }
+  ConvTranspose1dOptions& output_padding(int64_t p) { output_padding_ = p; return *this; }
+  ConvTranspose1dOptions& dilation(int64_t d) { dilation_ = d; return *this; }
+  ConvTranspose1dOptions& groups(int64_t g) { groups_ = g; return *this; }
+  ConvTranspose1dOptions& bias(bool b) { bias_ = b; return *this; }
+  int64_t in_channels_, out_channels_, kernel_size_, stride_ = 1, padding_ = 0, output_padding_ = 0, dilation_ = 1,
+      groups_ = 1;
+  bool bias_ = true;
+};
+class ConvTranspose1dImpl : public Module {
+ public:
+  ConvTranspose1dImpl(int64_t in, int64_t out, int64_t kernel)
+      : ConvTranspose1dImpl(ConvTranspose1dOptions(in, out, kernel)) {}
+  explicit ConvTranspose1dImpl(const ConvTranspose1dOptions& o);
+  Tensor forward(const Tensor& x);
+  ConvTranspose1dOptions options;
+  Tensor& weight;  // [in, out / groups, k]; registered slots (see LinearImpl)
+  Tensor& bias;
+};
+BRASA_MODULE(ConvTranspose1d);
 
 // max/avg pooling and adaptive average pooling over the last dim of [N, C, L].
 class MaxPool1dImpl : public Module {

@@ -279,4 +279,62 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
   return out.squeeze(2);
 }
 
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  BRASA_CHECK(input.dim() == 3, "conv_transpose1d: expected a 3-D input [N, C, L], got shape ", input.sizes());
+  BRASA_CHECK(weight.dim() == 3, "conv_transpose1d: expected a 3-D weight [in, out / groups, k], got shape ",
+              weight.sizes());
+  BRASA_CHECK(stride.size() == 1 && padding.size() == 1 && output_padding.size() == 1 && dilation.size() == 1,
+              "conv_transpose1d: stride, padding, output_padding and dilation take one value each");
+  Tensor out = conv_transpose2d(input.unsqueeze(2), weight.unsqueeze(2), bias, {1, stride[0]}, {0, padding[0]},
+                                {0, output_padding[0]}, groups, {1, dilation[0]});
+  return out.squeeze(2);
+}
+
+// The padding of each spatial dim for "same" / "valid"; `extra` gets the
+// element that an odd total leaves over (it goes at the end of the dim).
+static void named_padding(const char* op, ConvPadding mode, IntArrayRef stride, IntArrayRef dilation,
+                          const Tensor& weight, DimVector& pad, DimVector& extra) {
+  const int64_t dims = weight.dim() - 2;
+  pad = DimVector(static_cast<size_t>(dims), 0);
+  extra = DimVector(static_cast<size_t>(dims), 0);
+  if (mode == ConvPadding::Valid) return;
+  for (int64_t s : stride)
+    BRASA_CHECK(s == 1, op, ": padding=\"same\" needs stride 1, got stride ", stride);
+  for (int64_t d = 0; d < dims; ++d) {
+    const int64_t dil = dilation.size() == 1 ? dilation[0] : dilation[static_cast<size_t>(d)];
+    const int64_t total = dil * (weight.size(2 + d) - 1);
+    pad[static_cast<size_t>(d)] = total / 2;
+    extra[static_cast<size_t>(d)] = total % 2;
+  }
+}
+
+// Appends `extra[d]` zeros at the end of each spatial dim d of x.
+static Tensor pad_end(const Tensor& x, const DimVector& extra) {
+  Tensor out = x;
+  for (size_t d = 0; d < extra.size(); ++d) {
+    if (!extra[d]) continue;
+    DimVector shape(out.sizes().begin(), out.sizes().end());
+    shape[2 + d] = extra[d];
+    out = cat({out, zeros(shape, out.options())}, static_cast<int64_t>(2 + d));
+  }
+  return out;
+}
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              ConvPadding padding, IntArrayRef dilation, int64_t groups) {
+  BRASA_CHECK(weight.dim() == 4, "conv2d: expected a 4-D weight, got shape ", weight.sizes());
+  DimVector pad, extra;
+  named_padding("conv2d", padding, stride, dilation, weight, pad, extra);
+  return conv2d(pad_end(input, extra), weight, bias, stride, pad, dilation, groups);
+}
+
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              ConvPadding padding, IntArrayRef dilation, int64_t groups) {
+  BRASA_CHECK(weight.dim() == 3, "conv1d: expected a 3-D weight, got shape ", weight.sizes());
+  DimVector pad, extra;
+  named_padding("conv1d", padding, stride, dilation, weight, pad, extra);
+  return conv1d(pad_end(input, extra), weight, bias, stride, pad, dilation, groups);
+}
+
 }  // namespace brasa

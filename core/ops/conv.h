@@ -15,4 +15,20 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
                         IntArrayRef padding = {0, 0}, IntArrayRef output_padding = {0, 0}, int64_t groups = 1,
                         IntArrayRef dilation = {1, 1});
 
+// conv_transpose2d with H = 1: input [N, C, L], weight [in, out / groups, k].
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = {1},
+                        IntArrayRef padding = {0}, IntArrayRef output_padding = {0}, int64_t groups = 1,
+                        IntArrayRef dilation = {1});
+
+// Padding by name (libtorch's torch::kSame / torch::kValid): kValid is no
+// padding; kSame keeps the spatial size (stride 1 only) and, when the total
+// padding dilation * (k - 1) is odd, puts the extra element at the end.
+enum class ConvPadding { Same, Valid };
+inline constexpr ConvPadding kSame = ConvPadding::Same;
+inline constexpr ConvPadding kValid = ConvPadding::Valid;
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, ConvPadding padding,
+              IntArrayRef dilation = {1, 1}, int64_t groups = 1);
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, ConvPadding padding,
+              IntArrayRef dilation = {1}, int64_t groups = 1);
+
 }  // namespace brasa

@@ -249,6 +249,13 @@ std::vector<OpCase> make_table() {
         false);
   entry("conv1d", [] { return variable_list{R({2, 3, 9}), R({4, 3, 3})}; },
         [](const variable_list& v) { return one(conv1d(v[0], v[1], Tensor(), {2}, {1})); }, false);
+  entry("conv_transpose1d", [] { return variable_list{R({2, 4, 5}), R({4, 3, 3}), R({6})}; },
+        [](const variable_list& v) { return one(conv_transpose1d(v[0], v[1], v[2], {2}, {1}, {1}, 2)); }, false);
+  entry("conv2d padding kSame (even kernel: extra padding at the end)",
+        [] { return variable_list{R({1, 2, 5, 4}), R({3, 2, 4, 2}), R({3})}; },
+        [](const variable_list& v) { return one(conv2d(v[0], v[1], v[2], {1, 1}, kSame, {1, 2})); }, false);
+  entry("conv1d padding kSame", [] { return variable_list{R({2, 2, 6}), R({2, 2, 4})}; },
+        [](const variable_list& v) { return one(conv1d(v[0], v[1], Tensor(), {1}, kSame)); }, false);
   entry("max_pool2d (overlapping windows, padding)", in1([] { return R({2, 3, 7, 7}); }),
         [](const variable_list& v) { return one(max_pool2d(v[0], {3}, {2}, {1})); });
   entry("avg_pool2d ceil_mode and padding", in1([] { return R({1, 2, 6, 5}); }), [](const variable_list& v) {

@@ -163,6 +163,39 @@ TEST(Layers, ConvTranspose2dMatchesPyTorch) {
   EXPECT_SHAPE(up(randn({1, 3, 4, 5})), {1, 2, 9, 11});
 }
 
+TEST(Layers, SamePaddingMatchesPyTorch) {
+  auto d = TensorOptions().dtype(kDouble);
+  Tensor x = arange(25, d).view({1, 1, 5, 5}), w = arange(16, d).view({1, 1, 4, 4});
+  // PyTorch: F.conv2d(x, w, padding="same") == F.conv2d(F.pad(x, (1, 2, 1, 2)), w)
+  Tensor y = conv2d(x, w, Tensor(), {1, 1}, kSame);
+  EXPECT_SHAPE(y, {1, 1, 5, 5});
+  EXPECT_VALUES(y[0][0][0], {666, 916, 1030, 774, 515});
+  EXPECT_EQ(::brasa::testing::values(conv2d(x, w, Tensor(), {1, 1}, kValid)),
+            ::brasa::testing::values(conv2d(x, w)));
+  nn::Conv2d same(nn::Conv2dOptions(3, 4, 4).padding(kSame).dilation(2));
+  EXPECT_SHAPE(same(randn({2, 3, 9, 7})), {2, 4, 9, 7});
+  nn::Conv1d same1(nn::Conv1dOptions(2, 3, 4).padding(kSame));
+  EXPECT_SHAPE(same1(randn({2, 2, 10})), {2, 3, 10});
+  EXPECT_ERROR("Conv2d: padding kSame needs stride 1",
+               nn::Conv2d(nn::Conv2dOptions(3, 4, 3).padding(kSame).stride(2)));
+  EXPECT_ERROR("Conv1d: padding kSame needs stride 1",
+               nn::Conv1d(nn::Conv1dOptions(3, 4, 3).padding(kSame).stride(2)));
+  EXPECT_ERROR("conv2d: padding=\"same\" needs stride 1", conv2d(x, w, Tensor(), {2, 1}, kSame));
+}
+
+TEST(Layers, ConvTranspose1dMatchesPyTorch) {
+  auto d = TensorOptions().dtype(kDouble);
+  Tensor x = arange(14, d).view({1, 2, 7}), w = arange(12, d).view({2, 2, 3});
+  // PyTorch: F.conv_transpose1d(x, w, stride=2, padding=1, output_padding=1)
+  Tensor y = conv_transpose1d(x, w, Tensor(), {2}, {1}, {1});
+  EXPECT_SHAPE(y, {1, 2, 14});
+  EXPECT_VALUES(y[0][0], {49, 104, 57, 120, 65, 136, 73, 152, 81, 168, 89, 184, 97, 116});
+  nn::ConvTranspose1d up(nn::ConvTranspose1dOptions(3, 4, 3).stride(2).output_padding(1));
+  EXPECT_SHAPE(up->weight, {3, 4, 3});
+  EXPECT_SHAPE(up(randn({2, 3, 5})), {2, 4, 12});
+  EXPECT_ERROR("conv_transpose1d: expected a 3-D input [N, C, L]", conv_transpose1d(randn({3, 5}), w));
+}
+
 TEST(Layers, PoolingValues) {
   Tensor x = arange(16, TensorOptions().dtype(kFloat)).view({1, 1, 4, 4});
   auto [v, i] = max_pool2d_with_indices(x, {2});
