@@ -157,11 +157,31 @@ Tensor group_norm(const Tensor& x, int64_t G, const Tensor& weight, const Tensor
   return y;
 }
 
-Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
+// Scales the rows of `weight` named in `flat` down to max_norm (no grad).
+static void embedding_renorm(const Tensor& weight, const Tensor& flat, double max_norm, double norm_type) {
+  NoGradGuard no_grad;
+  Tensor idx = flat.contiguous();
+  const int64_t* p = idx.data_ptr<int64_t>();
+  std::vector<int64_t> seen(p, p + idx.numel());
+  std::sort(seen.begin(), seen.end());
+  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  for (int64_t i : seen) {
+    Tensor row = weight[i];
+    const double n = row.norm(norm_type).item<double>();
+    if (n > max_norm) row.mul_(max_norm / (n + 1e-7));
+  }
+}
+
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx,
+                 std::optional<double> max_norm, double norm_type) {
   BRASA_CHECK(weight.dim() == 2, "embedding: expected a 2-D weight [num_embeddings, dim], got ", weight.sizes());
   BRASA_CHECK(indices.dtype() == kLong || indices.dtype() == kInt, "embedding: expected int64 or int32 indices, got ",
               indices.dtype());
   Tensor flat = indices.reshape({-1}).to(kLong);
+  if (max_norm) {
+    BRASA_CHECK(*max_norm > 0, "embedding: max_norm must be positive, got ", *max_norm);
+    embedding_renorm(weight, flat, *max_norm, norm_type);
+  }
   DimVector shape(indices.sizes().begin(), indices.sizes().end());
   shape.push_back(weight.size(1));
   Tensor rows = weight.index_select(0, flat);
@@ -171,6 +191,61 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
     rows = where(is_pad, rows.detach(), rows);  // the padding row gets no gradient
   }
   return rows.view(shape);
+}
+
+Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& offsets, EmbeddingBagMode mode,
+                     const Tensor& per_sample_weights, bool include_last_offset, std::optional<int64_t> padding_idx,
+                     std::optional<double> max_norm, double norm_type) {
+  BRASA_CHECK(input.dim() == 1 || input.dim() == 2, "embedding_bag: expected a 1-D or 2-D input, got ", input.sizes());
+  BRASA_CHECK(input.dim() == 1 || !offsets.defined(),
+              "embedding_bag: offsets go with a 1-D input; a 2-D input [B, N] is B bags of N already");
+  BRASA_CHECK(input.dim() == 2 || offsets.defined(), "embedding_bag: a 1-D input needs offsets");
+  BRASA_CHECK(!per_sample_weights.defined() || mode == EmbeddingBagMode::Sum,
+              "embedding_bag: per_sample_weights are only supported with mode kSum");
+  BRASA_CHECK(!per_sample_weights.defined() || per_sample_weights.sizes() == input.sizes(),
+              "embedding_bag: per_sample_weights must have the input's shape ", input.sizes(), ", got ",
+              per_sample_weights.sizes());
+  Tensor flat = input.reshape({-1}).to(kLong).contiguous();
+  Tensor emb = embedding(flat, weight, std::nullopt, max_norm, norm_type);  // [T, D]
+  if (per_sample_weights.defined()) emb = emb * per_sample_weights.reshape({-1, 1});
+  // Where each bag starts and ends in flat.
+  std::vector<int64_t> starts;
+  const int64_t total = flat.numel();
+  if (input.dim() == 2) {
+    for (int64_t b = 0; b < input.size(0); ++b) starts.push_back(b * input.size(1));
+  } else {
+    BRASA_CHECK(offsets.dim() == 1, "embedding_bag: offsets must be 1-D, got ", offsets.sizes());
+    Tensor o = offsets.to(kLong).contiguous();
+    starts.assign(o.data_ptr<int64_t>(), o.data_ptr<int64_t>() + o.numel());
+    if (include_last_offset) {
+      BRASA_CHECK(!starts.empty() && starts.back() == total, "embedding_bag: with include_last_offset the last ",
+                  "offset must be the input's length ", total);
+      starts.pop_back();
+    }
+    for (size_t b = 0; b < starts.size(); ++b)
+      BRASA_CHECK(starts[b] >= 0 && starts[b] <= total && (b == 0 || starts[b] >= starts[b - 1]),
+                  "embedding_bag: offsets must be non-decreasing within [0, ", total, "], got ", offsets.sizes());
+    BRASA_CHECK(starts.empty() || starts[0] == 0, "embedding_bag: the first offset must be 0, got ", starts[0]);
+  }
+  const int64_t pad = padding_idx ? (*padding_idx < 0 ? *padding_idx + weight.size(0) : *padding_idx) : -1;
+  const int64_t* ids = flat.data_ptr<int64_t>();
+  std::vector<Tensor> bags;
+  for (size_t b = 0; b < starts.size(); ++b) {
+    const int64_t end = b + 1 < starts.size() ? starts[b + 1] : total;
+    std::vector<int64_t> keep;
+    for (int64_t i = starts[b]; i < end; ++i)
+      if (ids[i] != pad) keep.push_back(i);
+    if (keep.empty()) {
+      bags.push_back(zeros({weight.size(1)}, emb.options()));
+      continue;
+    }
+    Tensor rows = emb.index_select(0, tensor(keep));
+    if (mode == EmbeddingBagMode::Sum) bags.push_back(rows.sum(0));
+    else if (mode == EmbeddingBagMode::Mean) bags.push_back(rows.mean(0));
+    else bags.push_back(std::get<0>(rows.max(0)));
+  }
+  if (bags.empty()) return zeros({0, weight.size(1)}, emb.options());
+  return stack(bags, 0);
 }
 
 // Windows of adaptive pooling along one axis: [floor(i*in/out), ceil((i+1)*in/out)).

@@ -10,6 +10,9 @@ enum class Reduction { None, Mean, Sum };
 inline constexpr Reduction kNone = Reduction::None;
 inline constexpr Reduction kMean = Reduction::Mean;
 inline constexpr Reduction kSum = Reduction::Sum;
+// How EmbeddingBag reduces a bag: kSum, kMean (the Reduction values) or kMax.
+enum class EmbeddingBagMode { Sum, Mean, Max };
+inline constexpr EmbeddingBagMode kMax = EmbeddingBagMode::Max;
 
 namespace nn::functional {
 
@@ -42,7 +45,19 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
                   double eps = 1e-5);
 // Rows of weight; rows at padding_idx get no gradient.
-Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt);
+// max_norm: rows looked up whose norm_type-norm exceeds max_norm are first
+// scaled down to it, in place in `weight` (as PyTorch does).
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt,
+                 std::optional<double> max_norm = std::nullopt, double norm_type = 2.0);
+// Sums, averages or takes the max of embeddings per bag. `input` is [B, N]
+// (a bag per row, no offsets) or 1-D with `offsets` [B] giving where each bag
+// starts (one more entry, the end, with include_last_offset). Entries equal to
+// padding_idx are left out; an empty bag gives zeros. per_sample_weights
+// (like input) scale the embeddings, mode kSum only.
+Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& offsets = {},
+                     EmbeddingBagMode mode = EmbeddingBagMode::Mean, const Tensor& per_sample_weights = {},
+                     bool include_last_offset = false, std::optional<int64_t> padding_idx = std::nullopt,
+                     std::optional<double> max_norm = std::nullopt, double norm_type = 2.0);
 Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size);
 Tensor adaptive_max_pool2d(const Tensor& x, IntArrayRef output_size);
 // Resizes the last two dims of [N, C, H, W] to `size`: mode "nearest" or

@@ -209,7 +209,38 @@ EmbeddingImpl::EmbeddingImpl(int64_t n, int64_t dim, std::optional<int64_t> pad)
     weight[*pad < 0 ? *pad + n : *pad].zero_();
   }
 }
-Tensor EmbeddingImpl::forward(const Tensor& indices) { return F::embedding(indices, weight, padding_idx); }
+EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& o)
+    : EmbeddingImpl(o.num_embeddings_, o.embedding_dim_, o.padding_idx_) {
+  BRASA_CHECK(!o.max_norm_ || *o.max_norm_ > 0, "Embedding: max_norm must be positive, got ", *o.max_norm_);
+  max_norm = o.max_norm_;
+  norm_type = o.norm_type_;
+}
+Tensor EmbeddingImpl::forward(const Tensor& indices) {
+  return F::embedding(indices, weight, padding_idx, max_norm, norm_type);
+}
+
+EmbeddingBagOptions& EmbeddingBagOptions::mode(Reduction r) {
+  BRASA_CHECK(r != Reduction::None, "EmbeddingBag: mode must be kSum, kMean or kMax");
+  mode_ = r == Reduction::Sum ? EmbeddingBagMode::Sum : EmbeddingBagMode::Mean;
+  return *this;
+}
+
+EmbeddingBagImpl::EmbeddingBagImpl(const EmbeddingBagOptions& o)
+    : Module("EmbeddingBag"), options(o), weight(register_parameter("weight", empty({o.num_embeddings_, o.embedding_dim_}))) {
+  const int64_t n = o.num_embeddings_;
+  if (o.padding_idx_)
+    BRASA_CHECK(*o.padding_idx_ >= -n && *o.padding_idx_ < n,
+                "EmbeddingBag: padding_idx must be within num_embeddings, got ", *o.padding_idx_);
+  init::normal_(weight);
+  if (o.padding_idx_) {
+    NoGradGuard g;
+    weight[*o.padding_idx_ < 0 ? *o.padding_idx_ + n : *o.padding_idx_].zero_();
+  }
+}
+Tensor EmbeddingBagImpl::forward(const Tensor& input, const Tensor& offsets, const Tensor& per_sample_weights) {
+  return F::embedding_bag(input, weight, offsets, options.mode_, per_sample_weights, options.include_last_offset_,
+                          options.padding_idx_, options.max_norm_, options.norm_type_);
+}
 
 Tensor AvgPool2dImpl::forward(const Tensor& x) { return avg_pool2d(x, kernel_size, stride, padding); }
 Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& x) { return F::adaptive_avg_pool2d(x, output_size); }

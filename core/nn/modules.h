@@ -1,6 +1,7 @@
 #pragma once
 // The layers of the main job and their holders: Linear, Conv2d, MaxPool2d,
 // ReLU, Dropout, Flatten, Sequential.
+#include <brasa/nn/functional.h>
 #include <brasa/nn/module.h>
 #include <brasa/ops/conv.h>
 
@@ -282,14 +283,57 @@ class GroupNormImpl : public Module {
 };
 BRASA_MODULE(GroupNorm);
 
+struct EmbeddingOptions {
+  EmbeddingOptions(int64_t num_embeddings, int64_t embedding_dim)
+      : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
+  EmbeddingOptions& padding_idx(int64_t i) { padding_idx_ = i; return *this; }
+  EmbeddingOptions& max_norm(double m) { max_norm_ = m; return *this; }
+  EmbeddingOptions& norm_type(double p) { norm_type_ = p; return *this; }
+  int64_t num_embeddings_, embedding_dim_;
+  std::optional<int64_t> padding_idx_;
+  std::optional<double> max_norm_;
+  double norm_type_ = 2.0;
+};
 class EmbeddingImpl : public Module {
  public:
   EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim, std::optional<int64_t> padding_idx = std::nullopt);
+  explicit EmbeddingImpl(const EmbeddingOptions& o);
   Tensor forward(const Tensor& indices);
   std::optional<int64_t> padding_idx;
+  std::optional<double> max_norm;
+  double norm_type = 2.0;
   Tensor& weight;  // registered slot (see LinearImpl)
 };
 BRASA_MODULE(Embedding);
+
+struct EmbeddingBagOptions {
+  EmbeddingBagOptions(int64_t num_embeddings, int64_t embedding_dim)
+      : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
+  EmbeddingBagOptions& mode(EmbeddingBagMode m) { mode_ = m; return *this; }
+  // torch::kSum / torch::kMean
+  EmbeddingBagOptions& mode(Reduction r);
+  EmbeddingBagOptions& padding_idx(int64_t i) { padding_idx_ = i; return *this; }
+  EmbeddingBagOptions& max_norm(double m) { max_norm_ = m; return *this; }
+  EmbeddingBagOptions& norm_type(double p) { norm_type_ = p; return *this; }
+  EmbeddingBagOptions& include_last_offset(bool b) { include_last_offset_ = b; return *this; }
+  int64_t num_embeddings_, embedding_dim_;
+  EmbeddingBagMode mode_ = EmbeddingBagMode::Mean;
+  std::optional<int64_t> padding_idx_;
+  std::optional<double> max_norm_;
+  double norm_type_ = 2.0;
+  bool include_last_offset_ = false;
+};
+class EmbeddingBagImpl : public Module {
+ public:
+  EmbeddingBagImpl(int64_t num_embeddings, int64_t embedding_dim)
+      : EmbeddingBagImpl(EmbeddingBagOptions(num_embeddings, embedding_dim)) {}
+  explicit EmbeddingBagImpl(const EmbeddingBagOptions& o);
+  // See F::embedding_bag for input, offsets and per_sample_weights.
+  Tensor forward(const Tensor& input, const Tensor& offsets = {}, const Tensor& per_sample_weights = {});
+  EmbeddingBagOptions options;
+  Tensor& weight;  // registered slot (see LinearImpl)
+};
+BRASA_MODULE(EmbeddingBag);
 
 class AvgPool2dImpl : public Module {
  public:

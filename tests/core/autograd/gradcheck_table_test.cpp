@@ -299,6 +299,14 @@ std::vector<OpCase> make_table() {
   entry("embedding with padding_idx", in1([] { return R({5, 3}); }), [](const variable_list& v) {
     return one(F::embedding(tensor(std::vector<int64_t>{1, 0, 4, 1}).view({2, 2}), v[0], 3));
   });
+  entry("embedding_bag sum (per_sample_weights), mean, max", [] { return variable_list{R({5, 3}), R({7})}; },
+        [](const variable_list& v) {
+          Tensor in = tensor(std::vector<int64_t>{1, 2, 4, 4, 3, 0, 2}), off = tensor(std::vector<int64_t>{0, 2, 2, 5});
+          return variable_list{F::embedding_bag(in, v[0], off, EmbeddingBagMode::Sum, v[1]),
+                               F::embedding_bag(in, v[0], off, EmbeddingBagMode::Mean),
+                               F::embedding_bag(in, v[0], off, kMax)};
+        },
+        false);
   entry("adaptive_avg_pool2d", in1([] { return R({1, 2, 5, 4}); }),
         [](const variable_list& v) { return one(F::adaptive_avg_pool2d(v[0], {3, 3})); });
   entry("interpolate nearest/bilinear, adaptive_max_pool2d", in1([] { return R({1, 2, 3, 4}); }),

@@ -196,6 +196,49 @@ TEST(Layers, ConvTranspose1dMatchesPyTorch) {
   EXPECT_ERROR("conv_transpose1d: expected a 3-D input [N, C, L]", conv_transpose1d(randn({3, 5}), w));
 }
 
+TEST(Layers, EmbeddingBagAndMaxNormMatchPyTorch) {
+  auto d = TensorOptions().dtype(kDouble);
+  Tensor w = arange(15, d).view({5, 3});
+  Tensor in = tensor({1, 2, 4, 4, 3, 0, 2}, TensorOptions().dtype(kLong)), off = tensor({0, 2, 2, 5}, TensorOptions().dtype(kLong));
+  // Values from torch.nn.functional.embedding_bag (bag 1 is empty).
+  EXPECT_VALUES(F::embedding_bag(in, w, off, EmbeddingBagMode::Sum).flatten(), {9, 11, 13, 0, 0, 0, 33, 36, 39, 6, 8, 10});
+  EXPECT_VALUES(F::embedding_bag(in, w, off, EmbeddingBagMode::Mean).flatten(),
+                {4.5, 5.5, 6.5, 0, 0, 0, 11, 12, 13, 3, 4, 5});
+  EXPECT_VALUES(F::embedding_bag(in, w, off, kMax).flatten(), {6, 7, 8, 0, 0, 0, 12, 13, 14, 6, 7, 8});
+  Tensor psw = tensor({1.0, 2.0, 0.5, 1.0, 1.0, 3.0, 1.0}, d);
+  EXPECT_VALUES(F::embedding_bag(in, w, off, EmbeddingBagMode::Sum, psw).flatten(),
+                {15, 18, 21, 0, 0, 0, 27, 29.5, 32, 6, 10, 14});
+  EXPECT_VALUES(F::embedding_bag(in, w, off, EmbeddingBagMode::Mean, {}, false, 4).flatten(),
+                {4.5, 5.5, 6.5, 0, 0, 0, 9, 10, 11, 3, 4, 5});
+  EXPECT_VALUES(F::embedding_bag(tensor({{1, 2}, {0, 4}}, TensorOptions().dtype(kLong)), w, {}, EmbeddingBagMode::Sum).flatten(),
+                {9, 11, 13, 12, 14, 16});
+  EXPECT_VALUES(F::embedding_bag(in, w, tensor({0, 2, 2, 5, 7}, TensorOptions().dtype(kLong)), EmbeddingBagMode::Sum, {}, true).flatten(),
+                {9, 11, 13, 0, 0, 0, 33, 36, 39, 6, 8, 10});
+  EXPECT_ERROR("per_sample_weights are only supported with mode kSum",
+               F::embedding_bag(in, w, off, EmbeddingBagMode::Mean, psw));
+  EXPECT_ERROR("a 1-D input needs offsets", F::embedding_bag(in, w));
+  EXPECT_ERROR("offsets must be non-decreasing", F::embedding_bag(in, w, tensor({0, 3, 2}, TensorOptions().dtype(kLong))));
+  // Gradients flow into the rows used (each once per use, mean divides).
+  Tensor wg = w.detach().requires_grad_();
+  F::embedding_bag(in, wg, off, EmbeddingBagMode::Mean).sum().backward();
+  EXPECT_CLOSE(wg.grad().select(1, 0), (std::vector<double>{0.5, 0.5, 1.0, 1.0 / 3, 2.0 / 3}), 1e-12);
+
+  // max_norm renormalizes the looked-up rows in place, as torch.nn.functional.embedding.
+  Tensor w2 = w.clone();
+  Tensor e = F::embedding(tensor({1, 3, 1}, TensorOptions().dtype(kLong)), w2, std::nullopt, 5.0);
+  EXPECT_CLOSE(e[1], (std::vector<double>{2.5894590045173, 2.8771766716858886, 3.1648943388544777}), 1e-9);
+  EXPECT_CLOSE(w2[1], (std::vector<double>{2.121320313559643, 2.8284270847461905, 3.535533855932738}), 1e-9);
+  EXPECT_VALUES(w2[2], {6, 7, 8});  // not looked up, not touched
+
+  nn::EmbeddingBag bag(nn::EmbeddingBagOptions(10, 4).mode(kSum).padding_idx(0));
+  EXPECT_SHAPE(bag(tensor({{1, 0, 3}, {2, 2, 0}}, TensorOptions().dtype(kLong))), {2, 4});
+  EXPECT_VALUES(bag->weight[0], {0, 0, 0, 0});
+  nn::Embedding capped(nn::EmbeddingOptions(6, 3).max_norm(1.0));
+  Tensor looked = capped(tensor({0, 5}, TensorOptions().dtype(kLong)));
+  EXPECT_LE(looked[0].norm().item<double>(), 1.0 + 1e-6);
+  EXPECT_ERROR("EmbeddingBag: mode must be kSum, kMean or kMax", nn::EmbeddingBagOptions(3, 2).mode(kNone));
+}
+
 TEST(Layers, PoolingValues) {
   Tensor x = arange(16, TensorOptions().dtype(kFloat)).view({1, 1, 4, 4});
   auto [v, i] = max_pool2d_with_indices(x, {2});
