@@ -132,7 +132,7 @@ TEST(Distributed, InitMethodsTcpAndFile) {
   }
   const std::string port = dist::to_string(r.store->get(key + "/port"));
   const std::string file = dist::to_string(r.store->get(key + "/file"));
-  for (const std::string method : {"tcp://127.0.0.1:" + port, "file://" + file}) {
+  for (const std::string& method : {"tcp://127.0.0.1:" + port, "file://" + file}) {
     SCOPED_TRACE(method);
     dist::init_process_group("gloo", method, r.world_size, r.rank);
     Tensor t = full({4}, r.rank + 1.0);
