@@ -20,6 +20,7 @@ void LRScheduler::set_epoch(int64_t epoch) {
   last_epoch_ = epoch;
   auto& groups = optimizer_.param_groups();
   for (size_t g = 0; g < groups.size(); ++g) groups[g].options().set_lr(lr_at(g, epoch));
+  apply_extra(epoch);
 }
 
 void LRScheduler::step() { set_epoch(last_epoch_ + 1); }
@@ -69,20 +70,51 @@ double LinearLR::lr_at(size_t g, int64_t e) const {
 }
 
 OneCycleLR::OneCycleLR(Optimizer& o, double max_lr, int64_t total_steps, double pct_start, double div_factor,
-                       double final_div_factor)
+                       double final_div_factor, bool cycle_momentum, double base_momentum, double max_momentum)
     : LRScheduler(o), max_lr_(max_lr), initial_lr_(max_lr / div_factor),
-      min_lr_(max_lr / div_factor / final_div_factor), total_steps_(total_steps), pct_start_(pct_start) {
+      min_lr_(max_lr / div_factor / final_div_factor), total_steps_(total_steps), pct_start_(pct_start),
+      cycle_momentum_(cycle_momentum), base_momentum_(base_momentum), max_momentum_(max_momentum) {
   BRASA_CHECK(total_steps > 0 && pct_start > 0 && pct_start < 1, "OneCycleLR: need total_steps > 0 and 0 < pct_start < 1");
+  if (cycle_momentum) {
+    for (auto& g : o.param_groups()) {
+      auto& opts = g.options();
+      BRASA_CHECK(dynamic_cast<SGDOptions*>(&opts) || dynamic_cast<RMSpropOptions*>(&opts) ||
+                      dynamic_cast<AdamOptions*>(&opts),  // AdamW's options are Adam's
+                  "OneCycleLR: cycle_momentum needs an optimizer with momentum or beta1 (SGD, RMSprop, Adam, AdamW); "
+                  "pass cycle_momentum=false");
+    }
+  }
   set_epoch(0);
 }
-double OneCycleLR::lr_at(size_t, int64_t e) const {
+
+std::pair<int, double> OneCycleLR::phase(int64_t e) const {
   BRASA_CHECK(e <= total_steps_, "OneCycleLR: tried to step ", e, " times, more than total_steps=", total_steps_);
-  auto cos_anneal = [](double start, double end, double pct) { return end + (start - end) / 2 * (std::cos(M_PI * pct) + 1); };
   const double up_end = pct_start_ * static_cast<double>(total_steps_) - 1;
   const double down_end = static_cast<double>(total_steps_) - 1;
   const double s = static_cast<double>(e);
-  if (s <= up_end) return cos_anneal(initial_lr_, max_lr_, s / up_end);
-  return cos_anneal(max_lr_, min_lr_, (s - up_end) / (down_end - up_end));
+  if (s <= up_end) return {0, s / up_end};
+  return {1, (s - up_end) / (down_end - up_end)};
+}
+
+static double cos_anneal(double start, double end, double pct) {
+  return end + (start - end) / 2 * (std::cos(M_PI * pct) + 1);
+}
+
+double OneCycleLR::lr_at(size_t, int64_t e) const {
+  auto [ph, pct] = phase(e);
+  return ph == 0 ? cos_anneal(initial_lr_, max_lr_, pct) : cos_anneal(max_lr_, min_lr_, pct);
+}
+
+void OneCycleLR::apply_extra(int64_t e) {
+  if (!cycle_momentum_) return;
+  auto [ph, pct] = phase(e);
+  const double m = ph == 0 ? cos_anneal(max_momentum_, base_momentum_, pct) : cos_anneal(base_momentum_, max_momentum_, pct);
+  for (auto& g : optimizer_.param_groups()) {
+    auto& opts = g.options();
+    if (auto* sgd = dynamic_cast<SGDOptions*>(&opts)) sgd->momentum_ = m;
+    if (auto* rms = dynamic_cast<RMSpropOptions*>(&opts)) rms->momentum_ = m;
+    if (auto* adam = dynamic_cast<AdamOptions*>(&opts)) std::get<0>(adam->betas_) = m;
+  }
 }
 
 SequentialLR::SequentialLR(Optimizer& o, std::vector<std::shared_ptr<LRScheduler>> schedulers,

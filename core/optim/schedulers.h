@@ -24,6 +24,8 @@ class LRScheduler {
  protected:
   // The learning rate of group g at last_epoch_ (closed form).
   virtual double lr_at(size_t g, int64_t epoch) const = 0;
+  // Anything else the schedule sets at `epoch` (OneCycleLR's momentum).
+  virtual void apply_extra(int64_t epoch) {}
   Optimizer& optimizer_;
   std::vector<double> base_lrs_;
   int64_t last_epoch_ = 0;
@@ -83,14 +85,23 @@ class LinearLR : public LRScheduler {
 // pct_start of the steps, then cosine annealing to initial/final_div_factor.
 class OneCycleLR : public LRScheduler {
  public:
+  // With cycle_momentum (PyTorch's default) the momentum (SGD, RMSprop) or
+  // beta1 (Adam, AdamW) runs the opposite way: max_momentum down to
+  // base_momentum while the lr rises, and back.
   OneCycleLR(Optimizer& o, double max_lr, int64_t total_steps, double pct_start = 0.3, double div_factor = 25,
-             double final_div_factor = 1e4);
+             double final_div_factor = 1e4, bool cycle_momentum = true, double base_momentum = 0.85,
+             double max_momentum = 0.95);
 
  protected:
   double lr_at(size_t g, int64_t epoch) const override;
+  void apply_extra(int64_t epoch) override;
+  // cos-annealed position of `epoch` in the schedule: phase 0 (up) or 1 (down) and the fraction done.
+  std::pair<int, double> phase(int64_t epoch) const;
   double max_lr_, initial_lr_, min_lr_;
   int64_t total_steps_;
   double pct_start_;
+  bool cycle_momentum_;
+  double base_momentum_, max_momentum_;
 };
 
 // Runs `schedulers[i]` from milestones[i-1] on (warm-up then decay).

@@ -65,6 +65,37 @@ void expect_schedule(const std::vector<double>& golden, Make make) {
   for (size_t i = 0; i < lrs.size(); ++i) EXPECT_NEAR(lrs[i], golden[i], 1e-12) << "step " << i;
 }
 
+// Values printed by torch.optim.lr_scheduler.OneCycleLR (PyTorch 1.13).
+TEST(Schedulers, OneCycleCyclesMomentumLikePyTorch) {
+  using namespace optim;
+  Tensor p = zeros({1}).requires_grad_();
+  SGD sgd({p}, SGDOptions(0.1));  // momentum 0: OneCycleLR sets it, as PyTorch does
+  OneCycleLR sched(sgd, 0.1, 10);
+  const std::vector<double> momentum = {0.95,           0.9,            0.85,           0.854951556605, 0.868825509907,
+                                        0.888873953302, 0.911126046698, 0.931174490093, 0.945048443395, 0.95};
+  const std::vector<double> lr = {0.004,          0.052,          0.1,            0.095048463201, 0.081174565395,
+                                  0.061126202194, 0.038874197806, 0.018825834605, 0.004951936799, 4e-07};
+  for (size_t i = 0; i < momentum.size(); ++i) {
+    if (i > 0) sched.step();
+    auto& o = static_cast<SGDOptions&>(sgd.param_groups()[0].options());
+    EXPECT_NEAR(o.momentum_, momentum[i], 1e-11) << "step " << i;
+    EXPECT_NEAR(o.lr_, lr[i], 1e-11) << "step " << i;
+  }
+  Adam adam({p}, AdamOptions(0.1).betas({0.8, 0.99}));
+  OneCycleLR sched2(adam, 0.1, 6, 0.3, 25, 1e4, true, 0.8, 0.9);
+  const std::vector<double> beta1 = {0.9, 0.800558458689, 0.818825509907, 0.853736504679, 0.886652593591, 0.9};
+  for (size_t i = 0; i < beta1.size(); ++i) {
+    if (i > 0) sched2.step();
+    auto& o = static_cast<AdamOptions&>(adam.param_groups()[0].options());
+    EXPECT_NEAR(std::get<0>(o.betas_), beta1[i], 1e-11) << "step " << i;
+    EXPECT_EQ(std::get<1>(o.betas_), 0.99);
+  }
+  Adagrad adagrad({p}, AdagradOptions(0.1));
+  EXPECT_ERROR("cycle_momentum needs an optimizer with momentum or beta1", OneCycleLR(adagrad, 0.1, 10));
+  OneCycleLR plain(adagrad, 0.1, 10, 0.3, 25, 1e4, /*cycle_momentum=*/false);
+  EXPECT_NEAR(plain.get_last_lr()[0], 0.004, 1e-12);
+}
+
 TEST(Schedulers, MatchPyTorch) {
   using namespace optim;
   expect_schedule(optim_goldens::k_step_lr, [](Optimizer& o) { return std::make_shared<StepLR>(o, 7, 0.5); });
