@@ -104,6 +104,17 @@ void Module::apply(const std::function<void(Module&)>& fn) {
   for (auto& c : children_) c.value()->apply(fn);
 }
 
+void Module::to(Device device, bool non_blocking) {
+  BRASA_CHECK(device.is_cpu(), name(), ".to(", device.str(), "): this build of Brasa has no ", device.str(),
+              " support (CPU only)");
+  (void)non_blocking;
+}
+
+void Module::to(Device device, ScalarType dtype, bool non_blocking) {
+  to(device, non_blocking);
+  to(dtype);
+}
+
 void Module::to(ScalarType dtype) {
   NoGradGuard ng;
   auto convert = [dtype](Tensor& t) {

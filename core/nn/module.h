@@ -40,6 +40,10 @@ class Module : public std::enable_shared_from_this<Module> {
   void apply(const std::function<void(Module&)>& fn);
   // Converts parameters and buffers in place (the same Tensor handles stay registered).
   virtual void to(ScalarType dtype);
+  // Moves parameters and buffers to `device`. This build has the CPU only:
+  // the CPU is accepted as is, another device is a clear error.
+  virtual void to(Device device, bool non_blocking = false);
+  void to(Device device, ScalarType dtype, bool non_blocking = false);
 
   // Parameters and buffers with dotted names ("features.0.weight").
   OrderedDict<std::string, Tensor> state_dict() const;

@@ -239,6 +239,17 @@ TEST(Layers, EmbeddingBagAndMaxNormMatchPyTorch) {
   EXPECT_ERROR("EmbeddingBag: mode must be kSum, kMean or kMax", nn::EmbeddingBagOptions(3, 2).mode(kNone));
 }
 
+TEST(Module, ToDevice) {
+  nn::Linear fc(3, 2);
+  Tensor before = fc->weight.clone();
+  fc->to(kCPU);
+  fc->to(Device("cpu"), kDouble);
+  EXPECT_EQ(fc->weight.dtype(), kDouble);
+  EXPECT_TRUE(fc->weight.is_cpu());
+  EXPECT_CLOSE(fc->weight.to(kFloat).flatten(), ::brasa::testing::values(before), 1e-7);
+  EXPECT_ERROR("Linear.to(cuda:0): this build of Brasa has no cuda:0 support (CPU only)", fc->to(Device("cuda:0")));
+}
+
 TEST(Layers, PoolingValues) {
   Tensor x = arange(16, TensorOptions().dtype(kFloat)).view({1, 1, 4, 4});
   auto [v, i] = max_pool2d_with_indices(x, {2});
