@@ -195,6 +195,18 @@ TEST_P(StoreSemantics, ManyThreadsAddConcurrently) {
 INSTANTIATE_TEST_SUITE_P(Kinds, StoreSemantics, ::testing::Values("hash", "file", "tcp", "prefix"),
                          [](const auto& info) { return info.param; });
 
+TEST(FileStore, UnopenablePathIsNamed) {
+  EXPECT_ERROR("FileStore: cannot open '/nonexistent-dir/store': No such file or directory",
+               FileStore("/nonexistent-dir/store", 1));
+  EXPECT_ERROR("FileStore: the path is empty", FileStore("", 1));
+}
+
+TEST(TCPStore, ClientNeedsAPort) {
+  TCPStoreOptions o;
+  o.port = 0;
+  EXPECT_ERROR("TCPStore: a client needs the server's port (got port 0)", TCPStore("127.0.0.1", o));
+}
+
 TEST(PrefixStore, KeysLiveUnderThePrefix) {
   auto base = std::make_shared<HashStore>();
   PrefixStore a("a", base), b("b", base);

@@ -237,6 +237,15 @@ TEST(Layers, EmbeddingBagAndMaxNormMatchPyTorch) {
   Tensor looked = capped(tensor({0, 5}, TensorOptions().dtype(kLong)));
   EXPECT_LE(looked[0].norm().item<double>(), 1.0 + 1e-6);
   EXPECT_ERROR("EmbeddingBag: mode must be kSum, kMean or kMax", nn::EmbeddingBagOptions(3, 2).mode(kNone));
+  EXPECT_ERROR("the first offset must be 0", F::embedding_bag(in, w, tensor({1, 2}, TensorOptions().dtype(kLong))));
+  EXPECT_ERROR("with include_last_offset the last offset must be the input's length 7",
+               F::embedding_bag(in, w, off, EmbeddingBagMode::Sum, {}, true));
+  EXPECT_ERROR("offsets go with a 1-D input", F::embedding_bag(in.view({7, 1}), w, off));
+  EXPECT_ERROR("Embedding: max_norm must be positive, got -1", nn::Embedding(nn::EmbeddingOptions(3, 2).max_norm(-1)));
+  // ConvTranspose2dOptions hides padding(kSame); set through the base it is refused.
+  nn::ConvTranspose2dOptions transposed(2, 2, 3);
+  static_cast<nn::Conv2dOptions&>(transposed).padding(kSame);
+  EXPECT_ERROR("ConvTranspose2d: padding kSame/kValid is only for convolutions", nn::ConvTranspose2d(transposed));
 }
 
 TEST(Module, ToDevice) {
