@@ -166,6 +166,63 @@ void Module::load_state_dict(const OrderedDict<std::string, Tensor>& state, bool
   }
 }
 
+std::shared_ptr<Module> Module::clone(const std::optional<Device>&) const {
+  BRASA_ERROR("clone() has not been implemented for ", name_, ". Subclass nn::Cloneable<", name_,
+              "> instead of nn::Module to inherit the ability to clone.");
+}
+
+bool Module::shares_state_with(const Module& other) const {
+  auto shared = [](const OrderedDict<std::string, Tensor>& mine, const OrderedDict<std::string, Tensor>& theirs) {
+    for (const auto& t : theirs)
+      if (const Tensor* m = mine.find(t.key()); m && m->defined() && m->is_same(t.value())) return true;
+    return false;
+  };
+  for (const auto& c : other.children_)
+    if (const auto* m = children_.find(c.key()); m && *m == c.value()) return true;
+  return shared(parameters_, other.parameters_) || shared(buffers_, other.buffers_);
+}
+
+void Module::clear_registrations() {
+  parameters_.clear();
+  buffers_.clear();
+  children_.clear();
+}
+
+// Copies values in place where shapes and dtypes agree, so that members
+// holding the registered tensors (libtorch style `w = register_parameter(..)`)
+// stay the registered tensors.
+static void copy_tensors(const char* what, const std::string& module, OrderedDict<std::string, Tensor>& dst,
+                         const OrderedDict<std::string, Tensor>& src) {
+  for (const auto& item : src) {
+    Tensor* slot = dst.find(item.key());
+    BRASA_CHECK(slot, "clone: the copy of ", module, " has no ", what, " '", item.key(),
+                "' (does reset() register everything the constructor does?)");
+    const Tensor& from = item.value();
+    if (!from.defined()) {
+      *slot = Tensor();
+    } else if (slot->defined() && slot->sizes() == from.sizes() && slot->dtype() == from.dtype() &&
+               !slot->is_same(from)) {
+      slot->copy_(from);
+      slot->requires_grad_(from.requires_grad());
+    } else {
+      *slot = from.detach().clone().requires_grad_(from.requires_grad());
+    }
+  }
+}
+
+void Module::copy_state_from(const Module& source) {
+  NoGradGuard ng;
+  training_ = source.training_;
+  copy_tensors("parameter", name_, parameters_, source.parameters_);
+  copy_tensors("buffer", name_, buffers_, source.buffers_);
+  for (const auto& c : source.children_) {
+    auto* mine = children_.find(c.key());
+    BRASA_CHECK(mine, "clone: the copy of ", name_, " has no submodule '", c.key(),
+                "' (does reset() register everything the constructor does?)");
+    (*mine)->copy_state_from(*c.value());
+  }
+}
+
 void Module::pretty_print(std::ostream& os) const { os << name_ << "()"; }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,12 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual void to(Device device, bool non_blocking = false);
   void to(Device device, ScalarType dtype, bool non_blocking = false);
 
+  // A deep copy: same structure, its own copies of every parameter and
+  // buffer, the same training flags (libtorch's clone). Modules get it by
+  // deriving from nn::Cloneable<Self> (every built-in module does); for
+  // others it raises a clear error, as in libtorch.
+  virtual std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const;
+
   // Parameters and buffers with dotted names ("features.0.weight").
   OrderedDict<std::string, Tensor> state_dict() const;
   // Copies values in; strict: every key must match both ways. Shapes must match.
@@ -71,6 +78,10 @@ class Module : public std::enable_shared_from_this<Module> {
 
  protected:
   void set_name(std::string n) { name_ = std::move(n); }
+  // The steps of Cloneable::clone (see there).
+  bool shares_state_with(const Module& other) const;
+  void clear_registrations();
+  void copy_state_from(const Module& source);
   OrderedDict<std::string, Tensor> parameters_{"Parameter"};
   OrderedDict<std::string, Tensor> buffers_{"Buffer"};
   OrderedDict<std::string, std::shared_ptr<Module>> children_{"Submodule"};
@@ -84,6 +95,33 @@ class Module : public std::enable_shared_from_this<Module> {
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& m);
+
+// Base of cloneable modules (libtorch's nn::Cloneable<Derived>; `Base` lets a
+// built-in derive through an intermediate class). clone() copy-constructs
+// Derived; when that copy still shares parameters, buffers or submodules
+// with the original (the implicit copy constructor of a user module), it
+// clears them and calls reset(), which must register them anew, as the
+// constructor does. Then the original's values are copied in by name.
+// Built-in modules have copy constructors that build fresh state.
+template <class Derived, class Base = Module>
+class Cloneable : public Base {
+ public:
+  using Base::Base;
+  virtual void reset() {
+    BRASA_ERROR("clone: ", this->name(), " shares its parameters, buffers or submodules with its copy; override ",
+                "reset() to register them anew (as in libtorch's Cloneable)");
+  }
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override {
+    auto copy = std::make_shared<Derived>(static_cast<const Derived&>(*this));
+    if (copy->shares_state_with(*this)) {
+      copy->clear_registrations();
+      copy->reset();
+    }
+    copy->copy_state_from(*this);
+    if (device) static_cast<Module&>(*copy).to(*device);
+    return copy;
+  }
+};
 
 // Holder: a shared_ptr to an XxxImpl with value semantics, as in libtorch.
 template <class Impl>

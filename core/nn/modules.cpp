@@ -18,7 +18,7 @@ namespace brasa::nn {
 
 // ---- Linear ----
 LinearImpl::LinearImpl(const LinearOptions& o)
-    : Module("Linear"),
+    : Cloneable("Linear"),
       options(o),
       weight(register_parameter("weight", empty({o.out_features_, o.in_features_}))),
       bias(register_parameter("bias", o.bias_ ? empty({o.out_features_}) : Tensor())) {
@@ -54,7 +54,7 @@ static Conv2dOptions checked(Conv2dOptions o) {
 }
 
 Conv2dImpl::Conv2dImpl(const Conv2dOptions& o)
-    : Module("Conv2d"),
+    : Cloneable("Conv2d"),
       options(checked(o)),
       weight(register_parameter("weight", empty({options.out_channels_, options.in_channels_ / options.groups_,
                                                  options.kernel_size_[0], options.kernel_size_[1]}))),
@@ -85,7 +85,7 @@ void Conv2dImpl::pretty_print(std::ostream& os) const {
 
 // ---- ConvTranspose2d ----
 ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& o)
-    : Module("ConvTranspose2d"),
+    : Cloneable("ConvTranspose2d"),
       options(o),
       weight(register_parameter("weight", empty({o.in_channels_, o.out_channels_ / o.groups_,
                                                  Conv2dOptions::expand(o.kernel_size_)[0],
@@ -121,24 +121,24 @@ void DropoutImpl::pretty_print(std::ostream& os) const { os << "Dropout(p=" << p
 Tensor FlattenImpl::forward(const Tensor& x) { return F::flatten(x, start_dim, end_dim); }
 
 // ---- activations ----
-IdentityImpl::IdentityImpl() : ActivationImpl("Identity", [](const Tensor& x) { return x; }) {}
-SigmoidImpl::SigmoidImpl() : ActivationImpl("Sigmoid", [](const Tensor& x) { return sigmoid(x); }) {}
-TanhImpl::TanhImpl() : ActivationImpl("Tanh", [](const Tensor& x) { return tanh(x); }) {}
-GELUImpl::GELUImpl(std::string a) : ActivationImpl("GELU", [a](const Tensor& x) { return F::gelu(x, a); }) {}
-SiLUImpl::SiLUImpl() : ActivationImpl("SiLU", [](const Tensor& x) { return F::silu(x); }) {}
-MishImpl::MishImpl() : ActivationImpl("Mish", [](const Tensor& x) { return F::mish(x); }) {}
-SELUImpl::SELUImpl() : ActivationImpl("SELU", [](const Tensor& x) { return F::selu(x); }) {}
-ReLU6Impl::ReLU6Impl() : ActivationImpl("ReLU6", [](const Tensor& x) { return F::relu6(x); }) {}
+IdentityImpl::IdentityImpl() : Cloneable("Identity", [](const Tensor& x) { return x; }) {}
+SigmoidImpl::SigmoidImpl() : Cloneable("Sigmoid", [](const Tensor& x) { return sigmoid(x); }) {}
+TanhImpl::TanhImpl() : Cloneable("Tanh", [](const Tensor& x) { return tanh(x); }) {}
+GELUImpl::GELUImpl(std::string a) : Cloneable("GELU", [a](const Tensor& x) { return F::gelu(x, a); }) {}
+SiLUImpl::SiLUImpl() : Cloneable("SiLU", [](const Tensor& x) { return F::silu(x); }) {}
+MishImpl::MishImpl() : Cloneable("Mish", [](const Tensor& x) { return F::mish(x); }) {}
+SELUImpl::SELUImpl() : Cloneable("SELU", [](const Tensor& x) { return F::selu(x); }) {}
+ReLU6Impl::ReLU6Impl() : Cloneable("ReLU6", [](const Tensor& x) { return F::relu6(x); }) {}
 LeakyReLUImpl::LeakyReLUImpl(double s)
-    : ActivationImpl("LeakyReLU", [s](const Tensor& x) { return F::leaky_relu(x, s); }) {}
-ELUImpl::ELUImpl(double a) : ActivationImpl("ELU", [a](const Tensor& x) { return F::elu(x, a); }) {}
+    : Cloneable("LeakyReLU", [s](const Tensor& x) { return F::leaky_relu(x, s); }) {}
+ELUImpl::ELUImpl(double a) : Cloneable("ELU", [a](const Tensor& x) { return F::elu(x, a); }) {}
 SoftplusImpl::SoftplusImpl(double b, double t)
-    : ActivationImpl("Softplus", [b, t](const Tensor& x) { return F::softplus(x, b, t); }) {}
+    : Cloneable("Softplus", [b, t](const Tensor& x) { return F::softplus(x, b, t); }) {}
 HardtanhImpl::HardtanhImpl(double lo, double hi)
-    : ActivationImpl("Hardtanh", [lo, hi](const Tensor& x) { return F::hardtanh(x, lo, hi); }) {}
-SoftmaxImpl::SoftmaxImpl(int64_t d) : ActivationImpl("Softmax", [d](const Tensor& x) { return softmax(x, d); }) {}
+    : Cloneable("Hardtanh", [lo, hi](const Tensor& x) { return F::hardtanh(x, lo, hi); }) {}
+SoftmaxImpl::SoftmaxImpl(int64_t d) : Cloneable("Softmax", [d](const Tensor& x) { return softmax(x, d); }) {}
 LogSoftmaxImpl::LogSoftmaxImpl(int64_t d)
-    : ActivationImpl("LogSoftmax", [d](const Tensor& x) { return log_softmax(x, d); }) {}
+    : Cloneable("LogSoftmax", [d](const Tensor& x) { return log_softmax(x, d); }) {}
 
 Tensor Dropout2dImpl::forward(const Tensor& x) { return F::dropout2d(x, p, is_training()); }
 
@@ -182,7 +182,7 @@ void BatchNormImpl::pretty_print(std::ostream& os) const {
 }
 
 LayerNormImpl::LayerNormImpl(std::vector<int64_t> shape, double eps, bool affine)
-    : Module("LayerNorm"),
+    : Cloneable("LayerNorm"),
       normalized_shape(std::move(shape)),
       eps(eps),
       weight(register_parameter("weight", affine ? ones(normalized_shape) : Tensor())),
@@ -190,8 +190,9 @@ LayerNormImpl::LayerNormImpl(std::vector<int64_t> shape, double eps, bool affine
 Tensor LayerNormImpl::forward(const Tensor& x) { return F::layer_norm(x, normalized_shape, weight, bias, eps); }
 
 GroupNormImpl::GroupNormImpl(int64_t groups, int64_t channels, double eps, bool affine)
-    : Module("GroupNorm"),
+    : Cloneable("GroupNorm"),
       num_groups(groups),
+      num_channels(channels),
       eps(eps),
       weight(register_parameter("weight", affine ? ones({channels}) : Tensor())),
       bias(register_parameter("bias", affine ? zeros({channels}) : Tensor())) {
@@ -201,7 +202,7 @@ GroupNormImpl::GroupNormImpl(int64_t groups, int64_t channels, double eps, bool 
 Tensor GroupNormImpl::forward(const Tensor& x) { return F::group_norm(x, num_groups, weight, bias, eps); }
 
 EmbeddingImpl::EmbeddingImpl(int64_t n, int64_t dim, std::optional<int64_t> pad)
-    : Module("Embedding"), padding_idx(pad), weight(register_parameter("weight", empty({n, dim}))) {
+    : Cloneable("Embedding"), padding_idx(pad), weight(register_parameter("weight", empty({n, dim}))) {
   if (pad) BRASA_CHECK(*pad >= -n && *pad < n, "Embedding: padding_idx must be within num_embeddings, got ", *pad);
   init::normal_(weight);
   if (pad) {
@@ -215,6 +216,11 @@ EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& o)
   max_norm = o.max_norm_;
   norm_type = o.norm_type_;
 }
+EmbeddingImpl::EmbeddingImpl(const EmbeddingImpl& o)
+    : EmbeddingImpl(o.weight.size(0), o.weight.size(1), o.padding_idx) {
+  max_norm = o.max_norm;
+  norm_type = o.norm_type;
+}
 Tensor EmbeddingImpl::forward(const Tensor& indices) {
   return F::embedding(indices, weight, padding_idx, max_norm, norm_type);
 }
@@ -226,7 +232,7 @@ EmbeddingBagOptions& EmbeddingBagOptions::mode(Reduction r) {
 }
 
 EmbeddingBagImpl::EmbeddingBagImpl(const EmbeddingBagOptions& o)
-    : Module("EmbeddingBag"), options(o), weight(register_parameter("weight", empty({o.num_embeddings_, o.embedding_dim_}))) {
+    : Cloneable("EmbeddingBag"), options(o), weight(register_parameter("weight", empty({o.num_embeddings_, o.embedding_dim_}))) {
   const int64_t n = o.num_embeddings_;
   if (o.padding_idx_)
     BRASA_CHECK(*o.padding_idx_ >= -n && *o.padding_idx_ < n,
@@ -248,7 +254,7 @@ Tensor AdaptiveMaxPool2dImpl::forward(const Tensor& x) { return F::adaptive_max_
 
 // ---- 1-d layers (through their 2-d forms) ----
 Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)
-    : Module("Conv1d"),
+    : Cloneable("Conv1d"),
       options(o),
       weight(register_parameter("weight", empty({o.out_channels_, o.in_channels_ / o.groups_, o.kernel_size_}))),
       bias(register_parameter("bias", o.bias_ ? empty({o.out_channels_}) : Tensor())) {
@@ -269,7 +275,7 @@ Tensor Conv1dImpl::forward(const Tensor& x) {
 }
 
 ConvTranspose1dImpl::ConvTranspose1dImpl(const ConvTranspose1dOptions& o)
-    : Module("ConvTranspose1d"),
+    : Cloneable("ConvTranspose1d"),
       options(o),
       weight(register_parameter("weight", empty({o.in_channels_, o.out_channels_ / o.groups_, o.kernel_size_}))),
       bias(register_parameter("bias", o.bias_ ? empty({o.out_channels_}) : Tensor())) {
@@ -303,7 +309,7 @@ Tensor AdaptiveAvgPool1dImpl::forward(const Tensor& x) {
   return F::adaptive_avg_pool2d(x.unsqueeze(-2), {1, output_size}).squeeze(-2);
 }
 
-PReLUImpl::PReLUImpl(int64_t n, double init) : Module("PReLU"), weight(register_parameter("weight", full({n}, init))) {}
+PReLUImpl::PReLUImpl(int64_t n, double init) : Cloneable("PReLU"), weight(register_parameter("weight", full({n}, init))) {}
 Tensor PReLUImpl::forward(const Tensor& x) {
   Tensor a = weight;
   if (weight.numel() > 1) {
@@ -317,7 +323,7 @@ Tensor PReLUImpl::forward(const Tensor& x) {
 }
 
 BilinearImpl::BilinearImpl(int64_t in1, int64_t in2, int64_t out, bool with_bias)
-    : Module("Bilinear"),
+    : Cloneable("Bilinear"),
       weight(register_parameter("weight", empty({out, in1, in2}))),
       bias(register_parameter("bias", with_bias ? empty({out}) : Tensor())) {
   double bound = 1.0 / std::sqrt(static_cast<double>(in1));
@@ -335,7 +341,7 @@ Tensor BilinearImpl::forward(const Tensor& x1, const Tensor& x2) {
 
 // ---- attention ----
 MultiheadAttentionImpl::MultiheadAttentionImpl(int64_t e, int64_t h, double p, bool bias)
-    : Module("MultiheadAttention"),
+    : Cloneable("MultiheadAttention"),
       embed_dim(e),
       num_heads(h),
       dropout(p),
@@ -385,7 +391,7 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
 }
 
 TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& o)
-    : Module("TransformerEncoderLayer"), options(o) {
+    : Cloneable("TransformerEncoderLayer"), options(o) {
   BRASA_CHECK(o.activation_ == "relu" || o.activation_ == "gelu",
               "TransformerEncoderLayer: activation must be relu or gelu, got ", o.activation_);
   self_attn = register_module("self_attn", MultiheadAttention(o.d_model_, o.nhead_, o.dropout_));
@@ -420,7 +426,7 @@ static std::string rnn_param_name(const char* kind, int64_t layer, int64_t dir) 
   return std::string(kind) + "_l" + std::to_string(layer) + (dir ? "_reverse" : "");
 }
 
-RNNBaseImpl::RNNBaseImpl(std::string name, const RNNOptions& o, int64_t gates) : Module(std::move(name)), options(o) {
+RNNBaseImpl::RNNBaseImpl(std::string name, const RNNOptions& o, int64_t gates) : Module(std::move(name)), options(o), gates_(gates) {
   BRASA_CHECK(o.input_size_ > 0 && o.hidden_size_ > 0 && o.num_layers_ > 0, this->name(),
               ": input_size, hidden_size and num_layers must be positive");
   BRASA_CHECK(o.dropout_ >= 0 && o.dropout_ <= 1, this->name(), ": dropout must be in [0, 1], got ", o.dropout_);
@@ -516,10 +522,27 @@ std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, const Tensor& h
   return {out, fin[0]};
 }
 
+// ---- containers ----
+// The copies' items are clones; clone() then copies the values in again,
+// which costs a second copy but keeps one path for every module.
+static void clone_children(OrderedDict<std::string, std::shared_ptr<Module>>& children) {
+  for (auto& c : children) c.value() = c.value()->clone();
+}
+
+SequentialImpl::SequentialImpl(const SequentialImpl& o) : Cloneable(o), steps_(o.steps_) { clone_children(children_); }
+
 Tensor SequentialImpl::forward(const Tensor& x) {
   Tensor h = x;
-  for (auto& step : steps_) h = step(h);
+  size_t i = 0;
+  for (auto& c : children_) h = steps_[i++](*c.value(), h);
   return h;
 }
+
+ModuleListImpl::ModuleListImpl(const ModuleListImpl& o) : Cloneable(o) {
+  clone_children(children_);
+  items_ = children_.values();
+}
+
+ModuleDictImpl::ModuleDictImpl(const ModuleDictImpl& o) : Cloneable(o) { clone_children(children_); }
 
 }  // namespace brasa::nn

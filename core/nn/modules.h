@@ -1,6 +1,7 @@
 #pragma once
 // The layers of the main job and their holders: Linear, Conv2d, MaxPool2d,
 // ReLU, Dropout, Flatten, Sequential.
+#include <brasa/nn/conv3d.h>
 #include <brasa/nn/functional.h>
 #include <brasa/nn/module.h>
 #include <brasa/ops/conv.h>
@@ -19,10 +20,12 @@ struct LinearOptions {
   int64_t in_features_, out_features_;
   bool bias_ = true;
 };
-class LinearImpl : public Module {
+class LinearImpl : public Cloneable<LinearImpl> {
  public:
   LinearImpl(int64_t in, int64_t out) : LinearImpl(LinearOptions(in, out)) {}
   explicit LinearImpl(const LinearOptions& o);
+  // Copies build their own parameters (the members refer to registry slots).
+  LinearImpl(const LinearImpl& o) : LinearImpl(o.options) {}
   void reset_parameters();
   Tensor forward(const Tensor& x);
   void pretty_print(std::ostream& os) const override;
@@ -54,10 +57,11 @@ struct Conv2dOptions {
   int64_t groups_ = 1;
   bool bias_ = true;
 };
-class Conv2dImpl : public Module {
+class Conv2dImpl : public Cloneable<Conv2dImpl> {
  public:
   Conv2dImpl(int64_t in, int64_t out, int64_t kernel) : Conv2dImpl(Conv2dOptions(in, out, kernel)) {}
   explicit Conv2dImpl(const Conv2dOptions& o);
+  Conv2dImpl(const Conv2dImpl& o) : Conv2dImpl(o.options) {}
   void reset_parameters();
   Tensor forward(const Tensor& x);
   void pretty_print(std::ostream& os) const override;
@@ -79,11 +83,12 @@ struct ConvTranspose2dOptions : Conv2dOptions {
   std::vector<int64_t> output_padding_{0, 0};
 };
 // Weight [in, out / groups, kh, kw], as PyTorch.
-class ConvTranspose2dImpl : public Module {
+class ConvTranspose2dImpl : public Cloneable<ConvTranspose2dImpl> {
  public:
   ConvTranspose2dImpl(int64_t in, int64_t out, int64_t kernel)
       : ConvTranspose2dImpl(ConvTranspose2dOptions(in, out, kernel)) {}
   explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& o);
+  ConvTranspose2dImpl(const ConvTranspose2dImpl& o) : ConvTranspose2dImpl(o.options) {}
   Tensor forward(const Tensor& x);
   ConvTranspose2dOptions options;
   Tensor& weight;  // registered slots (see LinearImpl)
@@ -98,36 +103,36 @@ struct MaxPool2dOptions {
   MaxPool2dOptions& padding(int64_t p) { padding_ = {p, p}; return *this; }
   std::vector<int64_t> kernel_size_, stride_, padding_{0, 0};
 };
-class MaxPool2dImpl : public Module {
+class MaxPool2dImpl : public Cloneable<MaxPool2dImpl> {
  public:
-  MaxPool2dImpl(const MaxPool2dOptions& o) : Module("MaxPool2d"), options(o) {}
+  MaxPool2dImpl(const MaxPool2dOptions& o) : Cloneable("MaxPool2d"), options(o) {}
   Tensor forward(const Tensor& x);
   void pretty_print(std::ostream& os) const override;
   MaxPool2dOptions options;
 };
 BRASA_MODULE(MaxPool2d);
 
-class ReLUImpl : public Module {
+class ReLUImpl : public Cloneable<ReLUImpl> {
  public:
-  explicit ReLUImpl(bool inplace = false) : Module("ReLU"), inplace_(inplace) {}
+  explicit ReLUImpl(bool inplace = false) : Cloneable("ReLU"), inplace_(inplace) {}
   Tensor forward(const Tensor& x);
   bool inplace_;
 };
 BRASA_MODULE(ReLU);
 
-class DropoutImpl : public Module {
+class DropoutImpl : public Cloneable<DropoutImpl> {
  public:
-  explicit DropoutImpl(double p = 0.5) : Module("Dropout"), p(p) {}
+  explicit DropoutImpl(double p = 0.5) : Cloneable("Dropout"), p(p) {}
   Tensor forward(const Tensor& x);
   void pretty_print(std::ostream& os) const override;
   double p;
 };
 BRASA_MODULE(Dropout);
 
-class FlattenImpl : public Module {
+class FlattenImpl : public Cloneable<FlattenImpl> {
  public:
   explicit FlattenImpl(int64_t start_dim = 1, int64_t end_dim = -1)
-      : Module("Flatten"), start_dim(start_dim), end_dim(end_dim) {}
+      : Cloneable("Flatten"), start_dim(start_dim), end_dim(end_dim) {}
   Tensor forward(const Tensor& x);
   int64_t start_dim, end_dim;
 };
@@ -142,80 +147,80 @@ class ActivationImpl : public Module {
  private:
   std::function<Tensor(const Tensor&)> fn_;
 };
-class IdentityImpl : public ActivationImpl {
+class IdentityImpl : public Cloneable<IdentityImpl, ActivationImpl> {
  public:
   IdentityImpl();
 };
 BRASA_MODULE(Identity);
-class SigmoidImpl : public ActivationImpl {
+class SigmoidImpl : public Cloneable<SigmoidImpl, ActivationImpl> {
  public:
   SigmoidImpl();
 };
 BRASA_MODULE(Sigmoid);
-class TanhImpl : public ActivationImpl {
+class TanhImpl : public Cloneable<TanhImpl, ActivationImpl> {
  public:
   TanhImpl();
 };
 BRASA_MODULE(Tanh);
-class GELUImpl : public ActivationImpl {
+class GELUImpl : public Cloneable<GELUImpl, ActivationImpl> {
  public:
   explicit GELUImpl(std::string approximate = "none");
 };
 BRASA_MODULE(GELU);
-class SiLUImpl : public ActivationImpl {
+class SiLUImpl : public Cloneable<SiLUImpl, ActivationImpl> {
  public:
   SiLUImpl();
 };
 BRASA_MODULE(SiLU);
-class MishImpl : public ActivationImpl {
+class MishImpl : public Cloneable<MishImpl, ActivationImpl> {
  public:
   MishImpl();
 };
 BRASA_MODULE(Mish);
-class SELUImpl : public ActivationImpl {
+class SELUImpl : public Cloneable<SELUImpl, ActivationImpl> {
  public:
   SELUImpl();
 };
 BRASA_MODULE(SELU);
-class ReLU6Impl : public ActivationImpl {
+class ReLU6Impl : public Cloneable<ReLU6Impl, ActivationImpl> {
  public:
   ReLU6Impl();
 };
 BRASA_MODULE(ReLU6);
-class LeakyReLUImpl : public ActivationImpl {
+class LeakyReLUImpl : public Cloneable<LeakyReLUImpl, ActivationImpl> {
  public:
   explicit LeakyReLUImpl(double negative_slope = 0.01);
 };
 BRASA_MODULE(LeakyReLU);
-class ELUImpl : public ActivationImpl {
+class ELUImpl : public Cloneable<ELUImpl, ActivationImpl> {
  public:
   explicit ELUImpl(double alpha = 1.0);
 };
 BRASA_MODULE(ELU);
-class SoftplusImpl : public ActivationImpl {
+class SoftplusImpl : public Cloneable<SoftplusImpl, ActivationImpl> {
  public:
   explicit SoftplusImpl(double beta = 1.0, double threshold = 20.0);
 };
 BRASA_MODULE(Softplus);
-class HardtanhImpl : public ActivationImpl {
+class HardtanhImpl : public Cloneable<HardtanhImpl, ActivationImpl> {
  public:
   explicit HardtanhImpl(double min_val = -1.0, double max_val = 1.0);
 };
 BRASA_MODULE(Hardtanh);
-class SoftmaxImpl : public ActivationImpl {
+class SoftmaxImpl : public Cloneable<SoftmaxImpl, ActivationImpl> {
  public:
   explicit SoftmaxImpl(int64_t dim);
 };
 BRASA_MODULE(Softmax);
-class LogSoftmaxImpl : public ActivationImpl {
+class LogSoftmaxImpl : public Cloneable<LogSoftmaxImpl, ActivationImpl> {
  public:
   explicit LogSoftmaxImpl(int64_t dim);
 };
 BRASA_MODULE(LogSoftmax);
 
-class Dropout2dImpl : public Module {
+class Dropout2dImpl : public Cloneable<Dropout2dImpl> {
  public:
-  explicit Dropout2dImpl(double p = 0.5) : Module("Dropout2d"), p(p) {}
+  explicit Dropout2dImpl(double p = 0.5) : Cloneable("Dropout2d"), p(p) {}
   Tensor forward(const Tensor& x);
   double p;
 };
@@ -235,6 +240,7 @@ struct BatchNormOptions {
 class BatchNormImpl : public Module {
  public:
   BatchNormImpl(const BatchNormOptions& o, int64_t input_dims, std::string name);
+  BatchNormImpl(const BatchNormImpl& o) : BatchNormImpl(o.options, o.input_dims_, o.name()) {}
   Tensor forward(const Tensor& x);
   void reset_running_stats();
   void pretty_print(std::ostream& os) const override;
@@ -248,22 +254,23 @@ class BatchNormImpl : public Module {
  private:
   int64_t input_dims_;
 };
-class BatchNorm1dImpl : public BatchNormImpl {
+class BatchNorm1dImpl : public Cloneable<BatchNorm1dImpl, BatchNormImpl> {
  public:
-  BatchNorm1dImpl(const BatchNormOptions& o) : BatchNormImpl(o, 1, "BatchNorm1d") {}
+  BatchNorm1dImpl(const BatchNormOptions& o) : Cloneable(o, 1, "BatchNorm1d") {}
   BatchNorm1dImpl(int64_t n) : BatchNorm1dImpl(BatchNormOptions(n)) {}
 };
 BRASA_MODULE(BatchNorm1d);
-class BatchNorm2dImpl : public BatchNormImpl {
+class BatchNorm2dImpl : public Cloneable<BatchNorm2dImpl, BatchNormImpl> {
  public:
-  BatchNorm2dImpl(const BatchNormOptions& o) : BatchNormImpl(o, 2, "BatchNorm2d") {}
+  BatchNorm2dImpl(const BatchNormOptions& o) : Cloneable(o, 2, "BatchNorm2d") {}
   BatchNorm2dImpl(int64_t n) : BatchNorm2dImpl(BatchNormOptions(n)) {}
 };
 BRASA_MODULE(BatchNorm2d);
 
-class LayerNormImpl : public Module {
+class LayerNormImpl : public Cloneable<LayerNormImpl> {
  public:
   explicit LayerNormImpl(std::vector<int64_t> normalized_shape, double eps = 1e-5, bool elementwise_affine = true);
+  LayerNormImpl(const LayerNormImpl& o) : LayerNormImpl(o.normalized_shape, o.eps, o.weight.defined()) {}
   Tensor forward(const Tensor& x);
   std::vector<int64_t> normalized_shape;
   double eps;
@@ -272,11 +279,12 @@ class LayerNormImpl : public Module {
 };
 BRASA_MODULE(LayerNorm);
 
-class GroupNormImpl : public Module {
+class GroupNormImpl : public Cloneable<GroupNormImpl> {
  public:
   GroupNormImpl(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
+  GroupNormImpl(const GroupNormImpl& o) : GroupNormImpl(o.num_groups, o.num_channels, o.eps, o.weight.defined()) {}
   Tensor forward(const Tensor& x);
-  int64_t num_groups;
+  int64_t num_groups, num_channels;
   double eps;
   Tensor& weight;  // registered slots (see LinearImpl)
   Tensor& bias;
@@ -294,10 +302,11 @@ struct EmbeddingOptions {
   std::optional<double> max_norm_;
   double norm_type_ = 2.0;
 };
-class EmbeddingImpl : public Module {
+class EmbeddingImpl : public Cloneable<EmbeddingImpl> {
  public:
   EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim, std::optional<int64_t> padding_idx = std::nullopt);
   explicit EmbeddingImpl(const EmbeddingOptions& o);
+  EmbeddingImpl(const EmbeddingImpl& o);
   Tensor forward(const Tensor& indices);
   std::optional<int64_t> padding_idx;
   std::optional<double> max_norm;
@@ -323,11 +332,12 @@ struct EmbeddingBagOptions {
   double norm_type_ = 2.0;
   bool include_last_offset_ = false;
 };
-class EmbeddingBagImpl : public Module {
+class EmbeddingBagImpl : public Cloneable<EmbeddingBagImpl> {
  public:
   EmbeddingBagImpl(int64_t num_embeddings, int64_t embedding_dim)
       : EmbeddingBagImpl(EmbeddingBagOptions(num_embeddings, embedding_dim)) {}
   explicit EmbeddingBagImpl(const EmbeddingBagOptions& o);
+  EmbeddingBagImpl(const EmbeddingBagImpl& o) : EmbeddingBagImpl(o.options) {}
   // See F::embedding_bag for input, offsets and per_sample_weights.
   Tensor forward(const Tensor& input, const Tensor& offsets = {}, const Tensor& per_sample_weights = {});
   EmbeddingBagOptions options;
@@ -335,36 +345,36 @@ class EmbeddingBagImpl : public Module {
 };
 BRASA_MODULE(EmbeddingBag);
 
-class AvgPool2dImpl : public Module {
+class AvgPool2dImpl : public Cloneable<AvgPool2dImpl> {
  public:
   AvgPool2dImpl(std::vector<int64_t> kernel_size, std::vector<int64_t> stride = {}, std::vector<int64_t> padding = {0})
-      : Module("AvgPool2d"), kernel_size(std::move(kernel_size)), stride(std::move(stride)), padding(std::move(padding)) {}
+      : Cloneable("AvgPool2d"), kernel_size(std::move(kernel_size)), stride(std::move(stride)), padding(std::move(padding)) {}
   Tensor forward(const Tensor& x);
   std::vector<int64_t> kernel_size, stride, padding;
 };
 BRASA_MODULE(AvgPool2d);
 
-class AdaptiveAvgPool2dImpl : public Module {
+class AdaptiveAvgPool2dImpl : public Cloneable<AdaptiveAvgPool2dImpl> {
  public:
   explicit AdaptiveAvgPool2dImpl(std::vector<int64_t> output_size)
-      : Module("AdaptiveAvgPool2d"), output_size(std::move(output_size)) {}
+      : Cloneable("AdaptiveAvgPool2d"), output_size(std::move(output_size)) {}
   Tensor forward(const Tensor& x);
   std::vector<int64_t> output_size;
 };
 BRASA_MODULE(AdaptiveAvgPool2d);
 
-class AdaptiveMaxPool2dImpl : public Module {
+class AdaptiveMaxPool2dImpl : public Cloneable<AdaptiveMaxPool2dImpl> {
  public:
   explicit AdaptiveMaxPool2dImpl(std::vector<int64_t> output_size)
-      : Module("AdaptiveMaxPool2d"), output_size(std::move(output_size)) {}
+      : Cloneable("AdaptiveMaxPool2d"), output_size(std::move(output_size)) {}
   Tensor forward(const Tensor& x);
   std::vector<int64_t> output_size;
 };
 BRASA_MODULE(AdaptiveMaxPool2d);
 
-class UnflattenImpl : public Module {
+class UnflattenImpl : public Cloneable<UnflattenImpl> {
  public:
-  UnflattenImpl(int64_t dim, std::vector<int64_t> sizes) : Module("Unflatten"), dim(dim), sizes(std::move(sizes)) {}
+  UnflattenImpl(int64_t dim, std::vector<int64_t> sizes) : Cloneable("Unflatten"), dim(dim), sizes(std::move(sizes)) {}
   Tensor forward(const Tensor& x) { return x.unflatten(dim, sizes); }
   int64_t dim;
   std::vector<int64_t> sizes;
@@ -372,11 +382,13 @@ class UnflattenImpl : public Module {
 BRASA_MODULE(Unflatten);
 
 // A list of submodules, registered as "0", "1", ...
-class ModuleListImpl : public Module {
+class ModuleListImpl : public Cloneable<ModuleListImpl> {
  public:
-  ModuleListImpl() : Module("ModuleList") {}
+  ModuleListImpl() : Cloneable("ModuleList") {}
+  // A copy holds clones of the items.
+  ModuleListImpl(const ModuleListImpl& o);
   template <class... Holders>
-  explicit ModuleListImpl(Holders&&... hs) : Module("ModuleList") {
+  explicit ModuleListImpl(Holders&&... hs) : Cloneable("ModuleList") {
     (push_back(std::forward<Holders>(hs)), ...);
   }
   template <class Holder>
@@ -410,10 +422,11 @@ struct Conv1dOptions {
   std::optional<ConvPadding> named_padding_;
   bool bias_ = true;
 };
-class Conv1dImpl : public Module {
+class Conv1dImpl : public Cloneable<Conv1dImpl> {
  public:
   Conv1dImpl(int64_t in, int64_t out, int64_t kernel) : Conv1dImpl(Conv1dOptions(in, out, kernel)) {}
   explicit Conv1dImpl(const Conv1dOptions& o);
+  Conv1dImpl(const Conv1dImpl& o) : Conv1dImpl(o.options) {}
   Tensor forward(const Tensor& x);
   Conv1dOptions options;
   Tensor& weight;  // registered slots (see LinearImpl)
@@ -434,11 +447,12 @@ struct ConvTranspose1dOptions {
       groups_ = 1;
   bool bias_ = true;
 };
-class ConvTranspose1dImpl : public Module {
+class ConvTranspose1dImpl : public Cloneable<ConvTranspose1dImpl> {
  public:
   ConvTranspose1dImpl(int64_t in, int64_t out, int64_t kernel)
       : ConvTranspose1dImpl(ConvTranspose1dOptions(in, out, kernel)) {}
   explicit ConvTranspose1dImpl(const ConvTranspose1dOptions& o);
+  ConvTranspose1dImpl(const ConvTranspose1dImpl& o) : ConvTranspose1dImpl(o.options) {}
   Tensor forward(const Tensor& x);
   ConvTranspose1dOptions options;
   Tensor& weight;  // [in, out / groups, k]; registered slots (see LinearImpl)
@@ -447,43 +461,46 @@ class ConvTranspose1dImpl : public Module {
 BRASA_MODULE(ConvTranspose1d);
 
 // max/avg pooling and adaptive average pooling over the last dim of [N, C, L].
-class MaxPool1dImpl : public Module {
+class MaxPool1dImpl : public Cloneable<MaxPool1dImpl> {
  public:
   explicit MaxPool1dImpl(int64_t kernel, int64_t stride = 0, int64_t padding = 0)
-      : Module("MaxPool1d"), kernel(kernel), stride(stride ? stride : kernel), padding(padding) {}
+      : Cloneable("MaxPool1d"), kernel(kernel), stride(stride ? stride : kernel), padding(padding) {}
   Tensor forward(const Tensor& x);
   int64_t kernel, stride, padding;
 };
 BRASA_MODULE(MaxPool1d);
-class AvgPool1dImpl : public Module {
+class AvgPool1dImpl : public Cloneable<AvgPool1dImpl> {
  public:
   explicit AvgPool1dImpl(int64_t kernel, int64_t stride = 0, int64_t padding = 0)
-      : Module("AvgPool1d"), kernel(kernel), stride(stride ? stride : kernel), padding(padding) {}
+      : Cloneable("AvgPool1d"), kernel(kernel), stride(stride ? stride : kernel), padding(padding) {}
   Tensor forward(const Tensor& x);
   int64_t kernel, stride, padding;
 };
 BRASA_MODULE(AvgPool1d);
-class AdaptiveAvgPool1dImpl : public Module {
+class AdaptiveAvgPool1dImpl : public Cloneable<AdaptiveAvgPool1dImpl> {
  public:
-  explicit AdaptiveAvgPool1dImpl(int64_t output_size) : Module("AdaptiveAvgPool1d"), output_size(output_size) {}
+  explicit AdaptiveAvgPool1dImpl(int64_t output_size) : Cloneable("AdaptiveAvgPool1d"), output_size(output_size) {}
   Tensor forward(const Tensor& x);
   int64_t output_size;
 };
 BRASA_MODULE(AdaptiveAvgPool1d);
 
 // PReLU: max(0, x) + a * min(0, x) with a learned slope per channel (or one).
-class PReLUImpl : public Module {
+class PReLUImpl : public Cloneable<PReLUImpl> {
  public:
   explicit PReLUImpl(int64_t num_parameters = 1, double init = 0.25);
+  PReLUImpl(const PReLUImpl& o) : PReLUImpl(o.weight.numel()) {}
   Tensor forward(const Tensor& x);
   Tensor& weight;
 };
 BRASA_MODULE(PReLU);
 
 // y = x1^T A x2 + b for each output feature.
-class BilinearImpl : public Module {
+class BilinearImpl : public Cloneable<BilinearImpl> {
  public:
   BilinearImpl(int64_t in1, int64_t in2, int64_t out, bool bias = true);
+  BilinearImpl(const BilinearImpl& o)
+      : BilinearImpl(o.weight.size(1), o.weight.size(2), o.weight.size(0), o.bias.defined()) {}
   Tensor forward(const Tensor& x1, const Tensor& x2);
   Tensor& weight;  // [out, in1, in2]
   Tensor& bias;
@@ -491,9 +508,9 @@ class BilinearImpl : public Module {
 BRASA_MODULE(Bilinear);
 
 // Wraps a function as a module (for Sequential).
-class FunctionalImpl : public Module {
+class FunctionalImpl : public Cloneable<FunctionalImpl> {
  public:
-  explicit FunctionalImpl(std::function<Tensor(const Tensor&)> fn) : Module("Functional"), fn_(std::move(fn)) {}
+  explicit FunctionalImpl(std::function<Tensor(const Tensor&)> fn) : Cloneable("Functional"), fn_(std::move(fn)) {}
   Tensor forward(const Tensor& x) { return fn_(x); }
 
  private:
@@ -502,9 +519,10 @@ class FunctionalImpl : public Module {
 BRASA_MODULE(Functional);
 
 // Submodules by name.
-class ModuleDictImpl : public Module {
+class ModuleDictImpl : public Cloneable<ModuleDictImpl> {
  public:
-  ModuleDictImpl() : Module("ModuleDict") {}
+  ModuleDictImpl() : Cloneable("ModuleDict") {}
+  ModuleDictImpl(const ModuleDictImpl& o);  // holds clones of the items
   template <class Holder>
   void insert(const std::string& key, Holder h) {
     register_module(key, h.ptr());
@@ -520,9 +538,11 @@ BRASA_MODULE(ModuleDict);
 // forward returns the output [L, N, E] and the attention weights averaged
 // over heads [N, L, S]. key_padding_mask: bool [N, S], true = ignore;
 // attn_mask: bool (true = masked) or float (added) [L, S].
-class MultiheadAttentionImpl : public Module {
+class MultiheadAttentionImpl : public Cloneable<MultiheadAttentionImpl> {
  public:
   MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads, double dropout = 0.0, bool bias = true);
+  MultiheadAttentionImpl(const MultiheadAttentionImpl& o)
+      : MultiheadAttentionImpl(o.embed_dim, o.num_heads, o.dropout, o.in_proj_bias.defined()) {}
   std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                      const Tensor& key_padding_mask = {}, bool need_weights = true,
                                      const Tensor& attn_mask = {});
@@ -546,9 +566,10 @@ struct TransformerEncoderLayerOptions {
   bool norm_first_ = false;
 };
 // Self-attention and a feed-forward block, each with a residual and LayerNorm.
-class TransformerEncoderLayerImpl : public Module {
+class TransformerEncoderLayerImpl : public Cloneable<TransformerEncoderLayerImpl> {
  public:
   explicit TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& o);
+  TransformerEncoderLayerImpl(const TransformerEncoderLayerImpl& o) : TransformerEncoderLayerImpl(o.options) {}
   TransformerEncoderLayerImpl(int64_t d_model, int64_t nhead)
       : TransformerEncoderLayerImpl(TransformerEncoderLayerOptions(d_model, nhead)) {}
   Tensor forward(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_key_padding_mask = {});
@@ -579,6 +600,7 @@ using GRUOptions = RNNOptions;
 class RNNBaseImpl : public Module {
  public:
   RNNBaseImpl(std::string name, const RNNOptions& o, int64_t gates);
+  RNNBaseImpl(const RNNBaseImpl& o) : RNNBaseImpl(o.name(), o.options, o.gates_) {}
   RNNOptions options;
 
  protected:
@@ -587,13 +609,16 @@ class RNNBaseImpl : public Module {
   // Runs all layers; initial/final states are [layers * dirs, N, H] each.
   Tensor run(const Tensor& input, std::vector<Tensor> initial, std::vector<Tensor>& final_states, size_t n_states);
   const Tensor& param(const char* kind, int64_t layer, int64_t dir) const;
+
+ private:
+  int64_t gates_;
 };
 
 // forward(input, (h0, c0)) -> (output, (h_n, c_n))
-class LSTMImpl : public RNNBaseImpl {
+class LSTMImpl : public Cloneable<LSTMImpl, RNNBaseImpl> {
  public:
   LSTMImpl(int64_t input_size, int64_t hidden_size) : LSTMImpl(RNNOptions(input_size, hidden_size)) {}
-  explicit LSTMImpl(const RNNOptions& o) : RNNBaseImpl("LSTM", o, 4) {}
+  explicit LSTMImpl(const RNNOptions& o) : Cloneable("LSTM", o, 4) {}
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(const Tensor& input,
                                                          std::optional<std::tuple<Tensor, Tensor>> hx = std::nullopt);
 
@@ -603,10 +628,10 @@ class LSTMImpl : public RNNBaseImpl {
 BRASA_MODULE(LSTM);
 
 // forward(input, h0) -> (output, h_n)
-class GRUImpl : public RNNBaseImpl {
+class GRUImpl : public Cloneable<GRUImpl, RNNBaseImpl> {
  public:
   GRUImpl(int64_t input_size, int64_t hidden_size) : GRUImpl(RNNOptions(input_size, hidden_size)) {}
-  explicit GRUImpl(const RNNOptions& o) : RNNBaseImpl("GRU", o, 3) {}
+  explicit GRUImpl(const RNNOptions& o) : Cloneable("GRU", o, 3) {}
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = {});
 
  protected:
@@ -615,11 +640,12 @@ class GRUImpl : public RNNBaseImpl {
 BRASA_MODULE(GRU);
 
 // Runs its modules in order; each must have Tensor forward(const Tensor&).
-class SequentialImpl : public Module {
+class SequentialImpl : public Cloneable<SequentialImpl> {
  public:
-  SequentialImpl() : Module("Sequential") {}
+  SequentialImpl() : Cloneable("Sequential") {}
+  SequentialImpl(const SequentialImpl& o);  // holds clones of the modules
   template <class... Holders>
-  explicit SequentialImpl(Holders&&... hs) : Module("Sequential") {
+  explicit SequentialImpl(Holders&&... hs) : Cloneable("Sequential") {
     (push_back(std::forward<Holders>(hs)), ...);
   }
   template <class Holder>
@@ -628,15 +654,16 @@ class SequentialImpl : public Module {
   }
   template <class Holder>
   void push_back(const std::string& name, Holder h) {
-    auto p = h.ptr();
-    register_module(name, p);
-    steps_.push_back([p](const Tensor& x) { return p->forward(x); });
+    using Impl = typename Holder::ContainedType;
+    register_module(name, h.ptr());
+    // The step calls the module registered at its position (a clone's own).
+    steps_.push_back([](Module& m, const Tensor& x) { return static_cast<Impl&>(m).forward(x); });
   }
   Tensor forward(const Tensor& x);
   size_t size() const { return steps_.size(); }
 
  private:
-  std::vector<std::function<Tensor(const Tensor&)>> steps_;
+  std::vector<Tensor (*)(Module&, const Tensor&)> steps_;
 };
 BRASA_MODULE(Sequential);
 

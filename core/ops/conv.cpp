@@ -291,6 +291,46 @@ Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor&
   return out.squeeze(2);
 }
 
+// conv3d as one conv2d: output depth od reads input depths
+// od * sd - pd + kd * dd for kd < KD. Those KD slices are stacked next to each
+// channel ([N * OD, C * KD, H, W], channel c * KD + kd), which matches the
+// weight's memory order viewed as [O, C / groups * KD, KH, KW], groups
+// included. Built from differentiable ops, so the gradients come with it.
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  BRASA_CHECK(input.dim() == 5, "conv3d: expected a 5-D input [N, C, D, H, W], got shape ", input.sizes());
+  BRASA_CHECK(weight.dim() == 5, "conv3d: expected a 5-D weight [out, in / groups, kd, kh, kw], got shape ",
+              weight.sizes());
+  auto three = [](IntArrayRef v, const char* what) {
+    BRASA_CHECK(v.size() == 1 || v.size() == 3, "conv3d: expected ", what, " to have 1 or 3 values, got ", v);
+    return v.size() == 1 ? DimVector{v[0], v[0], v[0]} : DimVector(v.begin(), v.end());
+  };
+  const DimVector s = three(stride, "stride"), p = three(padding, "padding"), d = three(dilation, "dilation");
+  BRASA_CHECK(s[0] > 0 && d[0] > 0 && p[0] >= 0, "conv3d: stride and dilation must be positive and padding non-negative");
+  BRASA_CHECK(groups > 0 && weight.size(1) * groups == input.size(1), "conv3d: expected input ", input.sizes(),
+              " to have ", weight.size(1) * groups, " channels (weight ", weight.sizes(), ", groups=", groups,
+              "), but got ", input.size(1), " channels instead");
+  const int64_t N = input.size(0), C = input.size(1), D = input.size(2), KD = weight.size(2), O = weight.size(0);
+  const int64_t OD = (D + 2 * p[0] - d[0] * (KD - 1) - 1) / s[0] + 1;
+  BRASA_CHECK(OD > 0, "conv3d: kernel depth ", KD, " (dilation ", d[0], ") is larger than the padded input depth ",
+              D + 2 * p[0]);
+  Tensor x = input;
+  if (p[0] > 0) {
+    DimVector pad_shape(input.sizes().begin(), input.sizes().end());
+    pad_shape[2] = p[0];
+    Tensor z = zeros(pad_shape, input.options());
+    x = cat({z, input, z}, 2);
+  }
+  std::vector<Tensor> taps;
+  for (int64_t kd = 0; kd < KD; ++kd)
+    taps.push_back(x.slice(2, kd * d[0], kd * d[0] + (OD - 1) * s[0] + 1, s[0]));  // [N, C, OD, H, W]
+  Tensor stacked = stack(taps, 3);                                                   // [N, C, OD, KD, H, W]
+  Tensor planes = stacked.permute({0, 2, 1, 3, 4, 5}).reshape({N * OD, C * KD, x.size(3), x.size(4)});
+  Tensor w2 = weight.reshape({O, weight.size(1) * KD, weight.size(3), weight.size(4)});
+  Tensor y = conv2d(planes, w2, bias, {s[1], s[2]}, {p[1], p[2]}, {d[1], d[2]}, groups);  // [N * OD, O, OH, OW]
+  return y.view({N, OD, O, y.size(2), y.size(3)}).permute({0, 2, 1, 3, 4}).contiguous();
+}
+
 // The padding of each spatial dim for "same" / "valid"; `extra` gets the
 // element that an odd total leaves over (it goes at the end of the dim).
 static void named_padding(const char* op, ConvPadding mode, IntArrayRef stride, IntArrayRef dilation,
@@ -335,6 +375,14 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
   DimVector pad, extra;
   named_padding("conv1d", padding, stride, dilation, weight, pad, extra);
   return conv1d(pad_end(input, extra), weight, bias, stride, pad, dilation, groups);
+}
+
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              ConvPadding padding, IntArrayRef dilation, int64_t groups) {
+  BRASA_CHECK(weight.dim() == 5, "conv3d: expected a 5-D weight, got shape ", weight.sizes());
+  DimVector pad, extra;
+  named_padding("conv3d", padding, stride, dilation, weight, pad, extra);
+  return conv3d(pad_end(input, extra), weight, bias, stride, pad, dilation, groups);
 }
 
 }  // namespace brasa

@@ -1,5 +1,6 @@
 #pragma once
-// Convolutions (NCHW) through im2col + GEMM. conv1d is conv2d with H = 1.
+// Convolutions (NCHW) through im2col + GEMM. conv1d is conv2d with H = 1;
+// conv3d is one conv2d over the depth taps stacked as channels.
 #include <brasa/tensor/tensor.h>
 
 namespace brasa {
@@ -8,6 +9,10 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}
               IntArrayRef padding = {0, 0}, IntArrayRef dilation = {1, 1}, int64_t groups = 1);
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = {1},
               IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1);
+
+// Volumetric convolution: input [N, C, D, H, W], weight [out, in / groups, kd, kh, kw].
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = {1, 1, 1},
+              IntArrayRef padding = {0, 0, 0}, IntArrayRef dilation = {1, 1, 1}, int64_t groups = 1);
 
 // The adjoint of conv2d: weight [in, out / groups, kh, kw]; output size
 // (H - 1) * stride - 2 * padding + dilation * (kh - 1) + output_padding + 1.
@@ -30,5 +35,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
               IntArrayRef dilation = {1, 1}, int64_t groups = 1);
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, ConvPadding padding,
               IntArrayRef dilation = {1}, int64_t groups = 1);
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, ConvPadding padding,
+              IntArrayRef dilation = {1, 1, 1}, int64_t groups = 1);
 
 }  // namespace brasa

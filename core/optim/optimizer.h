@@ -1,6 +1,7 @@
 #pragma once
 // Optimizers with libtorch's shape: param groups with per-group options,
 // zero_grad, step. Update rules follow PyTorch's (torch.optim) step for step.
+#include <brasa/nn/ordered_dict.h>
 #include <brasa/tensor/tensor.h>
 
 #include <functional>
@@ -16,6 +17,9 @@ struct OptimizerOptions {
   virtual double get_lr() const = 0;
   virtual void set_lr(double lr) = 0;
   virtual std::unique_ptr<OptimizerOptions> clone() const = 0;
+  // Calls fn(name, value) for every numeric option (flags as 0/1), by
+  // reference: state_dict() reads them and load_state_dict() writes them.
+  virtual void visit(const std::function<void(const char*, double&)>& fn) = 0;
 };
 
 class OptimizerParamGroup {
@@ -60,6 +64,14 @@ class Optimizer {
   const OptimizerOptions& defaults() const { return *defaults_; }
   std::unordered_map<TensorImpl*, ParamState>& state() { return state_; }
   ParamState& state_of(const Tensor& p) { return state_[p.unsafeGetTensorImpl()]; }
+  // PyTorch's optimizer.state_dict() flattened to names, so that it saves
+  // like a module's: "state.<i>.step" and "state.<i>.<buffer>" for the i-th
+  // parameter counted across groups (PyTorch's numbering), and
+  // "param_groups.<g>.<option>" (lr, momentum, betas.0, ...) as 0-dim tensors.
+  OrderedDict<std::string, Tensor> state_dict() const;
+  // Restores state and options; groups, parameter counts and buffer shapes
+  // must match this optimizer's (a clear error names what differs).
+  void load_state_dict(const OrderedDict<std::string, Tensor>& state);
   // Learning rates before any scheduler changed them (set by the first one).
   std::vector<double>& initial_lrs() { return initial_lrs_; }
 
@@ -82,6 +94,7 @@ struct SGDOptions : OptimizerOptions {
   double get_lr() const override { return lr_; }
   void set_lr(double v) override { lr_ = v; }
   std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<SGDOptions>(*this); }
+  void visit(const std::function<void(const char*, double&)>& fn) override;
   double lr_, momentum_ = 0, dampening_ = 0, weight_decay_ = 0;
   bool nesterov_ = false, maximize_ = false;
 };
@@ -104,6 +117,7 @@ struct AdamOptions : OptimizerOptions {
   double get_lr() const override { return lr_; }
   void set_lr(double v) override { lr_ = v; }
   std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdamOptions>(*this); }
+  void visit(const std::function<void(const char*, double&)>& fn) override;
   double lr_;
   std::tuple<double, double> betas_{0.9, 0.999};
   double eps_ = 1e-8, weight_decay_ = 0;
@@ -142,6 +156,7 @@ struct RMSpropOptions : OptimizerOptions {
   double get_lr() const override { return lr_; }
   void set_lr(double v) override { lr_ = v; }
   std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<RMSpropOptions>(*this); }
+  void visit(const std::function<void(const char*, double&)>& fn) override;
   double lr_, alpha_ = 0.99, eps_ = 1e-8, weight_decay_ = 0, momentum_ = 0;
   bool centered_ = false;
 };
@@ -161,6 +176,7 @@ struct AdagradOptions : OptimizerOptions {
   double get_lr() const override { return lr_; }
   void set_lr(double v) override { lr_ = v; }
   std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdagradOptions>(*this); }
+  void visit(const std::function<void(const char*, double&)>& fn) override;
   double lr_, lr_decay_ = 0, weight_decay_ = 0, initial_accumulator_value_ = 0, eps_ = 1e-10;
 };
 class Adagrad : public Optimizer {

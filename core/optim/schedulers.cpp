@@ -1,3 +1,4 @@
+#include <brasa/ops/factory.h>
 #include <brasa/optim/schedulers.h>
 
 #include <algorithm>
@@ -24,6 +25,39 @@ void LRScheduler::set_epoch(int64_t epoch) {
 }
 
 void LRScheduler::step() { set_epoch(last_epoch_ + 1); }
+
+namespace {
+const Tensor& required(const OrderedDict<std::string, Tensor>& state, const char* who, const std::string& key,
+                       int64_t numel) {
+  const Tensor* t = state.find(key);
+  BRASA_CHECK(t, who, "::load_state_dict: missing key '", key, "'");
+  BRASA_CHECK(t->numel() == numel, who, "::load_state_dict: '", key, "' has ", t->numel(), " values, expected ",
+              numel);
+  return *t;
+}
+void no_other_keys(const OrderedDict<std::string, Tensor>& state, const char* who,
+                   std::initializer_list<const char*> keys) {
+  for (const auto& item : state)
+    BRASA_CHECK(std::find(keys.begin(), keys.end(), item.key()) != keys.end(), who,
+                "::load_state_dict: unexpected key '", item.key(), "'");
+}
+}  // namespace
+
+OrderedDict<std::string, Tensor> LRScheduler::state_dict() const {
+  OrderedDict<std::string, Tensor> out;
+  out.insert("last_epoch", scalar_tensor(last_epoch_, TensorOptions().dtype(kLong)));
+  out.insert("base_lrs", tensor(base_lrs_, TensorOptions().dtype(kDouble)));
+  return out;
+}
+
+void LRScheduler::load_state_dict(const OrderedDict<std::string, Tensor>& state) {
+  const int64_t groups = static_cast<int64_t>(optimizer_.param_groups().size());
+  const Tensor& epoch = required(state, "LRScheduler", "last_epoch", 1);
+  const Tensor lrs = required(state, "LRScheduler", "base_lrs", groups).to(kDouble).contiguous();
+  no_other_keys(state, "LRScheduler", {"last_epoch", "base_lrs"});
+  last_epoch_ = epoch.item<int64_t>();
+  base_lrs_.assign(lrs.data_ptr<double>(), lrs.data_ptr<double>() + groups);
+}
 
 std::vector<double> LRScheduler::get_last_lr() const {
   std::vector<double> lrs;
@@ -161,6 +195,24 @@ void ReduceLROnPlateau::step(double metric) {
     cooldown_counter_ = cooldown_;
     bad_epochs_ = 0;
   }
+}
+
+OrderedDict<std::string, Tensor> ReduceLROnPlateau::state_dict() const {
+  OrderedDict<std::string, Tensor> out;
+  out.insert("best", scalar_tensor(best_, TensorOptions().dtype(kDouble)));
+  out.insert("num_bad_epochs", scalar_tensor(bad_epochs_, TensorOptions().dtype(kLong)));
+  out.insert("cooldown_counter", scalar_tensor(cooldown_counter_, TensorOptions().dtype(kLong)));
+  return out;
+}
+
+void ReduceLROnPlateau::load_state_dict(const OrderedDict<std::string, Tensor>& state) {
+  const Tensor& best = required(state, "ReduceLROnPlateau", "best", 1);
+  const Tensor& bad = required(state, "ReduceLROnPlateau", "num_bad_epochs", 1);
+  const Tensor& cooldown = required(state, "ReduceLROnPlateau", "cooldown_counter", 1);
+  no_other_keys(state, "ReduceLROnPlateau", {"best", "num_bad_epochs", "cooldown_counter"});
+  best_ = best.item<double>();
+  bad_epochs_ = bad.item<int64_t>();
+  cooldown_counter_ = cooldown.item<int64_t>();
 }
 
 std::vector<double> ReduceLROnPlateau::get_last_lr() const {

@@ -11,10 +11,22 @@
 
 namespace brasa::optim {
 
-class LRScheduler {
+// What a checkpoint keeps of a scheduler (PyTorch's scheduler.state_dict()).
+// Loading restores the counters only: the learning rates themselves come
+// back with the optimizer's state, as in PyTorch.
+class SchedulerState {
+ public:
+  virtual ~SchedulerState() = default;
+  virtual OrderedDict<std::string, Tensor> state_dict() const = 0;
+  virtual void load_state_dict(const OrderedDict<std::string, Tensor>& state) = 0;
+};
+
+class LRScheduler : public SchedulerState {
  public:
   explicit LRScheduler(Optimizer& optimizer);
-  virtual ~LRScheduler() = default;
+  // "last_epoch" and "base_lrs" (one per param group).
+  OrderedDict<std::string, Tensor> state_dict() const override;
+  void load_state_dict(const OrderedDict<std::string, Tensor>& state) override;
   void step();
   int64_t last_epoch() const { return last_epoch_; }
   std::vector<double> get_last_lr() const;
@@ -117,13 +129,16 @@ class SequentialLR : public LRScheduler {
 
 // Reduces the lr by `factor` after `patience` epochs without improvement of
 // the metric passed to step(metric).
-class ReduceLROnPlateau {
+class ReduceLROnPlateau : public SchedulerState {
  public:
   enum class Mode { kMin, kMax };
   ReduceLROnPlateau(Optimizer& o, Mode mode = Mode::kMin, double factor = 0.1, int64_t patience = 10,
                     double threshold = 1e-4, int64_t cooldown = 0, double min_lr = 0, double eps = 1e-8);
   void step(double metric);
   std::vector<double> get_last_lr() const;
+  // "best", "num_bad_epochs" and "cooldown_counter".
+  OrderedDict<std::string, Tensor> state_dict() const override;
+  void load_state_dict(const OrderedDict<std::string, Tensor>& state) override;
 
  private:
   Optimizer& optimizer_;

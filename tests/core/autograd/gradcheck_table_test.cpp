@@ -254,6 +254,11 @@ std::vector<OpCase> make_table() {
   entry("conv2d padding kSame (even kernel: extra padding at the end)",
         [] { return variable_list{R({1, 2, 5, 4}), R({3, 2, 4, 2}), R({3})}; },
         [](const variable_list& v) { return one(conv2d(v[0], v[1], v[2], {1, 1}, kSame, {1, 2})); }, false);
+  entry("conv3d stride/padding/dilation/groups", [] { return variable_list{R({1, 4, 5, 4, 4}), R({4, 2, 2, 2, 3}), R({4})}; },
+        [](const variable_list& v) { return one(conv3d(v[0], v[1], v[2], {2, 1, 1}, {1, 0, 1}, {2, 1, 1}, 2)); },
+        false);
+  entry("conv3d padding kSame", [] { return variable_list{R({1, 2, 3, 3, 4}), R({2, 2, 2, 3, 2})}; },
+        [](const variable_list& v) { return one(conv3d(v[0], v[1], Tensor(), {1}, kSame)); }, false);
   entry("conv1d padding kSame", [] { return variable_list{R({2, 2, 6}), R({2, 2, 4})}; },
         [](const variable_list& v) { return one(conv1d(v[0], v[1], Tensor(), {1}, kSame)); }, false);
   entry("max_pool2d (overlapping windows, padding)", in1([] { return R({2, 3, 7, 7}); }),

@@ -85,7 +85,7 @@ TEST(NnErrors, MoreOptionChecksAndFiles) {
   // A checkpoint for another optimizer layout names both counts.
   std::string p = (std::filesystem::temp_directory_path() / ("brasa_err_" + std::to_string(::getpid()))).string();
   serialize::save_checkpoint(p, *fc, nullptr);
-  EXPECT_ERROR("holds optimizer state for no parameter groups but the optimizer has 1",
+  EXPECT_ERROR("holds no optimizer state",
                serialize::load_checkpoint(p, *fc, &opt));
   EXPECT_ERROR("not a tensor list saved by brasa::save", [&] {
     std::vector<Tensor> ts;

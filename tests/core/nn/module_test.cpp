@@ -183,6 +183,35 @@ TEST(Layers, SamePaddingMatchesPyTorch) {
   EXPECT_ERROR("conv2d: padding=\"same\" needs stride 1", conv2d(x, w, Tensor(), {2, 1}, kSame));
 }
 
+TEST(Layers, Conv3dMatchesPyTorch) {
+  auto d = TensorOptions().dtype(kDouble);
+  Tensor x = arange(320, d).view({1, 4, 5, 4, 4}).sin(), w = arange(96, d).view({4, 2, 2, 2, 3}).cos();
+  Tensor b = tensor({0.5, -1.0, 2.0, 0.0}, d);
+  // PyTorch: F.conv3d(x, w, b, stride=(2,1,1), padding=(1,0,1), dilation=(2,1,1), groups=2)
+  Tensor y = conv3d(x, w, b, {2, 1, 1}, {1, 0, 1}, {2, 1, 1}, 2);
+  EXPECT_SHAPE(y, {1, 4, 3, 3, 4});
+  EXPECT_TRUE(y.is_contiguous());
+  EXPECT_CLOSE(y[0][1][1][2], (std::vector<double>{-5.4918836512, 1.7715776757, 6.9880033749, 2.9519890491}), 1e-9);
+  EXPECT_NEAR(y.sum().item<double>(), 27.0822698683, 1e-9);
+  // padding="same" with an even kernel: the extra zero goes at the end.
+  Tensor y2 = conv3d(arange(27, d).view({1, 1, 3, 3, 3}), ones({1, 1, 2, 2, 2}, d), Tensor(), {1}, kSame);
+  EXPECT_SHAPE(y2, {1, 1, 3, 3, 3});
+  EXPECT_VALUES(y2[0][0][0].flatten(), {52, 60, 32, 76, 84, 44, 44, 48, 25});
+
+  nn::Conv3d conv(nn::Conv3dOptions(3, 6, {3, 1, 2}).stride(2).padding({1, 0, 0}).groups(3));
+  EXPECT_SHAPE(conv->weight, {6, 1, 3, 1, 2});
+  EXPECT_SHAPE(conv(randn({2, 3, 7, 5, 6})), {2, 6, 4, 3, 3});
+  std::ostringstream os;
+  os << *conv;
+  EXPECT_EQ(os.str(), "Conv3d(3, 6, kernel_size=[3, 1, 2], stride=[2, 2, 2])");
+  EXPECT_ERROR("conv3d: expected a 5-D input [N, C, D, H, W]", conv(randn({3, 7, 5, 6})));
+  EXPECT_ERROR("conv3d: expected input [2, 4, 7, 5, 6] to have 3 channels", conv(randn({2, 4, 7, 5, 6})));
+  EXPECT_ERROR("conv3d: kernel depth 3 (dilation 1) is larger than the padded input depth 2",
+               conv3d(randn({1, 1, 2, 3, 3}), randn({1, 1, 3, 1, 1})));
+  EXPECT_ERROR("Conv3d: in_channels (4) and out_channels (6) must be positive and divisible by groups (3)",
+               nn::Conv3d(nn::Conv3dOptions(4, 6, 3).groups(3)));
+}
+
 TEST(Layers, ConvTranspose1dMatchesPyTorch) {
   auto d = TensorOptions().dtype(kDouble);
   Tensor x = arange(14, d).view({1, 2, 7}), w = arange(12, d).view({2, 2, 3});

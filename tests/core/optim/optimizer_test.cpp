@@ -121,6 +121,88 @@ TEST(Schedulers, MatchPyTorch) {
   }
 }
 
+TEST(Optimizer, StateDictHasPyTorchsLayoutAndRoundTrips) {
+  manual_seed(5);
+  Tensor w = randn({3, 2}).requires_grad_(), b = randn({2}).requires_grad_(), u = randn({4}).requires_grad_();
+  std::vector<optim::OptimizerParamGroup> groups{optim::OptimizerParamGroup({w, b}),
+                                                 optim::OptimizerParamGroup({u}, std::make_unique<optim::SGDOptions>(
+                                                                                     optim::SGDOptions(0.5).nesterov(true).momentum(0.8)))};
+  optim::SGD opt(groups, optim::SGDOptions(0.1).momentum(0.9));
+  auto loss = [&] { return (w.sum(0) * b).sum() + u.pow(2).sum(); };
+  loss().backward();
+  opt.step();
+  auto sd = opt.state_dict();
+  EXPECT_EQ(sd.keys(), (std::vector<std::string>{
+                           "param_groups.0.lr", "param_groups.0.momentum", "param_groups.0.dampening",
+                           "param_groups.0.weight_decay", "param_groups.0.nesterov", "param_groups.0.maximize",
+                           "param_groups.0.params", "state.0.step", "state.0.momentum_buffer", "state.1.step",
+                           "state.1.momentum_buffer", "param_groups.1.lr", "param_groups.1.momentum",
+                           "param_groups.1.dampening", "param_groups.1.weight_decay", "param_groups.1.nesterov",
+                           "param_groups.1.maximize", "param_groups.1.params", "state.2.step",
+                           "state.2.momentum_buffer"}));
+  EXPECT_VALUES(sd["param_groups.1.params"], {2});
+  EXPECT_EQ(sd["param_groups.1.nesterov"].item<double>(), 1.0);
+  EXPECT_EQ(sd["state.2.step"].item<int64_t>(), 0);  // SGD counts no steps (PyTorch keeps none)
+
+  // A second optimizer over copies of the parameters continues identically.
+  Tensor w2 = w.detach().clone().requires_grad_(), b2 = b.detach().clone().requires_grad_(),
+         u2 = u.detach().clone().requires_grad_();
+  std::vector<optim::OptimizerParamGroup> groups2{optim::OptimizerParamGroup({w2, b2}),
+                                                  optim::OptimizerParamGroup({u2})};
+  optim::SGD opt2(groups2, optim::SGDOptions(0.3));
+  opt2.load_state_dict(sd);
+  EXPECT_EQ(opt2.param_groups()[1].options().get_lr(), 0.5);
+  EXPECT_FALSE(opt2.state_of(w2).buffers.at("momentum_buffer").is_same(sd["state.0.momentum_buffer"]));
+  for (int i = 0; i < 3; ++i) {
+    opt.zero_grad();
+    loss().backward();
+    opt.step();
+    opt2.zero_grad();
+    ((w2.sum(0) * b2).sum() + u2.pow(2).sum()).backward();
+    opt2.step();
+  }
+  EXPECT_TRUE(w2.equal(w));
+  EXPECT_TRUE(u2.equal(u));
+
+  // Mismatches are errors that change nothing.
+  optim::SGD one_group({w2, b2, u2}, optim::SGDOptions(0.3));
+  EXPECT_ERROR("loaded state dict contains a parameter group that doesn't match the size of optimizer's group: "
+               "group 0 has 2 parameters in the state dict and 3 in the optimizer",
+               one_group.load_state_dict(sd));
+  EXPECT_EQ(one_group.param_groups()[0].options().get_lr(), 0.3);
+  optim::Adam adam(groups2, optim::AdamOptions(0.3));
+  EXPECT_ERROR("missing key 'param_groups.0.betas.0'", adam.load_state_dict(sd));
+  auto bad = opt.state_dict();
+  bad["state.1.momentum_buffer"] = zeros({5});
+  EXPECT_ERROR("'state.1.momentum_buffer' has shape [5] but parameter 1 has shape [2]", opt2.load_state_dict(bad));
+  auto extra = opt.state_dict();
+  extra.insert("state.7.momentum_buffer", zeros({2}));
+  EXPECT_ERROR("unexpected key 'state.7.momentum_buffer'", opt2.load_state_dict(extra));
+
+  // Schedulers: the counters round trip; mismatches are clear.
+  optim::StepLR step(opt, 2, 0.5);
+  step.step();
+  step.step();
+  step.step();
+  optim::StepLR step2(opt2, 2, 0.5);
+  step2.load_state_dict(step.state_dict());
+  EXPECT_EQ(step2.last_epoch(), 3);
+  step.step();
+  step2.step();
+  EXPECT_EQ(step2.get_last_lr(), step.get_last_lr());
+  optim::ReduceLROnPlateau plateau(opt, optim::ReduceLROnPlateau::Mode::kMin, 0.5, 1);
+  plateau.step(1.0);
+  plateau.step(2.0);
+  optim::ReduceLROnPlateau plateau2(opt2, optim::ReduceLROnPlateau::Mode::kMin, 0.5, 1);
+  plateau2.load_state_dict(plateau.state_dict());
+  EXPECT_EQ(plateau2.state_dict()["best"].item<double>(), 1.0);
+  EXPECT_EQ(plateau2.state_dict()["num_bad_epochs"].item<int64_t>(), 1);
+  EXPECT_ERROR("ReduceLROnPlateau::load_state_dict: missing key 'best'", plateau2.load_state_dict(step.state_dict()));
+  auto wrong = step.state_dict();
+  wrong["base_lrs"] = ones({3}, kDouble);
+  EXPECT_ERROR("LRScheduler::load_state_dict: 'base_lrs' has 3 values, expected 2", step2.load_state_dict(wrong));
+}
+
 TEST(Optimizer, ParamGroupsZeroGradAndErrors) {
   Tensor a = ones({2}, kDouble).requires_grad_(), b = ones({2}, kDouble).requires_grad_();
   std::vector<optim::OptimizerParamGroup> groups;

@@ -90,6 +90,9 @@ TEST(Safetensors, CorruptFilesRaiseClearErrors) {
   std::remove(p.c_str());
 }
 
+// Model, optimizer (Adam, whose beta1 OneCycleLR cycles) and scheduler all
+// come back: three steps, save, load into fresh objects, three more steps
+// equal six uninterrupted ones.
 TEST(Checkpoint, ResumeEqualsUninterruptedTraining) {
   auto make = [] {
     manual_seed(11);
@@ -97,31 +100,48 @@ TEST(Checkpoint, ResumeEqualsUninterruptedTraining) {
   };
   manual_seed(12);
   Tensor x = randn({8, 3}), y = randn({8, 2});
-  auto train_steps = [&](nn::Sequential& m, optim::Adam& opt, int steps) {
+  auto train_steps = [&](nn::Sequential& m, optim::Adam& opt, optim::OneCycleLR& sched, int steps) {
     for (int i = 0; i < steps; ++i) {
       opt.zero_grad();
       F::mse_loss(m->forward(x), y).backward();
       opt.step();
+      sched.step();
     }
   };
   auto full = make();
   optim::Adam full_opt(full->parameters(), optim::AdamOptions(0.01));
-  train_steps(full, full_opt, 6);
+  optim::OneCycleLR full_sched(full_opt, 0.05, 8);
+  train_steps(full, full_opt, full_sched, 6);
 
   std::string p = temp_path("ckpt.safetensors");
   {
     auto first = make();
     optim::Adam opt(first->parameters(), optim::AdamOptions(0.01));
-    train_steps(first, opt, 3);
-    serialize::save_checkpoint(p, *first, &opt, {{"epoch", "3"}});
+    optim::OneCycleLR sched(opt, 0.05, 8);
+    train_steps(first, opt, sched, 3);
+    serialize::save_checkpoint(p, *first, &opt, {{"epoch", "3"}}, &sched);
   }
   auto resumed = make();
   optim::Adam opt(resumed->parameters(), optim::AdamOptions(0.01));
-  auto meta = serialize::load_checkpoint(p, *resumed, &opt);
+  optim::OneCycleLR sched(opt, 0.05, 8);
+  auto meta = serialize::load_checkpoint(p, *resumed, &opt, &sched);
   EXPECT_EQ(meta["epoch"], "3");
-  train_steps(resumed, opt, 3);
+  EXPECT_EQ(sched.last_epoch(), 3);
+  train_steps(resumed, opt, sched, 3);
   auto a = full->parameters(), b = resumed->parameters();
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].equal(b[i])) << i;
+  EXPECT_EQ(sched.get_last_lr(), full_sched.get_last_lr());
+  const auto& beta1 = [](optim::Adam& o) { return std::get<0>(static_cast<optim::AdamOptions&>(o.param_groups()[0].options()).betas_); };
+  EXPECT_EQ(beta1(opt), beta1(full_opt));
+
+  // A checkpoint without scheduler state cannot restore one.
+  std::string q = temp_path("ckpt_nosched.safetensors");
+  serialize::save_checkpoint(q, *resumed, &opt);
+  EXPECT_ERROR("holds no scheduler state", serialize::load_checkpoint(q, *resumed, &opt, &sched));
+  optim::SGD sgd(resumed->parameters(), optim::SGDOptions(0.1));
+  EXPECT_ERROR("does not match the optimizer: Optimizer::load_state_dict: missing key 'param_groups.0.momentum'",
+               serialize::load_checkpoint(q, *resumed, &sgd));
+  std::remove(q.c_str());
 
   auto other = nn::Sequential(nn::Linear(3, 5), nn::ReLU(), nn::Linear(5, 2));
   try {

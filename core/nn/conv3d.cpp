@@ -1,0 +1,57 @@
+#include <brasa/nn/conv3d.h>
+#include <brasa/nn/init.h>
+#include <brasa/ops/factory.h>
+
+#include <cmath>
+#include <ostream>
+
+namespace brasa::nn {
+
+static const Conv3dOptions& checked(const Conv3dOptions& o) {
+  BRASA_CHECK(o.kernel_size_.size() == 3 && o.stride_.size() == 3 && o.padding_.size() == 3 &&
+                  o.dilation_.size() == 3,
+              "Conv3d: kernel_size, stride, padding and dilation take 1 or 3 values each");
+  BRASA_CHECK(o.in_channels_ > 0 && o.out_channels_ > 0 && o.groups_ > 0 &&
+                  o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
+              "Conv3d: in_channels (", o.in_channels_, ") and out_channels (", o.out_channels_,
+              ") must be positive and divisible by groups (", o.groups_, ")");
+  return o;
+}
+
+Conv3dImpl::Conv3dImpl(const Conv3dOptions& o)
+    : Cloneable("Conv3d"),
+      options(checked(o)),
+      weight(register_parameter(
+          "weight", empty({o.out_channels_, o.in_channels_ / o.groups_, o.kernel_size_[0],
+                           o.kernel_size_[1], o.kernel_size_[2]}))),
+      bias(register_parameter("bias", o.bias_ ? empty({o.out_channels_}) : Tensor())) {
+  reset_parameters();
+}
+
+// PyTorch's default, as for Conv2d.
+void Conv3dImpl::reset_parameters() {
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    auto [fan_in, fan_out] = init::calculate_fan_in_and_fan_out(weight);
+    init::uniform_(bias, -1.0 / std::sqrt(static_cast<double>(fan_in)),
+                   1.0 / std::sqrt(static_cast<double>(fan_in)));
+  }
+}
+
+Tensor Conv3dImpl::forward(const Tensor& x) {
+  if (options.named_padding_)
+    return conv3d(x, weight, bias, options.stride_, *options.named_padding_, options.dilation_,
+                  options.groups_);
+  return conv3d(x, weight, bias, options.stride_, options.padding_, options.dilation_,
+                options.groups_);
+}
+
+void Conv3dImpl::pretty_print(std::ostream& os) const {
+  const auto& k = options.kernel_size_;
+  const auto& s = options.stride_;
+  os << "Conv3d(" << options.in_channels_ << ", " << options.out_channels_ << ", kernel_size=["
+     << k[0] << ", " << k[1] << ", " << k[2] << "], stride=[" << s[0] << ", " << s[1] << ", "
+     << s[2] << "])";
+}
+
+}  // namespace brasa::nn

@@ -1,0 +1,78 @@
+#pragma once
+// nn::Conv3d over [N, C, D, H, W] (weight [out, in / groups, kd, kh, kw]).
+#include <brasa/nn/module.h>
+#include <brasa/ops/conv.h>
+
+#include <optional>
+#include <vector>
+
+namespace brasa::nn {
+
+struct Conv3dOptions {
+  Conv3dOptions(int64_t in, int64_t out, int64_t kernel)
+      : Conv3dOptions(in, out, std::vector<int64_t>{kernel}) {}
+  Conv3dOptions(int64_t in, int64_t out, std::vector<int64_t> kernel)
+      : in_channels_(in), out_channels_(out), kernel_size_(expand(std::move(kernel))) {}
+  Conv3dOptions& stride(int64_t s) {
+    stride_ = {s, s, s};
+    return *this;
+  }
+  Conv3dOptions& stride(std::vector<int64_t> s) {
+    stride_ = expand(std::move(s));
+    return *this;
+  }
+  Conv3dOptions& padding(int64_t p) {
+    padding_ = {p, p, p};
+    return *this;
+  }
+  Conv3dOptions& padding(std::vector<int64_t> p) {
+    padding_ = expand(std::move(p));
+    return *this;
+  }
+  // torch::kSame (output as large as the input; stride 1) or torch::kValid.
+  Conv3dOptions& padding(ConvPadding p) {
+    named_padding_ = p;
+    return *this;
+  }
+  Conv3dOptions& dilation(int64_t d) {
+    dilation_ = {d, d, d};
+    return *this;
+  }
+  Conv3dOptions& dilation(std::vector<int64_t> d) {
+    dilation_ = expand(std::move(d));
+    return *this;
+  }
+  Conv3dOptions& groups(int64_t g) {
+    groups_ = g;
+    return *this;
+  }
+  Conv3dOptions& bias(bool b) {
+    bias_ = b;
+    return *this;
+  }
+  static std::vector<int64_t> expand(std::vector<int64_t> v) {
+    return v.size() == 1 ? std::vector<int64_t>{v[0], v[0], v[0]} : v;
+  }
+  int64_t in_channels_, out_channels_;
+  std::vector<int64_t> kernel_size_, stride_{1, 1, 1}, padding_{0, 0, 0}, dilation_{1, 1, 1};
+  std::optional<ConvPadding> named_padding_;
+  int64_t groups_ = 1;
+  bool bias_ = true;
+};
+
+class Conv3dImpl : public Cloneable<Conv3dImpl> {
+ public:
+  Conv3dImpl(int64_t in, int64_t out, int64_t kernel)
+      : Conv3dImpl(Conv3dOptions(in, out, kernel)) {}
+  explicit Conv3dImpl(const Conv3dOptions& o);
+  Conv3dImpl(const Conv3dImpl& o) : Conv3dImpl(o.options) {}
+  void reset_parameters();
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
+  Conv3dOptions options;
+  Tensor& weight;  // registered slots (see LinearImpl)
+  Tensor& bias;
+};
+BRASA_MODULE(Conv3d);
+
+}  // namespace brasa::nn
