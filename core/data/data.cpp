@@ -1,6 +1,7 @@
 #include <brasa/data/data.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>
+#include <brasa/ops/shape.h>
 #include <brasa/util/parallel.h>
 
 #include <zlib.h>
@@ -23,6 +24,16 @@ Example<> TensorDataset::get(int64_t i) const {
 Example<> TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
   Tensor idx = tensor(indices);
   return {data_.index_select(0, idx), targets_.index_select(0, idx)};
+}
+
+Example<> detail::stack_examples(const std::vector<Example<>>& examples) {
+  BRASA_CHECK(!examples.empty(), "Dataset::get_batch: no indices");
+  std::vector<Tensor> data, targets;
+  for (const auto& e : examples) {
+    data.push_back(e.data);
+    targets.push_back(e.target);
+  }
+  return {stack(data, 0), stack(targets, 0)};
 }
 
 namespace datasets {

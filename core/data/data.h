@@ -10,8 +10,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <optional>
+#include <thread>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,52 @@ class TensorDataset {
   Tensor data_, targets_;
 };
 
+namespace detail {
+// Stacks the data and the targets of `examples` along a new dim 0.
+Example<> stack_examples(const std::vector<Example<>>& examples);
+// A dataset's size() as an int64_t: ours return one, libtorch-style
+// datasets an optional<size_t> (which must hold a value to be loaded).
+inline int64_t size_of(int64_t n) { return n; }
+inline int64_t size_of(std::optional<size_t> n) {
+  BRASA_CHECK(n.has_value(), "DataLoader: the dataset's size() returned nullopt; only sized datasets can be loaded");
+  return static_cast<int64_t>(*n);
+}
+}  // namespace detail
+
+template <class Dataset, class Transform>
+class MapDataset;
+
 namespace datasets {
+// libtorch's Dataset<Self>: a user dataset defines get(index) and size();
+// batches are its examples stacked (libtorch's Stack<> transform, built in).
+// Thread workers call get() concurrently, so it must be thread-safe.
+//   struct Pairs : data::datasets::Dataset<Pairs> {
+//     data::Example<> get(size_t i) override { ... }
+//     std::optional<size_t> size() const override { return n; }
+//   };
+template <class Self, class SingleExample = Example<>>
+class Dataset {
+  static_assert(std::is_same_v<SingleExample, Example<>>, "Dataset: examples must be Example<Tensor, Tensor>");
+
+ public:
+  using ExampleType = SingleExample;
+  virtual ~Dataset() = default;
+  virtual ExampleType get(size_t index) = 0;
+  virtual std::optional<size_t> size() const = 0;
+  Example<> get_batch(const std::vector<int64_t>& indices) const {
+    std::vector<Example<>> examples;
+    examples.reserve(indices.size());
+    // get() is non-const as in libtorch; the loader holds its own copy of the dataset.
+    auto& self = const_cast<Dataset&>(*this);
+    for (int64_t i : indices) examples.push_back(self.get(static_cast<size_t>(i)));
+    return detail::stack_examples(examples);
+  }
+  template <class T>
+  MapDataset<Self, T> map(T transform) const {
+    return MapDataset<Self, T>(static_cast<const Self&>(*this), std::move(transform));
+  }
+};
+
 // MNIST / Fashion-MNIST from IDX files, plain or gzipped. Images become
 // float [N, 1, 28, 28] in [0, 1]; targets int64 [N].
 class MNIST : public TensorDataset {
@@ -226,8 +272,6 @@ class DataLoader {
   std::unique_ptr<detail::Prefetcher> prefetcher_;
 };
 
-template <class Dataset, class Transform>
-class MapDataset;
 template <class T>
 auto TensorDataset::map(T transform) const {
   return MapDataset<TensorDataset, T>(*this, std::move(transform));
@@ -235,7 +279,7 @@ auto TensorDataset::map(T transform) const {
 
 template <class Sampler = samplers::RandomSampler, class Dataset>
 std::unique_ptr<DataLoader<Dataset>> make_data_loader(Dataset dataset, DataLoaderOptions options = {}) {
-  int64_t n = dataset.size();
+  int64_t n = detail::size_of(dataset.size());
   return std::make_unique<DataLoader<Dataset>>(std::move(dataset), options, std::make_unique<Sampler>(n));
 }
 template <class Sampler = samplers::RandomSampler, class Dataset>

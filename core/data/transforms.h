@@ -56,7 +56,7 @@ template <class Dataset, class Transform>
 class MapDataset {
  public:
   MapDataset(Dataset d, Transform t) : dataset_(std::move(d)), transform_(std::move(t)) {}
-  int64_t size() const { return dataset_.size(); }
+  int64_t size() const { return detail::size_of(dataset_.size()); }
   Example<> get_batch(const std::vector<int64_t>& indices) const { return transform_(dataset_.get_batch(indices)); }
   Example<> get(int64_t i) const {
     Example<> one = get_batch({i});

@@ -96,6 +96,43 @@ TEST(Data, SamplersCoverEveryIndexOncePerEpochAndLoaderBatches) {
   EXPECT_THROW(data::TensorDataset(x, arange(3)), Error);
 }
 
+// A dataset written as for libtorch: get(index) and size() only.
+struct Squares : data::datasets::Dataset<Squares> {
+  explicit Squares(size_t n) : n(n) {}
+  data::Example<> get(size_t i) override {
+    double v = static_cast<double>(i);
+    return {tensor({v, v * v}), scalar_tensor(static_cast<int64_t>(i) % 3, TensorOptions().dtype(kLong))};
+  }
+  std::optional<size_t> size() const override { return n; }
+  size_t n;
+};
+struct Unsized : data::datasets::Dataset<Unsized> {
+  data::Example<> get(size_t) override { return {zeros({1}), zeros({})}; }
+  std::optional<size_t> size() const override { return std::nullopt; }
+};
+
+TEST(Data, UserDatasetsWithGetAndSizeStackMapAndLoad) {
+  auto loader = data::make_data_loader<data::samplers::SequentialSampler>(
+      Squares(7).map(data::transforms::Stack<>()).map(data::transforms::Lambda<>([](Tensor t) { return t + 1; })),
+      data::DataLoaderOptions(3).workers(2));
+  std::vector<double> firsts, squares;
+  std::vector<int64_t> sizes;
+  for (auto& batch : *loader) {
+    sizes.push_back(batch.data.size(0));
+    EXPECT_EQ(batch.target.dtype(), kLong);
+    firsts.push_back(batch.data[0][0].item<double>());
+    for (int64_t r = 0; r < batch.data.size(0); ++r) squares.push_back(batch.data[r][1].item<double>());
+  }
+  EXPECT_EQ(sizes, (std::vector<int64_t>{3, 3, 1}));
+  EXPECT_EQ(firsts, (std::vector<double>{1, 4, 7}));
+  EXPECT_EQ(squares, (std::vector<double>{1, 2, 5, 10, 17, 26, 37}));
+  Squares direct(4);
+  auto batch = direct.get_batch({3, 1});
+  EXPECT_SHAPE(batch.data, {2, 2});
+  EXPECT_VALUES(batch.target, {0, 1});
+  EXPECT_ERROR("only sized datasets can be loaded", data::make_data_loader(Unsized(), data::DataLoaderOptions(2)));
+}
+
 TEST(Data, DistributedSamplersSplitEveryEpochExactlyOnce) {
   for (bool shuffle : {false, true}) {
     std::multiset<int64_t> all;
