@@ -5,6 +5,15 @@
 
 namespace brasa {
 
+// float32 convolutions run through oneDNN when this build has it (CMake
+// BRASA_ONEDNN) and it is enabled (the default); im2col + OpenBLAS GEMM
+// otherwise, and always for float64. Like PyTorch's
+// torch.backends.mkldnn.enabled, the switch is process-wide; BRASA_ONEDNN=0
+// in the environment turns it off at start.
+bool has_onednn();
+void set_onednn_enabled(bool enabled);
+bool onednn_enabled();
+
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = {1, 1},
               IntArrayRef padding = {0, 0}, IntArrayRef dilation = {1, 1}, int64_t groups = 1);
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = {1},
