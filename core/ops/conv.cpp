@@ -14,35 +14,53 @@ namespace {
 using detail::ConvGeometry;
 
 int64_t pick(IntArrayRef v, size_t i, const char* what) {
-  BRASA_CHECK(v.size() == 1 || v.size() == 2, "conv2d: expected ", what, " to have 1 or 2 values, got ", v);
+  BRASA_CHECK(v.size() == 1 || v.size() == 2, "conv2d: expected ", what,
+              " to have 1 or 2 values, got ", v);
   return v.size() == 1 ? v[0] : v[i];
 }
 
-ConvGeometry geometry(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride, IntArrayRef padding,
-                      IntArrayRef dilation, int64_t groups) {
-  BRASA_CHECK(x.dim() == 4, "conv2d: expected a 4-D input [N, C, H, W], got ", x.dim(), "-D of shape ", x.sizes());
-  BRASA_CHECK(w.dim() == 4, "conv2d: expected a 4-D weight [out, in / groups, kh, kw], got shape ", w.sizes());
+ConvGeometry geometry(const Tensor& x, const Tensor& w, const Tensor& b, IntArrayRef stride,
+                      IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  BRASA_CHECK(x.dim() == 4, "conv2d: expected a 4-D input [N, C, H, W], got ", x.dim(),
+              "-D of shape ", x.sizes());
+  BRASA_CHECK(w.dim() == 4, "conv2d: expected a 4-D weight [out, in / groups, kh, kw], got shape ",
+              w.sizes());
   BRASA_CHECK(x.dtype() == w.dtype(), "conv2d: input (", x.dtype(), ") and weight (", w.dtype(),
               ") must have the same dtype");
   BRASA_CHECK(isFloatingType(x.dtype()) && (x.dtype() == kFloat || x.dtype() == kDouble),
               "conv2d: only float32 and float64 are supported on CPU, got ", x.dtype());
-  BRASA_CHECK(groups > 0 && x.size(1) % groups == 0 && w.size(0) % groups == 0, "conv2d: groups=", groups,
-              " must divide the input channels (", x.size(1), ") and the output channels (", w.size(0), ")");
-  BRASA_CHECK(w.size(1) * groups == x.size(1), "conv2d: expected input ", x.sizes(), " to have ", w.size(1) * groups,
-              " channels (weight ", w.sizes(), ", groups=", groups, "), but got ", x.size(1), " channels instead");
+  BRASA_CHECK(groups > 0 && x.size(1) % groups == 0 && w.size(0) % groups == 0,
+              "conv2d: groups=", groups, " must divide the input channels (", x.size(1),
+              ") and the output channels (", w.size(0), ")");
+  BRASA_CHECK(w.size(1) * groups == x.size(1), "conv2d: expected input ", x.sizes(), " to have ",
+              w.size(1) * groups, " channels (weight ", w.sizes(), ", groups=", groups,
+              "), but got ", x.size(1), " channels instead");
   if (b.defined())
-    BRASA_CHECK(b.dim() == 1 && b.size(0) == w.size(0), "conv2d: expected bias of shape [", w.size(0), "], got ",
-                b.sizes());
-  ConvGeometry g{x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(2), w.size(3),
-                 pick(stride, 0, "stride"), pick(stride, 1, "stride"), pick(padding, 0, "padding"),
-                 pick(padding, 1, "padding"), pick(dilation, 0, "dilation"), pick(dilation, 1, "dilation"), 0, 0,
+    BRASA_CHECK(b.dim() == 1 && b.size(0) == w.size(0), "conv2d: expected bias of shape [",
+                w.size(0), "], got ", b.sizes());
+  ConvGeometry g{x.size(0),
+                 x.size(1),
+                 x.size(2),
+                 x.size(3),
+                 w.size(0),
+                 w.size(2),
+                 w.size(3),
+                 pick(stride, 0, "stride"),
+                 pick(stride, 1, "stride"),
+                 pick(padding, 0, "padding"),
+                 pick(padding, 1, "padding"),
+                 pick(dilation, 0, "dilation"),
+                 pick(dilation, 1, "dilation"),
+                 0,
+                 0,
                  groups};
   BRASA_CHECK(g.sh > 0 && g.sw > 0 && g.dh > 0 && g.dw > 0 && g.ph >= 0 && g.pw >= 0,
               "conv2d: stride and dilation must be positive and padding non-negative");
   g.OH = (g.H + 2 * g.ph - g.dh * (g.kh - 1) - 1) / g.sh + 1;
   g.OW = (g.W + 2 * g.pw - g.dw * (g.kw - 1) - 1) / g.sw + 1;
-  BRASA_CHECK(g.OH > 0 && g.OW > 0, "conv2d: kernel (", g.kh, "x", g.kw, ", dilation ", g.dh, "x", g.dw,
-              ") is larger than the padded input (", g.H + 2 * g.ph, "x", g.W + 2 * g.pw, ")");
+  BRASA_CHECK(g.OH > 0 && g.OW > 0, "conv2d: kernel (", g.kh, "x", g.kw, ", dilation ", g.dh, "x",
+              g.dw, ") is larger than the padded input (", g.H + 2 * g.ph, "x", g.W + 2 * g.pw,
+              ")");
   return g;
 }
 
@@ -115,8 +133,10 @@ void col2im(const T* col, T* x, const ConvGeometry& g, int64_t row_stride) {
 // Calls f(T{}) with T = float or double (the dtypes geometry() accepts).
 template <class F>
 void float_or_double(ScalarType t, F&& f) {
-  if (t == kFloat) f(float{});
-  else f(double{});
+  if (t == kFloat)
+    f(float{});
+  else
+    f(double{});
 }
 
 // All samples' columns in one matrix [C*kh*kw, N*L] (sample n at columns
@@ -138,11 +158,16 @@ Tensor columns(const Tensor& xc, const ConvGeometry& g) {
 
 // [O, N, L] <-> [N, O, L]: the GEMMs work channel-major, tensors are batch-major.
 Tensor channel_major(const Tensor& t, const ConvGeometry& g) {
-  return t.contiguous().view({g.N, g.O, g.L()}).permute({1, 0, 2}).contiguous().view({g.O, g.N * g.L()});
+  return t.contiguous()
+      .view({g.N, g.O, g.L()})
+      .permute({1, 0, 2})
+      .contiguous()
+      .view({g.O, g.N * g.L()});
 }
 
 // `cols` receives the column matrix (the weight gradient reuses it).
-Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeometry& g, Tensor& cols) {
+Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeometry& g,
+                    Tensor& cols) {
   cols = columns(x.contiguous(), g);
   const int64_t og = g.O / g.groups, K = g.K();
   Tensor wmat = w.contiguous().view({g.groups, og, K});
@@ -178,7 +203,8 @@ Tensor conv_input_grad(const Tensor& go, const Tensor& w, const ConvGeometry& g)
 }
 
 // grad_weight: grad_out @ columns^T over the whole batch, one GEMM per group.
-Tensor conv_weight_grad(const Tensor& go, const Tensor& cols, const ConvGeometry& g, IntArrayRef wshape) {
+Tensor conv_weight_grad(const Tensor& go, const Tensor& cols, const ConvGeometry& g,
+                        IntArrayRef wshape) {
   const int64_t og = g.O / g.groups, K = g.K();
   Tensor gom = channel_major(go, g);
   Tensor gw = empty({g.groups, og, K}, go.options());
@@ -189,46 +215,46 @@ Tensor conv_weight_grad(const Tensor& go, const Tensor& cols, const ConvGeometry
   return gw.view(wshape);
 }
 
-// Forward and input gradient through oneDNN (float32; see onednn_conv_usable).
-// The weight gradient stays one GEMM over im2col columns: measured on the
-// main job's layers it runs in half of oneDNN's time (both 1 and 2 threads).
+// The forward through oneDNN (float32; see onednn_conv_usable). Used only
+// when no weight gradient is recorded (inference, frozen layers): training
+// keeps the im2col forward, whose column matrix the weight gradient reuses —
+// measured on the main job's layers, oneDNN's forward plus a second im2col
+// (or oneDNN's own weight gradient) is slower than that, and our input
+// gradient is as fast as oneDNN's backward-data at 1 and 2 threads.
 Tensor onednn_forward(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeometry& g) {
   Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b.defined() ? b.contiguous() : Tensor();
   Tensor y = empty({g.N, g.O, g.OH, g.OW}, x.options());
-  detail::onednn_conv_forward(xc.data_ptr<float>(), wc.data_ptr<float>(), bc.defined() ? bc.data_ptr<float>() : nullptr,
-                              y.data_ptr<float>(), g);
+  detail::onednn_conv_forward(xc.data_ptr<float>(), wc.data_ptr<float>(),
+                              bc.defined() ? bc.data_ptr<float>() : nullptr, y.data_ptr<float>(),
+                              g);
   return y;
 }
-Tensor onednn_input_grad(const Tensor& go, const Tensor& w, const ConvGeometry& g) {
-  Tensor goc = go.contiguous(), wc = w.contiguous();
-  Tensor gx = empty({g.N, g.C, g.H, g.W}, go.options());
-  detail::onednn_conv_backward_data(goc.data_ptr<float>(), wc.data_ptr<float>(), gx.data_ptr<float>(), g);
-  return gx;
-}
+
 const autograd::BackwardName kConvBackward("ConvolutionBackward0"),
     kConvTransposeBackward("ConvolutionBackward1");
 
 }  // namespace
 
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
-              IntArrayRef dilation, int64_t groups) {
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   ConvGeometry g = geometry(input, weight, bias, stride, padding, dilation, groups);
   autograd::Recorder r(kConvBackward, input, weight, bias);
-  const bool dnnl = detail::onednn_conv_usable(input.dtype());
+  const bool dnnl = detail::onednn_conv_usable(input.dtype()) && !(r && r.node().needs(1));
   Tensor cols;
-  Tensor out = dnnl ? onednn_forward(input, weight, bias, g) : conv_forward(input, weight, bias, g, cols);
+  Tensor out =
+      dnnl ? onednn_forward(input, weight, bias, g) : conv_forward(input, weight, bias, g, cols);
   if (r) {
     DimVector wshape(weight.sizes().begin(), weight.sizes().end());
-    // The weight gradient needs the column matrix: the im2col forward's own,
-    // or (oneDNN forward) built in backward from the saved input.
-    r.save(weight, r.node().needs(1) ? (dnnl ? input : cols) : Tensor());
+    // The forward's column matrix is kept for the weight gradient (released
+    // with the other saved tensors after backward).
+    r.save(weight, r.node().needs(1) ? cols : Tensor());
     // First-order only: the gradient kernels are not themselves recorded.
-    r.finish(out, [g, wshape, dnnl](autograd::FormulaNode& n, const autograd::variable_list& gr) {
-      BRASA_CHECK(!is_grad_enabled(), "conv2d: double backward (create_graph=true) is not supported yet");
+    r.finish(out, [g, wshape](autograd::FormulaNode& n, const autograd::variable_list& gr) {
+      BRASA_CHECK(!is_grad_enabled(),
+                  "conv2d: double backward (create_graph=true) is not supported yet");
       autograd::variable_list d(3);
-      if (n.needs(0)) d[0] = dnnl ? onednn_input_grad(gr[0], n.saved(0), g) : conv_input_grad(gr[0], n.saved(0), g);
-      if (n.needs(1))
-        d[1] = conv_weight_grad(gr[0], dnnl ? columns(n.saved(1).contiguous(), g) : n.saved(1), g, wshape);
+      if (n.needs(0)) d[0] = conv_input_grad(gr[0], n.saved(0), g);
+      if (n.needs(1)) d[1] = conv_weight_grad(gr[0], n.saved(1), g, wshape);
       if (n.needs(2)) d[2] = sum(gr[0], {0, 2, 3});
       return d;
     });
@@ -238,77 +264,85 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
 
 // conv_transpose2d(x) is conv2d's input gradient applied to x: the same
 // three kernels run with the roles of the two spaces swapped.
-Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
-  BRASA_CHECK(input.dim() == 4 && weight.dim() == 4, "conv_transpose2d: expected 4-D input and weight, got ",
-              input.sizes(), " and ", weight.sizes());
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding,
+                        int64_t groups, IntArrayRef dilation) {
+  BRASA_CHECK(input.dim() == 4 && weight.dim() == 4,
+              "conv_transpose2d: expected 4-D input and weight, got ", input.sizes(), " and ",
+              weight.sizes());
   BRASA_CHECK(groups > 0 && input.size(1) == weight.size(0) && weight.size(0) % groups == 0,
-              "conv_transpose2d: input channels (", input.size(1), ") must equal weight.size(0) (", weight.size(0),
-              ") and be divisible by groups (", groups, ")");
+              "conv_transpose2d: input channels (", input.size(1), ") must equal weight.size(0) (",
+              weight.size(0), ") and be divisible by groups (", groups, ")");
   const int64_t sh = pick(stride, 0, "stride"), sw = pick(stride, 1, "stride");
   const int64_t ph = pick(padding, 0, "padding"), pw = pick(padding, 1, "padding");
-  const int64_t oph = pick(output_padding, 0, "output_padding"), opw = pick(output_padding, 1, "output_padding");
+  const int64_t oph = pick(output_padding, 0, "output_padding"),
+                opw = pick(output_padding, 1, "output_padding");
   const int64_t dh = pick(dilation, 0, "dilation"), dw = pick(dilation, 1, "dilation");
-  BRASA_CHECK(oph < std::max(sh, dh) && opw < std::max(sw, dw),
-              "conv_transpose2d: output_padding must be smaller than either stride or dilation, got ", output_padding);
+  BRASA_CHECK(
+      oph < std::max(sh, dh) && opw < std::max(sw, dw),
+      "conv_transpose2d: output_padding must be smaller than either stride or dilation, got ",
+      output_padding);
   const int64_t kh = weight.size(2), kw = weight.size(3), Cout = weight.size(1) * groups;
   const int64_t OH = (input.size(2) - 1) * sh - 2 * ph + dh * (kh - 1) + oph + 1;
   const int64_t OW = (input.size(3) - 1) * sw - 2 * pw + dw * (kw - 1) + opw + 1;
   BRASA_CHECK(OH > 0 && OW > 0, "conv_transpose2d: output size ", OH, "x", OW, " is not positive");
   if (bias.defined())
-    BRASA_CHECK(bias.dim() == 1 && bias.size(0) == Cout, "conv_transpose2d: expected bias of shape [", Cout,
-                "], got ", bias.sizes());
+    BRASA_CHECK(bias.dim() == 1 && bias.size(0) == Cout,
+                "conv_transpose2d: expected bias of shape [", Cout, "], got ", bias.sizes());
   // The conv2d that maps the output space [N, Cout, OH, OW] back to the input.
   Tensor y_like = empty({input.size(0), Cout, OH, OW}, input.options());
   ConvGeometry g = geometry(y_like, weight, Tensor(), {sh, sw}, {ph, pw}, {dh, dw}, groups);
-  BRASA_CHECK(g.OH == input.size(2) && g.OW == input.size(3), "conv_transpose2d: inconsistent geometry");
+  BRASA_CHECK(g.OH == input.size(2) && g.OW == input.size(3),
+              "conv_transpose2d: inconsistent geometry");
   autograd::Recorder r(kConvTransposeBackward, input, weight, bias);
-  const bool dnnl = detail::onednn_conv_usable(input.dtype());
-  Tensor out = dnnl ? onednn_input_grad(input, weight, g) : conv_input_grad(input, weight, g);
+  Tensor out = conv_input_grad(input, weight, g);
   if (bias.defined()) out.add_(bias.view({1, Cout, 1, 1}));
   if (r) {
     DimVector wshape(weight.sizes().begin(), weight.sizes().end());
-    r.save(input, weight).finish(out, [g, wshape, dnnl](autograd::FormulaNode& n, const autograd::variable_list& gr) {
-      BRASA_CHECK(!is_grad_enabled(), "conv_transpose2d: double backward (create_graph=true) is not supported yet");
-      autograd::variable_list d(3);
-      if (dnnl) {
-        if (n.needs(0)) d[0] = onednn_forward(gr[0], n.saved(1), Tensor(), g);
-        if (n.needs(1)) d[1] = conv_weight_grad(n.saved(0), columns(gr[0].contiguous(), g), g, wshape);
-      } else {
-        Tensor cols;
-        if (n.needs(0) || n.needs(1)) {
-          Tensor gx = conv_forward(gr[0], n.saved(1), Tensor(), g, cols);
-          if (n.needs(0)) d[0] = gx;
-        }
-        if (n.needs(1)) d[1] = conv_weight_grad(n.saved(0), cols, g, wshape);
-      }
-      if (n.needs(2)) d[2] = sum(gr[0], {0, 2, 3});
-      return d;
-    });
+    r.save(input, weight)
+        .finish(out, [g, wshape](autograd::FormulaNode& n, const autograd::variable_list& gr) {
+          BRASA_CHECK(!is_grad_enabled(),
+                      "conv_transpose2d: double backward (create_graph=true) is not supported yet");
+          autograd::variable_list d(3);
+          Tensor cols;
+          if (n.needs(0) || n.needs(1)) {
+            Tensor gx = conv_forward(gr[0], n.saved(1), Tensor(), g, cols);
+            if (n.needs(0)) d[0] = gx;
+          }
+          if (n.needs(1)) d[1] = conv_weight_grad(n.saved(0), cols, g, wshape);
+          if (n.needs(2)) d[2] = sum(gr[0], {0, 2, 3});
+          return d;
+        });
   }
   return out;
 }
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  BRASA_CHECK(input.dim() == 3, "conv1d: expected a 3-D input [N, C, L], got shape ", input.sizes());
-  BRASA_CHECK(weight.dim() == 3, "conv1d: expected a 3-D weight [out, in / groups, k], got shape ", weight.sizes());
+  BRASA_CHECK(input.dim() == 3, "conv1d: expected a 3-D input [N, C, L], got shape ",
+              input.sizes());
+  BRASA_CHECK(weight.dim() == 3, "conv1d: expected a 3-D weight [out, in / groups, k], got shape ",
+              weight.sizes());
   BRASA_CHECK(stride.size() == 1 && padding.size() == 1 && dilation.size() == 1,
               "conv1d: stride, padding and dilation take one value each");
-  Tensor out = conv2d(input.unsqueeze(2), weight.unsqueeze(2), bias, {1, stride[0]}, {0, padding[0]},
-                      {1, dilation[0]}, groups);
+  Tensor out = conv2d(input.unsqueeze(2), weight.unsqueeze(2), bias, {1, stride[0]},
+                      {0, padding[0]}, {1, dilation[0]}, groups);
   return out.squeeze(2);
 }
 
-Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
-  BRASA_CHECK(input.dim() == 3, "conv_transpose1d: expected a 3-D input [N, C, L], got shape ", input.sizes());
-  BRASA_CHECK(weight.dim() == 3, "conv_transpose1d: expected a 3-D weight [in, out / groups, k], got shape ",
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding,
+                        int64_t groups, IntArrayRef dilation) {
+  BRASA_CHECK(input.dim() == 3, "conv_transpose1d: expected a 3-D input [N, C, L], got shape ",
+              input.sizes());
+  BRASA_CHECK(weight.dim() == 3,
+              "conv_transpose1d: expected a 3-D weight [in, out / groups, k], got shape ",
               weight.sizes());
-  BRASA_CHECK(stride.size() == 1 && padding.size() == 1 && output_padding.size() == 1 && dilation.size() == 1,
+  BRASA_CHECK(stride.size() == 1 && padding.size() == 1 && output_padding.size() == 1 &&
+                  dilation.size() == 1,
               "conv_transpose1d: stride, padding, output_padding and dilation take one value each");
-  Tensor out = conv_transpose2d(input.unsqueeze(2), weight.unsqueeze(2), bias, {1, stride[0]}, {0, padding[0]},
-                                {0, output_padding[0]}, groups, {1, dilation[0]});
+  Tensor out = conv_transpose2d(input.unsqueeze(2), weight.unsqueeze(2), bias, {1, stride[0]},
+                                {0, padding[0]}, {0, output_padding[0]}, groups, {1, dilation[0]});
   return out.squeeze(2);
 }
 
@@ -319,22 +353,29 @@ Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor&
 // included. Built from differentiable ops, so the gradients come with it.
 Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  BRASA_CHECK(input.dim() == 5, "conv3d: expected a 5-D input [N, C, D, H, W], got shape ", input.sizes());
-  BRASA_CHECK(weight.dim() == 5, "conv3d: expected a 5-D weight [out, in / groups, kd, kh, kw], got shape ",
+  BRASA_CHECK(input.dim() == 5, "conv3d: expected a 5-D input [N, C, D, H, W], got shape ",
+              input.sizes());
+  BRASA_CHECK(weight.dim() == 5,
+              "conv3d: expected a 5-D weight [out, in / groups, kd, kh, kw], got shape ",
               weight.sizes());
   auto three = [](IntArrayRef v, const char* what) {
-    BRASA_CHECK(v.size() == 1 || v.size() == 3, "conv3d: expected ", what, " to have 1 or 3 values, got ", v);
+    BRASA_CHECK(v.size() == 1 || v.size() == 3, "conv3d: expected ", what,
+                " to have 1 or 3 values, got ", v);
     return v.size() == 1 ? DimVector{v[0], v[0], v[0]} : DimVector(v.begin(), v.end());
   };
-  const DimVector s = three(stride, "stride"), p = three(padding, "padding"), d = three(dilation, "dilation");
-  BRASA_CHECK(s[0] > 0 && d[0] > 0 && p[0] >= 0, "conv3d: stride and dilation must be positive and padding non-negative");
-  BRASA_CHECK(groups > 0 && weight.size(1) * groups == input.size(1), "conv3d: expected input ", input.sizes(),
-              " to have ", weight.size(1) * groups, " channels (weight ", weight.sizes(), ", groups=", groups,
-              "), but got ", input.size(1), " channels instead");
-  const int64_t N = input.size(0), C = input.size(1), D = input.size(2), KD = weight.size(2), O = weight.size(0);
+  const DimVector s = three(stride, "stride"), p = three(padding, "padding"),
+                  d = three(dilation, "dilation");
+  BRASA_CHECK(s[0] > 0 && d[0] > 0 && p[0] >= 0,
+              "conv3d: stride and dilation must be positive and padding non-negative");
+  BRASA_CHECK(groups > 0 && weight.size(1) * groups == input.size(1), "conv3d: expected input ",
+              input.sizes(), " to have ", weight.size(1) * groups, " channels (weight ",
+              weight.sizes(), ", groups=", groups, "), but got ", input.size(1),
+              " channels instead");
+  const int64_t N = input.size(0), C = input.size(1), D = input.size(2), KD = weight.size(2),
+                O = weight.size(0);
   const int64_t OD = (D + 2 * p[0] - d[0] * (KD - 1) - 1) / s[0] + 1;
-  BRASA_CHECK(OD > 0, "conv3d: kernel depth ", KD, " (dilation ", d[0], ") is larger than the padded input depth ",
-              D + 2 * p[0]);
+  BRASA_CHECK(OD > 0, "conv3d: kernel depth ", KD, " (dilation ", d[0],
+              ") is larger than the padded input depth ", D + 2 * p[0]);
   Tensor x = input;
   if (p[0] > 0) {
     DimVector pad_shape(input.sizes().begin(), input.sizes().end());
@@ -344,18 +385,22 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
   }
   std::vector<Tensor> taps;
   for (int64_t kd = 0; kd < KD; ++kd)
-    taps.push_back(x.slice(2, kd * d[0], kd * d[0] + (OD - 1) * s[0] + 1, s[0]));  // [N, C, OD, H, W]
-  Tensor stacked = stack(taps, 3);                                                   // [N, C, OD, KD, H, W]
-  Tensor planes = stacked.permute({0, 2, 1, 3, 4, 5}).reshape({N * OD, C * KD, x.size(3), x.size(4)});
+    taps.push_back(
+        x.slice(2, kd * d[0], kd * d[0] + (OD - 1) * s[0] + 1, s[0]));  // [N, C, OD, H, W]
+  Tensor stacked = stack(taps, 3);                                      // [N, C, OD, KD, H, W]
+  Tensor planes =
+      stacked.permute({0, 2, 1, 3, 4, 5}).reshape({N * OD, C * KD, x.size(3), x.size(4)});
   Tensor w2 = weight.reshape({O, weight.size(1) * KD, weight.size(3), weight.size(4)});
-  Tensor y = conv2d(planes, w2, bias, {s[1], s[2]}, {p[1], p[2]}, {d[1], d[2]}, groups);  // [N * OD, O, OH, OW]
+  Tensor y = conv2d(planes, w2, bias, {s[1], s[2]}, {p[1], p[2]}, {d[1], d[2]},
+                    groups);  // [N * OD, O, OH, OW]
   return y.view({N, OD, O, y.size(2), y.size(3)}).permute({0, 2, 1, 3, 4}).contiguous();
 }
 
 // The padding of each spatial dim for "same" / "valid"; `extra` gets the
 // element that an odd total leaves over (it goes at the end of the dim).
-static void named_padding(const char* op, ConvPadding mode, IntArrayRef stride, IntArrayRef dilation,
-                          const Tensor& weight, DimVector& pad, DimVector& extra) {
+static void named_padding(const char* op, ConvPadding mode, IntArrayRef stride,
+                          IntArrayRef dilation, const Tensor& weight, DimVector& pad,
+                          DimVector& extra) {
   const int64_t dims = weight.dim() - 2;
   pad = DimVector(static_cast<size_t>(dims), 0);
   extra = DimVector(static_cast<size_t>(dims), 0);

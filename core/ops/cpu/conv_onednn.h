@@ -1,5 +1,5 @@
 #pragma once
-// The shape of one 2-D convolution, and its float32 kernels through oneDNN
+// The shape of one 2-D convolution, and its float32 forward through oneDNN
 // (NCHW data, OIHW weights, no layout conversions). Internal to ops/conv.cpp.
 #include <brasa/tensor/scalar_type.h>
 
@@ -20,7 +20,5 @@ bool onednn_conv_usable(ScalarType dtype);
 // y [N, O, OH, OW] = conv(x [N, C, H, W], w [O, C / groups, kh, kw]) + b (b may be null).
 void onednn_conv_forward(const float* x, const float* w, const float* b, float* y,
                          const ConvGeometry& g);
-// gx = the input gradient of the convolution for the output gradient gy.
-void onednn_conv_backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g);
 
 }  // namespace brasa::detail
