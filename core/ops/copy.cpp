@@ -6,6 +6,10 @@
 
 #include <cstring>
 
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
 namespace brasa {
 namespace {
 
@@ -57,6 +61,56 @@ void blocked_transpose_copy(T* dst, int64_t dr, const T* src, int64_t sc, int64_
   });
 }
 
+#ifdef __AVX2__
+// dst[i * dr + j] = src[j * sc + i] for an 8x8 block of 32-bit values: eight
+// row loads, three rounds of shuffles, eight row stores.
+inline void transpose_8x8_32bit(const uint32_t* src, int64_t sc, uint32_t* dst, int64_t dr) {
+  const float* s = reinterpret_cast<const float*>(src);
+  float* d = reinterpret_cast<float*>(dst);
+  __m256 r[8], t[8], u[8];
+  for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(s + k * sc);
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);  // a0 b0 a1 b1 | a4 b4 a5 b5
+    t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+  }
+  for (int k = 0; k < 8; k += 4) {
+    u[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));  // a0 b0 c0 d0 | a4 b4 c4 d4
+    u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int k = 0; k < 4; ++k) {
+    _mm256_storeu_ps(d + k * dr, _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
+    _mm256_storeu_ps(d + (k + 4) * dr, _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
+  }
+}
+
+// The 32-bit case by 64x64 tiles. Rows of a power-of-two length put every
+// row of a tile in the same cache set, so the tile's source rows are first
+// copied (line by line, sequentially) into a contiguous buffer, then
+// transposed from there in 8x8 register blocks into the destination rows.
+void transpose_copy_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc, int64_t rows, int64_t cols) {
+  constexpr int64_t T = 64;
+  parallel_for(0, (rows + T - 1) / T, 1, [&](int64_t b, int64_t e) {
+    alignas(64) uint32_t buf[T * T];
+    for (int64_t bi = b * T; bi < std::min(rows, e * T); bi += T) {
+      const int64_t ni = std::min(T, rows - bi);
+      for (int64_t bj = 0; bj < cols; bj += T) {
+        const int64_t nj = std::min(T, cols - bj);
+        if (ni < T || nj < T) {
+          for (int64_t i = bi; i < bi + ni; ++i)
+            for (int64_t j = bj; j < bj + nj; ++j) dst[i * dr + j] = src[j * sc + i];
+          continue;
+        }
+        for (int64_t j = 0; j < T; ++j) std::memcpy(buf + j * T, src + (bj + j) * sc + bi, T * sizeof(uint32_t));
+        for (int64_t i = 0; i < T; i += 8)
+          for (int64_t j = 0; j < T; j += 8) transpose_8x8_32bit(buf + j * T + i, T, dst + (bi + i) * dr + bj + j, dr);
+      }
+    }
+  });
+}
+#endif
+
 bool try_transpose_copy(const Tensor& dst, const Tensor& src) {
   if (dst.dtype() != src.dtype() || dst.sizes() != src.sizes()) return false;
   cpu::StridedLoop loop(dst.sizes());
@@ -81,7 +135,13 @@ bool try_transpose_copy(const Tensor& dst, const Tensor& src) {
   switch (es) {
     case 1: blocked_transpose_copy(reinterpret_cast<uint8_t*>(dp), dr, reinterpret_cast<uint8_t*>(sp), sc, rows, cols); break;
     case 2: blocked_transpose_copy(reinterpret_cast<uint16_t*>(dp), dr, reinterpret_cast<uint16_t*>(sp), sc, rows, cols); break;
-    case 4: blocked_transpose_copy(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp), sc, rows, cols); break;
+    case 4:
+#ifdef __AVX2__
+      transpose_copy_32bit(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp), sc, rows, cols);
+#else
+      blocked_transpose_copy(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp), sc, rows, cols);
+#endif
+      break;
     case 8: blocked_transpose_copy(reinterpret_cast<uint64_t*>(dp), dr, reinterpret_cast<uint64_t*>(sp), sc, rows, cols); break;
     default: return false;
   }

@@ -119,6 +119,16 @@ TEST(Tensor, LargeTransposedCopyUsesTiles) {
   EXPECT_EQ(ba[7][13], 13 * 200 + 7);
   EXPECT_EQ(ba[199][299], 299 * 200 + 199);
   EXPECT_TRUE(b.t().equal(a));
+  // Whole 64x64 tiles, edges and every element size; also into a strided view.
+  for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{128, 192}, {65, 130}, {300, 200}})
+    for (ScalarType t : {kFloat, kInt, kLong, kShort, kByte}) {
+      Tensor src = arange(rows * cols, kLong).remainder(97).to(t).view({rows, cols});
+      EXPECT_TRUE(src.t().contiguous().t().equal(src)) << rows << "x" << cols << " " << t;
+      Tensor wide = zeros({cols, rows + 5}, t);
+      wide.narrow(1, 2, rows).copy_(src.t());
+      EXPECT_TRUE(wide.narrow(1, 2, rows).t().equal(src)) << rows << "x" << cols << " " << t << " into a view";
+      EXPECT_EQ(wide.narrow(1, 0, 2).abs().sum().item<double>(), 0.0);
+    }
 }
 
 TEST(Tensor, FillZeroClone) {
