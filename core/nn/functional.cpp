@@ -268,6 +268,23 @@ static Tensor adaptive_pool2d(const Tensor& x, IntArrayRef output_size, bool is_
   return stack(rows, -2);
 }
 
+// The 1-d poolings run the 2-d kernels on [.., 1, L].
+static void check_1d_pool(const char* op, const Tensor& x) {
+  BRASA_CHECK(x.dim() == 2 || x.dim() == 3, op, ": expected a 2-D or 3-D input [N, C, L], got shape ", x.sizes());
+}
+Tensor max_pool1d(const Tensor& x, const MaxPool1dFuncOptions& o) {
+  check_1d_pool("max_pool1d", x);
+  return brasa::max_pool2d(x.unsqueeze(-2), {1, o.kernel_size_[0]}, {1, o.stride_[0]}, {0, o.padding_[0]},
+                           {1, o.dilation_[0]}, o.ceil_mode_)
+      .squeeze(-2);
+}
+Tensor avg_pool1d(const Tensor& x, const AvgPool1dFuncOptions& o) {
+  check_1d_pool("avg_pool1d", x);
+  return brasa::avg_pool2d(x.unsqueeze(-2), {1, o.kernel_size_[0]}, {1, o.stride_[0]}, {0, o.padding_[0]},
+                           o.ceil_mode_, o.count_include_pad_)
+      .squeeze(-2);
+}
+
 Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
   return adaptive_pool2d(x, output_size, false, "adaptive_avg_pool2d");
 }

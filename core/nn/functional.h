@@ -112,3 +112,5 @@ void vector_to_parameters(const Tensor& vec, const std::vector<Tensor>& paramete
 namespace F = nn::functional;
 
 }  // namespace brasa
+
+#include <brasa/nn/functional_conv.h>  // conv*/pool* with libtorch's option structs

@@ -27,13 +27,32 @@ struct Expanding {
 
 template <size_t D>
 struct ConvFuncOptions {
-  ConvFuncOptions& bias(Tensor b) { bias_ = std::move(b); return *this; }
-  ConvFuncOptions& stride(Expanding<D> s) { stride_ = std::move(s.values); return *this; }
-  ConvFuncOptions& padding(Expanding<D> p) { padding_ = std::move(p.values); named_padding_.reset(); return *this; }
+  ConvFuncOptions& bias(Tensor b) {
+    bias_ = std::move(b);
+    return *this;
+  }
+  ConvFuncOptions& stride(Expanding<D> s) {
+    stride_ = std::move(s.values);
+    return *this;
+  }
+  ConvFuncOptions& padding(Expanding<D> p) {
+    padding_ = std::move(p.values);
+    named_padding_.reset();
+    return *this;
+  }
   // torch::kSame / torch::kValid
-  ConvFuncOptions& padding(ConvPadding p) { named_padding_ = p; return *this; }
-  ConvFuncOptions& dilation(Expanding<D> d) { dilation_ = std::move(d.values); return *this; }
-  ConvFuncOptions& groups(int64_t g) { groups_ = g; return *this; }
+  ConvFuncOptions& padding(ConvPadding p) {
+    named_padding_ = p;
+    return *this;
+  }
+  ConvFuncOptions& dilation(Expanding<D> d) {
+    dilation_ = std::move(d.values);
+    return *this;
+  }
+  ConvFuncOptions& groups(int64_t g) {
+    groups_ = g;
+    return *this;
+  }
   Tensor bias_;
   std::vector<int64_t> stride_ = std::vector<int64_t>(D, 1), padding_ = std::vector<int64_t>(D, 0),
                        dilation_ = std::vector<int64_t>(D, 1);
@@ -45,49 +64,87 @@ using Conv2dFuncOptions = ConvFuncOptions<2>;
 using Conv3dFuncOptions = ConvFuncOptions<3>;
 
 inline Tensor conv1d(const Tensor& x, const Tensor& w, const Conv1dFuncOptions& o = {}) {
-  return o.named_padding_ ? brasa::conv1d(x, w, o.bias_, o.stride_, *o.named_padding_, o.dilation_, o.groups_)
-                          : brasa::conv1d(x, w, o.bias_, o.stride_, o.padding_, o.dilation_, o.groups_);
+  return o.named_padding_
+             ? brasa::conv1d(x, w, o.bias_, o.stride_, *o.named_padding_, o.dilation_, o.groups_)
+             : brasa::conv1d(x, w, o.bias_, o.stride_, o.padding_, o.dilation_, o.groups_);
 }
 inline Tensor conv2d(const Tensor& x, const Tensor& w, const Conv2dFuncOptions& o = {}) {
-  return o.named_padding_ ? brasa::conv2d(x, w, o.bias_, o.stride_, *o.named_padding_, o.dilation_, o.groups_)
-                          : brasa::conv2d(x, w, o.bias_, o.stride_, o.padding_, o.dilation_, o.groups_);
+  return o.named_padding_
+             ? brasa::conv2d(x, w, o.bias_, o.stride_, *o.named_padding_, o.dilation_, o.groups_)
+             : brasa::conv2d(x, w, o.bias_, o.stride_, o.padding_, o.dilation_, o.groups_);
 }
 inline Tensor conv3d(const Tensor& x, const Tensor& w, const Conv3dFuncOptions& o = {}) {
-  return o.named_padding_ ? brasa::conv3d(x, w, o.bias_, o.stride_, *o.named_padding_, o.dilation_, o.groups_)
-                          : brasa::conv3d(x, w, o.bias_, o.stride_, o.padding_, o.dilation_, o.groups_);
+  return o.named_padding_
+             ? brasa::conv3d(x, w, o.bias_, o.stride_, *o.named_padding_, o.dilation_, o.groups_)
+             : brasa::conv3d(x, w, o.bias_, o.stride_, o.padding_, o.dilation_, o.groups_);
 }
 
 template <size_t D>
 struct ConvTransposeFuncOptions {
-  ConvTransposeFuncOptions& bias(Tensor b) { bias_ = std::move(b); return *this; }
-  ConvTransposeFuncOptions& stride(Expanding<D> s) { stride_ = std::move(s.values); return *this; }
-  ConvTransposeFuncOptions& padding(Expanding<D> p) { padding_ = std::move(p.values); return *this; }
-  ConvTransposeFuncOptions& output_padding(Expanding<D> p) { output_padding_ = std::move(p.values); return *this; }
-  ConvTransposeFuncOptions& groups(int64_t g) { groups_ = g; return *this; }
-  ConvTransposeFuncOptions& dilation(Expanding<D> d) { dilation_ = std::move(d.values); return *this; }
+  ConvTransposeFuncOptions& bias(Tensor b) {
+    bias_ = std::move(b);
+    return *this;
+  }
+  ConvTransposeFuncOptions& stride(Expanding<D> s) {
+    stride_ = std::move(s.values);
+    return *this;
+  }
+  ConvTransposeFuncOptions& padding(Expanding<D> p) {
+    padding_ = std::move(p.values);
+    return *this;
+  }
+  ConvTransposeFuncOptions& output_padding(Expanding<D> p) {
+    output_padding_ = std::move(p.values);
+    return *this;
+  }
+  ConvTransposeFuncOptions& groups(int64_t g) {
+    groups_ = g;
+    return *this;
+  }
+  ConvTransposeFuncOptions& dilation(Expanding<D> d) {
+    dilation_ = std::move(d.values);
+    return *this;
+  }
   Tensor bias_;
   std::vector<int64_t> stride_ = std::vector<int64_t>(D, 1), padding_ = std::vector<int64_t>(D, 0),
-                       output_padding_ = std::vector<int64_t>(D, 0), dilation_ = std::vector<int64_t>(D, 1);
+                       output_padding_ = std::vector<int64_t>(D, 0),
+                       dilation_ = std::vector<int64_t>(D, 1);
   int64_t groups_ = 1;
 };
 using ConvTranspose1dFuncOptions = ConvTransposeFuncOptions<1>;
 using ConvTranspose2dFuncOptions = ConvTransposeFuncOptions<2>;
 
-inline Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const ConvTranspose1dFuncOptions& o = {}) {
-  return brasa::conv_transpose1d(x, w, o.bias_, o.stride_, o.padding_, o.output_padding_, o.groups_, o.dilation_);
+inline Tensor conv_transpose1d(const Tensor& x, const Tensor& w,
+                               const ConvTranspose1dFuncOptions& o = {}) {
+  return brasa::conv_transpose1d(x, w, o.bias_, o.stride_, o.padding_, o.output_padding_, o.groups_,
+                                 o.dilation_);
 }
-inline Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const ConvTranspose2dFuncOptions& o = {}) {
-  return brasa::conv_transpose2d(x, w, o.bias_, o.stride_, o.padding_, o.output_padding_, o.groups_, o.dilation_);
+inline Tensor conv_transpose2d(const Tensor& x, const Tensor& w,
+                               const ConvTranspose2dFuncOptions& o = {}) {
+  return brasa::conv_transpose2d(x, w, o.bias_, o.stride_, o.padding_, o.output_padding_, o.groups_,
+                                 o.dilation_);
 }
 
 // stride defaults to the kernel size, as in PyTorch.
 template <size_t D>
 struct MaxPoolFuncOptions {
   MaxPoolFuncOptions(Expanding<D> kernel) : kernel_size_(kernel.values), stride_(kernel.values) {}
-  MaxPoolFuncOptions& stride(Expanding<D> s) { stride_ = std::move(s.values); return *this; }
-  MaxPoolFuncOptions& padding(Expanding<D> p) { padding_ = std::move(p.values); return *this; }
-  MaxPoolFuncOptions& dilation(Expanding<D> d) { dilation_ = std::move(d.values); return *this; }
-  MaxPoolFuncOptions& ceil_mode(bool c) { ceil_mode_ = c; return *this; }
+  MaxPoolFuncOptions& stride(Expanding<D> s) {
+    stride_ = std::move(s.values);
+    return *this;
+  }
+  MaxPoolFuncOptions& padding(Expanding<D> p) {
+    padding_ = std::move(p.values);
+    return *this;
+  }
+  MaxPoolFuncOptions& dilation(Expanding<D> d) {
+    dilation_ = std::move(d.values);
+    return *this;
+  }
+  MaxPoolFuncOptions& ceil_mode(bool c) {
+    ceil_mode_ = c;
+    return *this;
+  }
   std::vector<int64_t> kernel_size_, stride_, padding_ = std::vector<int64_t>(D, 0),
                                               dilation_ = std::vector<int64_t>(D, 1);
   bool ceil_mode_ = false;
@@ -98,10 +155,22 @@ using MaxPool2dFuncOptions = MaxPoolFuncOptions<2>;
 template <size_t D>
 struct AvgPoolFuncOptions {
   AvgPoolFuncOptions(Expanding<D> kernel) : kernel_size_(kernel.values), stride_(kernel.values) {}
-  AvgPoolFuncOptions& stride(Expanding<D> s) { stride_ = std::move(s.values); return *this; }
-  AvgPoolFuncOptions& padding(Expanding<D> p) { padding_ = std::move(p.values); return *this; }
-  AvgPoolFuncOptions& ceil_mode(bool c) { ceil_mode_ = c; return *this; }
-  AvgPoolFuncOptions& count_include_pad(bool c) { count_include_pad_ = c; return *this; }
+  AvgPoolFuncOptions& stride(Expanding<D> s) {
+    stride_ = std::move(s.values);
+    return *this;
+  }
+  AvgPoolFuncOptions& padding(Expanding<D> p) {
+    padding_ = std::move(p.values);
+    return *this;
+  }
+  AvgPoolFuncOptions& ceil_mode(bool c) {
+    ceil_mode_ = c;
+    return *this;
+  }
+  AvgPoolFuncOptions& count_include_pad(bool c) {
+    count_include_pad_ = c;
+    return *this;
+  }
   std::vector<int64_t> kernel_size_, stride_, padding_ = std::vector<int64_t>(D, 0);
   bool ceil_mode_ = false, count_include_pad_ = true;
 };
@@ -111,11 +180,14 @@ using AvgPool2dFuncOptions = AvgPoolFuncOptions<2>;
 inline Tensor max_pool2d(const Tensor& x, const MaxPool2dFuncOptions& o) {
   return brasa::max_pool2d(x, o.kernel_size_, o.stride_, o.padding_, o.dilation_, o.ceil_mode_);
 }
-inline std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const MaxPool2dFuncOptions& o) {
-  return brasa::max_pool2d_with_indices(x, o.kernel_size_, o.stride_, o.padding_, o.dilation_, o.ceil_mode_);
+inline std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x,
+                                                          const MaxPool2dFuncOptions& o) {
+  return brasa::max_pool2d_with_indices(x, o.kernel_size_, o.stride_, o.padding_, o.dilation_,
+                                        o.ceil_mode_);
 }
 inline Tensor avg_pool2d(const Tensor& x, const AvgPool2dFuncOptions& o) {
-  return brasa::avg_pool2d(x, o.kernel_size_, o.stride_, o.padding_, o.ceil_mode_, o.count_include_pad_);
+  return brasa::avg_pool2d(x, o.kernel_size_, o.stride_, o.padding_, o.ceil_mode_,
+                           o.count_include_pad_);
 }
 
 // The 1-d forms pool over the last dim of [N, C, L] (or [C, L]) through the 2-d kernels.

@@ -297,12 +297,10 @@ static void check_1d(const char* op, const Tensor& x) {
   BRASA_CHECK(x.dim() == 2 || x.dim() == 3, op, ": expected a 2-D or 3-D input, got shape ", x.sizes());
 }
 Tensor MaxPool1dImpl::forward(const Tensor& x) {
-  check_1d("MaxPool1d", x);
-  return max_pool2d(x.unsqueeze(-2), {1, kernel}, {1, stride}, {0, padding}).squeeze(-2);
+  return F::max_pool1d(x, F::MaxPool1dFuncOptions(kernel).stride(stride).padding(padding));
 }
 Tensor AvgPool1dImpl::forward(const Tensor& x) {
-  check_1d("AvgPool1d", x);
-  return avg_pool2d(x.unsqueeze(-2), {1, kernel}, {1, stride}, {0, padding}).squeeze(-2);
+  return F::avg_pool1d(x, F::AvgPool1dFuncOptions(kernel).stride(stride).padding(padding));
 }
 Tensor AdaptiveAvgPool1dImpl::forward(const Tensor& x) {
   check_1d("AdaptiveAvgPool1d", x);

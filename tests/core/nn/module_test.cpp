@@ -212,6 +212,49 @@ TEST(Layers, Conv3dMatchesPyTorch) {
                nn::Conv3d(nn::Conv3dOptions(4, 6, 3).groups(3)));
 }
 
+// F::conv*/pool* with libtorch's option structs, against PyTorch's values.
+TEST(Functional, ConvAndPoolOptionStructsMatchPyTorch) {
+  auto d = TensorOptions().dtype(kDouble);
+  Tensor x = arange(42, d).view({2, 3, 7}).sin();
+  EXPECT_CLOSE(F::max_pool1d(x, F::MaxPool1dFuncOptions(3).stride(2).padding(1).ceil_mode(true))[1][2],
+               (std::vector<double>{-0.4281826695, 0.2963685787, 0.9637953863, 0.7451131605}), 1e-9);
+  EXPECT_CLOSE(F::avg_pool1d(x, F::AvgPool1dFuncOptions(2).stride(2).padding(1).count_include_pad(false))[1][2],
+               (std::vector<double>{-0.4281826695, -0.8176584934, 0.6300819825, 0.2932452458}), 1e-9);
+  Tensor y = arange(60, d).view({1, 2, 5, 6}).cos();
+  Tensor mp = F::max_pool2d(y, F::MaxPool2dFuncOptions({2, 3}).stride({1, 2}).padding(1).dilation({2, 1}).ceil_mode(true));
+  EXPECT_SHAPE(mp, {1, 2, 5, 4});
+  EXPECT_CLOSE(mp[0][1].flatten().narrow(0, 0, 6),
+               (std::vector<double>{0.7654140519, 0.955073644, 0.2666429324, -0.9873392775, 0.9147423578, 0.9998433086}),
+               1e-9);
+  auto [values, indices] = F::max_pool2d_with_indices(y, F::MaxPool2dFuncOptions(2));
+  EXPECT_TRUE(values.equal(max_pool2d(y, {2, 2})));
+  EXPECT_SHAPE(indices, {1, 2, 2, 3});
+  EXPECT_CLOSE(F::avg_pool2d(y, F::AvgPool2dFuncOptions(2).stride(2).padding(1).ceil_mode(true).count_include_pad(false))[0][0]
+                   .flatten()
+                   .narrow(0, 0, 4),
+               (std::vector<double>{1.0, 0.0620777347, -0.8218180587, 0.2836621855}), 1e-9);
+
+  // The conv forms are the ops with the options spelled out.
+  Tensor img = randn({2, 4, 7, 6}, d), w = randn({6, 2, 3, 3}, d), b = randn({6}, d);
+  EXPECT_TRUE(F::conv2d(img, w, F::Conv2dFuncOptions().bias(b).stride({2, 1}).padding(1).dilation({1, 2}).groups(2))
+                  .equal(conv2d(img, w, b, {2, 1}, {1, 1}, {1, 2}, 2)));
+  EXPECT_TRUE(F::conv2d(img, w, F::Conv2dFuncOptions().padding(kSame).groups(2))
+                  .equal(conv2d(img, w, Tensor(), {1, 1}, kSame, {1, 1}, 2)));
+  Tensor seq = randn({2, 4, 9}, d), w1 = randn({3, 4, 2}, d);
+  EXPECT_TRUE(F::conv1d(seq, w1, F::Conv1dFuncOptions().stride(2)).equal(conv1d(seq, w1, Tensor(), {2})));
+  Tensor vol = randn({1, 2, 4, 4, 4}, d), w3 = randn({3, 2, 2, 2, 2}, d);
+  EXPECT_TRUE(F::conv3d(vol, w3, F::Conv3dFuncOptions().padding({1, 0, 0})).equal(conv3d(vol, w3, Tensor(), {1}, {1, 0, 0})));
+  Tensor wt = randn({4, 3, 3, 3}, d);
+  EXPECT_TRUE(F::conv_transpose2d(img, wt, F::ConvTranspose2dFuncOptions().stride(2).output_padding(1))
+                  .equal(conv_transpose2d(img, wt, Tensor(), {2, 2}, {0, 0}, {1, 1})));
+  Tensor wt1 = randn({4, 2, 3}, d);
+  EXPECT_TRUE(F::conv_transpose1d(seq, wt1, F::ConvTranspose1dFuncOptions().padding(1))
+                  .equal(conv_transpose1d(seq, wt1, Tensor(), {1}, {1})));
+  EXPECT_ERROR("expected 1 or 2 values, got 3", F::Conv2dFuncOptions().stride({1, 2, 3}));
+  EXPECT_ERROR("max_pool1d: expected a 2-D or 3-D input [N, C, L], got shape [7]",
+               F::max_pool1d(randn({7}), F::MaxPool1dFuncOptions(2)));
+}
+
 TEST(Layers, ConvTranspose1dMatchesPyTorch) {
   auto d = TensorOptions().dtype(kDouble);
   Tensor x = arange(14, d).view({1, 2, 7}), w = arange(12, d).view({2, 2, 3});
