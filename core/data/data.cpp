@@ -210,8 +210,7 @@ void Prefetcher::work() {
     }
     {
       std::lock_guard<std::mutex> g(mu_);
-      if (err && !error_) error_ = err;
-      ready_[i] = std::move(batch);
+      ready_[i] = {std::move(batch), err};
     }
     cv_.notify_all();
   }
@@ -220,13 +219,14 @@ void Prefetcher::work() {
 bool Prefetcher::next(Example<>& out) {
   std::unique_lock<std::mutex> lk(mu_);
   if (next_out_ >= n_) return false;
-  cv_.wait(lk, [&] { return error_ || ready_.count(next_out_) > 0; });
-  if (error_) std::rethrow_exception(error_);
-  out = std::move(ready_[next_out_]);
+  cv_.wait(lk, [&] { return ready_.count(next_out_) > 0; });
+  auto [batch, err] = std::move(ready_[next_out_]);
   ready_.erase(next_out_);
-  ++next_out_;
+  ++next_out_;  // a failed batch is consumed too: iterating on moves to the next one
   lk.unlock();
   cv_.notify_all();
+  if (err) std::rethrow_exception(err);
+  out = std::move(batch);
   return true;
 }
 

@@ -196,8 +196,9 @@ class Prefetcher {
   void work();
   std::function<Example<>(int64_t)> make_;
   int64_t n_, window_, next_claim_ = 0, next_out_ = 0;
-  std::map<int64_t, Example<>> ready_;
-  std::exception_ptr error_;
+  // Finished batches by index, each with the error its worker raised (if any):
+  // errors reach the caller in batch order, like the batches.
+  std::map<int64_t, std::pair<Example<>, std::exception_ptr>> ready_;
   bool stop_ = false;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -28,15 +28,7 @@ Conv3dImpl::Conv3dImpl(const Conv3dOptions& o)
   reset_parameters();
 }
 
-// PyTorch's default, as for Conv2d.
-void Conv3dImpl::reset_parameters() {
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
-  if (bias.defined()) {
-    auto [fan_in, fan_out] = init::calculate_fan_in_and_fan_out(weight);
-    init::uniform_(bias, -1.0 / std::sqrt(static_cast<double>(fan_in)),
-                   1.0 / std::sqrt(static_cast<double>(fan_in)));
-  }
-}
+void Conv3dImpl::reset_parameters() { init::default_layer_init_(weight, bias); }
 
 Tensor Conv3dImpl::forward(const Tensor& x) {
   if (options.named_padding_)

@@ -92,4 +92,12 @@ Tensor orthogonal_(Tensor t, double gain) {
   return t;
 }
 
+void default_layer_init_(Tensor weight, Tensor bias) {
+  kaiming_uniform_(weight, std::sqrt(5.0));
+  if (!bias.defined()) return;
+  const int64_t fan_in = calculate_fan_in_and_fan_out(weight).first;
+  const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
+  init::uniform_(bias, -bound, bound);
+}
+
 }  // namespace brasa::nn::init

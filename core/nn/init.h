@@ -17,6 +17,12 @@ Tensor xavier_normal_(Tensor t, double gain = 1.0);
 Tensor kaiming_uniform_(Tensor t, double a = 0, bool fan_in_mode = true, const std::string& nonlinearity = "leaky_relu");
 Tensor kaiming_normal_(Tensor t, double a = 0, bool fan_in_mode = true, const std::string& nonlinearity = "leaky_relu");
 
+// PyTorch's default for Linear and the convolutions (plain and transposed):
+// kaiming_uniform_(a = sqrt(5)) on the weight, U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+// on the bias when it is defined (fan_in of the weight as laid out: for a
+// transposed convolution's [in, out / groups, k...] that is size(1) * k...).
+void default_layer_init_(Tensor weight, Tensor bias);
+
 // A (semi-)orthogonal matrix (rows or columns orthonormal) times gain, from
 // the QR decomposition of a Gaussian matrix; tensors of > 2 dims are viewed
 // as [size(0), rest].

@@ -26,13 +26,7 @@ LinearImpl::LinearImpl(const LinearOptions& o)
 }
 
 // PyTorch's default: kaiming_uniform(a = sqrt(5)) for the weight, U(-1/sqrt(in), 1/sqrt(in)) for the bias.
-void LinearImpl::reset_parameters() {
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
-  if (bias.defined()) {
-    double bound = options.in_features_ > 0 ? 1.0 / std::sqrt(static_cast<double>(options.in_features_)) : 0;
-    init::uniform_(bias, -bound, bound);
-  }
-}
+void LinearImpl::reset_parameters() { init::default_layer_init_(weight, bias); }
 
 Tensor LinearImpl::forward(const Tensor& x) { return F::linear(x, weight, bias); }
 
@@ -62,14 +56,7 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& o)
   reset_parameters();
 }
 
-void Conv2dImpl::reset_parameters() {
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
-  if (bias.defined()) {
-    auto [fan_in, fan_out] = init::calculate_fan_in_and_fan_out(weight);
-    double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
-    init::uniform_(bias, -bound, bound);
-  }
-}
+void Conv2dImpl::reset_parameters() { init::default_layer_init_(weight, bias); }
 
 Tensor Conv2dImpl::forward(const Tensor& x) {
   if (options.named_padding_)
@@ -95,12 +82,7 @@ ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& o)
   BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
               "ConvTranspose2d: channels must be divisible by groups (", o.groups_, ")");
   BRASA_CHECK(!o.named_padding_, "ConvTranspose2d: padding kSame/kValid is only for convolutions; give numbers");
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
-  if (bias.defined()) {
-    // PyTorch's fan_in for a transposed weight is size(1) * kernel area.
-    double fan_in = static_cast<double>(weight.size(1) * weight.size(2) * weight.size(3));
-    init::uniform_(bias, -1.0 / std::sqrt(fan_in), 1.0 / std::sqrt(fan_in));
-  }
+  init::default_layer_init_(weight, bias);
 }
 Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
   return conv_transpose2d(x, weight, bias, options.stride_, options.padding_, options.output_padding_,
@@ -262,11 +244,7 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)
               "Conv1d: channels must be divisible by groups (", o.groups_, ")");
   BRASA_CHECK(o.named_padding_ != ConvPadding::Same || o.stride_ == 1,
               "Conv1d: padding kSame needs stride 1, got stride ", o.stride_);
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
-  if (bias.defined()) {
-    double bound = 1.0 / std::sqrt(static_cast<double>(o.in_channels_ / o.groups_ * o.kernel_size_));
-    init::uniform_(bias, -bound, bound);
-  }
+  init::default_layer_init_(weight, bias);
 }
 Tensor Conv1dImpl::forward(const Tensor& x) {
   if (options.named_padding_)
@@ -281,12 +259,7 @@ ConvTranspose1dImpl::ConvTranspose1dImpl(const ConvTranspose1dOptions& o)
       bias(register_parameter("bias", o.bias_ ? empty({o.out_channels_}) : Tensor())) {
   BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
               "ConvTranspose1d: channels must be divisible by groups (", o.groups_, ")");
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
-  if (bias.defined()) {
-    // PyTorch's fan_in for a transposed weight is size(1) * kernel size.
-    double fan_in = static_cast<double>(weight.size(1) * weight.size(2));
-    init::uniform_(bias, -1.0 / std::sqrt(fan_in), 1.0 / std::sqrt(fan_in));
-  }
+  init::default_layer_init_(weight, bias);
 }
 Tensor ConvTranspose1dImpl::forward(const Tensor& x) {
   return conv_transpose1d(x, weight, bias, {options.stride_}, {options.padding_}, {options.output_padding_},

@@ -199,6 +199,21 @@ TEST(Data, ThreadWorkersKeepOrderAndReportErrors) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("sample 5 is unreadable"), std::string::npos) << e.what();
   }
+  // Errors arrive in batch order after the good batches, and iterating on
+  // after one moves to the next batch (each failing one raises its own).
+  std::vector<std::string> seen;
+  auto it = failing->begin();
+  for (int64_t b = 0; b < 10; ++b) {
+    try {
+      if (b > 0) ++it;
+      seen.push_back("ok");
+    } catch (const Error& e) {
+      seen.push_back(std::string(e.what()).substr(0, 27));
+    }
+  }
+  EXPECT_EQ(seen[4], "ok");
+  EXPECT_EQ(seen[5], "dataset: sample 5 is unread");
+  EXPECT_EQ(seen[9], "dataset: sample 9 is unread");
 }
 
 TEST(Data, MapTransformsNormalizeFlipCropLambdaStack) {
