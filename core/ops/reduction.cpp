@@ -290,23 +290,26 @@ void softmax_rows_float(const float* in, float* out, int64_t K, int64_t R, bool 
       return;
     }
     if (m == -INFINITY) m = 0;  // all -inf: 0/0 gives NaN below, as in PyTorch
-    // While exp computes, prefetch the next row: the max pass of the next row
-    // then finds it in cache instead of stalling on memory.
+    // While exp computes (and sums), prefetch the next row: the max pass of
+    // the next row then finds it in cache instead of stalling on memory.
     const float* next = r + R;
     const bool prefetch = k + 1 < K;
+    float sl[16] = {};
     int64_t t = 0;
     for (; t + 16 <= R; t += 16) {
       if (prefetch) __builtin_prefetch(next + t);
-      for (int j = 0; j < 16; ++j) o[t + j] = cpu::fast_exp(r[t + j] - m);
+      for (int j = 0; j < 16; ++j) {
+        const float e = cpu::fast_exp_nonpositive(r[t + j] - m);
+        o[t + j] = e;
+        sl[j] += e;
+      }
     }
-    for (; t < R; ++t) o[t] = cpu::fast_exp(r[t] - m);
-    float sl[8] = {};
-    i = 0;
-    for (; i + 8 <= R; i += 8)
-      for (int j = 0; j < 8; ++j) sl[j] += o[i + j];
     float s = 0;
-    for (int j = 0; j < 8; ++j) s += sl[j];
-    for (; i < R; ++i) s += o[i];
+    for (; t < R; ++t) {
+      o[t] = cpu::fast_exp_nonpositive(r[t] - m);
+      s += o[t];
+    }
+    for (int j = 0; j < 16; ++j) s += sl[j];
     if (log) {
       const float ls = m + std::log(s);
       for (int64_t t = 0; t < R; ++t) o[t] = r[t] - ls;

@@ -108,6 +108,15 @@ TEST(Reduction, SoftmaxLogSoftmaxStable) {
   EXPECT_TRUE(nan_in_lanes.isnan().all().item<bool>());
   auto inf = tensor({-INFINITY, 0.0});
   EXPECT_CLOSE(inf.softmax(0), std::vector<double>({0, 1}), 0);
+  // The float kernel against float64 on rows with a wide spread (tiny terms
+  // become 0, not subnormals), lengths off the 16-lane blocks, and all -inf.
+  manual_seed(3);
+  Tensor rows = randn({5, 1037}) * 30.0;
+  Tensor ref = rows.to(kDouble).softmax(1), got = rows.softmax(1);
+  EXPECT_LT((got.to(kDouble) - ref).abs().max().item<double>(), 1e-6);
+  EXPECT_LT(((got.to(kDouble) - ref).abs() / ref.clamp_min(1e-30)).masked_select(ref > 1e-30).max().item<double>(), 1e-5);
+  EXPECT_LT((rows.log_softmax(1).to(kDouble) - rows.to(kDouble).log_softmax(1)).abs().max().item<double>(), 1e-3);
+  EXPECT_TRUE(full({2, 20}, -INFINITY).softmax(1).isnan().all().item<bool>());
 }
 
 TEST(Reduction, CumsumCumprod) {
