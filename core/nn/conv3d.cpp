@@ -15,6 +15,7 @@ static const Conv3dOptions& checked(const Conv3dOptions& o) {
                   o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
               "Conv3d: in_channels (", o.in_channels_, ") and out_channels (", o.out_channels_,
               ") must be positive and divisible by groups (", o.groups_, ")");
+  F::detail::check_conv_padding_mode("Conv3d", o.padding_mode_);
   return o;
 }
 
@@ -31,6 +32,11 @@ Conv3dImpl::Conv3dImpl(const Conv3dOptions& o)
 void Conv3dImpl::reset_parameters() { init::default_layer_init_(weight, bias); }
 
 Tensor Conv3dImpl::forward(const Tensor& x) {
+  if (options.padding_mode_ != PaddingMode::Zeros) {
+    Tensor padded = F::detail::pad_for_conv(x, options.padding_mode_, options.padding_, options.named_padding_,
+                                            options.kernel_size_, options.dilation_);
+    return conv3d(padded, weight, bias, options.stride_, {0, 0, 0}, options.dilation_, options.groups_);
+  }
   if (options.named_padding_)
     return conv3d(x, weight, bias, options.stride_, *options.named_padding_, options.dilation_,
                   options.groups_);

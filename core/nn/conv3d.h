@@ -1,5 +1,6 @@
 #pragma once
 // nn::Conv3d over [N, C, D, H, W] (weight [out, in / groups, kd, kh, kw]).
+#include <brasa/nn/functional.h>
 #include <brasa/nn/module.h>
 #include <brasa/ops/conv.h>
 
@@ -46,6 +47,11 @@ struct Conv3dOptions {
     groups_ = g;
     return *this;
   }
+  // torch::kZeros (default), kReflect, kReplicate or kCircular.
+  Conv3dOptions& padding_mode(PaddingMode m) {
+    padding_mode_ = m;
+    return *this;
+  }
   Conv3dOptions& bias(bool b) {
     bias_ = b;
     return *this;
@@ -58,6 +64,7 @@ struct Conv3dOptions {
   std::optional<ConvPadding> named_padding_;
   int64_t groups_ = 1;
   bool bias_ = true;
+  PaddingMode padding_mode_ = PaddingMode::Zeros;
 };
 
 class Conv3dImpl : public Cloneable<Conv3dImpl> {

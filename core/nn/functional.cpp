@@ -10,6 +10,7 @@
 #include <brasa/ops/unary.h>
 #include <brasa/tensor/indexing.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace brasa::nn::functional {
@@ -537,6 +538,66 @@ Tensor pad(const Tensor& x, IntArrayRef p, double value) {
   Tensor out = full(shape, value, x.options());
   out.index_put_(region, src);
   return out;
+}
+
+Tensor pad(const Tensor& x, const PadFuncOptions& o) {
+  const auto& p = o.pad_;
+  if (o.mode_ == PaddingMode::Constant) return pad(x, p, o.value_);
+  BRASA_CHECK(o.mode_ != PaddingMode::Zeros, "pad: mode kZeros is a convolution padding_mode; use kConstant");
+  const char* name = o.mode_ == PaddingMode::Reflect ? "reflect" : o.mode_ == PaddingMode::Replicate ? "replicate"
+                                                                                                      : "circular";
+  BRASA_CHECK(p.size() % 2 == 0 && static_cast<int64_t>(p.size()) / 2 < x.dim(), "pad: ", name,
+              " padding takes an even number of values for at most dim - 1 = ", x.dim() - 1,
+              " last dims (the first dim is not padded), got ", IntArrayRef(p), " for an input of shape ", x.sizes());
+  // Each padded dim becomes an index_select along it (differentiable: the
+  // gradient adds back into the positions each index read).
+  Tensor out = x;
+  for (size_t k = 0; k < p.size() / 2; ++k) {
+    const int64_t d = x.dim() - 1 - static_cast<int64_t>(k), n = x.size(d), lo = p[2 * k], hi = p[2 * k + 1];
+    BRASA_CHECK(lo >= 0 && hi >= 0, "pad: ", name, " padding must be non-negative, got ", IntArrayRef(p));
+    if (lo == 0 && hi == 0) continue;
+    if (o.mode_ == PaddingMode::Reflect)
+      BRASA_CHECK(lo < n && hi < n, "pad: reflect padding (", lo, ", ", hi, ") of dim ", d,
+                  " must be smaller than its size ", n, " (input shape ", x.sizes(), ")");
+    else
+      BRASA_CHECK(n > 0 && (o.mode_ == PaddingMode::Replicate || (lo <= n && hi <= n)), "pad: ", name,
+                  " padding (", lo, ", ", hi, ") of dim ", d, " needs a size of at least ",
+                  o.mode_ == PaddingMode::Replicate ? 1 : std::max(lo, hi), ", got ", n);
+    std::vector<int64_t> idx;
+    for (int64_t q = -lo; q < n + hi; ++q) {
+      int64_t i = q;
+      if (o.mode_ == PaddingMode::Reflect) i = q < 0 ? -q : (q >= n ? 2 * (n - 1) - q : q);
+      else if (o.mode_ == PaddingMode::Replicate) i = std::clamp<int64_t>(q, 0, n - 1);
+      else i = ((q % n) + n) % n;
+      idx.push_back(i);
+    }
+    out = out.index_select(d, tensor(idx));
+  }
+  return out;
+}
+
+Tensor detail::pad_for_conv(const Tensor& x, PaddingMode mode, IntArrayRef padding, std::optional<ConvPadding> named,
+                            IntArrayRef kernel, IntArrayRef dilation) {
+  const size_t dims = kernel.size();
+  std::vector<int64_t> p(2 * dims, 0);  // last dim first, as F::pad takes it
+  for (size_t d = 0; d < dims; ++d) {
+    int64_t lo = 0, hi = 0;
+    if (!named) {
+      lo = hi = padding.size() == 1 ? padding[0] : padding[d];
+    } else if (*named == ConvPadding::Same) {
+      const int64_t total = (dilation.size() == 1 ? dilation[0] : dilation[d]) * (kernel[d] - 1);
+      lo = total / 2;
+      hi = total - lo;
+    }
+    p[2 * (dims - 1 - d)] = lo;
+    p[2 * (dims - 1 - d) + 1] = hi;
+  }
+  return pad(x, PadFuncOptions(p).mode(mode));
+}
+
+void detail::check_conv_padding_mode(const char* module, PaddingMode mode) {
+  BRASA_CHECK(mode != PaddingMode::Constant, module,
+              ": padding_mode must be kZeros, kReflect, kReplicate or kCircular (kConstant is for F::pad)");
 }
 
 }  // namespace brasa::nn::functional

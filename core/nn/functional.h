@@ -13,6 +13,14 @@ inline constexpr Reduction kSum = Reduction::Sum;
 // How EmbeddingBag reduces a bag: kSum, kMean (the Reduction values) or kMax.
 enum class EmbeddingBagMode { Sum, Mean, Max };
 inline constexpr EmbeddingBagMode kMax = EmbeddingBagMode::Max;
+// F::pad modes (kConstant, kReflect, kReplicate, kCircular) and the
+// convolutions' padding_mode (kZeros, kReflect, kReplicate, kCircular).
+enum class PaddingMode { Zeros, Constant, Reflect, Replicate, Circular };
+inline constexpr PaddingMode kZeros = PaddingMode::Zeros;
+inline constexpr PaddingMode kConstant = PaddingMode::Constant;
+inline constexpr PaddingMode kReflect = PaddingMode::Reflect;
+inline constexpr PaddingMode kReplicate = PaddingMode::Replicate;
+inline constexpr PaddingMode kCircular = PaddingMode::Circular;
 
 namespace nn::functional {
 
@@ -99,6 +107,19 @@ Tensor normalize(const Tensor& x, double p = 2.0, int64_t dim = 1, double eps = 
 Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
 // Constant padding of the last dims: pad = {left, right, top, bottom, ...}.
 Tensor pad(const Tensor& x, IntArrayRef pad, double value = 0.0);
+// F::pad(x, F::PadFuncOptions({1, 1}).mode(torch::kReflect)): kConstant with
+// value, or kReflect (mirror without the edge; padding < the dim's size),
+// kReplicate (repeat the edge) or kCircular (wrap around; padding <= size) on
+// the last pad.size() / 2 dims, which must leave the first dim unpadded.
+struct PadFuncOptions {
+  PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}
+  PadFuncOptions& mode(PaddingMode m) { mode_ = m; return *this; }
+  PadFuncOptions& value(double v) { value_ = v; return *this; }
+  std::vector<int64_t> pad_;
+  PaddingMode mode_ = PaddingMode::Constant;
+  double value_ = 0.0;
+};
+Tensor pad(const Tensor& x, const PadFuncOptions& options);
 
 }  // namespace nn::functional
 

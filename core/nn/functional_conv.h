@@ -3,6 +3,7 @@
 //   F::conv2d(x, w, F::Conv2dFuncOptions().bias(b).stride(2).padding(1));
 //   F::max_pool2d(x, F::MaxPool2dFuncOptions(2).stride(2));
 // Thin wrappers over the ops in <brasa/ops/conv.h> and <brasa/ops/pooling.h>.
+#include <brasa/nn/functional.h>
 #include <brasa/ops/conv.h>
 #include <brasa/ops/pooling.h>
 
@@ -189,6 +190,17 @@ inline Tensor avg_pool2d(const Tensor& x, const AvgPool2dFuncOptions& o) {
   return brasa::avg_pool2d(x, o.kernel_size_, o.stride_, o.padding_, o.ceil_mode_,
                            o.count_include_pad_);
 }
+
+namespace detail {
+// The input padded as a convolution's padding_mode (kReflect, kReplicate,
+// kCircular) says, for the convolution to then run unpadded: `padding` per
+// spatial dim, or the named padding (kSame: dilation * (k - 1) in total, the
+// odd element at the end; kValid: none).
+Tensor pad_for_conv(const Tensor& x, PaddingMode mode, IntArrayRef padding, std::optional<ConvPadding> named,
+                    IntArrayRef kernel, IntArrayRef dilation);
+// Checks a convolution module's padding_mode (kConstant is F::pad's, not a convolution's).
+void check_conv_padding_mode(const char* module, PaddingMode mode);
+}  // namespace detail
 
 // The 1-d forms pool over the last dim of [N, C, L] (or [C, L]) through the 2-d kernels.
 Tensor max_pool1d(const Tensor& x, const MaxPool1dFuncOptions& o);

@@ -44,6 +44,7 @@ static Conv2dOptions checked(Conv2dOptions o) {
   BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0, "Conv2d: in_channels (",
               o.in_channels_, ") and out_channels (", o.out_channels_, ") must be divisible by groups (", o.groups_,
               ")");
+  F::detail::check_conv_padding_mode("Conv2d", o.padding_mode_);
   return o;
 }
 
@@ -59,6 +60,11 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& o)
 void Conv2dImpl::reset_parameters() { init::default_layer_init_(weight, bias); }
 
 Tensor Conv2dImpl::forward(const Tensor& x) {
+  if (options.padding_mode_ != PaddingMode::Zeros) {
+    Tensor padded = F::detail::pad_for_conv(x, options.padding_mode_, options.padding_, options.named_padding_,
+                                            options.kernel_size_, options.dilation_);
+    return conv2d(padded, weight, bias, options.stride_, {0, 0}, options.dilation_, options.groups_);
+  }
   if (options.named_padding_)
     return conv2d(x, weight, bias, options.stride_, *options.named_padding_, options.dilation_, options.groups_);
   return conv2d(x, weight, bias, options.stride_, options.padding_, options.dilation_, options.groups_);
@@ -82,6 +88,7 @@ ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& o)
   BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
               "ConvTranspose2d: channels must be divisible by groups (", o.groups_, ")");
   BRASA_CHECK(!o.named_padding_, "ConvTranspose2d: padding kSame/kValid is only for convolutions; give numbers");
+  BRASA_CHECK(o.padding_mode_ == PaddingMode::Zeros, "ConvTranspose2d: only padding_mode kZeros is supported");
   init::default_layer_init_(weight, bias);
 }
 Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
@@ -244,9 +251,15 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)
               "Conv1d: channels must be divisible by groups (", o.groups_, ")");
   BRASA_CHECK(o.named_padding_ != ConvPadding::Same || o.stride_ == 1,
               "Conv1d: padding kSame needs stride 1, got stride ", o.stride_);
+  F::detail::check_conv_padding_mode("Conv1d", o.padding_mode_);
   init::default_layer_init_(weight, bias);
 }
 Tensor Conv1dImpl::forward(const Tensor& x) {
+  if (options.padding_mode_ != PaddingMode::Zeros) {
+    Tensor padded = F::detail::pad_for_conv(x, options.padding_mode_, {options.padding_}, options.named_padding_,
+                                            {options.kernel_size_}, {options.dilation_});
+    return conv1d(padded, weight, bias, {options.stride_}, {0}, {options.dilation_}, options.groups_);
+  }
   if (options.named_padding_)
     return conv1d(x, weight, bias, {options.stride_}, *options.named_padding_, {options.dilation_}, options.groups_);
   return conv1d(x, weight, bias, {options.stride_}, {options.padding_}, {options.dilation_}, options.groups_);

@@ -48,14 +48,18 @@ struct Conv2dOptions {
   // torch::kSame (output as large as the input; stride 1) or torch::kValid.
   Conv2dOptions& padding(ConvPadding p) { named_padding_ = p; return *this; }
   Conv2dOptions& dilation(int64_t d) { dilation_ = {d, d}; return *this; }
+  Conv2dOptions& dilation(std::vector<int64_t> d) { dilation_ = expand(d); return *this; }
   Conv2dOptions& groups(int64_t g) { groups_ = g; return *this; }
   Conv2dOptions& bias(bool b) { bias_ = b; return *this; }
+  // torch::kZeros (default), kReflect, kReplicate or kCircular.
+  Conv2dOptions& padding_mode(PaddingMode m) { padding_mode_ = m; return *this; }
   static std::vector<int64_t> expand(std::vector<int64_t> v) { return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v; }
   int64_t in_channels_, out_channels_;
   std::vector<int64_t> kernel_size_, stride_{1, 1}, padding_{0, 0}, dilation_{1, 1};
   std::optional<ConvPadding> named_padding_;
   int64_t groups_ = 1;
   bool bias_ = true;
+  PaddingMode padding_mode_ = PaddingMode::Zeros;
 };
 class Conv2dImpl : public Cloneable<Conv2dImpl> {
  public:
@@ -80,6 +84,7 @@ struct ConvTranspose2dOptions : Conv2dOptions {
   ConvTranspose2dOptions& dilation(int64_t d) { Conv2dOptions::dilation(d); return *this; }
   ConvTranspose2dOptions& groups(int64_t g) { Conv2dOptions::groups(g); return *this; }
   ConvTranspose2dOptions& bias(bool b) { Conv2dOptions::bias(b); return *this; }
+  ConvTranspose2dOptions& padding_mode(PaddingMode m) { Conv2dOptions::padding_mode(m); return *this; }
   std::vector<int64_t> output_padding_{0, 0};
 };
 // Weight [in, out / groups, kh, kw], as PyTorch.
@@ -418,9 +423,12 @@ struct Conv1dOptions {
   Conv1dOptions& dilation(int64_t d) { dilation_ = d; return *this; }
   Conv1dOptions& groups(int64_t g) { groups_ = g; return *this; }
   Conv1dOptions& bias(bool b) { bias_ = b; return *this; }
+  // torch::kZeros (default), kReflect, kReplicate or kCircular.
+  Conv1dOptions& padding_mode(PaddingMode m) { padding_mode_ = m; return *this; }
   int64_t in_channels_, out_channels_, kernel_size_, stride_ = 1, padding_ = 0, dilation_ = 1, groups_ = 1;
   std::optional<ConvPadding> named_padding_;
   bool bias_ = true;
+  PaddingMode padding_mode_ = PaddingMode::Zeros;
 };
 class Conv1dImpl : public Cloneable<Conv1dImpl> {
  public:

@@ -259,6 +259,12 @@ std::vector<OpCase> make_table() {
         false);
   entry("conv3d padding kSame", [] { return variable_list{R({1, 2, 3, 3, 4}), R({2, 2, 2, 3, 2})}; },
         [](const variable_list& v) { return one(conv3d(v[0], v[1], Tensor(), {1}, kSame)); }, false);
+  entry("pad reflect / replicate / circular", [] { return variable_list{R({1, 2, 3, 4})}; },
+        [](const variable_list& v) {
+          return variable_list{F::pad(v[0], F::PadFuncOptions({2, 1, 1, 2}).mode(kReflect)),
+                               F::pad(v[0], F::PadFuncOptions({1, 3}).mode(kReplicate)),
+                               F::pad(v[0], F::PadFuncOptions({4, 1, 3, 0}).mode(kCircular))};
+        });
   entry("conv1d padding kSame", [] { return variable_list{R({2, 2, 6}), R({2, 2, 4})}; },
         [](const variable_list& v) { return one(conv1d(v[0], v[1], Tensor(), {1}, kSame)); }, false);
   entry("max_pool2d (overlapping windows, padding)", in1([] { return R({2, 3, 7, 7}); }),

@@ -255,6 +255,64 @@ TEST(Functional, ConvAndPoolOptionStructsMatchPyTorch) {
                F::max_pool1d(randn({7}), F::MaxPool1dFuncOptions(2)));
 }
 
+TEST(Functional, PadModesAndConvPaddingModesMatchPyTorch) {
+  auto d = TensorOptions().dtype(kDouble);
+  Tensor x = arange(24, d).view({1, 2, 3, 4});
+  EXPECT_VALUES(F::pad(x, F::PadFuncOptions({2, 1, 1, 2}).mode(kReflect))[0][1].flatten(),
+                {18, 17, 16, 17, 18, 19, 18, 14, 13, 12, 13, 14, 15, 14, 18, 17, 16, 17, 18, 19, 18,
+                 22, 21, 20, 21, 22, 23, 22, 18, 17, 16, 17, 18, 19, 18, 14, 13, 12, 13, 14, 15, 14});
+  EXPECT_VALUES(F::pad(x, F::PadFuncOptions({2, 1, 1, 2}).mode(kReplicate))[0][0].flatten(),
+                {0, 0, 0, 1, 2, 3, 3, 0, 0, 0, 1, 2, 3, 3, 4, 4, 4, 5, 6, 7, 7,
+                 8, 8, 8, 9, 10, 11, 11, 8, 8, 8, 9, 10, 11, 11, 8, 8, 8, 9, 10, 11, 11});
+  Tensor circ = F::pad(x, F::PadFuncOptions({4, 1, 3, 0}).mode(kCircular));
+  EXPECT_SHAPE(circ, {1, 2, 6, 9});
+  EXPECT_VALUES(circ[0][1][0], {12, 13, 14, 15, 12, 13, 14, 15, 12});
+  EXPECT_VALUES(circ[0][1][5], {20, 21, 22, 23, 20, 21, 22, 23, 20});
+  EXPECT_VALUES(F::pad(arange(6, d).view({1, 1, 6}), F::PadFuncOptions({3, 2}).mode(kReflect)).flatten(),
+                {3, 2, 1, 0, 1, 2, 3, 4, 5, 4, 3});
+  EXPECT_VALUES(F::pad(x, F::PadFuncOptions({1, 0}).value(-1.0))[0][0][0], {-1, 0, 1, 2, 3});
+
+  Tensor w = arange(24, d).view({2, 2, 3, 2}).cos(), b = tensor({0.5, -0.25}, d);
+  nn::Conv2d reflect(nn::Conv2dOptions(2, 2, {3, 2}).padding({1, 2}).dilation({1, 2}).padding_mode(kReflect));
+  nn::Conv2d circular(nn::Conv2dOptions(2, 2, {3, 2}).padding(kSame).padding_mode(kCircular));
+  for (nn::Conv2d* c : {&reflect, &circular}) {
+    (*c)->to(kDouble);
+    NoGradGuard g;
+    (*c)->weight.copy_(w);
+    (*c)->bias.copy_(b);
+  }
+  Tensor yr = reflect(x);
+  EXPECT_SHAPE(yr, {1, 2, 3, 6});
+  EXPECT_CLOSE(yr[0][1][0], (std::vector<double>{2.1905242621, 1.87989249, 1.5692607179, 1.4413682263, 1.7519999984,
+                                                 2.0626317706}), 1e-9);
+  EXPECT_NEAR(yr.sum().item<double>(), -347.3837535147, 1e-8);
+  Tensor yc = circular(x);
+  EXPECT_SHAPE(yc, {1, 2, 3, 4});
+  EXPECT_NEAR(yc.sum().item<double>(), -61.5901154887, 1e-8);
+  EXPECT_CLOSE(yc[0][0][0], (std::vector<double>{19.2712163647, 18.8581943162, 18.4451722677, 19.3074714785}), 1e-9);
+  nn::Conv1d rep(nn::Conv1dOptions(1, 1, 3).padding(2).bias(false).padding_mode(kReplicate));
+  {
+    NoGradGuard g;
+    rep->weight.copy_(tensor({1.0, 2.0, 3.0}).view({1, 1, 3}));
+  }
+  EXPECT_VALUES(rep(arange(6, kFloat).view({1, 1, 6})).flatten(), {0, 3, 8, 14, 20, 26, 29, 30});
+  nn::Conv3d vol(nn::Conv3dOptions(1, 1, 3).padding(1).padding_mode(kCircular));
+  EXPECT_SHAPE(vol(randn({1, 1, 4, 4, 4})), {1, 1, 4, 4, 4});
+
+  EXPECT_ERROR("pad: reflect padding (3, 0) of dim 2 must be smaller than its size 3",
+               F::pad(x, F::PadFuncOptions({0, 0, 3, 0}).mode(kReflect)));
+  EXPECT_ERROR("pad: circular padding (5, 0) of dim 3 needs a size of at least 5, got 4",
+               F::pad(x, F::PadFuncOptions({5, 0}).mode(kCircular)));
+  EXPECT_ERROR("pad: replicate padding takes an even number of values for at most dim - 1 = 3 last dims",
+               F::pad(x, F::PadFuncOptions({1, 1, 1, 1, 1, 1, 1, 1}).mode(kReplicate)));
+  EXPECT_ERROR("pad: mode kZeros is a convolution padding_mode; use kConstant",
+               F::pad(x, F::PadFuncOptions({1, 1}).mode(kZeros)));
+  EXPECT_ERROR("Conv2d: padding_mode must be kZeros, kReflect, kReplicate or kCircular",
+               nn::Conv2d(nn::Conv2dOptions(2, 2, 3).padding_mode(kConstant)));
+  EXPECT_ERROR("ConvTranspose2d: only padding_mode kZeros is supported",
+               nn::ConvTranspose2d(nn::ConvTranspose2dOptions(2, 2, 3).padding_mode(kReflect)));
+}
+
 TEST(Layers, ConvTranspose1dMatchesPyTorch) {
   auto d = TensorOptions().dtype(kDouble);
   Tensor x = arange(14, d).view({1, 2, 7}), w = arange(12, d).view({2, 2, 3});
