@@ -427,28 +427,30 @@ static Tensor pad_end(const Tensor& x, const DimVector& extra) {
   return out;
 }
 
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-              ConvPadding padding, IntArrayRef dilation, int64_t groups) {
-  BRASA_CHECK(weight.dim() == 4, "conv2d: expected a 4-D weight, got shape ", weight.sizes());
+// The named-padding form of a `dims`-d convolution: numeric padding plus the
+// odd element of kSame appended at the end of the input.
+using NumericConv = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef,
+                               int64_t);
+static Tensor conv_named_padding(const char* op, int64_t dims, NumericConv conv, const Tensor& input,
+                                 const Tensor& weight, const Tensor& bias, IntArrayRef stride, ConvPadding padding,
+                                 IntArrayRef dilation, int64_t groups) {
+  BRASA_CHECK(weight.dim() == dims + 2, op, ": expected a ", dims + 2, "-D weight, got shape ", weight.sizes());
   DimVector pad, extra;
-  named_padding("conv2d", padding, stride, dilation, weight, pad, extra);
-  return conv2d(pad_end(input, extra), weight, bias, stride, pad, dilation, groups);
+  named_padding(op, padding, stride, dilation, weight, pad, extra);
+  return conv(pad_end(input, extra), weight, bias, stride, pad, dilation, groups);
 }
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               ConvPadding padding, IntArrayRef dilation, int64_t groups) {
-  BRASA_CHECK(weight.dim() == 3, "conv1d: expected a 3-D weight, got shape ", weight.sizes());
-  DimVector pad, extra;
-  named_padding("conv1d", padding, stride, dilation, weight, pad, extra);
-  return conv1d(pad_end(input, extra), weight, bias, stride, pad, dilation, groups);
+  return conv_named_padding("conv1d", 1, conv1d, input, weight, bias, stride, padding, dilation, groups);
 }
-
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              ConvPadding padding, IntArrayRef dilation, int64_t groups) {
+  return conv_named_padding("conv2d", 2, conv2d, input, weight, bias, stride, padding, dilation, groups);
+}
 Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               ConvPadding padding, IntArrayRef dilation, int64_t groups) {
-  BRASA_CHECK(weight.dim() == 5, "conv3d: expected a 5-D weight, got shape ", weight.sizes());
-  DimVector pad, extra;
-  named_padding("conv3d", padding, stride, dilation, weight, pad, extra);
-  return conv3d(pad_end(input, extra), weight, bias, stride, pad, dilation, groups);
+  return conv_named_padding("conv3d", 3, conv3d, input, weight, bias, stride, padding, dilation, groups);
 }
 
 }  // namespace brasa

@@ -181,6 +181,8 @@ TEST(Layers, SamePaddingMatchesPyTorch) {
   EXPECT_ERROR("Conv1d: padding kSame needs stride 1",
                nn::Conv1d(nn::Conv1dOptions(3, 4, 3).padding(kSame).stride(2)));
   EXPECT_ERROR("conv2d: padding=\"same\" needs stride 1", conv2d(x, w, Tensor(), {2, 1}, kSame));
+  EXPECT_ERROR("conv2d: expected a 4-D weight, got shape [1, 4, 4]", conv2d(x, w[0], Tensor(), {1, 1}, kSame));
+  EXPECT_ERROR("conv3d: expected a 5-D weight, got shape [1, 1, 4, 4]", conv3d(x, w, Tensor(), {1}, kSame));
 }
 
 TEST(Layers, Conv3dMatchesPyTorch) {
