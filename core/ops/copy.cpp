@@ -89,9 +89,11 @@ inline void transpose_8x8_32bit(const uint32_t* src, int64_t sc, uint32_t* dst, 
 // row of a tile in the same cache set, so the tile's source rows are first
 // copied (line by line, sequentially) into a contiguous buffer, then
 // transposed from there in 8x8 register blocks into the destination rows.
-void transpose_copy_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc, int64_t rows, int64_t cols) {
+// The kernels here capture by value: their vector stores go through
+// may-alias types, so captured references would be reloaded after each one.
+void transpose_tiles_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc, int64_t rows, int64_t cols) {
   constexpr int64_t T = 64;
-  parallel_for(0, (rows + T - 1) / T, 1, [&](int64_t b, int64_t e) {
+  parallel_for(0, (rows + T - 1) / T, 1, [=](int64_t b, int64_t e) {
     alignas(64) uint32_t buf[T * T];
     for (int64_t bi = b * T; bi < std::min(rows, e * T); bi += T) {
       const int64_t ni = std::min(T, rows - bi);
@@ -108,6 +110,47 @@ void transpose_copy_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_
       }
     }
   });
+}
+
+// The 32-bit case for a destination larger than the caches. Strips of 32
+// source rows are read front to back (32 sequential streams the prefetcher
+// follows); each step transposes 8 columns of the strip into a 8x32 buffer
+// and writes its rows to the destination as whole 128-byte runs with
+// streaming stores, so no destination line is read before it is written and
+// none is split between steps. The destination must be 32-byte aligned with
+// rows a multiple of 8 values.
+void transpose_streaming_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc, int64_t rows,
+                               int64_t cols) {
+  constexpr int64_t S = 32;
+  const int64_t full_rows = rows / 8 * 8;
+  parallel_for(0, cols / S, 1, [=](int64_t b, int64_t e) {
+    alignas(64) uint32_t buf[8 * S];
+    for (int64_t j0 = b * S; j0 < e * S; j0 += S) {
+      for (int64_t i = 0; i < full_rows; i += 8) {
+        for (int64_t jj = 0; jj < S; jj += 8) transpose_8x8_32bit(src + (j0 + jj) * sc + i, sc, buf + jj, S);
+        for (int64_t k = 0; k < 8; ++k)
+          for (int64_t q = 0; q < S; q += 8)
+            _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + (i + k) * dr + j0 + q),
+                                _mm256_load_si256(reinterpret_cast<const __m256i*>(buf + k * S + q)));
+      }
+      for (int64_t i = full_rows; i < rows; ++i)
+        for (int64_t j = j0; j < j0 + S; ++j) dst[i * dr + j] = src[j * sc + i];
+    }
+    _mm_sfence();  // streaming stores are weakly ordered: publish them before the pool's join
+  });
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = cols / S * S; j < cols; ++j) dst[i * dr + j] = src[j * sc + i];
+}
+
+void transpose_copy_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc, int64_t rows, int64_t cols) {
+  // Beyond this size the destination leaves the caches anyway, and reading
+  // its lines in before overwriting them only costs bandwidth.
+  constexpr int64_t kStreamBytes = int64_t(8) << 20;
+  const bool aligned = reinterpret_cast<uintptr_t>(dst) % 32 == 0 && dr % 8 == 0;
+  if (aligned && rows * cols * 4 >= kStreamBytes && cols >= 32)
+    transpose_streaming_32bit(dst, dr, src, sc, rows, cols);
+  else
+    transpose_tiles_32bit(dst, dr, src, sc, rows, cols);
 }
 #endif
 

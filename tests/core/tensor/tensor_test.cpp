@@ -131,6 +131,30 @@ TEST(Tensor, LargeTransposedCopyUsesTiles) {
     }
 }
 
+// Destinations of 8 MiB and more take the streaming path: 32-row strips with
+// tails in both directions, in parallel, and a misaligned destination falls
+// back to the tiles.
+TEST(Tensor, HugeTransposedCopyStreams) {
+  const int before = get_num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    Tensor src = arange(1032 * 2051, kInt).view({1032, 2051});  // dst 2051 x 1032: tails of 3 rows, 8 columns
+    Tensor dst = src.t().contiguous();
+    auto d = dst.accessor<int32_t, 2>();
+    EXPECT_EQ(d[0][1031], 1031 * 2051);
+    EXPECT_EQ(d[2050][1031], 1031 * 2051 + 2050);
+    EXPECT_EQ(d[2049][1027], 1027 * 2051 + 2049);
+    EXPECT_TRUE(dst.t().equal(src)) << threads << " threads";
+    Tensor shifted = zeros({2051 * 1032 + 1}, kFloat);
+    Tensor view = shifted.narrow(0, 1, 2051 * 1032).view({2051, 1032});  // 4-byte offset: not 32-byte aligned
+    Tensor srcf = src.to(kFloat);
+    view.copy_(srcf.t());
+    EXPECT_TRUE(view.t().equal(srcf));
+    EXPECT_EQ(shifted[0].item<float>(), 0.0f);
+  }
+  set_num_threads(before);
+}
+
 TEST(Tensor, FillZeroClone) {
   auto t = empty({3}, kInt);
   t.fill_(4);
