@@ -1,7 +1,7 @@
 #include <brasa/autograd/record.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/copy.h>
-#include <brasa/ops/cpu/vec_math.h>
+#include <brasa/ops/cpu/softmax_kernel.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
@@ -264,67 +264,11 @@ Tensor map_rows_along(const char* op, const Tensor& x, int64_t dim, ScalarType o
   return last ? out : contiguous(movedim(out, -1, d));
 }
 
-// Row-wise softmax in passes that each vectorize: max, exp, sum, scale.
-void softmax_rows_float(const float* in, float* out, int64_t K, int64_t R, bool log) {
-  for_each_row(K, R, [&](int64_t k) {
-    const float* r = in + k * R;
-    float* o = out + k * R;
-    // One vector pass finds the max and whether the row holds a NaN.
-    typedef float v8 __attribute__((vector_size(32)));
-    typedef int32_t v8i __attribute__((vector_size(32)));
-    v8 lanes = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
-    v8i nan_lanes = {};
-    int64_t i = 0;
-    for (; i + 8 <= R; i += 8) {
-      v8 x;
-      std::memcpy(&x, r + i, 32);
-      nan_lanes |= x != x;
-      lanes = lanes > x ? lanes : x;
-    }
-    float m = -INFINITY;
-    bool has_nan = false;
-    for (int j = 0; j < 8; ++j) m = std::max(m, lanes[j]), has_nan |= nan_lanes[j] != 0;
-    for (; i < R; ++i) m = std::max(m, r[i]), has_nan |= r[i] != r[i];
-    if (has_nan) {
-      for (int64_t t = 0; t < R; ++t) o[t] = NAN;
-      return;
-    }
-    if (m == -INFINITY) m = 0;  // all -inf: 0/0 gives NaN below, as in PyTorch
-    // While exp computes (and sums), prefetch the next row: the max pass of
-    // the next row then finds it in cache instead of stalling on memory.
-    const float* next = r + R;
-    const bool prefetch = k + 1 < K;
-    float sl[16] = {};
-    int64_t t = 0;
-    for (; t + 16 <= R; t += 16) {
-      if (prefetch) __builtin_prefetch(next + t);
-      for (int j = 0; j < 16; ++j) {
-        const float e = cpu::fast_exp_nonpositive(r[t + j] - m);
-        o[t + j] = e;
-        sl[j] += e;
-      }
-    }
-    float s = 0;
-    for (; t < R; ++t) {
-      o[t] = cpu::fast_exp_nonpositive(r[t] - m);
-      s += o[t];
-    }
-    for (int j = 0; j < 16; ++j) s += sl[j];
-    if (log) {
-      const float ls = m + std::log(s);
-      for (int64_t t = 0; t < R; ++t) o[t] = r[t] - ls;
-    } else {
-      const float inv = 1.0f / s;
-      for (int64_t t = 0; t < R; ++t) o[t] *= inv;
-    }
-  });
-}
-
 Tensor softmax_impl(const char* op, const Tensor& x, int64_t dim, std::optional<ScalarType> dtype, bool log) {
   ScalarType t = dtype.value_or(x.dtype());
   BRASA_CHECK(isFloatingType(t), op, ": expected a floating point tensor, got ", t);
   return map_rows_along(op, x, dim, t, [&](const Tensor& in, Tensor& out, int64_t K, int64_t R) {
-    if (t == kFloat) return softmax_rows_float(in.data_ptr<float>(), out.data_ptr<float>(), K, R, log);
+    if (t == kFloat) return cpu::softmax_rows_float(in.data_ptr<float>(), out.data_ptr<float>(), K, R, log);
     BRASA_DISPATCH_FLOATING_TYPES(t, op, [&] {
       using M = opmath_t<scalar_t>;
       const scalar_t* ip = in.data_ptr<scalar_t>();

@@ -117,6 +117,26 @@ TEST(Reduction, SoftmaxLogSoftmaxStable) {
   EXPECT_LT(((got.to(kDouble) - ref).abs() / ref.clamp_min(1e-30)).masked_select(ref > 1e-30).max().item<double>(), 1e-5);
   EXPECT_LT((rows.log_softmax(1).to(kDouble) - rows.to(kDouble).log_softmax(1)).abs().max().item<double>(), 1e-3);
   EXPECT_TRUE(full({2, 20}, -INFINITY).softmax(1).isnan().all().item<bool>());
+  // Long rows go in chunks of 512 (each on its own max, rescaled at the end):
+  // a chunk of only -inf, a NaN or a +inf in a later chunk, log_softmax too.
+  Tensor long_row = cat({full({600}, -INFINITY), randn({1400}) * 20.0});
+  Tensor long_ref = long_row.to(kDouble).softmax(0);
+  EXPECT_LT((long_row.softmax(0).to(kDouble) - long_ref).abs().max().item<double>(), 1e-6);
+  EXPECT_EQ(long_row.softmax(0).narrow(0, 0, 600).abs().sum().item<float>(), 0.0f);
+  Tensor long_log = long_row.log_softmax(0);
+  EXPECT_TRUE(long_log.narrow(0, 0, 600).eq(-INFINITY).all().item<bool>());
+  EXPECT_LT((long_log.narrow(0, 600, 1400).to(kDouble) - long_row.to(kDouble).log_softmax(0).narrow(0, 600, 1400))
+                .abs()
+                .max()
+                .item<double>(),
+            1e-4);
+  for (float bad : {NAN, INFINITY}) {
+    Tensor r = randn({3, 1500});
+    r.index_put_({1, 1300}, bad);
+    EXPECT_TRUE(r.softmax(1)[1].isnan().all().item<bool>()) << bad;
+    EXPECT_TRUE(r.log_softmax(1)[1].isnan().all().item<bool>()) << bad;
+    EXPECT_FALSE(r.softmax(1)[0].isnan().any().item<bool>()) << bad;
+  }
 }
 
 TEST(Reduction, CumsumCumprod) {

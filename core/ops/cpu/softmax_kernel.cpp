@@ -1,0 +1,123 @@
+#include <brasa/ops/cpu/softmax_kernel.h>
+#include <brasa/ops/cpu/vec_math.h>
+#include <brasa/util/parallel.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace brasa::cpu {
+namespace {
+
+// A row is taken in chunks that stay in L1: each chunk's max, then
+// exp(x - chunk max) and its sum, while the chunk is still in cache. The
+// chunks are put on the row's common max at the end (one exp per chunk), so
+// the input is read from memory once instead of once for the max and once
+// more for the exp.
+constexpr int64_t kMinChunk = 512, kMaxChunks = 64;
+
+int64_t chunk_length(int64_t R) {
+  const int64_t spread = (R + kMaxChunks - 1) / kMaxChunks;
+  return std::max(kMinChunk, (spread + 7) / 8 * 8);
+}
+
+// Max of x[0, n); sets `nan` when any value is NaN.
+float chunk_max(const float* x, int64_t n, bool& nan) {
+  float m = -INFINITY;
+  int64_t i = 0;
+#ifdef BRASA_VEC_EXP8
+  __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0, unordered = _mm256_setzero_ps();
+  for (; i + 16 <= n; i += 16) {
+    const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+    unordered = _mm256_or_ps(unordered, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+    m0 = _mm256_max_ps(m0, a);
+    m1 = _mm256_max_ps(m1, b);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_max_ps(m0, m1));
+  for (float v : lanes) m = std::max(m, v);
+  nan = nan || _mm256_movemask_ps(unordered) != 0;
+#endif
+  for (; i < n; ++i) {
+    m = std::max(m, x[i]);
+    nan = nan || x[i] != x[i];
+  }
+  return m;
+}
+
+// Writes exp(x - m) to `out` (when not null) for x[0, n) and returns the sum.
+float exp_shifted_sum(const float* x, float* out, int64_t n, float m) {
+  int64_t i = 0;
+  float s = 0;
+#ifdef BRASA_VEC_EXP8
+  const __m256 mv = _mm256_set1_ps(m);
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 e0 = exp_nonpositive_8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
+    const __m256 e1 = exp_nonpositive_8(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), mv));
+    if (out) _mm256_storeu_ps(out + i, e0), _mm256_storeu_ps(out + i + 8, e1);
+    s0 = _mm256_add_ps(s0, e0);
+    s1 = _mm256_add_ps(s1, e1);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_add_ps(s0, s1));
+  for (float v : lanes) s += v;
+#endif
+  for (; i < n; ++i) {
+    const float e = fast_exp_nonpositive(x[i] - m);
+    if (out) out[i] = e;
+    s += e;
+  }
+  return s;
+}
+
+void softmax_row(const float* x, float* o, int64_t R, bool log) {
+  const int64_t C = chunk_length(R), chunks = (R + C - 1) / C;
+  float cmax[kMaxChunks], csum[kMaxChunks];
+  bool nan = false;
+  float M = -INFINITY;
+  for (int64_t c = 0; c < chunks && !nan; ++c) {
+    const int64_t b = c * C, n = std::min(C, R - b);
+    cmax[c] = chunk_max(x + b, n, nan);
+    M = std::max(M, cmax[c]);
+    if (cmax[c] == -INFINITY) {  // x - max would be NaN; the chunk contributes 0
+      csum[c] = 0;
+      if (!log) std::fill(o + b, o + b + n, 0.0f);
+    } else {
+      csum[c] = exp_shifted_sum(x + b, log ? nullptr : o + b, n, cmax[c]);
+    }
+  }
+  if (nan || M == -INFINITY) {  // NaN anywhere, or all -inf (0/0): NaN, as in PyTorch
+    std::fill(o, o + R, NAN);
+    return;
+  }
+  float factor[kMaxChunks];
+  double S = 0;
+  for (int64_t c = 0; c < chunks; ++c) {
+    // 1 for the chunk holding the max (no exp for short rows); a +inf max
+    // gives exp(inf - inf) = NaN elsewhere and 0 / 0 there: all NaN.
+    factor[c] = cmax[c] == M ? 1.0f : cmax[c] == -INFINITY ? 0.0f : std::exp(cmax[c] - M);
+    S += double(csum[c]) * factor[c];
+  }
+  if (log) {
+    const float lse = M + static_cast<float>(std::log(S));
+    for (int64_t i = 0; i < R; ++i) o[i] = x[i] - lse;
+    return;
+  }
+  const float inv = static_cast<float>(1.0 / S);
+  for (int64_t c = 0; c < chunks; ++c) {
+    const float f = factor[c] * inv;
+    float* p = o + c * C;
+    const int64_t n = std::min(C, R - c * C);
+    for (int64_t i = 0; i < n; ++i) p[i] *= f;
+  }
+}
+
+}  // namespace
+
+void softmax_rows_float(const float* in, float* out, int64_t K, int64_t R, bool log) {
+  parallel_for(0, K, std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)), [=](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) softmax_row(in + k * R, out + k * R, R, log);
+  });
+}
+
+}  // namespace brasa::cpu
