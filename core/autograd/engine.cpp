@@ -17,6 +17,7 @@ std::atomic<bool> anomaly_enabled{false};
 
 struct GraphTask {
   std::vector<std::function<void()>> callbacks;
+  bool accumulates_in_place = false;
 };
 thread_local GraphTask* current_task = nullptr;
 
@@ -78,6 +79,7 @@ Engine& Engine::get_default_engine() {
 }
 
 bool Engine::is_running_backward() { return current_task != nullptr; }
+bool Engine::accumulates_in_place() { return current_task && current_task->accumulates_in_place; }
 
 void Engine::queue_callback(std::function<void()> fn) {
   BRASA_CHECK(current_task, "queue_callback: final callbacks can only be installed during the backward pass.");
@@ -132,6 +134,7 @@ variable_list Engine::execute(const std::vector<Edge>& roots, const variable_lis
   }
 
   GraphTask task;
+  task.accumulates_in_place = accumulate_grad && !restricted && !create_graph && !AnomalyMode::is_enabled();
   GraphTask* outer = current_task;
   current_task = &task;
   struct Restore {

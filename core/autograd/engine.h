@@ -23,6 +23,10 @@ class Engine {
   void queue_callback(std::function<void()> fn);
   // True while a backward pass runs on this thread.
   static bool is_running_backward();
+  // True while the backward on this thread adds into leaves' .grad with grad
+  // mode off, over the whole graph, outside anomaly mode: a node may then add
+  // its gradient into a leaf's .grad itself (see fusable_leaf_grad).
+  static bool accumulates_in_place();
 };
 
 void backward(const variable_list& tensors, const variable_list& grad_tensors = {},

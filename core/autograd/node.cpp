@@ -1,3 +1,4 @@
+#include <brasa/autograd/engine.h>
 #include <brasa/autograd/grad_mode.h>
 #include <brasa/autograd/node.h>
 #include <brasa/autograd/variable.h>
@@ -61,6 +62,13 @@ void Node::run_tensor_hooks(variable_list& grads) {
     if (nr < grads.size() && grads[nr].defined()) fn(grads[nr]);
 }
 
+bool Node::has_hooks() const {
+  if (!retains_grad_hooks_.empty()) return true;
+  for (const auto& [nr, list] : tensor_hooks_)
+    if (!list->hooks.empty()) return true;
+  return false;
+}
+
 // ---- AccumulateGrad ----
 AccumulateGrad::AccumulateGrad(Tensor variable)
     : Node(std::numeric_limits<uint64_t>::max()), variable_(std::move(variable)) {
@@ -90,6 +98,33 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   }
   for (auto& hook : meta.post_accumulate_hooks) hook(variable_);
   return {};
+}
+
+Tensor* AccumulateGrad::grad_for_in_place_add(ScalarType dtype, IntArrayRef shape) {
+  if (has_hooks()) return nullptr;
+  AutogradMeta& meta = materialize_meta(variable_);
+  Tensor& acc = meta.grad;
+  if (!meta.post_accumulate_hooks.empty() || !acc.defined() || acc.requires_grad() || acc.dtype() != dtype ||
+      !(acc.sizes() == shape) || !acc.is_contiguous())
+    return nullptr;
+  return &acc;
+}
+
+Tensor* fusable_leaf_grad(const Node& node, size_t i, ScalarType dtype, bool& transposed) {
+  if (!Engine::accumulates_in_place() || !node.should_compute_output(i)) return nullptr;
+  Node* next = node.next_edge(i).function.get();
+  transposed = false;
+  if (next->name() == "TBackward0" && next->num_outputs() == 1 && next->should_compute_output(0) &&
+      !next->has_hooks()) {
+    transposed = true;
+    next = next->next_edge(0).function.get();
+  }
+  auto* acc = dynamic_cast<AccumulateGrad*>(next);
+  if (!acc) return nullptr;
+  const DimVector& shape = node.next_edge(i).function->input_metadata(node.next_edge(i).input_nr).shape;
+  DimVector leaf_shape = shape;
+  if (transposed) std::swap(leaf_shape[0], leaf_shape[1]);
+  return acc->grad_for_in_place_add(dtype, leaf_shape);
 }
 
 // ---- GraphRoot ----

@@ -74,6 +74,8 @@ class Node : public std::enable_shared_from_this<Node> {
   void set_retains_grad_hook(unsigned output_nr, std::function<void(const Tensor&)> fn);
   // Applies the hooks to the incoming gradients (engine use).
   void run_tensor_hooks(variable_list& grads);
+  // True when any tensor or retain_grad hook would see this node's gradients.
+  bool has_hooks() const;
 
   // Anomaly mode: a description of the forward call that created the node.
   const std::string& forward_trace() const { return forward_trace_; }
@@ -95,6 +97,10 @@ class AccumulateGrad : public Node {
   variable_list apply(variable_list&& grads) override;
   std::string name() const override { return "torch::autograd::AccumulateGrad"; }
   const Tensor& variable() const { return variable_; }
+  // The leaf's .grad when a gradient of `dtype` and `shape` may be added into
+  // it in place instead of being passed here: defined, contiguous, and no
+  // hook would miss the addition. Null otherwise.
+  Tensor* grad_for_in_place_add(ScalarType dtype, IntArrayRef shape);
 
  private:
   Tensor variable_;
@@ -110,6 +116,16 @@ class GraphRoot : public Node {
  private:
   variable_list grads_;
 };
+
+// For a backward that can add its gradient for output `i` straight into a
+// leaf's existing .grad (a GEMM with beta = 1 instead of a product and then
+// an add): the .grad, when the gradient would reach the leaf's accumulator
+// directly or through one 2-D transpose (w.t() in a linear layer), the
+// running backward accumulates into leaves (no create_graph, no inputs=, no
+// anomaly mode) and nothing watches in between. `transposed` tells whether
+// the .grad receives the transpose of the gradient. The caller then returns
+// an undefined gradient for output i. Null when any of that does not hold.
+Tensor* fusable_leaf_grad(const Node& node, size_t i, ScalarType dtype, bool& transposed);
 
 // "Reduce" a gradient to `shape` by summing over broadcast dimensions.
 Tensor sum_to(const Tensor& grad, IntArrayRef shape);

@@ -74,6 +74,11 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
 // ---- FormulaNode ----
 variable_list FormulaNode::apply(variable_list&& grads) {
   BRASA_CHECK(formula, name(), ": backward formula missing");
+  // No gradient at all (e.g. one already added into a leaf's .grad by the
+  // node before): nothing flows on, as in PyTorch.
+  bool any = false;
+  for (const auto& g : grads) any = any || g.defined();
+  if (!any && !grads.empty()) return variable_list(num_outputs());
   for (size_t i = 0; i < grads.size(); ++i) {
     if (grads[i].defined()) continue;
     const InputMetadata& m = input_metadata(i);

@@ -139,6 +139,26 @@ Tensor mm_mat2_grad(const Tensor& g, const Tensor& m1, const Tensor& m2) {
   return mm(m1.t(), g);
 }
 
+// When the gradient of node input i (m1 when wrt_m1, else m2, of a = m1 @ m2,
+// with g = da) would
+// only be added into a leaf's existing .grad (a weight after zero_grad
+// without set_to_none, or over accumulation steps), adds it there with one
+// GEMM (beta = 1) and returns true; the caller then passes on no gradient.
+// Saves the product's zero fill, a buffer, and the add's pass over it.
+bool add_mm_grad_into_leaf(FormulaNode& n, size_t i, bool wrt_m1, const Tensor& g, const Tensor& m1,
+                           const Tensor& m2) {
+  bool transposed = false;
+  if (g.dtype() != kFloat && g.dtype() != kDouble) return false;
+  Tensor* acc = autograd::fusable_leaf_grad(n, i, g.dtype(), transposed);
+  if (!acc || acc->is_alias_of(g) || acc->is_alias_of(m1) || acc->is_alias_of(m2)) return false;
+  if (wrt_m1)  // dm1 = g m2^T, its transpose m2 g^T
+    transposed ? gemm(m2, g.t(), *acc, 1, 1) : gemm(g, m2.t(), *acc, 1, 1);
+  else  // dm2 = m1^T g, its transpose g^T m1
+    transposed ? gemm(g.t(), m1, *acc, 1, 1) : gemm(m1.t(), g, *acc, 1, 1);
+  acc->bump_version();
+  return true;
+}
+
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
@@ -148,8 +168,9 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   gemm(a, b, c, 1, 0);
   if (r) r.save(a, b).finish(c, [](FormulaNode& n, const variable_list& g) {
     variable_list d(2);
-    if (n.needs(0)) d[0] = mm_mat1_grad(g[0], n.saved(0), n.saved(1));
-    if (n.needs(1)) d[1] = mm_mat2_grad(g[0], n.saved(0), n.saved(1));
+    const Tensor m1 = n.saved(0), m2 = n.saved(1);
+    if (n.needs(0) && !add_mm_grad_into_leaf(n, 0, true, g[0], m1, m2)) d[0] = mm_mat1_grad(g[0], m1, m2);
+    if (n.needs(1) && !add_mm_grad_into_leaf(n, 1, false, g[0], m1, m2)) d[1] = mm_mat2_grad(g[0], m1, m2);
     return d;
   });
   return c;
@@ -270,8 +291,9 @@ Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scala
     r.save(m1, m2).finish(c, [be, al](FormulaNode& n, const variable_list& g) {
       variable_list d(3);
       if (n.needs(0)) d[0] = be == 1.0 ? g[0] : g[0] * be;  // the engine sums it to self's shape
-      if (n.needs(1)) d[1] = mm_mat1_grad(al == 1.0 ? g[0] : g[0] * al, n.saved(0), n.saved(1));
-      if (n.needs(2)) d[2] = mm_mat2_grad(al == 1.0 ? g[0] : g[0] * al, n.saved(0), n.saved(1));
+      const Tensor ga = al == 1.0 ? g[0] : g[0] * al, m1 = n.saved(0), m2 = n.saved(1);
+      if (n.needs(1) && !add_mm_grad_into_leaf(n, 1, true, ga, m1, m2)) d[1] = mm_mat1_grad(ga, m1, m2);
+      if (n.needs(2) && !add_mm_grad_into_leaf(n, 2, false, ga, m1, m2)) d[2] = mm_mat2_grad(ga, m1, m2);
       return d;
     });
   }

@@ -107,7 +107,7 @@ Tensor viewed(const BackwardName& name, const Tensor& in, Tensor out, autograd::
 DimVector dims_of(IntArrayRef s) { return DimVector(s.begin(), s.end()); }
 
 const BackwardName kViewBackward("ViewBackward0"), kPermuteBackward("PermuteBackward0"),
-    kTransposeBackward("TransposeBackward0"), kSqueezeBackward("SqueezeBackward0"),
+    kTransposeBackward("TransposeBackward0"), kTBackward("TBackward0"), kSqueezeBackward("SqueezeBackward0"),
     kUnsqueezeBackward("UnsqueezeBackward0"), kExpandBackward("ExpandBackward0"), kSliceBackward("SliceBackward0"),
     kSelectBackward("SelectBackward0"), kUnfoldBackward("UnfoldBackward0"), kDiagonalBackward("DiagonalBackward0"),
     kCatBackward("CatBackward0"), kFlipBackward("FlipBackward0"), kRepeatBackward("RepeatBackward0"),
@@ -202,7 +202,11 @@ Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
 
 Tensor t(const Tensor& x) {
   BRASA_CHECK(x.dim() <= 2, "t: expects a tensor with <= 2 dimensions, but self is ", x.dim(), "D");
-  return x.dim() < 2 ? x : transpose(x, 0, 1);
+  if (x.dim() < 2) return x;
+  // Its own node, as in PyTorch: always a 2-D transpose, which lets a matrix
+  // product's backward see through it (autograd::fusable_leaf_grad).
+  return recorded(kTBackward, x, make_view(x, {x.size(1), x.size(0)}, {x.stride(1), x.stride(0)}, x.storage_offset()),
+                  [](const Tensor& g) { return t(g); });
 }
 
 Tensor squeeze(const Tensor& t) {

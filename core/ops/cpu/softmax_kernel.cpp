@@ -115,9 +115,10 @@ void softmax_row(const float* x, float* o, int64_t R, bool log) {
 }  // namespace
 
 void softmax_rows_float(const float* in, float* out, int64_t K, int64_t R, bool log) {
-  parallel_for(0, K, std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)), [=](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k) softmax_row(in + k * R, out + k * R, R, log);
-  });
+  parallel_for(0, K, std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)),
+               [=](int64_t b, int64_t e) {
+                 for (int64_t k = b; k < e; ++k) softmax_row(in + k * R, out + k * R, R, log);
+               });
 }
 
 }  // namespace brasa::cpu
