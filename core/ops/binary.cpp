@@ -123,7 +123,12 @@ void run_arith(Op op, Elementwise& e, ScalarType t, const Scalar& alpha) {
       auto& z = zero_div;
       switch (op) {
         case Op::Add: e.run<T, T, T>([al](T a, T b) { return static_cast<T>(a + al * b); }); break;
-        case Op::Mul: e.run<T, T, T>([](T a, T b) { return static_cast<T>(a * b); }); break;
+        case Op::Mul:
+          e.run<T, T, T>([](T a, T b) {
+            if constexpr (std::is_same_v<T, bool>) return static_cast<T>(a && b);  // no bool arithmetic warning
+            else return static_cast<T>(a * b);
+          });
+          break;
         case Op::DivTrunc:
         case Op::DivFloor: {
           bool floor = op == Op::DivFloor;
