@@ -13,6 +13,13 @@
 namespace brasa {
 namespace {
 
+// a * b for integral types; for bool a logical and (bool arithmetic warns).
+template <class T>
+T integral_product(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) return a && b;
+  else return static_cast<T>(a * b);
+}
+
 using detail::Elementwise;
 
 enum class Op { Add, Mul, Div, DivTrunc, DivFloor, Pow, Atan2, Fmod, Remainder, Minimum, Maximum };
@@ -124,10 +131,7 @@ void run_arith(Op op, Elementwise& e, ScalarType t, const Scalar& alpha) {
       switch (op) {
         case Op::Add: e.run<T, T, T>([al](T a, T b) { return static_cast<T>(a + al * b); }); break;
         case Op::Mul:
-          e.run<T, T, T>([](T a, T b) {
-            if constexpr (std::is_same_v<T, bool>) return static_cast<T>(a && b);  // no bool arithmetic warning
-            else return static_cast<T>(a * b);
-          });
+          e.run<T, T, T>([](T a, T b) { return integral_product(a, b); });
           break;
         case Op::DivTrunc:
         case Op::DivFloor: {
