@@ -140,11 +140,10 @@ Tensor mm_mat2_grad(const Tensor& g, const Tensor& m1, const Tensor& m2) {
 }
 
 // When the gradient of node input i (m1 when wrt_m1, else m2, of a = m1 @ m2,
-// with g = da) would
-// only be added into a leaf's existing .grad (a weight after zero_grad
-// without set_to_none, or over accumulation steps), adds it there with one
-// GEMM (beta = 1) and returns true; the caller then passes on no gradient.
-// Saves the product's zero fill, a buffer, and the add's pass over it.
+// with g = da) would only be added into a leaf's existing .grad (a weight
+// after zero_grad without set_to_none, or over accumulation steps), adds it
+// there with one GEMM (beta = 1) and returns true; the caller then passes on
+// no gradient. Saves the product's zero fill, a buffer, and the add's pass.
 bool add_mm_grad_into_leaf(FormulaNode& n, size_t i, bool wrt_m1, const Tensor& g, const Tensor& m1,
                            const Tensor& m2) {
   bool transposed = false;
