@@ -9,6 +9,7 @@
 #include <brasa/util/parallel.h>
 #include <cblas.h>
 
+#include <cstring>
 #include <map>
 
 namespace brasa {
@@ -33,6 +34,13 @@ template <class T>
 void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
                int64_t ldb, T beta, T* C, int64_t ldc) {
   auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  if (beta == T(0)) {
+    // OpenBLAS clears C for beta = 0 in a pass of its own that runs at about
+    // half memset's speed (~10% of a K = 128 product); clear it here and let
+    // the kernel accumulate. Same result: beta = 0 never reads C.
+    for (int64_t i = 0; i < M; ++i) std::memset(C + i * ldc, 0, N * sizeof(T));
+    beta = T(1);
+  }
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemm(CblasRowMajor, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   else
