@@ -55,8 +55,14 @@ int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2};
   int rounds = 3;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
-    else threads = {std::atoi(argv[i])};
+    if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+      rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (std::atoi(argv[i]) > 0) {
+      threads = {std::atoi(argv[i])};
+    } else {
+      std::fprintf(stderr, "usage: %s [THREADS] [--rounds R]  (default: 1 and 2 threads, 3 rounds)\n", argv[0]);
+      return std::strcmp(argv[i], "--help") == 0 ? 0 : 2;
+    }
   }
   char self[4096] = {};
   if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) return 1;
