@@ -93,8 +93,9 @@ void softmax_row(const float* x, float* o, int64_t R, bool log) {
   float factor[kMaxChunks];
   double S = 0;
   for (int64_t c = 0; c < chunks; ++c) {
-    // 1 for the chunk holding the max (no exp for short rows); a +inf max
-    // gives exp(inf - inf) = NaN elsewhere and 0 / 0 there: all NaN.
+    // 1 for the chunk holding the max (no exp for short rows). With a +inf
+    // max every exp was masked to 0, so S = 0 and the row comes out NaN
+    // (0 * inf, inf - inf), as in PyTorch.
     factor[c] = cmax[c] == M ? 1.0f : cmax[c] == -INFINITY ? 0.0f : std::exp(cmax[c] - M);
     S += double(csum[c]) * factor[c];
   }
