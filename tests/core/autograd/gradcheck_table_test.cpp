@@ -139,7 +139,9 @@ std::vector<OpCase> make_table() {
   entry("reshape non-contiguous", in1(nc34), [](const variable_list& v) { return one(v[0].reshape({12})); });
   entry("permute", [] { return variable_list{R({2, 3, 4})}; },
       [](const variable_list& v) { return one(v[0].permute({2, 0, 1})); });
-  entry("transpose", in1(r34), [](const variable_list& v) { return one(v[0].t() * 2); });
+  entry("t", in1(r34), [](const variable_list& v) { return one(v[0].t() * 2); });
+  entry("transpose", [] { return variable_list{R({2, 3, 4})}; },
+      [](const variable_list& v) { return one(v[0].transpose(0, 2) * 2); });
   entry("squeeze/unsqueeze", [] { return variable_list{R({3, 1, 4})}; },
       [](const variable_list& v) { return one(v[0].squeeze(1).unsqueeze(0)); });
   entry("squeeze all", [] { return variable_list{R({3, 1, 4})}; },
