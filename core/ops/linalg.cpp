@@ -307,6 +307,26 @@ Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scala
   return c;
 }
 
+Tensor& detail::addmm_inplace(Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta,
+                              const Scalar& alpha) {
+  check_mm("addmm_", m1, m2);
+  BRASA_CHECK(self.dim() == 2 && self.size(0) == m1.size(0) && self.size(1) == m2.size(1), "addmm_: self of shape ",
+              self.sizes(), " does not match the product's shape [", m1.size(0), ", ", m2.size(1), "]");
+  BRASA_CHECK(self.dtype() == m1.dtype(), "addmm_: expected self and mat1 to have the same dtype, but got: ",
+              self.dtype(), " != ", m1.dtype());
+  return autograd::inplace(
+      "addmm_", self,
+      [&] {
+        if (self.is_contiguous() && !self.is_alias_of(m1) && !self.is_alias_of(m2)) {
+          gemm(m1, m2, self, alpha, beta);
+        } else {
+          detail::copy_kernel(self, addmm(self, m1, m2, beta, alpha));
+        }
+        self.bump_version();
+      },
+      [&](const Tensor& old) { return addmm(old, m1, m2, beta, alpha); }, m1, m2);
+}
+
 Tensor addmv(const Tensor& self, const Tensor& m, const Tensor& v, const Scalar& beta, const Scalar& alpha) {
   return addmm(self.dim() == 1 ? self.unsqueeze(1) : self, m, v.unsqueeze(1), beta, alpha).squeeze(1);
 }

@@ -24,4 +24,10 @@ Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Sca
 Tensor einsum(const std::string& equation, TensorList operands);
 Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayRef dims_b);
 
+namespace detail {
+// self.addmm_(m1, m2): without autograd, a contiguous self that shares no
+// storage with m1/m2 is the GEMM's output (beta scales it in place).
+Tensor& addmm_inplace(Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha);
+}  // namespace detail
+
 }  // namespace brasa

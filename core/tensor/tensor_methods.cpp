@@ -383,7 +383,7 @@ Tensor Tensor::addmm(const Tensor& a, const Tensor& b, const Scalar& be, const S
   return brasa::addmm(*this, a, b, be, al);
 }
 Tensor& Tensor::addmm_(const Tensor& a, const Tensor& b, const Scalar& be, const Scalar& al) {
-  return copy_(brasa::addmm(*this, a, b, be, al));
+  return detail::addmm_inplace(*this, a, b, be, al);
 }
 Tensor Tensor::addbmm(const Tensor& a, const Tensor& b, const Scalar& be, const Scalar& al) const {
   return brasa::addbmm(*this, a, b, be, al);

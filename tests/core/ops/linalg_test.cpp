@@ -58,6 +58,64 @@ TEST(Linalg, AddmmFamilyDotOuterMv) {
   EXPECT_VALUES(x, {2, 4, 6, 8});
 }
 
+TEST(Linalg, AddmmInPlaceWritesIntoSelf) {
+  manual_seed(3);
+  auto a = randn({6, 5}), b = randn({5, 4});
+  auto x = randn({6, 4});
+  auto expected = addmm(x, a, b, 0.5, 2);
+  const float* before = x.data_ptr<float>();
+  auto v = x._version();
+  x.addmm_(a, b, 0.5, 2);
+  EXPECT_EQ(x.data_ptr<float>(), before);
+  EXPECT_EQ(x._version(), v + 1);
+  EXPECT_TRUE(x.allclose(expected, 1e-5, 1e-6));
+  // Transposed operands (a^T b), as in a weight gradient.
+  auto g = randn({5, 6});
+  x.addmm_(g.t(), b);
+  EXPECT_TRUE(x.allclose(expected + g.t().mm(b), 1e-5, 1e-5));
+  // beta = 0 ignores self, NaN included.
+  auto n = full({6, 4}, NAN);
+  n.addmm_(a, b, 0, 1);
+  EXPECT_TRUE(n.allclose(a.mm(b), 1e-5, 1e-6));
+  // A non-contiguous self is written through to its base.
+  auto base = zeros({4, 6});
+  auto view = base.t();
+  view.addmm_(a, b);
+  EXPECT_TRUE(base.allclose(a.mm(b).t(), 1e-5, 1e-6));
+  // self as an operand: x + x @ I.
+  auto s = tensor({{1.0, 2.0}, {3.0, 4.0}});
+  s.addmm_(s, eye(2));
+  EXPECT_VALUES(s, {2, 4, 6, 8});
+  // Integers take the loop path.
+  auto i = ones({2, 2}, kLong);
+  i.addmm_(tensor({{1, 2}, {3, 4}}, kLong), tensor({{1, 0}, {0, 1}}, kLong), 2, 1);
+  EXPECT_VALUES(i, {3, 4, 5, 6});
+}
+
+TEST(Linalg, AddmmInPlaceUnderAutograd) {
+  auto a = tensor({{1.0, 2.0}, {3.0, 4.0}}).requires_grad_(true);
+  auto b = tensor({{1.0, -1.0}, {0.5, 2.0}});
+  auto y = zeros({2, 2});
+  y.addmm_(a, b, 1, 3);
+  EXPECT_EQ(y.grad_fn()->name(), "AddmmBackward0");
+  y.sum().backward();
+  // d(sum(3 a b))/da = 3 * ones @ b^T
+  EXPECT_VALUES(a.grad(), {0, 7.5, 0, 7.5});
+  auto leaf = zeros({2, 2}).requires_grad_(true);
+  EXPECT_ERROR("leaf Variable that requires grad", leaf.addmm_(a, b));
+  NoGradGuard ng;
+  leaf.addmm_(a, b);  // an optimizer-style update is allowed
+  EXPECT_VALUES(leaf, {2, 3, 5, 5});
+}
+
+TEST(Linalg, AddmmInPlaceErrors) {
+  auto x = zeros({2, 2});
+  EXPECT_ERROR("addmm_: self of shape [2, 2] does not match the product's shape [2, 3]", x.addmm_(ones({2, 3}), ones({3, 3})));
+  EXPECT_ERROR("addmm_: shapes [2, 3] and [2, 2] cannot be multiplied", x.addmm_(ones({2, 3}), ones({2, 2})));
+  EXPECT_ERROR("addmm_: expected self and mat1 to have the same dtype", x.addmm_(ones({2, 2}, kDouble), ones({2, 2}, kDouble)));
+  EXPECT_ERROR("addmm_: self of shape [2]", zeros({2}).addmm_(ones({2, 2}), ones({2, 2})));
+}
+
 TEST(Linalg, Einsum) {
   auto a = arange(6, kFloat).view({2, 3}), b = arange(12, kFloat).view({3, 4});
   EXPECT_TRUE(einsum("ij,jk->ik", {a, b}).equal(a.mm(b)));
