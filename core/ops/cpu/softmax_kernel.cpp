@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 namespace brasa::cpu {
 namespace {
@@ -70,8 +72,27 @@ float exp_shifted_sum(const float* x, float* out, int64_t n, float m) {
   return s;
 }
 
-void softmax_row(const float* x, float* o, int64_t R, bool log) {
+// Scales the chunks of `e` by their factors into `o`. With `stream`, `o`
+// is written with streaming stores (32-byte aligned, R a multiple of 8).
+void scale_chunks(const float* e, float* o, int64_t R, int64_t C, int64_t chunks, const float* f, bool stream) {
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t b = c * C, n = std::min(C, R - b);
+#ifdef BRASA_VEC_EXP8
+    if (stream) {
+      const __m256 fv = _mm256_set1_ps(f[c]);
+      for (int64_t i = b; i < b + n; i += 8) _mm256_stream_ps(o + i, _mm256_mul_ps(_mm256_loadu_ps(e + i), fv));
+      continue;
+    }
+#endif
+    for (int64_t i = b; i < b + n; ++i) o[i] = e[i] * f[c];
+  }
+}
+
+// With `stream`, `o` is written once, with streaming stores; softmax's exps
+// wait for the row's sum in `scratch` (R floats) instead of in `o`.
+void softmax_row(const float* x, float* o, int64_t R, bool log, bool stream, float* scratch) {
   const int64_t C = chunk_length(R), chunks = (R + C - 1) / C;
+  float* e = stream && !log ? scratch : o;
   float cmax[kMaxChunks], csum[kMaxChunks];
   bool nan = false;
   float M = -INFINITY;
@@ -81,9 +102,9 @@ void softmax_row(const float* x, float* o, int64_t R, bool log) {
     M = std::max(M, cmax[c]);
     if (cmax[c] == -INFINITY) {  // x - max would be NaN; the chunk contributes 0
       csum[c] = 0;
-      if (!log) std::fill(o + b, o + b + n, 0.0f);
+      if (!log) std::fill(e + b, e + b + n, 0.0f);
     } else {
-      csum[c] = exp_shifted_sum(x + b, log ? nullptr : o + b, n, cmax[c]);
+      csum[c] = exp_shifted_sum(x + b, log ? nullptr : e + b, n, cmax[c]);
     }
   }
   if (nan || M == -INFINITY) {  // NaN anywhere, or all -inf (0/0): NaN, as in PyTorch
@@ -101,25 +122,38 @@ void softmax_row(const float* x, float* o, int64_t R, bool log) {
   }
   if (log) {
     const float lse = M + static_cast<float>(std::log(S));
-    for (int64_t i = 0; i < R; ++i) o[i] = x[i] - lse;
+    int64_t i = 0;
+#ifdef BRASA_VEC_EXP8
+    if (stream)
+      for (const __m256 l = _mm256_set1_ps(lse); i < R; i += 8) _mm256_stream_ps(o + i, _mm256_sub_ps(_mm256_loadu_ps(x + i), l));
+#endif
+    for (; i < R; ++i) o[i] = x[i] - lse;
     return;
   }
   const float inv = static_cast<float>(1.0 / S);
-  for (int64_t c = 0; c < chunks; ++c) {
-    const float f = factor[c] * inv;
-    float* p = o + c * C;
-    const int64_t n = std::min(C, R - c * C);
-    for (int64_t i = 0; i < n; ++i) p[i] *= f;
-  }
+  for (int64_t c = 0; c < chunks; ++c) factor[c] *= inv;
+  scale_chunks(e, o, R, C, chunks, factor, stream);
 }
 
 }  // namespace
 
 void softmax_rows_float(const float* in, float* out, int64_t K, int64_t R, bool log) {
-  parallel_for(0, K, std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)),
-               [=](int64_t b, int64_t e) {
-                 for (int64_t k = b; k < e; ++k) softmax_row(in + k * R, out + k * R, R, log);
-               });
+  // An output larger than the caches is streamed: its rows are not read in
+  // before they are written (a third less memory traffic). Softmax rows of
+  // up to 64K values wait in a per-thread scratch row that stays in L1/L2.
+  constexpr int64_t kStreamBytes = int64_t(8) << 20, kMaxScratch = int64_t(1) << 16;
+  bool stream = false;
+#ifdef BRASA_VEC_EXP8
+  stream = K * R * 4 >= kStreamBytes && R <= kMaxScratch && R % 8 == 0 &&
+           reinterpret_cast<uintptr_t>(out) % 32 == 0;
+#endif
+  parallel_for(0, K, std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)), [=](int64_t b, int64_t e) {
+    std::vector<float> scratch(stream && !log ? R : 0);
+    for (int64_t k = b; k < e; ++k) softmax_row(in + k * R, out + k * R, R, log, stream, scratch.data());
+#ifdef BRASA_VEC_EXP8
+    if (stream) _mm_sfence();  // streaming stores are weakly ordered: publish them before the pool's join
+#endif
+  });
 }
 
 }  // namespace brasa::cpu

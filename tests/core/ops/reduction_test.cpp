@@ -139,6 +139,53 @@ TEST(Reduction, SoftmaxLogSoftmaxStable) {
   }
 }
 
+
+// The rows of a 2-D tensor except `skip`.
+static Tensor rows_without(const Tensor& t, std::vector<int64_t> skip) {
+  std::vector<int64_t> keep;
+  for (int64_t r = 0; r < t.size(0); ++r)
+    if (std::find(skip.begin(), skip.end(), r) == skip.end()) keep.push_back(r);
+  return t.index_select(0, tensor(keep, kLong));
+}
+
+// An output of 8 MiB or more is written with streaming stores from a scratch
+// row (log_softmax: directly): the same values, the special rows included,
+// on 1 and 2 threads.
+TEST(Reduction, LargeSoftmaxStreamsItsOutput) {
+  const int saved_threads = get_num_threads();
+  manual_seed(11);
+  Tensor x = randn({520, 4096}) * 8.0;  // 8.1 MiB of output
+  x.index_put_({3, 2000}, NAN);
+  x.index_put_({5, indexing::Slice(0, 600)}, -INFINITY);  // a whole chunk of -inf
+  x.index_put_({7}, -INFINITY);
+  x.index_put_({9, 4000}, INFINITY);
+  Tensor ref = x.to(kDouble).softmax(1);
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    Tensor got = x.softmax(1);
+    Tensor finite_rows = rows_without(got, {3, 7, 9}), finite_ref = rows_without(ref, {3, 7, 9});
+    EXPECT_LT((finite_rows.to(kDouble) - finite_ref).abs().max().item<double>(), 1e-6) << threads;
+    EXPECT_LT((finite_rows.to(kDouble).sum(1) - 1).abs().max().item<double>(), 1e-5) << threads;
+    EXPECT_EQ(got[5].narrow(0, 0, 600).abs().sum().item<float>(), 0.0f);
+    EXPECT_TRUE(got[3].isnan().all().item<bool>());
+    EXPECT_TRUE(got[7].isnan().all().item<bool>());
+    EXPECT_TRUE(got[9].isnan().all().item<bool>());  // +inf: inf - inf, as in PyTorch
+    Tensor log_got = x.log_softmax(1);
+    Tensor log_ref = rows_without(x.to(kDouble).log_softmax(1), {3, 5, 7, 9});
+    EXPECT_LT((rows_without(log_got, {3, 5, 7, 9}).to(kDouble) - log_ref).abs().max().item<double>(), 1e-4);
+    EXPECT_TRUE(log_got[5].narrow(0, 0, 600).eq(-INFINITY).all().item<bool>());
+    EXPECT_TRUE(log_got[3].isnan().all().item<bool>());
+    // A row length off the 8-lane blocks keeps the cached path.
+    Tensor odd = x.narrow(1, 0, 4093).contiguous();
+    Tensor odd_ref = odd.to(kDouble).softmax(1);
+    EXPECT_LT((rows_without(odd.softmax(1), {3, 7, 9}).to(kDouble) - rows_without(odd_ref, {3, 7, 9}))
+                  .abs()
+                  .max()
+                  .item<double>(),
+              1e-6);
+  }
+  set_num_threads(saved_threads);
+}
 TEST(Reduction, CumsumCumprod) {
   auto t = tensor({{1, 2, 3}, {4, 5, 6}});
   EXPECT_VALUES(t.cumsum(1), {1, 3, 6, 4, 9, 15});
