@@ -342,6 +342,56 @@ Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Sca
   return beta.toDouble() == 0.0 ? r : add(mul(self, beta), r);
 }
 
+Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha) {
+  BRASA_CHECK(vec1.dim() == 1 && vec2.dim() == 1, "addr: expected 1-D vectors, got ", vec1.dim(), "-D and ",
+              vec2.dim(), "-D");
+  BRASA_CHECK(vec1.dtype() == vec2.dtype(), "addr: expected vec1 and vec2 to have the same dtype, but got: ",
+              vec1.dtype(), " != ", vec2.dtype());
+  const std::vector<int64_t> shape = {vec1.size(0), vec2.size(0)};
+  BRASA_CHECK(self.dim() <= 2 && (self.dim() < 1 || self.size(-1) == 1 || self.size(-1) == shape[1]) &&
+                  (self.dim() < 2 || self.size(0) == 1 || self.size(0) == shape[0]),
+              "addr: self of shape ", self.sizes(), " cannot be broadcast to the outer product's shape ",
+              IntArrayRef(shape));
+  Tensor r = mul(outer(vec1, vec2), alpha);
+  return beta.toDouble() == 0.0 ? r : add(mul(self, beta), r);
+}
+
+namespace {
+// Writes `compute(self)` into self (recorded as an in-place op under autograd).
+template <class Compute>
+Tensor& assign_result(const char* op, Tensor& self, Compute&& compute, const Tensor& a, const Tensor& b) {
+  auto checked = [&](const Tensor& s) {
+    Tensor v = compute(s);
+    BRASA_CHECK(v.sizes() == s.sizes(), op, ": the result of shape ", v.sizes(), " cannot be written into self of shape ",
+                s.sizes());
+    return v;
+  };
+  return autograd::inplace(
+      op, self,
+      [&] {
+        detail::copy_kernel(self, checked(self));
+        self.bump_version();
+      },
+      checked, a, b);
+}
+}  // namespace
+
+Tensor& detail::addmv_inplace(Tensor& self, const Tensor& m, const Tensor& v, const Scalar& beta, const Scalar& alpha) {
+  return assign_result("addmv_", self, [&](const Tensor& s) { return addmv(s, m, v, beta, alpha); }, m, v);
+}
+Tensor& detail::addr_inplace(Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta,
+                             const Scalar& alpha) {
+  return assign_result("addr_", self, [&](const Tensor& s) { return addr(s, vec1, vec2, beta, alpha); }, vec1, vec2);
+}
+Tensor& detail::addbmm_inplace(Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta,
+                               const Scalar& alpha) {
+  return assign_result("addbmm_", self, [&](const Tensor& s) { return addbmm(s, b1, b2, beta, alpha); }, b1, b2);
+}
+Tensor& detail::baddbmm_inplace(Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta,
+                                const Scalar& alpha) {
+  return assign_result("baddbmm_", self, [&](const Tensor& s) { return baddbmm(s, b1, b2, beta, alpha); }, b1, b2);
+}
+
 // ---- einsum ----
 namespace {
 

@@ -435,6 +435,12 @@ class Tensor {
   Tensor& addmm_(const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1);
   Tensor addbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
   Tensor baddbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor& addbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor& baddbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor addmv(const Tensor& m, const Tensor& v, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor& addmv_(const Tensor& m, const Tensor& v, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor addr(const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor& addr_(const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1, const Scalar& alpha = 1);
 
   // ---- random (in place) ----
   Tensor& uniform_(double from = 0, double to = 1);

@@ -391,6 +391,24 @@ Tensor Tensor::addbmm(const Tensor& a, const Tensor& b, const Scalar& be, const 
 Tensor Tensor::baddbmm(const Tensor& a, const Tensor& b, const Scalar& be, const Scalar& al) const {
   return brasa::baddbmm(*this, a, b, be, al);
 }
+Tensor& Tensor::addbmm_(const Tensor& a, const Tensor& b, const Scalar& be, const Scalar& al) {
+  return detail::addbmm_inplace(*this, a, b, be, al);
+}
+Tensor& Tensor::baddbmm_(const Tensor& a, const Tensor& b, const Scalar& be, const Scalar& al) {
+  return detail::baddbmm_inplace(*this, a, b, be, al);
+}
+Tensor Tensor::addmv(const Tensor& m, const Tensor& v, const Scalar& be, const Scalar& al) const {
+  return brasa::addmv(*this, m, v, be, al);
+}
+Tensor& Tensor::addmv_(const Tensor& m, const Tensor& v, const Scalar& be, const Scalar& al) {
+  return detail::addmv_inplace(*this, m, v, be, al);
+}
+Tensor Tensor::addr(const Tensor& a, const Tensor& b, const Scalar& be, const Scalar& al) const {
+  return brasa::addr(*this, a, b, be, al);
+}
+Tensor& Tensor::addr_(const Tensor& a, const Tensor& b, const Scalar& be, const Scalar& al) {
+  return detail::addr_inplace(*this, a, b, be, al);
+}
 
 // ---- random ----
 Tensor& Tensor::uniform_(double f, double t) { return brasa::uniform_(*this, f, t); }

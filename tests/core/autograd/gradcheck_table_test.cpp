@@ -201,6 +201,22 @@ std::vector<OpCase> make_table() {
       [](const variable_list& v) { return one(bmm(v[0], v[1])); });
   entry("addmm", [] { return variable_list{R({2}), R({3, 4}), R({4, 2})}; },
       [](const variable_list& v) { return one(addmm(v[0], v[1], v[2], 0.5, 2.0)); });
+  entry("addmv and addr", [] { return variable_list{R({3}), R({3, 4}), R({4})}; }, [](const variable_list& v) {
+    return variable_list{addmv(v[0], v[1], v[2], 0.5, 2.0), addr(v[1], v[0], v[2], 0.5, 2.0)};
+  });
+  entry("addbmm and baddbmm", [] { return variable_list{R({3, 2}), R({2, 3, 4}), R({2, 4, 2})}; },
+      [](const variable_list& v) {
+        return variable_list{addbmm(v[0], v[1], v[2], 0.5, 2.0), baddbmm(v[0], v[1], v[2], 0.5, 2.0)};
+      });
+  entry("addmm_ addmv_ addr_ baddbmm_ (in place on non-leaves)",
+      [] { return variable_list{R({3, 4}), R({4, 2}), R({3}), R({4})}; }, [](const variable_list& v) {
+        Tensor a = v[0].mm(v[1]) * 1.0, b = v[2] * 1.0, c = v[0] * 1.0, d = v[0].unsqueeze(0) * 1.0;
+        a.addmm_(v[0], v[1], 0.5, 2.0);
+        b.addmv_(v[0], v[3], 0.5, 2.0);
+        c.addr_(v[2], v[3], 0.5, 2.0);
+        d.baddbmm_(v[0].unsqueeze(0), v[1].mm(v[1].t()).unsqueeze(0), 0.5, 2.0);
+        return variable_list{a, b, c, d};
+      });
   entry("matmul broadcast batch", in2([] { return R({2, 1, 3, 4}); }, [] { return R({3, 4, 2}); }),
       [](const variable_list& v) { return one(matmul(v[0], v[1])); });
   entry("matmul vector cases", in2(r4, r34), [](const variable_list& v) {

@@ -116,6 +116,44 @@ TEST(Linalg, AddmmInPlaceErrors) {
   EXPECT_ERROR("addmm_: self of shape [2]", zeros({2}).addmm_(ones({2, 2}), ones({2, 2})));
 }
 
+TEST(Linalg, AddrAndTheOtherInPlaceProducts) {
+  auto v1 = tensor({1.0, 2.0}), v2 = tensor({1.0, 2.0, 3.0});
+  EXPECT_VALUES(addr(ones({2, 3}), v1, v2, 2, 0.5), {2.5, 3, 3.5, 3, 4, 5});
+  EXPECT_VALUES(ones({3}).addr(v1, v2), {2, 3, 4, 3, 5, 7});  // self broadcast over rows
+  EXPECT_VALUES(addr(full({2, 3}, NAN), v1, v2, 0, 1), {1, 2, 3, 2, 4, 6});  // beta = 0 ignores self
+  auto x = ones({2, 3});
+  const float* p = x.data_ptr<float>();
+  x.addr_(v1, v2, 1, 2);
+  EXPECT_EQ(x.data_ptr<float>(), p);
+  EXPECT_VALUES(x, {3, 5, 7, 5, 9, 13});
+  auto m = tensor({{1.0, 2.0}, {3.0, 4.0}});
+  auto y = tensor({1.0, 1.0});
+  y.addmv_(m, tensor({1.0, -1.0}), 3, 2);
+  EXPECT_VALUES(y, {1, 1});
+  EXPECT_VALUES(ones({2}).addmv(m, tensor({1.0, 1.0})), {4, 8});
+  auto b = stack({m, m});
+  auto z = zeros({2, 2});
+  z.addbmm_(b, b);
+  EXPECT_VALUES(z, {14, 20, 30, 44});
+  auto w = ones({2, 2, 2});
+  w.baddbmm_(b, b, 1, 1);
+  EXPECT_VALUES(w.index({1}), {8, 11, 16, 23});
+  // Under autograd each is an in-place op on a non-leaf.
+  auto a = tensor({1.0, 2.0}).requires_grad_(true);
+  auto t = zeros({2, 3}) * 1.0;
+  t.addr_(a, v2, 1, 3);
+  t.sum().backward();
+  EXPECT_VALUES(a.grad(), {18, 18});  // 3 * sum(v2)
+  EXPECT_ERROR("addr_: the result of shape [2, 3] cannot be written into self of shape [3]", ones({3}).addr_(v1, v2));
+  EXPECT_ERROR("addr: expected 1-D vectors, got 2-D and 1-D", addr(ones({2, 3}), ones({2, 1}), v2));
+  EXPECT_ERROR("addr: self of shape [3, 3] cannot be broadcast to the outer product's shape [2, 3]",
+               addr(ones({3, 3}), v1, v2));
+  EXPECT_ERROR("addbmm_: the result of shape [2, 2] cannot be written into self of shape [1, 2]",
+               zeros({1, 2}).addbmm_(b, b));
+  auto leaf = zeros({2, 3}).requires_grad_(true);
+  EXPECT_ERROR("leaf Variable that requires grad", leaf.addr_(v1, v2));
+}
+
 TEST(Linalg, Einsum) {
   auto a = arange(6, kFloat).view({2, 3}), b = arange(12, kFloat).view({3, 4});
   EXPECT_TRUE(einsum("ij,jk->ik", {a, b}).equal(a.mm(b)));
