@@ -10,11 +10,11 @@
 namespace brasa::cpu {
 namespace {
 
-// A row is taken in chunks that stay in L1: each chunk's max, then
-// exp(x - chunk max) and its sum, while the chunk is still in cache. The
-// chunks are put on the row's common max at the end (one exp per chunk), so
-// the input is read from memory once instead of once for the max and once
-// more for the exp.
+// A row is taken in chunks that stay in L1: exp(x - shift) and its sum for
+// each chunk while it is in cache, the shift being the first chunk's own max
+// and, for the others, the max so far. The chunks are put on the row's
+// common max at the end (one exp per chunk), so the input is read from
+// memory once instead of once for the max and once more for the exp.
 constexpr int64_t kMinChunk = 512, kMaxChunks = 64;
 
 int64_t chunk_length(int64_t R) {
@@ -46,33 +46,54 @@ float chunk_max(const float* x, int64_t n, bool& nan) {
   return m;
 }
 
-// Writes exp(x - m) to `out` (when not null) for x[0, n) and returns the sum.
-float exp_shifted_sum(const float* x, float* out, int64_t n, float m) {
+// Writes exp(x - m) to `out` (when not null) for x[0, n) and returns the
+// sum; x - m may be positive up to 88. With kTrack, also gives the max of x
+// and `odd`: x holds a NaN or both infinities (a running sum of x that NaN
+// cannot leave), for the caller to redo the chunk on its own max.
+template <bool kTrack>
+float exp_shifted_sum(const float* x, float* out, int64_t n, float m, float* max_out = nullptr,
+                      bool* odd = nullptr) {
   int64_t i = 0;
-  float s = 0;
+  float s = 0, mx = -INFINITY, xs = 0;
 #ifdef BRASA_VEC_EXP8
   const __m256 mv = _mm256_set1_ps(m);
-  __m256 s0 = _mm256_setzero_ps(), s1 = s0;
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0, xs0 = s0, xs1 = s0;
+  __m256 mx0 = _mm256_set1_ps(-INFINITY), mx1 = mx0;
   for (; i + 16 <= n; i += 16) {
     // The next chunk (or row), one line per 16 values: its loads overlap
     // this chunk's exps instead of stalling its max pass. (Prefetches past
     // the end of the data are harmless; the address is formed as an integer.)
     _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(x + i) + n * sizeof(float)), _MM_HINT_T0);
-    const __m256 e0 = exp_nonpositive_8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
-    const __m256 e1 = exp_nonpositive_8(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), mv));
+    const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+    const __m256 e0 = exp_nonpositive_8(_mm256_sub_ps(a, mv));
+    const __m256 e1 = exp_nonpositive_8(_mm256_sub_ps(b, mv));
     if (out) _mm256_storeu_ps(out + i, e0), _mm256_storeu_ps(out + i + 8, e1);
     s0 = _mm256_add_ps(s0, e0);
     s1 = _mm256_add_ps(s1, e1);
+    if constexpr (kTrack) {
+      mx0 = _mm256_max_ps(mx0, a);
+      mx1 = _mm256_max_ps(mx1, b);
+      xs0 = _mm256_add_ps(xs0, a);
+      xs1 = _mm256_add_ps(xs1, b);
+    }
   }
   alignas(32) float lanes[8];
   _mm256_store_ps(lanes, _mm256_add_ps(s0, s1));
   for (float v : lanes) s += v;
+  if constexpr (kTrack) {
+    _mm256_store_ps(lanes, _mm256_max_ps(mx0, mx1));
+    for (float v : lanes) mx = std::max(mx, v);
+    _mm256_store_ps(lanes, _mm256_add_ps(xs0, xs1));
+    for (float v : lanes) xs += v;
+  }
 #endif
   for (; i < n; ++i) {
     const float e = fast_exp_nonpositive(x[i] - m);
     if (out) out[i] = e;
     s += e;
+    if constexpr (kTrack) mx = std::max(mx, x[i]), xs += x[i];
   }
+  if constexpr (kTrack) *max_out = mx, *odd = xs != xs;
   return s;
 }
 
@@ -97,18 +118,37 @@ void scale_chunks(const float* e, float* o, int64_t R, int64_t C, int64_t chunks
 void softmax_row(const float* x, float* o, int64_t R, bool log, bool stream, float* scratch) {
   const int64_t C = chunk_length(R), chunks = (R + C - 1) / C;
   float* e = stream && !log ? scratch : o;
+  // cmax[c]: the value chunk c's exps are shifted by. The first chunk (and
+  // any after a NaN, an infinity or a jump of more than kHeadroom above the
+  // max so far) is shifted by its own max, found in a pass of its own; later
+  // chunks by the max so far, found on the side of their exps. Values further
+  // than 87 below that shift underflow to 0, as they would below the row's
+  // max, which is at least as large.
+  constexpr float kHeadroom = 64;  // exp(x - shift) stays finite up to 88
   float cmax[kMaxChunks], csum[kMaxChunks];
-  bool nan = false;
+  bool nan = false, guess = true;
   float M = -INFINITY;
   for (int64_t c = 0; c < chunks && !nan; ++c) {
     const int64_t b = c * C, n = std::min(C, R - b);
+    if (guess && M != -INFINITY) {
+      float chunk_m;
+      bool odd;
+      const float s = exp_shifted_sum<true>(x + b, log ? nullptr : e + b, n, M, &chunk_m, &odd);
+      if (!odd && chunk_m <= M + kHeadroom) {
+        cmax[c] = M;
+        csum[c] = s;
+        M = std::max(M, chunk_m);
+        continue;
+      }
+      guess = false;  // a row like that is done chunk by chunk
+    }
     cmax[c] = chunk_max(x + b, n, nan);
     M = std::max(M, cmax[c]);
     if (cmax[c] == -INFINITY) {  // x - max would be NaN; the chunk contributes 0
       csum[c] = 0;
       if (!log) std::fill(e + b, e + b + n, 0.0f);
     } else {
-      csum[c] = exp_shifted_sum(x + b, log ? nullptr : e + b, n, cmax[c]);
+      csum[c] = exp_shifted_sum<false>(x + b, log ? nullptr : e + b, n, cmax[c]);
     }
   }
   if (nan || M == -INFINITY) {  // NaN anywhere, or all -inf (0/0): NaN, as in PyTorch
@@ -118,7 +158,7 @@ void softmax_row(const float* x, float* o, int64_t R, bool log, bool stream, flo
   float factor[kMaxChunks];
   double S = 0;
   for (int64_t c = 0; c < chunks; ++c) {
-    // 1 for the chunk holding the max (no exp for short rows). With a +inf
+    // 1 for chunks shifted by the max (no exp for short rows). With a +inf
     // max every exp was masked to 0, so S = 0 and the row comes out NaN
     // (0 * inf, inf - inf), as in PyTorch.
     factor[c] = cmax[c] == M ? 1.0f : cmax[c] == -INFINITY ? 0.0f : std::exp(cmax[c] - M);

@@ -140,6 +140,36 @@ TEST(Reduction, SoftmaxLogSoftmaxStable) {
 }
 
 
+// Chunks after the first are shifted by the max so far (their own max is
+// found on the side): rows that jump far above it, climb steadily, fall far
+// below it, or hold infinities of both signs in a later chunk.
+TEST(Reduction, SoftmaxChunksShiftedByTheMaxSoFar) {
+  manual_seed(5);
+  const int64_t R = 2048;  // four chunks of 512
+  Tensor rows = randn({6, R});
+  rows.index_put_({0, indexing::Slice(1024, 1536)}, randn({512}) + 100.0);  // a jump of ~100 in chunk 2
+  rows.index_put_({1}, arange(R, kFloat) * 0.5);                            // climbs 256 per chunk
+  rows.index_put_({2, indexing::Slice(512, R)}, randn({R - 512}) - 200.0);  // far below chunk 0
+  rows.index_put_({3, indexing::Slice(600, 700)}, -INFINITY);               // partly -inf later on
+  rows.index_put_({4, indexing::Slice(512, 1024)}, randn({512}) + 63.0);    // just inside the headroom
+  Tensor ref = rows.to(kDouble).softmax(1);
+  Tensor got = rows.softmax(1);
+  EXPECT_LT((got.narrow(0, 0, 5).to(kDouble) - ref.narrow(0, 0, 5)).abs().max().item<double>(), 1e-6);
+  EXPECT_LT((got.narrow(0, 0, 5).to(kDouble).sum(1) - 1).abs().max().item<double>(), 1e-5);
+  EXPECT_EQ(got[2].narrow(0, 512, R - 512).abs().sum().item<float>(), 0.0f);
+  EXPECT_EQ(got[3].narrow(0, 600, 100).abs().sum().item<float>(), 0.0f);
+  Tensor log_ref = rows.to(kDouble).log_softmax(1);
+  Tensor log_got = rows.log_softmax(1);
+  for (int64_t r : {0, 1, 4})
+    EXPECT_LT((log_got[r].to(kDouble) - log_ref[r]).abs().max().item<double>(), 1e-4) << r;
+  // +inf and -inf in one later chunk: the row is NaN, as with +inf alone.
+  Tensor both = randn({R});
+  both.index_put_({1100}, INFINITY);
+  both.index_put_({1200}, -INFINITY);
+  EXPECT_TRUE(both.softmax(0).isnan().all().item<bool>());
+  EXPECT_TRUE(both.log_softmax(0).isnan().all().item<bool>());
+}
+
 // The rows of a 2-D tensor except `skip`.
 static Tensor rows_without(const Tensor& t, std::vector<int64_t> skip) {
   std::vector<int64_t> keep;
