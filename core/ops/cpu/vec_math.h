@@ -52,8 +52,9 @@ inline float fast_exp(float x) {
   return x != x ? x : res;
 }
 
-// exp(x) for x <= 0 that is not NaN (softmax's x - max): fast_exp without
-// the overflow and NaN cases and with one scaling factor. Results below the
+// exp(x) for x <= 0 that is not NaN (softmax's x - max; also right up to
+// x = 88): fast_exp without the overflow and NaN cases and with one scaling
+// factor. Results below the
 // smallest normal float (x < -87.33) are 0 instead of subnormal.
 inline float fast_exp_nonpositive(float x) {
   const float kMin = -87.33654475f;  // ln of the smallest normal float
@@ -63,7 +64,8 @@ inline float fast_exp_nonpositive(float x) {
 }
 
 #ifdef BRASA_VEC_EXP8
-// exp(x) for 8 floats x <= 0, within ~2.5 ulp: lanes below ln of the smallest
+// exp(x) for 8 floats x <= 0 (and up to x = 88, which softmax's shifts by
+// the max so far can reach), within ~2.5 ulp: lanes below ln of the smallest
 // normal float (and NaN lanes) give 0. Cheaper than fast_exp_nonpositive
 // through a finer reduction, x = (k/8) ln2 + r with |r| <= ln2/16, which
 // leaves a degree-4 polynomial for e^r; 2^(k/8) is 2^(k>>3) times one of
