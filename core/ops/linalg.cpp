@@ -331,15 +331,20 @@ Tensor addmv(const Tensor& self, const Tensor& m, const Tensor& v, const Scalar&
   return addmm(self.dim() == 1 ? self.unsqueeze(1) : self, m, v.unsqueeze(1), beta, alpha).squeeze(1);
 }
 
-Tensor addbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
-  Tensor prod = sum(bmm(b1, b2), {0});
-  Tensor r = mul(prod, alpha);
+namespace {
+// beta * self + alpha * product; beta = 0 ignores self (NaN included).
+Tensor scaled_sum(const Tensor& self, const Scalar& beta, const Tensor& product, const Scalar& alpha) {
+  Tensor r = mul(product, alpha);
   return beta.toDouble() == 0.0 ? r : add(mul(self, beta), r);
+}
+}  // namespace
+
+Tensor addbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
+  return scaled_sum(self, beta, sum(bmm(b1, b2), {0}), alpha);
 }
 
 Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
-  Tensor r = mul(bmm(b1, b2), alpha);
-  return beta.toDouble() == 0.0 ? r : add(mul(self, beta), r);
+  return scaled_sum(self, beta, bmm(b1, b2), alpha);
 }
 
 Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha) {
@@ -352,8 +357,7 @@ Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Sc
                   (self.dim() < 2 || self.size(0) == 1 || self.size(0) == shape[0]),
               "addr: self of shape ", self.sizes(), " cannot be broadcast to the outer product's shape ",
               IntArrayRef(shape));
-  Tensor r = mul(outer(vec1, vec2), alpha);
-  return beta.toDouble() == 0.0 ? r : add(mul(self, beta), r);
+  return scaled_sum(self, beta, outer(vec1, vec2), alpha);
 }
 
 namespace {

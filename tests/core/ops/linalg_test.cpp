@@ -146,6 +146,8 @@ TEST(Linalg, AddrAndTheOtherInPlaceProducts) {
   EXPECT_VALUES(a.grad(), {18, 18});  // 3 * sum(v2)
   EXPECT_ERROR("addr_: the result of shape [2, 3] cannot be written into self of shape [3]", ones({3}).addr_(v1, v2));
   EXPECT_ERROR("addr: expected 1-D vectors, got 2-D and 1-D", addr(ones({2, 3}), ones({2, 1}), v2));
+  EXPECT_ERROR("addr: expected vec1 and vec2 to have the same dtype, but got: Float != Double",
+               addr(ones({2, 3}), v1, v2.to(kDouble)));
   EXPECT_ERROR("addr: self of shape [3, 3] cannot be broadcast to the outer product's shape [2, 3]",
                addr(ones({3, 3}), v1, v2));
   EXPECT_ERROR("addbmm_: the result of shape [2, 2] cannot be written into self of shape [1, 2]",
