@@ -307,26 +307,6 @@ Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scala
   return c;
 }
 
-Tensor& detail::addmm_inplace(Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta,
-                              const Scalar& alpha) {
-  check_mm("addmm_", m1, m2);
-  BRASA_CHECK(self.dim() == 2 && self.size(0) == m1.size(0) && self.size(1) == m2.size(1), "addmm_: self of shape ",
-              self.sizes(), " does not match the product's shape [", m1.size(0), ", ", m2.size(1), "]");
-  BRASA_CHECK(self.dtype() == m1.dtype(), "addmm_: expected self and mat1 to have the same dtype, but got: ",
-              self.dtype(), " != ", m1.dtype());
-  return autograd::inplace(
-      "addmm_", self,
-      [&] {
-        if (self.is_contiguous() && !self.is_alias_of(m1) && !self.is_alias_of(m2)) {
-          gemm(m1, m2, self, alpha, beta);
-        } else {
-          detail::copy_kernel(self, addmm(self, m1, m2, beta, alpha));
-        }
-        self.bump_version();
-      },
-      [&](const Tensor& old) { return addmm(old, m1, m2, beta, alpha); }, m1, m2);
-}
-
 Tensor addmv(const Tensor& self, const Tensor& m, const Tensor& v, const Scalar& beta, const Scalar& alpha) {
   return addmm(self.dim() == 1 ? self.unsqueeze(1) : self, m, v.unsqueeze(1), beta, alpha).squeeze(1);
 }
@@ -380,6 +360,22 @@ Tensor& assign_result(const char* op, Tensor& self, Compute&& compute, const Ten
 }
 }  // namespace
 
+Tensor& detail::addmm_inplace(Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta,
+                              const Scalar& alpha) {
+  check_mm("addmm_", m1, m2);
+  BRASA_CHECK(self.dim() == 2 && self.size(0) == m1.size(0) && self.size(1) == m2.size(1), "addmm_: self of shape ",
+              self.sizes(), " does not match the product's shape [", m1.size(0), ", ", m2.size(1), "]");
+  BRASA_CHECK(self.dtype() == m1.dtype(), "addmm_: expected self and mat1 to have the same dtype, but got: ",
+              self.dtype(), " != ", m1.dtype());
+  // Without autograd, a contiguous self that shares no storage with the
+  // operands is the GEMM's output; otherwise the product is computed apart.
+  if (!autograd::needs_grad(self, m1, m2) && self.is_contiguous() && !self.is_alias_of(m1) && !self.is_alias_of(m2)) {
+    gemm(m1, m2, self, alpha, beta);
+    self.bump_version();
+    return self;
+  }
+  return assign_result("addmm_", self, [&](const Tensor& s) { return addmm(s, m1, m2, beta, alpha); }, m1, m2);
+}
 Tensor& detail::addmv_inplace(Tensor& self, const Tensor& m, const Tensor& v, const Scalar& beta, const Scalar& alpha) {
   return assign_result("addmv_", self, [&](const Tensor& s) { return addmv(s, m, v, beta, alpha); }, m, v);
 }
