@@ -6,15 +6,21 @@
 
 struct BenchResult {
   std::string name;
-  double seconds;       // per iteration (median)
-  double bytes = 0;     // memory traffic per iteration, for GB/s
-  double items = 0;     // samples per iteration, for items/s
+  double seconds;    // per iteration (median)
+  double bytes = 0;  // memory traffic per iteration, for GB/s
+  double items = 0;  // samples per iteration, for items/s
+};
+
+// A few related metrics that set up their own inputs and can run alone.
+struct BenchGroup {
+  const char* name;
+  std::function<void(std::vector<BenchResult>&)> run;
 };
 
 struct Side {
   const char* name;
   std::function<void(int)> set_threads;
-  std::function<std::vector<BenchResult>()> run;
+  std::vector<BenchGroup> groups;
 };
 
 Side brasa_side();

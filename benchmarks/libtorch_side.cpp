@@ -3,4 +3,6 @@
 #include "bench.h"
 #include "ops_bench.inc"
 
-Side libtorch_side() { return {"libtorch", [](int n) { torch::set_num_threads(n); }, run_all}; }
+Side libtorch_side() {
+  return {"libtorch", [](int n) { torch::set_num_threads(n); }, all_groups()};
+}

@@ -1,91 +1,235 @@
 // Runs every benchmark on Brasa and on libtorch at 1 and 2 threads and prints
 // one `ratio` line per metric: time ratio brasa/libtorch (< 1: Brasa faster).
-// Each side runs in a fresh process of this same program (`--side NAME
-// --threads N`), so neither library's thread or BLAS settings leak into the
-// other's measurements; the parent collects the results and prints the ratios.
-// This VM's speed drifts by 10-20% over tens of seconds (shared host), so the
-// two sides run alternately for several rounds and each side's best time per
-// metric is compared.
+// Each side runs in a process of its own (this same program, `--serve SIDE
+// THREADS`), so neither library's thread or BLAS settings leak into the
+// other's measurements. Both processes stay up for the whole run, and the
+// parent asks them in turn for one group of metrics at a time: the two sides
+// of a metric are measured seconds apart. This VM's speed drifts by up to
+// 50% over minutes (shared host), so each round gives one paired ratio per
+// metric and the reported ratio is the median over the rounds.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include "bench.h"
 
-static int run_side(const std::string& side, int threads) {
-  Side s = side == "brasa" ? brasa_side() : libtorch_side();
+namespace {
+
+Side make_side(const std::string& name) { return name == "brasa" ? brasa_side() : libtorch_side(); }
+
+void print_results(const std::vector<BenchResult>& results) {
+  for (const auto& r : results)
+    std::printf("%s %.9g %.9g %.9g\n", r.name.c_str(), r.seconds, r.bytes, r.items);
+}
+
+// `--side SIDE --threads N [GROUP...]`: runs the groups (all by default) once
+// and prints their raw results.
+int run_side(const std::string& side, int threads, const std::vector<std::string>& only) {
+  Side s = make_side(side);
   s.set_threads(threads);
-  for (auto& r : s.run()) std::printf("%s %.9g %.9g %.9g\n", r.name.c_str(), r.seconds, r.bytes, r.items);
+  for (auto& g : s.groups) {
+    if (!only.empty() && std::find(only.begin(), only.end(), g.name) == only.end()) continue;
+    std::vector<BenchResult> results;
+    g.run(results);
+    print_results(results);
+    std::fflush(stdout);
+  }
   return 0;
 }
 
-static std::map<std::string, BenchResult> spawn(const char* self, const std::string& side, int threads) {
-  // OpenBLAS reads OPENBLAS_NUM_THREADS when it loads: setting it for the
-  // child makes libtorch's BLAS honour the thread count too (Brasa pins its
-  // BLAS to one thread and splits GEMMs over its own pool either way).
-  std::string cmd = "OPENBLAS_NUM_THREADS=" + std::to_string(threads) + " " + std::string(self) + " --side " + side +
-                    " --threads " + std::to_string(threads);
-  std::map<std::string, BenchResult> out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char line[512];
-  while (std::fgets(line, sizeof line, p)) {
-    std::istringstream is(line);
-    BenchResult r;
-    if (is >> r.name >> r.seconds >> r.bytes >> r.items) out[r.name] = r;
+// `--serve SIDE THREADS`: reads group indices from stdin, runs each group and
+// answers with its results and a line `end`.
+int serve(const std::string& side, int threads) {
+  Side s = make_side(side);
+  s.set_threads(threads);
+  char line[64];
+  while (std::fgets(line, sizeof line, stdin)) {
+    const size_t g = std::strtoul(line, nullptr, 10);
+    std::vector<BenchResult> results;
+    if (g < s.groups.size()) s.groups[g].run(results);
+    print_results(results);
+    std::printf("end\n");
+    std::fflush(stdout);
   }
-  if (pclose(p) != 0) std::fprintf(stderr, "ops_bench: the %s side failed\n", side.c_str());
-  return out;
+  return 0;
 }
 
-// Keeps the faster of the two results of each metric in `best`.
-static void keep_best(std::map<std::string, BenchResult>& best, const std::map<std::string, BenchResult>& round) {
-  for (const auto& [name, r] : round)
-    if (!best.count(name) || r.seconds < best[name].seconds) best[name] = r;
+// One serving side, driven through two pipes.
+class Server {
+ public:
+  Server(const char* self, const std::string& side, int threads) : side_(side) {
+    int in[2], out[2];
+    if (pipe(in) != 0 || pipe(out) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(in[0], 0);
+      dup2(out[1], 1);
+      close(in[1]);
+      close(out[0]);
+      // OpenBLAS reads OPENBLAS_NUM_THREADS when it loads: setting it for
+      // the child makes libtorch's BLAS honour the thread count too (Brasa
+      // pins its BLAS to one thread and splits GEMMs over its own pool).
+      setenv("OPENBLAS_NUM_THREADS", std::to_string(threads).c_str(), 1);
+      const std::string t = std::to_string(threads);
+      execl(self, self, "--serve", side.c_str(), t.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    to_ = fdopen(in[1], "w");
+    from_ = fdopen(out[0], "r");
+  }
+  ~Server() {
+    if (to_) std::fclose(to_);  // the child sees end of input and exits
+    if (from_) std::fclose(from_);
+    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+  }
+  const std::string& side() const { return side_; }
+
+  // Runs group `g`; false when the child died.
+  bool run(size_t g, std::map<std::string, BenchResult>& results) {
+    if (!to_ || !from_ || std::fprintf(to_, "%zu\n", g) < 0 || std::fflush(to_) != 0) return false;
+    char line[512];
+    while (std::fgets(line, sizeof line, from_)) {
+      if (std::strcmp(line, "end\n") == 0) return true;
+      std::istringstream is(line);
+      BenchResult r;
+      if (is >> r.name >> r.seconds >> r.bytes >> r.items) results[r.name] = r;
+    }
+    return false;
+  }
+
+ private:
+  std::string side_;
+  pid_t pid_ = -1;
+  FILE* to_ = nullptr;
+  FILE* from_ = nullptr;
+};
+
+struct Rounds {
+  std::vector<BenchResult> brasa, anchor;  // one per round
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
 }
+
+const BenchResult& fastest(const std::vector<BenchResult>& v) {
+  return *std::min_element(v.begin(), v.end(),
+                           [](auto& a, auto& b) { return a.seconds < b.seconds; });
+}
+
+void report(const std::map<std::string, Rounds>& metrics, const std::string& anchor, int threads) {
+  for (const auto& [name, m] : metrics) {
+    const BenchResult &b = fastest(m.brasa), &l = fastest(m.anchor);
+    std::printf("%-32s threads=%d  brasa %10.3f us  %s %10.3f us", name.c_str(), threads,
+                b.seconds * 1e6, anchor.c_str(), l.seconds * 1e6);
+    if (b.bytes > 0)
+      std::printf("  brasa %6.2f GB/s  %s %6.2f GB/s", b.bytes / b.seconds / 1e9, anchor.c_str(),
+                  l.bytes / l.seconds / 1e9);
+    if (b.items > 0)
+      std::printf("  brasa %8.0f samples/s  %s %8.0f samples/s", b.items / b.seconds,
+                  anchor.c_str(), l.items / l.seconds);
+    std::printf("\n");
+  }
+  for (const auto& [name, m] : metrics) {
+    std::vector<double> paired;
+    for (size_t r = 0; r < m.brasa.size(); ++r)
+      paired.push_back(m.brasa[r].seconds / m.anchor[r].seconds);
+    const auto [lo, hi] = std::minmax_element(paired.begin(), paired.end());
+    std::printf(
+        "ratio %s threads=%d brasa/%s time = %.3f (median of %zu paired rounds, range %.3f-%.3f)\n",
+        name.c_str(), threads, anchor.c_str(), median(paired), paired.size(), *lo, *hi);
+  }
+}
+
+int usage(const char* argv0, int code) {
+  std::fprintf(
+      stderr,
+      "usage: %s [THREADS] [--rounds R] [--anchor libtorch|brasa] [--only GROUP[,GROUP...]]\n"
+      "  default: 1 and 2 threads, 3 rounds, against libtorch; `--anchor brasa` measures Brasa\n"
+      "  against itself, which shows the noise of a paired ratio\n"
+      "  %s --side brasa|libtorch --threads N [GROUP...]: one side's raw results\n",
+      argv0, argv0);
+  return code;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 5 && std::strcmp(argv[1], "--side") == 0) return run_side(argv[2], std::atoi(argv[4]));
-  // ops_bench [THREADS] [--rounds R]
+  if (argc >= 5 && std::strcmp(argv[1], "--side") == 0)
+    return run_side(argv[2], std::atoi(argv[4]), std::vector<std::string>(argv + 5, argv + argc));
+  if (argc == 4 && std::strcmp(argv[1], "--serve") == 0) return serve(argv[2], std::atoi(argv[3]));
   std::vector<int> threads = {1, 2};
   int rounds = 3;
+  std::string anchor = "libtorch";
+  std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+    const bool has_value = i + 1 < argc;
+    if (std::strcmp(argv[i], "--rounds") == 0 && has_value) {
       rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--anchor") == 0 && has_value) {
+      anchor = argv[++i];
+      if (anchor != "libtorch" && anchor != "brasa") return usage(argv[0], 2);
+    } else if (std::strcmp(argv[i], "--only") == 0 && has_value) {
+      std::stringstream names(argv[++i]);
+      for (std::string n; std::getline(names, n, ',');) only.push_back(n);
     } else if (std::atoi(argv[i]) > 0) {
       threads = {std::atoi(argv[i])};
     } else {
-      std::fprintf(stderr, "usage: %s [THREADS] [--rounds R]  (default: 1 and 2 threads, 3 rounds)\n", argv[0]);
-      return std::strcmp(argv[i], "--help") == 0 ? 0 : 2;
+      return usage(argv[0], std::strcmp(argv[i], "--help") == 0 ? 0 : 2);
     }
+  }
+  const std::vector<BenchGroup> groups = brasa_side().groups;  // the same list on both sides
+  std::vector<size_t> chosen;
+  for (size_t g = 0; g < groups.size(); ++g)
+    if (only.empty() || std::find(only.begin(), only.end(), groups[g].name) != only.end())
+      chosen.push_back(g);
+  if (chosen.size() != (only.empty() ? groups.size() : only.size())) {
+    std::fprintf(stderr, "ops_bench: unknown group in --only; the groups are:");
+    for (auto& g : groups) std::fprintf(stderr, " %s", g.name);
+    std::fprintf(stderr, "\n");
+    return 2;
   }
   char self[4096] = {};
   if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) return 1;
+  std::signal(SIGPIPE, SIG_IGN);  // a dead child is reported, not fatal
   for (int t : threads) {
-    std::map<std::string, BenchResult> br, lt;
+    Server brasa(self, "brasa", t), other(self, anchor, t);
+    std::map<std::string, Rounds> metrics;
     for (int r = 0; r < rounds; ++r) {
-      keep_best(br, spawn(self, "brasa", t));
-      keep_best(lt, spawn(self, "libtorch", t));
+      for (size_t k = 0; k < chosen.size(); ++k) {
+        std::map<std::string, BenchResult> b, l;
+        // Alternate which side goes first, and let the other side's BLAS and
+        // OpenMP threads stop spinning before a side starts.
+        const bool brasa_first = (r + k) % 2 == 0;
+        for (int s = 0; s < 2; ++s) {
+          usleep(200 * 1000);
+          const bool is_brasa = (s == 0) == brasa_first;
+          Server& server = is_brasa ? brasa : other;
+          if (!server.run(chosen[k], is_brasa ? b : l)) {
+            std::fprintf(stderr, "ops_bench: the %s side died in group %s\n", server.side().c_str(),
+                         groups[chosen[k]].name);
+            return 1;
+          }
+        }
+        for (auto& [name, result] : b)
+          if (l.count(name))
+            metrics[name].brasa.push_back(result), metrics[name].anchor.push_back(l[name]);
+      }
     }
-    for (auto& [name, b] : br) {
-      const BenchResult& l = lt[name];
-      std::printf("%-28s threads=%d  brasa %10.3f us  libtorch %10.3f us", name.c_str(), t, b.seconds * 1e6,
-                  l.seconds * 1e6);
-      if (b.bytes > 0)
-        std::printf("  brasa %6.2f GB/s  libtorch %6.2f GB/s", b.bytes / b.seconds / 1e9, l.bytes / l.seconds / 1e9);
-      if (b.items > 0)
-        std::printf("  brasa %8.0f samples/s  libtorch %8.0f samples/s", b.items / b.seconds, l.items / l.seconds);
-      std::printf("\n");
-    }
-    for (auto& [name, b] : br)
-      if (lt.count(name))
-        std::printf("ratio %s threads=%d brasa/libtorch time = %.3f (best of %d alternating rounds)\n", name.c_str(), t,
-                    b.seconds / lt[name].seconds, rounds);
+    report(metrics, anchor, t);
+    std::fflush(stdout);
   }
   return 0;
 }
