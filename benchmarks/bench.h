@@ -23,5 +23,10 @@ struct Side {
   std::vector<BenchGroup> groups;
 };
 
+// Called before each repetition of a measurement (with its setup); when the
+// driver interleaves the two sides repetition by repetition, it waits here
+// for this side's turn.
+void bench_turn();
+
 Side brasa_side();
 Side libtorch_side();

@@ -2,11 +2,13 @@
 // one `ratio` line per metric: time ratio brasa/libtorch (< 1: Brasa faster).
 // Each side runs in a process of its own (this same program, `--serve SIDE
 // THREADS`), so neither library's thread or BLAS settings leak into the
-// other's measurements. Both processes stay up for the whole run, and the
-// parent asks them in turn for one group of metrics at a time: the two sides
-// of a metric are measured seconds apart. This VM's speed drifts by up to
-// 50% over minutes (shared host), so each round gives one paired ratio per
-// metric and the reported ratio is the median over the rounds.
+// other's measurements. Both processes stay up for the whole run and take
+// turns repetition by repetition, so the two sides of a metric are measured
+// milliseconds apart; the side waiting its turn is stopped (SIGSTOP), so its
+// idle BLAS or OpenMP threads cannot spin while the other side measures.
+// This VM's speed drifts by up to 50% within seconds (shared host); each
+// round gives one paired ratio per metric, and the reported ratio is the
+// median over the rounds.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,14 +47,20 @@ int run_side(const std::string& side, int threads, const std::vector<std::string
   return 0;
 }
 
-// `--serve SIDE THREADS`: reads group indices from stdin, runs each group and
-// answers with its results and a line `end`.
+bool g_serving = false;
+
+// `--serve SIDE THREADS`: reads group indices from stdin and runs each group,
+// answering with its results and a line `end`. It runs only on its turn: it
+// says `turn` and waits for `go` when it gets the group and before each
+// repetition of a measurement.
 int serve(const std::string& side, int threads) {
   Side s = make_side(side);
   s.set_threads(threads);
+  g_serving = true;
   char line[64];
   while (std::fgets(line, sizeof line, stdin)) {
     const size_t g = std::strtoul(line, nullptr, 10);
+    bench_turn();
     std::vector<BenchResult> results;
     if (g < s.groups.size()) s.groups[g].run(results);
     print_results(results);
@@ -65,7 +73,7 @@ int serve(const std::string& side, int threads) {
 // One serving side, driven through two pipes.
 class Server {
  public:
-  Server(const char* self, const std::string& side, int threads) : side_(side) {
+  Server(const char* self, const std::string& side, int threads) {
     int in[2], out[2];
     if (pipe(in) != 0 || pipe(out) != 0) return;
     pid_ = fork();
@@ -88,28 +96,53 @@ class Server {
     from_ = fdopen(out[0], "r");
   }
   ~Server() {
+    resume();
     if (to_) std::fclose(to_);  // the child sees end of input and exits
     if (from_) std::fclose(from_);
     if (pid_ > 0) waitpid(pid_, nullptr, 0);
   }
-  const std::string& side() const { return side_; }
 
-  // Runs group `g`; false when the child died.
-  bool run(size_t g, std::map<std::string, BenchResult>& results) {
-    if (!to_ || !from_ || std::fprintf(to_, "%zu\n", g) < 0 || std::fflush(to_) != 0) return false;
+  // Hands the side group `g`; it waits for its first turn. False when the
+  // child died.
+  bool start(size_t g) {
+    done_ = false;
+    return send(std::to_string(g)) && read_until_turn(nullptr);
+  }
+  // Gives the side one turn: it runs until its next turn or the group's end
+  // (then done() is true and `results` holds the group's results).
+  bool step(std::map<std::string, BenchResult>& results) {
+    return send("go") && read_until_turn(&results);
+  }
+  bool done() const { return done_; }
+  // Stops the side, all its threads (idle BLAS or OpenMP threads may spin
+  // for a while after a job), so that it costs the other side nothing.
+  void pause() {
+    if (pid_ <= 0 || kill(pid_, SIGSTOP) != 0) return;
+    int status;
+    waitpid(pid_, &status, WUNTRACED);  // until it has stopped
+  }
+  void resume() {
+    if (pid_ > 0) kill(pid_, SIGCONT);
+  }
+
+ private:
+  bool send(const std::string& line) {
+    return to_ && std::fprintf(to_, "%s\n", line.c_str()) >= 0 && std::fflush(to_) == 0;
+  }
+  bool read_until_turn(std::map<std::string, BenchResult>* results) {
     char line[512];
-    while (std::fgets(line, sizeof line, from_)) {
-      if (std::strcmp(line, "end\n") == 0) return true;
+    while (from_ && std::fgets(line, sizeof line, from_)) {
+      if (std::strcmp(line, "turn\n") == 0) return true;
+      if (std::strcmp(line, "end\n") == 0) return done_ = true;
       std::istringstream is(line);
       BenchResult r;
-      if (is >> r.name >> r.seconds >> r.bytes >> r.items) results[r.name] = r;
+      if (results && is >> r.name >> r.seconds >> r.bytes >> r.items) (*results)[r.name] = r;
     }
     return false;
   }
 
- private:
-  std::string side_;
   pid_t pid_ = -1;
+  bool done_ = false;
   FILE* to_ = nullptr;
   FILE* from_ = nullptr;
 };
@@ -157,21 +190,52 @@ int usage(const char* argv0, int code) {
   std::fprintf(
       stderr,
       "usage: %s [THREADS] [--rounds R] [--anchor libtorch|brasa] [--only GROUP[,GROUP...]]\n"
-      "  default: 1 and 2 threads, 3 rounds, against libtorch; `--anchor brasa` measures Brasa\n"
+      "  default: 1 and 2 threads, 5 rounds, against libtorch; `--anchor brasa` measures Brasa\n"
       "  against itself, which shows the noise of a paired ratio\n"
       "  %s --side brasa|libtorch --threads N [GROUP...]: one side's raw results\n",
       argv0, argv0);
   return code;
 }
 
+// Runs group `g` on both sides, which take turns repetition by repetition;
+// `first` starts. False when a side died.
+bool run_group(size_t g, Server& first, Server& second,
+               std::map<std::string, BenchResult>& first_results,
+               std::map<std::string, BenchResult>& second_results) {
+  if (!first.start(g) || !second.start(g)) return false;
+  Server* sides[2] = {&first, &second};
+  std::map<std::string, BenchResult>* results[2] = {&first_results, &second_results};
+  second.pause();
+  bool ok = true;
+  for (int h = 0; ok && (!first.done() || !second.done());) {
+    ok = sides[h]->step(*results[h]);
+    if (ok && !sides[1 - h]->done()) {
+      sides[h]->pause();
+      sides[1 - h]->resume();
+      h = 1 - h;
+    }
+  }
+  first.resume();
+  second.resume();
+  return ok;
+}
+
 }  // namespace
+
+void bench_turn() {
+  if (!g_serving) return;
+  std::printf("turn\n");
+  std::fflush(stdout);
+  char line[16];
+  if (!std::fgets(line, sizeof line, stdin)) std::exit(0);  // the driver is gone
+}
 
 int main(int argc, char** argv) {
   if (argc >= 5 && std::strcmp(argv[1], "--side") == 0)
     return run_side(argv[2], std::atoi(argv[4]), std::vector<std::string>(argv + 5, argv + argc));
   if (argc == 4 && std::strcmp(argv[1], "--serve") == 0) return serve(argv[2], std::atoi(argv[3]));
   std::vector<int> threads = {1, 2};
-  int rounds = 3;
+  int rounds = 5;
   std::string anchor = "libtorch";
   std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
@@ -210,18 +274,12 @@ int main(int argc, char** argv) {
     for (int r = 0; r < rounds; ++r) {
       for (size_t k = 0; k < chosen.size(); ++k) {
         std::map<std::string, BenchResult> b, l;
-        // Alternate which side goes first, and let the other side's BLAS and
-        // OpenMP threads stop spinning before a side starts.
-        const bool brasa_first = (r + k) % 2 == 0;
-        for (int s = 0; s < 2; ++s) {
-          usleep(200 * 1000);
-          const bool is_brasa = (s == 0) == brasa_first;
-          Server& server = is_brasa ? brasa : other;
-          if (!server.run(chosen[k], is_brasa ? b : l)) {
-            std::fprintf(stderr, "ops_bench: the %s side died in group %s\n", server.side().c_str(),
-                         groups[chosen[k]].name);
-            return 1;
-          }
+        // Alternate which side goes first.
+        const bool ok = (r + k) % 2 == 0 ? run_group(chosen[k], brasa, other, b, l)
+                                         : run_group(chosen[k], other, brasa, l, b);
+        if (!ok) {
+          std::fprintf(stderr, "ops_bench: a side died in group %s\n", groups[chosen[k]].name);
+          return 1;
         }
         for (auto& [name, result] : b)
           if (l.count(name))
