@@ -1,5 +1,6 @@
 #pragma once
 // The interface between the benchmark driver and the two compilations of ops_bench.inc.
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ struct Side {
 // driver interleaves the two sides repetition by repetition, it waits here
 // for this side's turn.
 void bench_turn();
+
+// STREAM's "scale" kernel, b = 3a (one read and one write stream, ordinary
+// stores), split over `threads` threads: the machine's memory bandwidth.
+void stream_scale_kernel(float* b, const float* a, int64_t n, int threads);
 
 Side brasa_side();
 Side libtorch_side();

@@ -20,6 +20,8 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "bench.h"
 
@@ -184,6 +186,19 @@ void report(const std::map<std::string, Rounds>& metrics, const std::string& anc
         "ratio %s threads=%d brasa/%s time = %.3f (median of %zu paired rounds, range %.3f-%.3f)\n",
         name.c_str(), threads, anchor.c_str(), median(paired), paired.size(), *lo, *hi);
   }
+  // Brasa's bandwidth as a fraction of the machine's (STREAM scale, measured
+  // by the same process in the same round).
+  const auto stream = metrics.find("stream_scale_16M");
+  if (stream == metrics.end()) return;
+  for (const auto& [name, m] : metrics) {
+    if (name == stream->first || m.brasa[0].bytes <= 0) continue;
+    std::vector<double> fraction;
+    for (size_t r = 0; r < m.brasa.size(); ++r)
+      fraction.push_back(stream->second.brasa[r].seconds / stream->second.brasa[r].bytes *
+                         m.brasa[r].bytes / m.brasa[r].seconds);
+    std::printf("bandwidth %s threads=%d brasa = %.2f of STREAM scale (median of %zu rounds)\n",
+                name.c_str(), threads, median(fraction), fraction.size());
+  }
 }
 
 int usage(const char* argv0, int code) {
@@ -221,6 +236,26 @@ bool run_group(size_t g, Server& first, Server& second,
 }
 
 }  // namespace
+
+void stream_scale_kernel(float* b, const float* a, int64_t n, int threads) {
+  typedef float v8 __attribute__((vector_size(32)));
+  auto part = [=](int64_t begin, int64_t end) {
+    int64_t i = begin;
+    for (; i + 8 <= end; i += 8) {
+      v8 v;
+      std::memcpy(&v, a + i, sizeof v);
+      v *= 3.0f;
+      std::memcpy(b + i, &v, sizeof v);
+    }
+    for (; i < end; ++i) b[i] = 3.0f * a[i];
+  };
+  std::vector<std::thread> helpers;
+  const int64_t per = (n / threads + 15) / 16 * 16;
+  for (int t = 1; t < threads; ++t)
+    helpers.emplace_back(part, std::min(n, t * per), std::min(n, (t + 1) * per));
+  part(0, std::min(n, per));
+  for (auto& h : helpers) h.join();
+}
 
 void bench_turn() {
   if (!g_serving) return;
