@@ -37,7 +37,9 @@ inline float exp_reduced(float r) {
 }
 
 // 2^n as a float, for -126 <= n <= 127.
-inline float exp2_int(int32_t n) { return std::bit_cast<float>(static_cast<uint32_t>(n + 127) << 23); }
+inline float exp2_int(int32_t n) {
+  return std::bit_cast<float>(static_cast<uint32_t>(n + 127) << 23);
+}
 
 // exp(x) for float, within ~2 ulp; 2^n is applied as two factors so that
 // results down to the subnormal range stay right.
@@ -65,33 +67,40 @@ inline float fast_exp_nonpositive(float x) {
 
 #ifdef BRASA_VEC_EXP8
 // exp(x) for 8 floats x <= 0 (and up to x = 88, which softmax's shifts by
-// the max so far can reach), within ~2.5 ulp: lanes below ln of the smallest
-// normal float (and NaN lanes) give 0. Cheaper than fast_exp_nonpositive
-// through a finer reduction, x = (k/8) ln2 + r with |r| <= ln2/16, which
-// leaves a degree-4 polynomial for e^r; 2^(k/8) is 2^(k>>3) times one of
-// eight table values picked by k's low bits (vpermps).
+// the max so far can reach), within 2 ulp where the result is a normal
+// float. Lanes below -88 (and NaN lanes) give 0; lanes in (-88, -87.34),
+// whose exp is below the smallest normal float, give a value below it.
+// Cheap through a fine reduction, x = (k/8) ln2 + r with |r| <= ln2/16,
+// which leaves e^r to a degree-3 polynomial (minimax for relative error,
+// 0.43 ulp); 2^(k/8) is 2^(k>>3) times one of eight table values picked by
+// k's low bits (vpermps). Every instruction counts here (softmax is bound
+// by this function's throughput): the clamp to -88 replaces a compare and
+// a mask, since there the scale's exponent field comes out as 0.
 inline __m256 exp_nonpositive_8(__m256 x) {
   constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
   // 2^(j/8) with j << 20 taken off: adding k << 20 below both restores it and
   // puts k >> 3 into the exponent field.
-  const __m256i table = _mm256_setr_epi32(
-      std::bit_cast<int32_t>(1.0f), std::bit_cast<int32_t>(1.0905077326652577f) - (1 << 20),
-      std::bit_cast<int32_t>(1.189207115002721f) - (2 << 20), std::bit_cast<int32_t>(1.2968395546510096f) - (3 << 20),
-      std::bit_cast<int32_t>(1.4142135623730951f) - (4 << 20), std::bit_cast<int32_t>(1.5422108254079407f) - (5 << 20),
-      std::bit_cast<int32_t>(1.6817928305074290f) - (6 << 20), std::bit_cast<int32_t>(1.8340080864093424f) - (7 << 20));
+  const __m256i table = _mm256_setr_epi32(std::bit_cast<int32_t>(1.0f),
+                                          std::bit_cast<int32_t>(1.0905077326652577f) - (1 << 20),
+                                          std::bit_cast<int32_t>(1.189207115002721f) - (2 << 20),
+                                          std::bit_cast<int32_t>(1.2968395546510096f) - (3 << 20),
+                                          std::bit_cast<int32_t>(1.4142135623730951f) - (4 << 20),
+                                          std::bit_cast<int32_t>(1.5422108254079407f) - (5 << 20),
+                                          std::bit_cast<int32_t>(1.6817928305074290f) - (6 << 20),
+                                          std::bit_cast<int32_t>(1.8340080864093424f) - (7 << 20));
   const __m256 shift = _mm256_set1_ps(12582912.0f);  // 1.5 * 2^23: k lands in the low mantissa bits
-  const __m256 keep = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654475f), _CMP_GE_OQ);
+  x = _mm256_max_ps(x, _mm256_set1_ps(-88.0f));  // NaN lanes too (maxps returns its second operand)
   const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(8 * kLog2e), shift);
   const __m256 k = _mm256_sub_ps(t, shift);
   __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(kLn2Hi / 8), x);
   r = _mm256_fnmadd_ps(k, _mm256_set1_ps(kLn2Lo / 8), r);
-  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 24), r, _mm256_set1_ps(1.0f / 6));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(0.166668668f), r, _mm256_set1_ps(0.500064492f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   const __m256i kbits = _mm256_castps_si256(t);
-  const __m256i scale = _mm256_add_epi32(_mm256_permutevar8x32_epi32(table, kbits), _mm256_slli_epi32(kbits, 20));
-  return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(scale)), keep);
+  const __m256i scale =
+      _mm256_add_epi32(_mm256_permutevar8x32_epi32(table, kbits), _mm256_slli_epi32(kbits, 20));
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(scale));
 }
 #endif
 

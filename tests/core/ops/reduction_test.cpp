@@ -109,7 +109,8 @@ TEST(Reduction, SoftmaxLogSoftmaxStable) {
   auto inf = tensor({-INFINITY, 0.0});
   EXPECT_CLOSE(inf.softmax(0), std::vector<double>({0, 1}), 0);
   // The float kernel against float64 on rows with a wide spread (tiny terms
-  // become 0, not subnormals), lengths off the 16-lane blocks, and all -inf.
+  // become 0 or stay below the smallest normal float), lengths off the
+  // 16-lane blocks, and all -inf.
   manual_seed(3);
   Tensor rows = randn({5, 1037}) * 30.0;
   Tensor ref = rows.to(kDouble).softmax(1), got = rows.softmax(1);

@@ -1,0 +1,68 @@
+// The vectorized math behind the float kernels, against libm in double.
+#include <brasa/ops/cpu/vec_math.h>
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+
+namespace brasa::cpu {
+namespace {
+
+// |got - want| in units of the last place of `want` as a float.
+double ulps(float got, double want) {
+  return std::fabs(got - want) / std::ldexp(1.0, std::ilogb(static_cast<float>(want)) - 23);
+}
+
+TEST(VecMath, FastExpWithinTwoUlps) {
+  double worst = 0;
+  for (float x = -87.0f; x <= 88.0f; x += 0.0037f)
+    worst = std::max(worst, ulps(fast_exp(x), std::exp(double(x))));
+  EXPECT_LE(worst, 2.0);
+  EXPECT_EQ(fast_exp(0.0f), 1.0f);
+  EXPECT_EQ(fast_exp(-INFINITY), 0.0f);
+  EXPECT_EQ(fast_exp(100.0f), INFINITY);
+  EXPECT_TRUE(std::isnan(fast_exp(NAN)));
+}
+
+#ifdef BRASA_VEC_EXP8
+float exp8_lane(float x) {
+  alignas(32) float out[8];
+  _mm256_store_ps(out, exp_nonpositive_8(_mm256_set1_ps(x)));
+  return out[3];
+}
+
+TEST(VecMath, ExpNonpositive8WithinTwoUlps) {
+  // Every 1024th float in [-87.3, 88] (stepping through the bit patterns of
+  // the magnitudes, on both sides of 0).
+  double worst = 0;
+  float worst_x = 0;
+  for (float sign : {-1.0f, 1.0f}) {
+    const uint32_t last = std::bit_cast<uint32_t>(sign < 0 ? 87.3f : 88.0f);
+    for (uint32_t b = 0; b <= last; b += 1024) {
+      const float x = sign * std::bit_cast<float>(b);
+      const double u = ulps(exp8_lane(x), std::exp(double(x)));
+      if (u > worst) worst = u, worst_x = x;
+    }
+  }
+  EXPECT_LE(worst, 2.0) << "at x = " << worst_x;
+  EXPECT_EQ(exp8_lane(0.0f), 1.0f);
+}
+
+TEST(VecMath, ExpNonpositive8UnderflowAndNaN) {
+  // Below -88, at -infinity and for NaN: exactly 0. Just above -88 the exact
+  // value is below the smallest normal float; so is the result.
+  for (float x : {-88.0f, -88.5f, -100.0f, -1e30f, -INFINITY, NAN})
+    EXPECT_EQ(exp8_lane(x), 0.0f) << x;
+  for (float x : {-87.99f, -87.7f, -87.4f}) {
+    EXPECT_GE(exp8_lane(x), 0.0f) << x;
+    EXPECT_LT(exp8_lane(x), FLT_MIN) << x;
+  }
+  // The smallest normal result.
+  EXPECT_LE(ulps(exp8_lane(-87.33f), std::exp(double(-87.33f))), 2.0);
+}
+#endif
+
+}  // namespace
+}  // namespace brasa::cpu
