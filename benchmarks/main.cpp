@@ -80,6 +80,10 @@ class Server {
     if (pipe(in) != 0 || pipe(out) != 0) return;
     pid_ = fork();
     if (pid_ == 0) {
+      // A process group of its own: a group that holds a stopped process
+      // gets SIGHUP when the shell that started it exits (as for a run in
+      // the background), which would end the driver too.
+      setpgid(0, 0);
       dup2(in[0], 0);
       dup2(out[1], 1);
       close(in[1]);
