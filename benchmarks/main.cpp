@@ -9,6 +9,7 @@
 // This VM's speed drifts by up to 50% within seconds (shared host); each
 // round gives one paired ratio per metric, and the reported ratio is the
 // median over the rounds.
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,8 +77,15 @@ int serve(const std::string& side, int threads) {
 class Server {
  public:
   Server(const char* self, const std::string& side, int threads) {
+    // Close-on-exec, so that the other side's process holds no copy of this
+    // side's ends (the child would then never see the end of its input).
     int in[2], out[2];
-    if (pipe(in) != 0 || pipe(out) != 0) return;
+    if (pipe2(in, O_CLOEXEC) != 0) return;
+    if (pipe2(out, O_CLOEXEC) != 0) {
+      close(in[0]);
+      close(in[1]);
+      return;
+    }
     pid_ = fork();
     if (pid_ == 0) {
       // A process group of its own: a group that holds a stopped process
