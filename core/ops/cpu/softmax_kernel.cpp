@@ -15,7 +15,12 @@ namespace {
 // and, for the others, the max so far. The chunks are put on the row's
 // common max at the end (one exp per chunk), so the input is read from
 // memory once instead of once for the max and once more for the exp.
-constexpr int64_t kMinChunk = 512, kMaxChunks = 64;
+// Chunks hold at least 4096 values (16 KiB): a row up to that length is one
+// chunk, read from memory once all the same (its max pass finds it in L1,
+// where the previous row's exps prefetched it), and measured 5-12% faster
+// than chunks of 512, whose bookkeeping costs more than the second pass over
+// L1 saves.
+constexpr int64_t kMinChunk = 4096, kMaxChunks = 64;
 
 int64_t chunk_length(int64_t R) {
   const int64_t spread = (R + kMaxChunks - 1) / kMaxChunks;
@@ -63,7 +68,9 @@ float exp_shifted_sum(const float* x, float* out, int64_t n, float m, float* max
     // The next chunk (or row), one line per 16 values: its loads overlap
     // this chunk's exps instead of stalling its max pass. (Prefetches past
     // the end of the data are harmless; the address is formed as an integer.)
-    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(x + i) + n * sizeof(float)), _MM_HINT_T0);
+    _mm_prefetch(
+        reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(x + i) + n * sizeof(float)),
+        _MM_HINT_T0);
     const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
     const __m256 e0 = exp_nonpositive_8(_mm256_sub_ps(a, mv));
     const __m256 e1 = exp_nonpositive_8(_mm256_sub_ps(b, mv));
@@ -99,13 +106,15 @@ float exp_shifted_sum(const float* x, float* out, int64_t n, float m, float* max
 
 // Scales the chunks of `e` by their factors into `o`. With `stream`, `o`
 // is written with streaming stores (32-byte aligned, R a multiple of 8).
-void scale_chunks(const float* e, float* o, int64_t R, int64_t C, int64_t chunks, const float* f, bool stream) {
+void scale_chunks(const float* e, float* o, int64_t R, int64_t C, int64_t chunks, const float* f,
+                  bool stream) {
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t b = c * C, n = std::min(C, R - b);
 #ifdef BRASA_VEC_EXP8
     if (stream) {
       const __m256 fv = _mm256_set1_ps(f[c]);
-      for (int64_t i = b; i < b + n; i += 8) _mm256_stream_ps(o + i, _mm256_mul_ps(_mm256_loadu_ps(e + i), fv));
+      for (int64_t i = b; i < b + n; i += 8)
+        _mm256_stream_ps(o + i, _mm256_mul_ps(_mm256_loadu_ps(e + i), fv));
       continue;
     }
 #endif
@@ -169,7 +178,8 @@ void softmax_row(const float* x, float* o, int64_t R, bool log, bool stream, flo
     int64_t i = 0;
 #ifdef BRASA_VEC_EXP8
     if (stream)
-      for (const __m256 l = _mm256_set1_ps(lse); i < R; i += 8) _mm256_stream_ps(o + i, _mm256_sub_ps(_mm256_loadu_ps(x + i), l));
+      for (const __m256 l = _mm256_set1_ps(lse); i < R; i += 8)
+        _mm256_stream_ps(o + i, _mm256_sub_ps(_mm256_loadu_ps(x + i), l));
 #endif
     for (; i < R; ++i) o[i] = x[i] - lse;
     return;
@@ -191,13 +201,16 @@ void softmax_rows_float(const float* in, float* out, int64_t K, int64_t R, bool 
   stream = K * R * 4 >= kStreamBytes && R <= kMaxScratch && R % 8 == 0 &&
            reinterpret_cast<uintptr_t>(out) % 32 == 0;
 #endif
-  parallel_for(0, K, std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)), [=](int64_t b, int64_t e) {
-    std::vector<float> scratch(stream && !log ? R : 0);
-    for (int64_t k = b; k < e; ++k) softmax_row(in + k * R, out + k * R, R, log, stream, scratch.data());
+  parallel_for(
+      0, K, std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)), [=](int64_t b, int64_t e) {
+        std::vector<float> scratch(stream && !log ? R : 0);
+        for (int64_t k = b; k < e; ++k)
+          softmax_row(in + k * R, out + k * R, R, log, stream, scratch.data());
 #ifdef BRASA_VEC_EXP8
-    if (stream) _mm_sfence();  // streaming stores are weakly ordered: publish them before the pool's join
+        if (stream)
+          _mm_sfence();  // streaming stores are weakly ordered: publish them before the pool's join
 #endif
-  });
+      });
 }
 
 }  // namespace brasa::cpu

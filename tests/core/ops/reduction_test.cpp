@@ -1,6 +1,6 @@
-#include "../test_util.h"
-
 #include <cmath>
+
+#include "../test_util.h"
 
 using namespace brasa;
 
@@ -70,7 +70,8 @@ TEST(Reduction, VarStdNormLogsumexp) {
   EXPECT_CLOSE(v.norm(3), std::vector<double>({std::cbrt(91.0)}), 1e-5);
   EXPECT_CLOSE(m.norm(2, {1}), std::vector<double>({std::sqrt(10.0), std::sqrt(40.0)}), 1e-5);
   EXPECT_CLOSE(x.logsumexp({0}), std::vector<double>({4.4401897}), 1e-5);
-  EXPECT_CLOSE(tensor({1000.0, 1000.0}).logsumexp({0}), std::vector<double>({1000 + std::log(2.0)}), 1e-3);
+  EXPECT_CLOSE(tensor({1000.0, 1000.0}).logsumexp({0}), std::vector<double>({1000 + std::log(2.0)}),
+               1e-3);
   EXPECT_THROW(tensor({1, 2}).norm(), Error);
   EXPECT_TRUE(std::isnan(tensor({1.0}).var().item<float>()));
 }
@@ -92,9 +93,13 @@ TEST(Reduction, SoftmaxLogSoftmaxStable) {
   auto x = tensor({{1.0, 2.0, 3.0}, {1000.0, 1000.0, 1000.0}});
   auto s = x.softmax(1);
   double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
-  EXPECT_CLOSE(s, std::vector<double>({std::exp(1.0) / z, std::exp(2.0) / z, std::exp(3.0) / z, 1. / 3, 1. / 3, 1. / 3}), 1e-6);
+  EXPECT_CLOSE(s,
+               std::vector<double>({std::exp(1.0) / z, std::exp(2.0) / z, std::exp(3.0) / z, 1. / 3,
+                                    1. / 3, 1. / 3}),
+               1e-6);
   auto ls = x.log_softmax(1);
-  EXPECT_CLOSE(ls.index({0}), std::vector<double>({1 - std::log(z), 2 - std::log(z), 3 - std::log(z)}), 1e-5);
+  EXPECT_CLOSE(ls.index({0}),
+               std::vector<double>({1 - std::log(z), 2 - std::log(z), 3 - std::log(z)}), 1e-5);
   EXPECT_CLOSE(x.softmax(0).index({indexing::Slice(), 0}), std::vector<double>({0, 1}), 1e-6);
   auto d = x.to(kDouble).softmax(-1);
   EXPECT_NEAR(d.index({0, 2}).item<double>(), std::exp(3.0) / z, 1e-12);
@@ -115,58 +120,69 @@ TEST(Reduction, SoftmaxLogSoftmaxStable) {
   Tensor rows = randn({5, 1037}) * 30.0;
   Tensor ref = rows.to(kDouble).softmax(1), got = rows.softmax(1);
   EXPECT_LT((got.to(kDouble) - ref).abs().max().item<double>(), 1e-6);
-  EXPECT_LT(((got.to(kDouble) - ref).abs() / ref.clamp_min(1e-30)).masked_select(ref > 1e-30).max().item<double>(), 1e-5);
-  EXPECT_LT((rows.log_softmax(1).to(kDouble) - rows.to(kDouble).log_softmax(1)).abs().max().item<double>(), 1e-3);
+  EXPECT_LT(((got.to(kDouble) - ref).abs() / ref.clamp_min(1e-30))
+                .masked_select(ref > 1e-30)
+                .max()
+                .item<double>(),
+            1e-5);
+  EXPECT_LT((rows.log_softmax(1).to(kDouble) - rows.to(kDouble).log_softmax(1))
+                .abs()
+                .max()
+                .item<double>(),
+            1e-3);
   EXPECT_TRUE(full({2, 20}, -INFINITY).softmax(1).isnan().all().item<bool>());
-  // Long rows go in chunks of 512 (each on its own max, rescaled at the end):
-  // a chunk of only -inf, a NaN or a +inf in a later chunk, log_softmax too.
-  Tensor long_row = cat({full({600}, -INFINITY), randn({1400}) * 20.0});
+  // Long rows go in chunks of 4096 (each on its own max, rescaled at the
+  // end): a chunk of only -inf, a NaN or a +inf in a later chunk, log_softmax
+  // too.
+  Tensor long_row = cat({full({4800}, -INFINITY), randn({11200}) * 20.0});
   Tensor long_ref = long_row.to(kDouble).softmax(0);
   EXPECT_LT((long_row.softmax(0).to(kDouble) - long_ref).abs().max().item<double>(), 1e-6);
-  EXPECT_EQ(long_row.softmax(0).narrow(0, 0, 600).abs().sum().item<float>(), 0.0f);
+  EXPECT_EQ(long_row.softmax(0).narrow(0, 0, 4800).abs().sum().item<float>(), 0.0f);
   Tensor long_log = long_row.log_softmax(0);
-  EXPECT_TRUE(long_log.narrow(0, 0, 600).eq(-INFINITY).all().item<bool>());
-  EXPECT_LT((long_log.narrow(0, 600, 1400).to(kDouble) - long_row.to(kDouble).log_softmax(0).narrow(0, 600, 1400))
+  EXPECT_TRUE(long_log.narrow(0, 0, 4800).eq(-INFINITY).all().item<bool>());
+  EXPECT_LT((long_log.narrow(0, 4800, 11200).to(kDouble) -
+             long_row.to(kDouble).log_softmax(0).narrow(0, 4800, 11200))
                 .abs()
                 .max()
                 .item<double>(),
             1e-4);
   for (float bad : {NAN, INFINITY}) {
-    Tensor r = randn({3, 1500});
-    r.index_put_({1, 1300}, bad);
+    Tensor r = randn({3, 12000});
+    r.index_put_({1, 10400}, bad);
     EXPECT_TRUE(r.softmax(1)[1].isnan().all().item<bool>()) << bad;
     EXPECT_TRUE(r.log_softmax(1)[1].isnan().all().item<bool>()) << bad;
     EXPECT_FALSE(r.softmax(1)[0].isnan().any().item<bool>()) << bad;
   }
 }
 
-
 // Chunks after the first are shifted by the max so far (their own max is
 // found on the side): rows that jump far above it, climb steadily, fall far
 // below it, or hold infinities of both signs in a later chunk.
 TEST(Reduction, SoftmaxChunksShiftedByTheMaxSoFar) {
   manual_seed(5);
-  const int64_t R = 2048;  // four chunks of 512
+  const int64_t R = 16384, C = 4096;  // four chunks
   Tensor rows = randn({6, R});
-  rows.index_put_({0, indexing::Slice(1024, 1536)}, randn({512}) + 100.0);  // a jump of ~100 in chunk 2
-  rows.index_put_({1}, arange(R, kFloat) * 0.5);                            // climbs 256 per chunk
-  rows.index_put_({2, indexing::Slice(512, R)}, randn({R - 512}) - 200.0);  // far below chunk 0
-  rows.index_put_({3, indexing::Slice(600, 700)}, -INFINITY);               // partly -inf later on
-  rows.index_put_({4, indexing::Slice(512, 1024)}, randn({512}) + 63.0);    // just inside the headroom
+  rows.index_put_({0, indexing::Slice(2 * C, 3 * C)},
+                  randn({C}) + 100.0);                                  // a jump of ~100 in chunk 2
+  rows.index_put_({1}, arange(R, kFloat) * 0.0625);                     // climbs 256 per chunk
+  rows.index_put_({2, indexing::Slice(C, R)}, randn({R - C}) - 200.0);  // far below chunk 0
+  rows.index_put_({3, indexing::Slice(4800, 5600)}, -INFINITY);         // partly -inf later on
+  rows.index_put_({4, indexing::Slice(C, 2 * C)}, randn({C}) + 63.0);   // just inside the headroom
   Tensor ref = rows.to(kDouble).softmax(1);
   Tensor got = rows.softmax(1);
-  EXPECT_LT((got.narrow(0, 0, 5).to(kDouble) - ref.narrow(0, 0, 5)).abs().max().item<double>(), 1e-6);
+  EXPECT_LT((got.narrow(0, 0, 5).to(kDouble) - ref.narrow(0, 0, 5)).abs().max().item<double>(),
+            1e-6);
   EXPECT_LT((got.narrow(0, 0, 5).to(kDouble).sum(1) - 1).abs().max().item<double>(), 1e-5);
-  EXPECT_EQ(got[2].narrow(0, 512, R - 512).abs().sum().item<float>(), 0.0f);
-  EXPECT_EQ(got[3].narrow(0, 600, 100).abs().sum().item<float>(), 0.0f);
+  EXPECT_EQ(got[2].narrow(0, C, R - C).abs().sum().item<float>(), 0.0f);
+  EXPECT_EQ(got[3].narrow(0, 4800, 800).abs().sum().item<float>(), 0.0f);
   Tensor log_ref = rows.to(kDouble).log_softmax(1);
   Tensor log_got = rows.log_softmax(1);
   for (int64_t r : {0, 1, 4})
     EXPECT_LT((log_got[r].to(kDouble) - log_ref[r]).abs().max().item<double>(), 1e-4) << r;
   // +inf and -inf in one later chunk: the row is NaN, as with +inf alone.
   Tensor both = randn({R});
-  both.index_put_({1100}, INFINITY);
-  both.index_put_({1200}, -INFINITY);
+  both.index_put_({8800}, INFINITY);
+  both.index_put_({9600}, -INFINITY);
   EXPECT_TRUE(both.softmax(0).isnan().all().item<bool>());
   EXPECT_TRUE(both.log_softmax(0).isnan().all().item<bool>());
 }
@@ -185,11 +201,11 @@ static Tensor rows_without(const Tensor& t, std::vector<int64_t> skip) {
 TEST(Reduction, LargeSoftmaxStreamsItsOutput) {
   const int saved_threads = get_num_threads();
   manual_seed(11);
-  Tensor x = randn({520, 4096}) * 8.0;  // 8.1 MiB of output
-  x.index_put_({3, 2000}, NAN);
-  x.index_put_({5, indexing::Slice(0, 600)}, -INFINITY);  // a whole chunk of -inf
+  Tensor x = randn({130, 16384}) * 8.0;  // 8.1 MiB of output, rows of four chunks
+  x.index_put_({3, 9000}, NAN);
+  x.index_put_({5, indexing::Slice(0, 4800)}, -INFINITY);  // a whole chunk of -inf and some
   x.index_put_({7}, -INFINITY);
-  x.index_put_({9, 4000}, INFINITY);
+  x.index_put_({9, 14000}, INFINITY);
   Tensor ref = x.to(kDouble).softmax(1);
   for (int threads : {1, 2}) {
     set_num_threads(threads);
@@ -197,23 +213,26 @@ TEST(Reduction, LargeSoftmaxStreamsItsOutput) {
     Tensor finite_rows = rows_without(got, {3, 7, 9}), finite_ref = rows_without(ref, {3, 7, 9});
     EXPECT_LT((finite_rows.to(kDouble) - finite_ref).abs().max().item<double>(), 1e-6) << threads;
     EXPECT_LT((finite_rows.to(kDouble).sum(1) - 1).abs().max().item<double>(), 1e-5) << threads;
-    EXPECT_EQ(got[5].narrow(0, 0, 600).abs().sum().item<float>(), 0.0f);
+    EXPECT_EQ(got[5].narrow(0, 0, 4800).abs().sum().item<float>(), 0.0f);
     EXPECT_TRUE(got[3].isnan().all().item<bool>());
     EXPECT_TRUE(got[7].isnan().all().item<bool>());
     EXPECT_TRUE(got[9].isnan().all().item<bool>());  // +inf: inf - inf, as in PyTorch
     Tensor log_got = x.log_softmax(1);
     Tensor log_ref = rows_without(x.to(kDouble).log_softmax(1), {3, 5, 7, 9});
-    EXPECT_LT((rows_without(log_got, {3, 5, 7, 9}).to(kDouble) - log_ref).abs().max().item<double>(), 1e-4);
-    EXPECT_TRUE(log_got[5].narrow(0, 0, 600).eq(-INFINITY).all().item<bool>());
+    EXPECT_LT(
+        (rows_without(log_got, {3, 5, 7, 9}).to(kDouble) - log_ref).abs().max().item<double>(),
+        1e-4);
+    EXPECT_TRUE(log_got[5].narrow(0, 0, 4800).eq(-INFINITY).all().item<bool>());
     EXPECT_TRUE(log_got[3].isnan().all().item<bool>());
     // A row length off the 8-lane blocks keeps the cached path.
-    Tensor odd = x.narrow(1, 0, 4093).contiguous();
+    Tensor odd = x.narrow(1, 0, 16381).contiguous();
     Tensor odd_ref = odd.to(kDouble).softmax(1);
-    EXPECT_LT((rows_without(odd.softmax(1), {3, 7, 9}).to(kDouble) - rows_without(odd_ref, {3, 7, 9}))
-                  .abs()
-                  .max()
-                  .item<double>(),
-              1e-6);
+    EXPECT_LT(
+        (rows_without(odd.softmax(1), {3, 7, 9}).to(kDouble) - rows_without(odd_ref, {3, 7, 9}))
+            .abs()
+            .max()
+            .item<double>(),
+        1e-6);
   }
   set_num_threads(saved_threads);
 }
