@@ -314,8 +314,8 @@ Tensor addmv(const Tensor& self, const Tensor& m, const Tensor& v, const Scalar&
 namespace {
 // beta * self + alpha * product; beta = 0 ignores self (NaN included).
 Tensor scaled_sum(const Tensor& self, const Scalar& beta, const Tensor& product, const Scalar& alpha) {
-  Tensor r = mul(product, alpha);
-  return beta.toDouble() == 0.0 ? r : add(mul(self, beta), r);
+  Tensor scaled_product = mul(product, alpha);
+  return beta.toDouble() == 0.0 ? scaled_product : add(mul(self, beta), scaled_product);
 }
 }  // namespace
 
