@@ -131,22 +131,25 @@ TEST(Tensor, LargeTransposedCopyUsesTiles) {
     }
 }
 
-// Destinations of 8 MiB and more take the streaming path: 32-row strips with
-// tails in both directions, in parallel, and a misaligned destination falls
-// back to the tiles.
+// Destinations of 8 MiB and more take the streaming path: at one thread
+// 64-row strips, then one 32-row strip and single columns; at two, 32-row
+// strips in parallel; row tails in both. A misaligned destination falls back
+// to the tiles.
 TEST(Tensor, HugeTransposedCopyStreams) {
   const int before = get_num_threads();
   for (int threads : {1, 2}) {
     set_num_threads(threads);
-    Tensor src = arange(1032 * 2051, kInt).view({1032, 2051});  // dst 2051 x 1032: tails of 3 rows, 8 columns
+    // dst 2061 x 1064: 1064 = 16 * 64 + 32 + 8 columns, 2061 = 128 * 16 + 13 rows
+    Tensor src = arange(1064 * 2061, kInt).view({1064, 2061});
     Tensor dst = src.t().contiguous();
     auto d = dst.accessor<int32_t, 2>();
-    EXPECT_EQ(d[0][1031], 1031 * 2051);
-    EXPECT_EQ(d[2050][1031], 1031 * 2051 + 2050);
-    EXPECT_EQ(d[2049][1027], 1027 * 2051 + 2049);
+    EXPECT_EQ(d[0][1063], 1063 * 2061);
+    EXPECT_EQ(d[2060][1063], 1063 * 2061 + 2060);
+    EXPECT_EQ(d[2049][1027], 1027 * 2061 + 2049);
+    EXPECT_EQ(d[2050][1040], 1040 * 2061 + 2050);
     EXPECT_TRUE(dst.t().equal(src)) << threads << " threads";
-    Tensor shifted = zeros({2051 * 1032 + 1}, kFloat);
-    Tensor view = shifted.narrow(0, 1, 2051 * 1032).view({2051, 1032});  // 4-byte offset: not 32-byte aligned
+    Tensor shifted = zeros({2061 * 1064 + 1}, kFloat);
+    Tensor view = shifted.narrow(0, 1, 2061 * 1064).view({2061, 1064});  // 4-byte offset: not 32-byte aligned
     Tensor srcf = src.to(kFloat);
     view.copy_(srcf.t());
     EXPECT_TRUE(view.t().equal(srcf));
