@@ -40,7 +40,8 @@ void convert_run(char** data, const int64_t* s, int64_t n) {
 // element, and power-of-two strides also thrash its sets, so the copy goes by
 // 32x32 tiles made of 8x8 micro tiles staged in registers.
 template <class T>
-void blocked_transpose_copy(T* dst, int64_t dr, const T* src, int64_t sc, int64_t rows, int64_t cols) {
+void blocked_transpose_copy(T* dst, int64_t dr, const T* src, int64_t sc, int64_t rows,
+                            int64_t cols) {
   constexpr int64_t M = 32, U = 8;
   parallel_for(0, (rows + M - 1) / M, 1, [&](int64_t rb, int64_t re) {
     for (int64_t Bi = rb * M; Bi < std::min(rows, re * M); Bi += M)
@@ -55,7 +56,8 @@ void blocked_transpose_copy(T* dst, int64_t dr, const T* src, int64_t sc, int64_
                 for (int64_t j = 0; j < U; ++j) dst[(bi + i) * dr + bj + j] = t[j][i];
             } else {
               for (int64_t i = bi; i < std::min(rows, bi + U); ++i)
-                for (int64_t j = bj; j < std::min(cols, bj + U); ++j) dst[i * dr + j] = src[j * sc + i];
+                for (int64_t j = bj; j < std::min(cols, bj + U); ++j)
+                  dst[i * dr + j] = src[j * sc + i];
             }
           }
   });
@@ -91,7 +93,8 @@ inline void transpose_8x8_32bit(const uint32_t* src, int64_t sc, uint32_t* dst, 
 // transposed from there in 8x8 register blocks into the destination rows.
 // The kernels here capture by value: their vector stores go through
 // may-alias types, so captured references would be reloaded after each one.
-void transpose_tiles_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc, int64_t rows, int64_t cols) {
+void transpose_tiles_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc, int64_t rows,
+                           int64_t cols) {
   constexpr int64_t T = 64;
   parallel_for(0, (rows + T - 1) / T, 1, [=](int64_t b, int64_t e) {
     alignas(64) uint32_t buf[T * T];
@@ -104,9 +107,11 @@ void transpose_tiles_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64
             for (int64_t j = bj; j < bj + nj; ++j) dst[i * dr + j] = src[j * sc + i];
           continue;
         }
-        for (int64_t j = 0; j < T; ++j) std::memcpy(buf + j * T, src + (bj + j) * sc + bi, T * sizeof(uint32_t));
+        for (int64_t j = 0; j < T; ++j)
+          std::memcpy(buf + j * T, src + (bj + j) * sc + bi, T * sizeof(uint32_t));
         for (int64_t i = 0; i < T; i += 8)
-          for (int64_t j = 0; j < T; j += 8) transpose_8x8_32bit(buf + j * T + i, T, dst + (bi + i) * dr + bj + j, dr);
+          for (int64_t j = 0; j < T; j += 8)
+            transpose_8x8_32bit(buf + j * T + i, T, dst + (bi + i) * dr + bj + j, dr);
       }
     }
   });
@@ -121,8 +126,8 @@ void transpose_tiles_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64
 // it is written and none is split between steps. The destination must be
 // 32-byte aligned with rows a multiple of 8 values.
 template <int64_t S, int64_t I>
-void transpose_strips_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc, int64_t rows,
-                            int64_t j_begin, int64_t j_end, uint32_t* buf) {
+void transpose_strips_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc,
+                            int64_t rows, int64_t j_begin, int64_t j_end, uint32_t* buf) {
   const int64_t full_rows = rows / I * I;
   for (int64_t j0 = j_begin; j0 < j_end; j0 += S) {
     for (int64_t i = 0; i < full_rows; i += I) {
@@ -140,31 +145,33 @@ void transpose_strips_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int6
   _mm_sfence();  // streaming stores are weakly ordered: publish them before the pool's join
 }
 
-// Measured on 4096x4096 in benchmarks/ops_bench, as a fraction of STREAM
-// scale: one thread alone reads 64 rows a whole 64-byte line at a time
-// (0.82-0.90, against 0.67-0.75 for 32 rows by half lines); two threads
-// each read 32 rows by half lines (0.90-0.96; 64-row strips fall to 0.73-0.76,
-// twice as many streams competing for the same memory).
-void transpose_streaming_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc, int64_t rows,
-                               int64_t cols) {
-  int64_t done = 0;
-  if (get_num_threads() == 1 || in_parallel_region()) {
-    // This 4 KiB buffer is kept off the stack: there the same loop measured
-    // 0.59-0.75, likely from false store-to-load dependencies (equal address
-    // bits 0-11) between the buffer's stores and the loads of its frame.
-    alignas(64) static thread_local uint32_t buf[16 * 64];
-    done = cols / 64 * 64;
-    transpose_strips_32bit<64, 16>(dst, dr, src, sc, rows, 0, done, buf);
-  }
-  parallel_for(done / 32, cols / 32, 1, [=](int64_t b, int64_t e) {
-    alignas(64) uint32_t buf[8 * 32];
-    transpose_strips_32bit<32, 8>(dst, dr, src, sc, rows, b * 32, e * 32, buf);
+// The strips' 4 KiB staging buffer, one per thread. It is kept off the stack:
+// there the same loops measured 0.59-0.75 of STREAM scale instead of
+// 0.82-0.92, likely from false store-to-load dependencies (equal address
+// bits 0-11) between the buffer's stores and the loads of its frame.
+uint32_t* strip_buffer() {
+  alignas(64) static thread_local uint32_t buf[16 * 64];
+  return buf;
+}
+
+// 64-row strips, each row read a whole 64-byte line per step: in
+// benchmarks/ops_bench on 4096x4096, 0.77-0.93 of STREAM scale at one thread
+// where 32-row strips read by half lines reached 0.67-0.75, and as fast as
+// those at two threads (0.81-0.92).
+void transpose_streaming_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc,
+                               int64_t rows, int64_t cols) {
+  parallel_for(0, cols / 64, 1, [=](int64_t b, int64_t e) {
+    transpose_strips_32bit<64, 16>(dst, dr, src, sc, rows, b * 64, e * 64, strip_buffer());
   });
+  const int64_t done = cols / 64 * 64;
+  if (cols - done >= 32)
+    transpose_strips_32bit<32, 16>(dst, dr, src, sc, rows, done, done + 32, strip_buffer());
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = cols / 32 * 32; j < cols; ++j) dst[i * dr + j] = src[j * sc + i];
 }
 
-void transpose_copy_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc, int64_t rows, int64_t cols) {
+void transpose_copy_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc, int64_t rows,
+                          int64_t cols) {
   // Beyond this size the destination leaves the caches anyway, and reading
   // its lines in before overwriting them only costs bandwidth.
   constexpr int64_t kStreamBytes = int64_t(8) << 20;
@@ -198,25 +205,38 @@ bool try_transpose_copy(const Tensor& dst, const Tensor& src) {
   char* dp = loop.data(0);
   char* sp = loop.data(1);
   switch (es) {
-    case 1: blocked_transpose_copy(reinterpret_cast<uint8_t*>(dp), dr, reinterpret_cast<uint8_t*>(sp), sc, rows, cols); break;
-    case 2: blocked_transpose_copy(reinterpret_cast<uint16_t*>(dp), dr, reinterpret_cast<uint16_t*>(sp), sc, rows, cols); break;
+    case 1:
+      blocked_transpose_copy(reinterpret_cast<uint8_t*>(dp), dr, reinterpret_cast<uint8_t*>(sp), sc,
+                             rows, cols);
+      break;
+    case 2:
+      blocked_transpose_copy(reinterpret_cast<uint16_t*>(dp), dr, reinterpret_cast<uint16_t*>(sp),
+                             sc, rows, cols);
+      break;
     case 4:
 #ifdef __AVX2__
-      transpose_copy_32bit(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp), sc, rows, cols);
+      transpose_copy_32bit(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp), sc,
+                           rows, cols);
 #else
-      blocked_transpose_copy(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp), sc, rows, cols);
+      blocked_transpose_copy(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp),
+                             sc, rows, cols);
 #endif
       break;
-    case 8: blocked_transpose_copy(reinterpret_cast<uint64_t*>(dp), dr, reinterpret_cast<uint64_t*>(sp), sc, rows, cols); break;
-    default: return false;
+    case 8:
+      blocked_transpose_copy(reinterpret_cast<uint64_t*>(dp), dr, reinterpret_cast<uint64_t*>(sp),
+                             sc, rows, cols);
+      break;
+    default:
+      return false;
   }
   return true;
 }
 
 Tensor& copy_checked(Tensor& dst, const Tensor& src) {
   BRASA_CHECK(dst.defined() && src.defined(), "copy_: expected defined tensors");
-  BRASA_CHECK(dst.device().is_cpu() && src.device().is_cpu(), "copy_: only CPU tensors are supported, got dst on ",
-              dst.device(), " and src on ", src.device());
+  BRASA_CHECK(dst.device().is_cpu() && src.device().is_cpu(),
+              "copy_: only CPU tensors are supported, got dst on ", dst.device(), " and src on ",
+              src.device());
   bool fits = src.dim() <= dst.dim();
   for (int64_t i = 0; fits && i < src.dim(); ++i) {
     int64_t s = src.size(src.dim() - 1 - i), d = dst.size(dst.dim() - 1 - i);
@@ -247,12 +267,13 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
         autograd::Recorder r(kCopyBackwards, old, src);
         Tensor value = empty(old.sizes(), old.options());
         copy_checked(value, src);
-        if (r) r.finish(value, [](FormulaNode& n, const variable_list& g) {
-          variable_list d(2);
-          if (n.needs(0)) d[0] = zeros_like(g[0]);
-          if (n.needs(1)) d[1] = g[0];
-          return d;
-        });
+        if (r)
+          r.finish(value, [](FormulaNode& n, const variable_list& g) {
+            variable_list d(2);
+            if (n.needs(0)) d[0] = zeros_like(g[0]);
+            if (n.needs(1)) d[1] = g[0];
+            return d;
+          });
         return value;
       },
       src);

@@ -34,8 +34,8 @@ TEST(Half, RoundTripsAndRounds) {
   EXPECT_EQ(static_cast<float>(Half(-2.5f)), -2.5f);
   EXPECT_EQ(static_cast<float>(Half(65504.0f)), 65504.0f);
   EXPECT_TRUE(std::isinf(static_cast<float>(Half(70000.0f))));
-  EXPECT_EQ(static_cast<float>(Half(1.0f + 1.0f / 4096)), 1.0f);           // rounds to even
-  EXPECT_NEAR(static_cast<float>(Half(5.96e-8f)), 5.96e-8f, 1e-9);          // subnormal
+  EXPECT_EQ(static_cast<float>(Half(1.0f + 1.0f / 4096)), 1.0f);    // rounds to even
+  EXPECT_NEAR(static_cast<float>(Half(5.96e-8f)), 5.96e-8f, 1e-9);  // subnormal
   EXPECT_EQ(Half(1.0f).x, 0x3c00);
   EXPECT_EQ(BFloat16(1.0f).x, 0x3f80);
   EXPECT_EQ(static_cast<float>(BFloat16(3.140625f)), 3.140625f);
@@ -99,8 +99,10 @@ TEST(Tensor, ToAndCopyAcrossDtypesAndStrides) {
   EXPECT_VALUES(t.to(kInt), {1, -2, 3, 250});
   EXPECT_VALUES(t.to(kByte), {1, 254, 3, 250});
   EXPECT_VALUES(t.to(kBool), {1, 1, 1, 1});
-  EXPECT_CLOSE(t.to(kHalf), std::vector<double>({1.7001953125, -2.19921875, 3.900390625, 250.0}), 0);
-  EXPECT_CLOSE(t.to(kBFloat16).to(kFloat), std::vector<double>({1.703125, -2.203125, 3.90625, 250}), 0);
+  EXPECT_CLOSE(t.to(kHalf), std::vector<double>({1.7001953125, -2.19921875, 3.900390625, 250.0}),
+               0);
+  EXPECT_CLOSE(t.to(kBFloat16).to(kFloat), std::vector<double>({1.703125, -2.203125, 3.90625, 250}),
+               0);
   auto dst = zeros({2, 2}, kDouble);
   dst.t().copy_(t);  // writes through a transposed view
   EXPECT_CLOSE(dst, std::vector<double>({1.7, 3.9, -2.2, 250.0}), 1e-6);
@@ -120,21 +122,22 @@ TEST(Tensor, LargeTransposedCopyUsesTiles) {
   EXPECT_EQ(ba[199][299], 299 * 200 + 199);
   EXPECT_TRUE(b.t().equal(a));
   // Whole 64x64 tiles, edges and every element size; also into a strided view.
-  for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{128, 192}, {65, 130}, {300, 200}})
+  for (auto [rows, cols] :
+       std::vector<std::pair<int64_t, int64_t>>{{128, 192}, {65, 130}, {300, 200}})
     for (ScalarType t : {kFloat, kInt, kLong, kShort, kByte}) {
       Tensor src = arange(rows * cols, kLong).remainder(97).to(t).view({rows, cols});
       EXPECT_TRUE(src.t().contiguous().t().equal(src)) << rows << "x" << cols << " " << t;
       Tensor wide = zeros({cols, rows + 5}, t);
       wide.narrow(1, 2, rows).copy_(src.t());
-      EXPECT_TRUE(wide.narrow(1, 2, rows).t().equal(src)) << rows << "x" << cols << " " << t << " into a view";
+      EXPECT_TRUE(wide.narrow(1, 2, rows).t().equal(src))
+          << rows << "x" << cols << " " << t << " into a view";
       EXPECT_EQ(wide.narrow(1, 0, 2).abs().sum().item<double>(), 0.0);
     }
 }
 
-// Destinations of 8 MiB and more take the streaming path: at one thread
-// 64-row strips, then one 32-row strip and single columns; at two, 32-row
-// strips in parallel; row tails in both. A misaligned destination falls back
-// to the tiles.
+// Destinations of 8 MiB and more take the streaming path: 64-row strips (in
+// parallel at two threads), then one 32-row strip and single columns, each
+// with a row tail. A misaligned destination falls back to the tiles.
 TEST(Tensor, HugeTransposedCopyStreams) {
   const int before = get_num_threads();
   for (int threads : {1, 2}) {
@@ -149,7 +152,8 @@ TEST(Tensor, HugeTransposedCopyStreams) {
     EXPECT_EQ(d[2050][1040], 1040 * 2061 + 2050);
     EXPECT_TRUE(dst.t().equal(src)) << threads << " threads";
     Tensor shifted = zeros({2061 * 1064 + 1}, kFloat);
-    Tensor view = shifted.narrow(0, 1, 2061 * 1064).view({2061, 1064});  // 4-byte offset: not 32-byte aligned
+    Tensor view =
+        shifted.narrow(0, 1, 2061 * 1064).view({2061, 1064});  // 4-byte offset: not 32-byte aligned
     Tensor srcf = src.to(kFloat);
     view.copy_(srcf.t());
     EXPECT_TRUE(view.t().equal(srcf));
@@ -207,14 +211,15 @@ TEST(Allocator, LargeBlocksAreCachedAndReleased) {
 }
 
 TEST(Tensor, CopyBetweenEveryPairOfDtypes) {
-  const ScalarType all[] = {kByte, kChar, kShort, kInt, kLong, kHalf, kFloat, kDouble, kBool, kBFloat16};
+  const ScalarType all[] = {kByte, kChar,  kShort,  kInt,  kLong,
+                            kHalf, kFloat, kDouble, kBool, kBFloat16};
   for (auto from : all)
     for (auto to : all) {
       auto src = tensor({0, 1, 2, 3}, from);  // bool turns this into {0, 1, 1, 1}
-      auto dst = empty({2, 2}, to).t();     // strided destination
+      auto dst = empty({2, 2}, to).t();       // strided destination
       dst.copy_(src.view({2, 2}).t());
       std::vector<double> expect = from == kBool || to == kBool ? std::vector<double>{0, 1, 1, 1}
-                                                               : std::vector<double>{0, 1, 2, 3};
+                                                                : std::vector<double>{0, 1, 2, 3};
       EXPECT_EQ(brasa::testing::values(dst.t().reshape({4})), expect) << from << " -> " << to;
     }
 }
@@ -223,7 +228,8 @@ TEST(Tensor, UnaryOnSixteenBitFloats) {
   for (auto t : {kHalf, kBFloat16}) {
     auto x = tensor({0.5, -1.0, 2.0}, t);
     EXPECT_EQ(x.exp().dtype(), t);
-    EXPECT_CLOSE(x.exp(), std::vector<double>({std::exp(0.5), std::exp(-1.0), std::exp(2.0)}), 0.05);
+    EXPECT_CLOSE(x.exp(), std::vector<double>({std::exp(0.5), std::exp(-1.0), std::exp(2.0)}),
+                 0.05);
     EXPECT_VALUES(x.abs(), {0.5, 1, 2});
     EXPECT_VALUES(x.relu(), {0.5, 0, 2});
     EXPECT_CLOSE(x.sigmoid(), std::vector<double>({0.6225, 0.2689, 0.8808}), 0.01);
