@@ -103,8 +103,15 @@ void transpose_tiles_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64
       for (int64_t bj = 0; bj < cols; bj += T) {
         const int64_t nj = std::min(T, cols - bj);
         if (ni < T || nj < T) {
-          for (int64_t i = bi; i < bi + ni; ++i)
-            for (int64_t j = bj; j < bj + nj; ++j) dst[i * dr + j] = src[j * sc + i];
+          // An edge tile: its whole 8x8 blocks straight from the source, the
+          // last rows and columns one value at a time.
+          const int64_t ni8 = ni / 8 * 8, nj8 = nj / 8 * 8;
+          for (int64_t i = 0; i < ni8; i += 8)
+            for (int64_t j = 0; j < nj8; j += 8)
+              transpose_8x8_32bit(src + (bj + j) * sc + bi + i, sc, dst + (bi + i) * dr + bj + j, dr);
+          for (int64_t i = 0; i < ni; ++i)
+            for (int64_t j = i < ni8 ? nj8 : 0; j < nj; ++j)
+              dst[(bi + i) * dr + bj + j] = src[(bj + j) * sc + bi + i];
           continue;
         }
         for (int64_t j = 0; j < T; ++j)
