@@ -35,7 +35,8 @@ class Elementwise {
  public:
   // `out` may be null (allocate), a defined tensor (write there, casting if
   // needed) — `inplace` says it is also the first input (no resizing allowed).
-  Elementwise(const char* op, ScalarType out_dtype, const Tensor* out = nullptr, bool inplace = false)
+  Elementwise(const char* op, ScalarType out_dtype, const Tensor* out = nullptr,
+              bool inplace = false)
       : op_(op), out_dtype_(out_dtype), user_out_(out), inplace_(inplace) {}
   Elementwise& input(const Tensor& t, ScalarType dtype);
   Elementwise& input(const Tensor& t) { return input(t, t.dtype()); }
@@ -48,11 +49,19 @@ class Elementwise {
       // Every operand is contiguous with the output's shape (or a single
       // element): one 1-D run, no strided loop to set up.
       const int64_t n = out_.numel();
+      bool stream = false;
+      if constexpr (sizeof...(In) == 2)
+        stream = n * int64_t(sizeof(Out)) >= cpu::kStreamOutputBytes &&
+                 flat_data_[0] != flat_data_[1] &&
+                 flat_data_[0] != flat_data_[2];  // in place, plain stores cost no extra traffic
       parallel_for(0, n, cpu::kGrain, [&](int64_t b, int64_t e) {
         char* ptrs[cpu::kMaxOperands];
         for (size_t k = 0; k <= inputs_.size(); ++k) ptrs[k] = flat_data_[k] + b * flat_strides_[k];
-        if constexpr (sizeof...(In) == 2) cpu::binary_run<Out, In...>(ptrs, flat_strides_, e - b, f);
-        else cpu::nary_run<Out, In...>(ptrs, flat_strides_, e - b, f, std::index_sequence_for<In...>{});
+        if constexpr (sizeof...(In) == 2)
+          cpu::binary_run<Out, In...>(ptrs, flat_strides_, e - b, f, stream);
+        else
+          cpu::nary_run<Out, In...>(ptrs, flat_strides_, e - b, f,
+                                    std::index_sequence_for<In...>{});
       });
     } else {
       cpu::cpu_kernel<Out, In...>(*loop_, f);

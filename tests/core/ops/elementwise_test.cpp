@@ -1,6 +1,6 @@
-#include "../test_util.h"
-
 #include <cmath>
+
+#include "../test_util.h"
 
 using namespace brasa;
 
@@ -58,7 +58,8 @@ TEST(Elementwise, PowAndFriends) {
   EXPECT_VALUES(tensor({2, 3}).pow(tensor({3, 2})), {8, 9});
   EXPECT_VALUES(tensor({2, 1, -1}).pow(tensor({-1, -2, -3})), {0, 1, -1});
   EXPECT_THROW(tensor({2, 3}).pow(-1), Error);
-  EXPECT_CLOSE(atan2(tensor({1.0, -1.0}), tensor({1.0, 1.0})), std::vector<double>({M_PI / 4, -M_PI / 4}), 1e-6);
+  EXPECT_CLOSE(atan2(tensor({1.0, -1.0}), tensor({1.0, 1.0})),
+               std::vector<double>({M_PI / 4, -M_PI / 4}), 1e-6);
   EXPECT_VALUES(minimum(tensor({1, 5}), tensor({3, 2})), {1, 2});
   EXPECT_VALUES(maximum(tensor({1, 5}), tensor({3, 2})), {3, 5});
   EXPECT_TRUE(std::isnan(maximum(tensor({NAN}), tensor({1.0})).item<double>()));
@@ -221,7 +222,8 @@ TEST(Elementwise, ClampLerpAddcWhereMaskedFill) {
   EXPECT_VALUES(x.clamp_max(0), {-2, 0, 0});
   EXPECT_VALUES(tensor({1, 5, 9}).clamp(2, 6), {2, 5, 6});
   EXPECT_TRUE(std::isnan(tensor({NAN}).clamp(0, 1).item<float>()));
-  EXPECT_VALUES(clamp(x, std::optional<Tensor>(tensor({0.0, 1.0, 0.0})), std::optional<Tensor>()), {0, 1, 3});
+  EXPECT_VALUES(clamp(x, std::optional<Tensor>(tensor({0.0, 1.0, 0.0})), std::optional<Tensor>()),
+                {0, 1, 3});
   EXPECT_VALUES(lerp(tensor({0.0, 10.0}), tensor({10.0, 20.0}), 0.25), {2.5, 12.5});
   EXPECT_VALUES(lerp(tensor({0.0, 0.0}), tensor({10.0, 10.0}), tensor({0.0, 1.0})), {0, 10});
   EXPECT_VALUES(addcmul(tensor({1.0}), tensor({2.0}), tensor({3.0}), 0.5), {4});
@@ -257,4 +259,55 @@ TEST(Elementwise, EveryDtypePath) {
   EXPECT_VALUES(bo + bo, {1, 0});
   EXPECT_VALUES(bo * tensor({true, true}), {1, 0});
   EXPECT_THROW(bo - bo, Error);
+}
+
+// Outputs of 8 MiB and more are written with streaming stores in 256-byte
+// runs: a head up to 32-byte alignment, whole runs, a tail. Checked against
+// the in-place form (plain stores) for 1- to 8-byte outputs, every hoisted
+// case (tensor-tensor, tensor-scalar, scalar-tensor), the strided loop, and a
+// destination 4 bytes past alignment, at 1 and 2 threads.
+TEST(Elementwise, LargeOutputsStream) {
+  const int before = get_num_threads();
+  const int64_t n = (int64_t(9) << 20) / 4 + 37;  // 9 MiB of floats, not a whole number of runs
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    Tensor a = arange(n, kFloat).remainder(1000), b = arange(n, kFloat).remainder(7).add(0.25);
+    Tensor expected = a.clone();
+    expected.mul_(b);
+    EXPECT_TRUE(a.mul(b).equal(expected)) << threads;
+    Tensor shifted = zeros({n + 1}, kFloat);
+    Tensor out = shifted.narrow(0, 1, n);
+    mul_out(out, a, b);
+    EXPECT_TRUE(out.equal(expected)) << threads << " threads, misaligned out";
+    EXPECT_EQ(shifted[0].item<float>(), 0.0f);
+    // Scalar on either side, and a broadcast row through the strided loop.
+    Tensor plus3 = a.clone();
+    plus3.add_(3);
+    EXPECT_TRUE(a.add(3).equal(plus3));
+    EXPECT_TRUE(scalar_tensor(3.0f).add(a).equal(plus3));
+    Tensor rows = a.narrow(0, 0, n / 1024 * 1024).view({-1, 1024});
+    Tensor row = arange(1024, kFloat);
+    Tensor by_row = rows.clone();
+    by_row.sub_(row);
+    EXPECT_TRUE(rows.sub(row).equal(by_row));
+    // 8-, 2- and 1-byte outputs.
+    Tensor ad = a.to(kDouble), bd = b.to(kDouble);
+    Tensor ed = ad.clone();
+    ed.div_(bd);
+    EXPECT_TRUE(ad.div(bd).equal(ed));
+    // 2- and 1-byte outputs need more elements to reach 8 MiB.
+    const int64_t m = (int64_t(9) << 20) + 37;
+    Tensor x = arange(m, kFloat).remainder(1000), y = arange(m, kFloat).remainder(13).mul(77);
+    Tensor xs = x.to(kShort);
+    Tensor es = xs.clone();
+    es.add_(xs);
+    EXPECT_TRUE(xs.add(xs.clone()).equal(es));
+    Tensor lt = x.lt(y);
+    EXPECT_EQ(lt.dtype(), kBool);
+    Tensor lt_inplace = x.clone();
+    lt_inplace.lt_(y);  // 0/1 in x's dtype, plain stores
+    EXPECT_TRUE(lt.to(kFloat).equal(lt_inplace));
+    EXPECT_EQ(lt[m - 1].item<bool>(), float((m - 1) % 1000) < float((m - 1) % 13 * 77));
+  }
+  set_num_threads(before);
 }
