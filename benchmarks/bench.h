@@ -29,8 +29,12 @@ struct Side {
 // for this side's turn.
 void bench_turn();
 
-// STREAM's "scale" kernel, b = 3a (one read and one write stream, ordinary
-// stores), split over `threads` threads: the machine's memory bandwidth.
+// STREAM's "scale" kernel, b = 3a, split over `threads` threads: the
+// machine's memory bandwidth. Its stores are streaming stores, so the bytes
+// it counts (one read, one write) are the bytes that move; with ordinary
+// stores each written line is read first, and the kernel understates the
+// bandwidth (here 16-18 GB/s instead of 20-22 at one thread, 20-24 instead
+// of 31-32 at two).
 void stream_scale_kernel(float* b, const float* a, int64_t n, int threads);
 
 Side brasa_side();
