@@ -153,18 +153,18 @@ void transpose_strips_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int6
 }
 
 // The strips' 4 KiB staging buffer, one per thread. It is kept off the stack:
-// there the same loops measured 0.59-0.75 of STREAM scale instead of
-// 0.82-0.92, likely from false store-to-load dependencies (equal address
-// bits 0-11) between the buffer's stores and the loads of its frame.
+// there the same loops ran 15-30% slower at one thread, likely from false
+// store-to-load dependencies (equal address bits 0-11) between the buffer's
+// stores and the loads of its frame.
 uint32_t* strip_buffer() {
   alignas(64) static thread_local uint32_t buf[16 * 64];
   return buf;
 }
 
 // 64-row strips, each row read a whole 64-byte line per step: in
-// benchmarks/ops_bench on 4096x4096, 0.77-0.93 of STREAM scale at one thread
-// where 32-row strips read by half lines reached 0.67-0.75, and as fast as
-// those at two threads (0.81-0.92).
+// benchmarks/ops_bench on 4096x4096 at one thread, 14-17 GB/s where 32-row
+// strips read by half lines reached 12.5-14; at two threads as fast as
+// those (17-20 GB/s).
 void transpose_streaming_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc,
                                int64_t rows, int64_t cols) {
   parallel_for(0, cols / 64, 1, [=](int64_t b, int64_t e) {
