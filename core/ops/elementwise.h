@@ -51,9 +51,8 @@ class Elementwise {
       const int64_t n = out_.numel();
       bool stream = false;
       if constexpr (sizeof...(In) == 2)
-        stream = n * int64_t(sizeof(Out)) >= cpu::kStreamOutputBytes &&
-                 flat_data_[0] != flat_data_[1] &&
-                 flat_data_[0] != flat_data_[2];  // in place, plain stores cost no extra traffic
+        stream = cpu::stream_output(n * int64_t(sizeof(Out)), flat_data_[0], flat_data_[1],
+                                    flat_data_[2]);
       parallel_for(0, n, cpu::kGrain, [&](int64_t b, int64_t e) {
         char* ptrs[cpu::kMaxOperands];
         for (size_t k = 0; k <= inputs_.size(); ++k) ptrs[k] = flat_data_[k] + b * flat_strides_[k];

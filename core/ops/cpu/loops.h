@@ -21,6 +21,13 @@ constexpr int64_t kGrain = 32768;
 // kernels write them with streaming stores (see write_run).
 constexpr int64_t kStreamOutputBytes = int64_t(8) << 20;
 
+// Whether a binary op's output of `bytes` at `out` goes out with streaming
+// stores: only a large one that is not an input (in place, its lines were
+// just read and a plain store costs no extra traffic).
+inline bool stream_output(int64_t bytes, const char* out, const char* a, const char* b) {
+  return bytes >= kStreamOutputBytes && out != a && out != b;
+}
+
 class StridedLoop {
  public:
   explicit StridedLoop(IntArrayRef shape) : shape_(shape.begin(), shape.end()) {}
@@ -177,10 +184,8 @@ template <class Out, class... In, class F>
 void cpu_kernel(StridedLoop& loop, const F& f) {
   static_assert(sizeof...(In) + 1 <= kMaxOperands);
   if constexpr (sizeof...(In) == 2) {
-    // Streaming stores only into a separate output: in place, the lines were
-    // just read and a plain store costs no extra traffic.
-    const bool stream = loop.numel() * int64_t(sizeof(Out)) >= kStreamOutputBytes &&
-                        loop.data(0) != loop.data(1) && loop.data(0) != loop.data(2);
+    const bool stream = stream_output(loop.numel() * int64_t(sizeof(Out)), loop.data(0),
+                                      loop.data(1), loop.data(2));
     loop.run(
         [&](char** d, const int64_t* s, int64_t n) { binary_run<Out, In...>(d, s, n, f, stream); });
   } else {
