@@ -68,8 +68,9 @@ inline float fast_exp_nonpositive(float x) {
 #ifdef BRASA_VEC_EXP8
 // exp(x) for 8 floats x <= 0 (and up to x = 88, which softmax's shifts by
 // the max so far can reach), within 2 ulp where the result is a normal
-// float. Lanes below -88 (and NaN lanes) give 0; lanes in (-88, -87.34),
-// whose exp is below the smallest normal float, give a value below it.
+// float. Lanes below -88 give 0, NaN lanes NaN (softmax finds NaN rows by
+// their sum); lanes in (-88, -87.34), whose exp is below the smallest
+// normal float, give a value below it.
 // Cheap through a fine reduction, x = (k/8) ln2 + r with |r| <= ln2/16,
 // which leaves e^r to a degree-3 polynomial (minimax for relative error,
 // 0.43 ulp); 2^(k/8) is 2^(k>>3) times one of eight table values picked by
@@ -89,7 +90,7 @@ inline __m256 exp_nonpositive_8(__m256 x) {
                                           std::bit_cast<int32_t>(1.6817928305074290f) - (6 << 20),
                                           std::bit_cast<int32_t>(1.8340080864093424f) - (7 << 20));
   const __m256 shift = _mm256_set1_ps(12582912.0f);  // 1.5 * 2^23: k lands in the low mantissa bits
-  x = _mm256_max_ps(x, _mm256_set1_ps(-88.0f));  // NaN lanes too (maxps returns its second operand)
+  x = _mm256_max_ps(_mm256_set1_ps(-88.0f), x);      // NaN stays (maxps returns its second operand)
   const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(8 * kLog2e), shift);
   const __m256 k = _mm256_sub_ps(t, shift);
   __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(kLn2Hi / 8), x);

@@ -236,6 +236,56 @@ TEST(Reduction, LargeSoftmaxStreamsItsOutput) {
   }
   set_num_threads(saved_threads);
 }
+// Rows of up to 4096 values with an output of 8 MiB or more go through one
+// pass that finds the next row's max, takes this row's exps and writes the
+// previous row out: special rows (NaN, +inf, all -inf; first, last and next
+// to each other) come out NaN; row lengths with an 8-value tail (1000) or
+// only one (8), on 1 and 2 threads.
+TEST(Reduction, LargeSoftmaxRowsPipelined) {
+  const int saved_threads = get_num_threads();
+  manual_seed(12);
+  struct Case {
+    int64_t K, R;
+    std::vector<int64_t> nan_rows, inf_rows, minus_inf_rows;
+  };
+  const std::vector<Case> cases = {
+      {2112, 1000, {0, 1055, 2111}, {1056, 7}, {1, 1057}},
+      {520, 4096, {}, {}, {}},
+      {262200, 8, {5}, {}, {262198}},
+  };
+  for (const Case& c : cases) {
+    Tensor x = randn({c.K, c.R}) * 8.0;
+    x.index_put_({3, indexing::Slice(0, c.R / 2)}, -INFINITY);  // a finite max: zeros
+    for (int64_t r : c.nan_rows) x.index_put_({r, c.R - 3}, NAN);
+    for (int64_t r : c.inf_rows) x.index_put_({r, c.R / 3}, INFINITY);
+    for (int64_t r : c.minus_inf_rows) x.index_put_({r}, -INFINITY);
+    std::vector<int64_t> special = c.nan_rows;
+    special.insert(special.end(), c.inf_rows.begin(), c.inf_rows.end());
+    special.insert(special.end(), c.minus_inf_rows.begin(), c.minus_inf_rows.end());
+    Tensor ref = rows_without(x.to(kDouble).softmax(1), special);
+    Tensor log_ref = x.narrow(0, 4, c.K - 4).to(kDouble).log_softmax(1);
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      Tensor got = x.softmax(1), log_got = x.log_softmax(1);
+      Tensor finite_rows = rows_without(got, special).to(kDouble);
+      EXPECT_LT((finite_rows - ref).abs().max().item<double>(), 1e-6) << c.R << " " << threads;
+      EXPECT_LT((finite_rows.sum(1) - 1).abs().max().item<double>(), 1e-5) << c.R;
+      EXPECT_EQ(got[3].narrow(0, 0, c.R / 2).abs().sum().item<float>(), 0.0f) << c.R;
+      for (int64_t r : special) {
+        EXPECT_TRUE(got[r].isnan().all().item<bool>()) << c.R << " row " << r;
+        EXPECT_TRUE(log_got[r].isnan().all().item<bool>()) << c.R << " row " << r;
+      }
+      // log_softmax: rows from 4 on that are not special.
+      Tensor log_rows = log_got.narrow(0, 4, c.K - 4).to(kDouble);
+      Tensor ok = ones({c.K - 4}, kBool);
+      for (int64_t r : special)
+        if (r >= 4) ok.index_put_({r - 4}, false);
+      EXPECT_LT((log_rows - log_ref).index({ok}).abs().max().item<double>(), 1e-4) << c.R;
+    }
+  }
+  set_num_threads(saved_threads);
+}
+
 TEST(Reduction, CumsumCumprod) {
   auto t = tensor({{1, 2, 3}, {4, 5, 6}});
   EXPECT_VALUES(t.cumsum(1), {1, 3, 6, 4, 9, 15});
