@@ -4,7 +4,9 @@
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #ifdef __AVX2__
 #include <immintrin.h>
@@ -108,7 +110,8 @@ void transpose_tiles_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64
           const int64_t ni8 = ni / 8 * 8, nj8 = nj / 8 * 8;
           for (int64_t i = 0; i < ni8; i += 8)
             for (int64_t j = 0; j < nj8; j += 8)
-              transpose_8x8_32bit(src + (bj + j) * sc + bi + i, sc, dst + (bi + i) * dr + bj + j, dr);
+              transpose_8x8_32bit(src + (bj + j) * sc + bi + i, sc, dst + (bi + i) * dr + bj + j,
+                                  dr);
           for (int64_t i = 0; i < ni; ++i)
             for (int64_t j = i < ni8 ? nj8 : 0; j < nj; ++j)
               dst[(bi + i) * dr + bj + j] = src[(bj + j) * sc + bi + i];
@@ -125,9 +128,10 @@ void transpose_tiles_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64
 }
 
 // The 32-bit case for a destination larger than the caches, over the strips
-// of S source rows starting at columns [j_begin, j_end) of the destination.
-// A strip's rows are read front to back, I values per row and step (S
-// sequential streams the prefetcher follows); each step transposes its S x I
+// of S source rows starting at columns [j_begin, j_end) of the destination
+// (the 32 columns that TransposeTiles' 64 leave over, when there are that
+// many). A strip's rows are read front to back, I values per row and step;
+// each step transposes its S x I
 // block into `buf` and writes the block's I rows to the destination as whole
 // S*4-byte runs with streaming stores, so no destination line is read before
 // it is written and none is split between steps. The destination must be
@@ -161,14 +165,89 @@ uint32_t* strip_buffer() {
   return buf;
 }
 
-// 64-row strips, each row read a whole 64-byte line per step: in
-// benchmarks/ops_bench on 4096x4096 at one thread, 14-17 GB/s where 32-row
-// strips read by half lines reached 12.5-14; at two threads as fast as
-// those (17-20 GB/s).
+// The 32-bit case for a destination larger than the caches, by strips of 64
+// source rows (64 destination columns). A strip goes in tiles of W
+// destination rows (the last one shorter): a tile is
+// filled, 8 source rows at a time, into a staging tile that holds its W
+// destination rows of 64 values (in L2), while the previous tile drains from
+// the other staging tile to the destination as 256-byte runs of streaming
+// stores. Why: reads stream best from few source rows at a time (8 here;
+// reading all 64 rows of a strip a line each, the prefetchers lose track)
+// and writes best in whole runs of several lines; the two staging tiles let
+// both happen at once. The destination must be 32-byte aligned with rows a
+// multiple of 8 values.
+class TransposeTiles {
+ public:
+  static constexpr int64_t S = 64, W = 512;
+
+  TransposeTiles(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc)
+      : dst_(dst), dr_(dr), src_(src), sc_(sc) {
+    // 256 KiB per thread, made once; cache-line aligned.
+    static thread_local std::vector<uint32_t> storage(2 * W * S + 16);
+    uint32_t* base =
+        reinterpret_cast<uint32_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) / 64 * 64);
+    stage_[0] = base;
+    stage_[1] = base + W * S;
+  }
+
+  // Destination rows [i0, i0 + w) (w a multiple of 8) of the strip at column j0.
+  void tile(int64_t j0, int64_t i0, int64_t w) {
+    uint32_t* fill = stage_[filling_];
+    const int64_t calls = (S / 8) * (w / 8);
+    int64_t call = 0, drained = 0;
+    for (int64_t g = 0; g < S; g += 8)
+      for (int64_t c = 0; c < w; c += 8) {
+        transpose_8x8_32bit(src_ + (j0 + g) * sc_ + i0 + c, sc_, fill + c * S + g, S);
+        // The previous tile's rows, in step with this tile's blocks (all of
+        // them by the last block).
+        for (const int64_t upto = ++call * pending_.w / calls; drained < upto; ++drained)
+          drain_row(drained);
+      }
+    pending_ = {j0, i0, w};
+    filling_ = 1 - filling_;
+  }
+
+  void finish() {
+    for (int64_t r = 0; r < pending_.w; ++r) drain_row(r);
+    pending_.w = 0;
+    _mm_sfence();  // streaming stores are weakly ordered: publish them before the pool's join
+  }
+
+ private:
+  void drain_row(int64_t r) {
+    const uint32_t* from = stage_[1 - filling_] + r * S;
+    uint32_t* to = dst_ + (pending_.i0 + r) * dr_ + pending_.j0;
+    for (int64_t q = 0; q < S; q += 8)
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(to + q),
+                          _mm256_load_si256(reinterpret_cast<const __m256i*>(from + q)));
+  }
+
+  uint32_t* dst_;
+  int64_t dr_;
+  const uint32_t* src_;
+  int64_t sc_;
+  uint32_t* stage_[2];
+  int filling_ = 0;
+  struct {
+    int64_t j0 = 0, i0 = 0, w = 0;  // the tile waiting to drain (w = 0: none)
+  } pending_;
+};
+
+// In benchmarks/ops_bench-like runs on 4096x4096, tiles measured 17.0-17.5
+// GB/s at one thread and 24-27.5 at two, where strips of 64 rows read a line
+// per row and step (transpose_strips_32bit<64, 16>) reached 15.6-16.8 and
+// 20.5-24 in the same runs.
 void transpose_streaming_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc,
                                int64_t rows, int64_t cols) {
+  const int64_t rows8 = rows / 8 * 8;
   parallel_for(0, cols / 64, 1, [=](int64_t b, int64_t e) {
-    transpose_strips_32bit<64, 16>(dst, dr, src, sc, rows, b * 64, e * 64, strip_buffer());
+    TransposeTiles tiles(dst, dr, src, sc);
+    for (int64_t j0 = b * 64; j0 < e * 64; j0 += 64)
+      for (int64_t i0 = 0; i0 < rows8; i0 += TransposeTiles::W)
+        tiles.tile(j0, i0, std::min(TransposeTiles::W, rows8 - i0));
+    tiles.finish();
+    for (int64_t i = rows8; i < rows; ++i)
+      for (int64_t j = b * 64; j < e * 64; ++j) dst[i * dr + j] = src[j * sc + i];
   });
   const int64_t done = cols / 64 * 64;
   if (cols - done >= 32)

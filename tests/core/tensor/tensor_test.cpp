@@ -142,7 +142,8 @@ TEST(Tensor, HugeTransposedCopyStreams) {
   const int before = get_num_threads();
   for (int threads : {1, 2}) {
     set_num_threads(threads);
-    // dst 2061 x 1064: 1064 = 16 * 64 + 32 + 8 columns, 2061 = 128 * 16 + 13 rows
+    // dst 2061 x 1064: 1064 = 16 * 64 + 32 + 8 columns (strips of 64, one of 32,
+    // single values), 2061 = 4 * 512 + 8 + 5 rows (tiles of 512, one of 8, single rows)
     Tensor src = arange(1064 * 2061, kInt).view({1064, 2061});
     Tensor dst = src.t().contiguous();
     auto d = dst.accessor<int32_t, 2>();
