@@ -50,22 +50,30 @@ class Elementwise {
       // element): one 1-D run, no strided loop to set up.
       const int64_t n = out_.numel();
       bool stream = false;
-      if constexpr (sizeof...(In) == 2)
-        stream = cpu::stream_output(n * int64_t(sizeof(Out)), flat_data_[0], flat_data_[1],
-                                    flat_data_[2]);
+      if constexpr (sizeof...(In) == 1 || sizeof...(In) == 2)
+        stream = may_stream_ && cpu::stream_output(n * int64_t(sizeof(Out)), flat_data_[0],
+                                                   flat_data_[1], flat_data_[2]);
       parallel_for(0, n, cpu::kGrain, [&](int64_t b, int64_t e) {
         char* ptrs[cpu::kMaxOperands];
         for (size_t k = 0; k <= inputs_.size(); ++k) ptrs[k] = flat_data_[k] + b * flat_strides_[k];
         if constexpr (sizeof...(In) == 2)
           cpu::binary_run<Out, In...>(ptrs, flat_strides_, e - b, f, stream);
+        else if constexpr (sizeof...(In) == 1)
+          cpu::unary_run<Out, In...>(ptrs, flat_strides_, e - b, f, stream);
         else
           cpu::nary_run<Out, In...>(ptrs, flat_strides_, e - b, f,
                                     std::index_sequence_for<In...>{});
       });
     } else {
-      cpu::cpu_kernel<Out, In...>(*loop_, f);
+      cpu::cpu_kernel<Out, In...>(*loop_, f, may_stream_);
     }
     finish();
+  }
+  // Keeps ordinary stores for a large output: for a compute-bound kernel
+  // (float exp) whose loop vectorizes worse in write_run's 256-byte runs.
+  Elementwise& no_streaming() {
+    may_stream_ = false;
+    return *this;
   }
   cpu::StridedLoop& loop();
   // Call after driving loop() directly.
@@ -82,7 +90,7 @@ class Elementwise {
   DimVector shape_;
   Tensor out_, result_;
   std::optional<cpu::StridedLoop> loop_;
-  bool flat_ = false;
+  bool flat_ = false, may_stream_ = true;
   char* flat_data_[cpu::kMaxOperands] = {};
   int64_t flat_strides_[cpu::kMaxOperands] = {};
 };

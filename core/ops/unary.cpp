@@ -153,7 +153,7 @@ BRASA_UNARY_OPS(BRASA_UNARY_IMPL)
 Tensor exp_fast_impl(const Tensor& x, const Tensor* out, bool inplace) {
   if (x.dtype() != kFloat) return exp_impl(x, out, inplace);
   Elementwise e("exp", kFloat, out, inplace);
-  e.input(x).build();
+  e.input(x).build().no_streaming();
   e.run<float, float>([](float v) { return cpu::fast_exp(v); });
   return e.result();
 }

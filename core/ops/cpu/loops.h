@@ -21,9 +21,9 @@ constexpr int64_t kGrain = 32768;
 // kernels write them with streaming stores (see write_run).
 constexpr int64_t kStreamOutputBytes = int64_t(8) << 20;
 
-// Whether a binary op's output of `bytes` at `out` goes out with streaming
-// stores: only a large one that is not an input (in place, its lines were
-// just read and a plain store costs no extra traffic).
+// Whether an op's output of `bytes` at `out` goes out with streaming stores:
+// only a large one that is not an input (in place, its lines were just read
+// and a plain store costs no extra traffic). `b` is null for a unary op.
 inline bool stream_output(int64_t bytes, const char* out, const char* a, const char* b) {
   return bytes >= kStreamOutputBytes && out != a && out != b;
 }
@@ -125,7 +125,7 @@ inline void nary_run(char** data, const int64_t* s, int64_t n, const F& f,
 // o[i] = g(i) for i in [0, n). With `stream`, whole 256-byte runs are
 // computed into a buffer in L1 and written with streaming stores: no output
 // line is read in before it is overwritten (a quarter less memory traffic
-// for a binary op).
+// for a binary op, a third for a unary one).
 template <class Out, class G>
 inline void write_run(Out* o, int64_t n, bool stream, const G& g) {
 #ifdef __AVX2__
@@ -179,15 +179,34 @@ inline void binary_run(char** data, const int64_t* s, int64_t n, const F& f, boo
   nary_run<Out, A, B>(data, s, n, f, std::index_sequence_for<A, B>{});
 }
 
-// Runs `f` elementwise: operand 0 of `loop` is the output of type Out, the rest In...
+// Unary with the contiguous case through write_run.
+template <class Out, class A, class F>
+inline void unary_run(char** data, const int64_t* s, int64_t n, const F& f, bool stream) {
+  if (s[0] == sizeof(Out) && s[1] == sizeof(A)) {
+    Out* o = reinterpret_cast<Out*>(data[0]);
+    const A* a = reinterpret_cast<const A*>(data[1]);
+    write_run(o, n, stream, [&](int64_t i) { return static_cast<Out>(f(opmath_t<A>(a[i]))); });
+    return;
+  }
+  nary_run<Out, A>(data, s, n, f, std::index_sequence<0>{});
+}
+
+// Runs `f` elementwise: operand 0 of `loop` is the output of type Out, the rest
+// In... Unary and binary ops stream large outputs unless `may_stream` is
+// false (for a compute-bound kernel that the run buffer slows down).
 template <class Out, class... In, class F>
-void cpu_kernel(StridedLoop& loop, const F& f) {
+void cpu_kernel(StridedLoop& loop, const F& f, bool may_stream = true) {
   static_assert(sizeof...(In) + 1 <= kMaxOperands);
   if constexpr (sizeof...(In) == 2) {
-    const bool stream = stream_output(loop.numel() * int64_t(sizeof(Out)), loop.data(0),
-                                      loop.data(1), loop.data(2));
+    const bool stream = may_stream && stream_output(loop.numel() * int64_t(sizeof(Out)),
+                                                    loop.data(0), loop.data(1), loop.data(2));
     loop.run(
         [&](char** d, const int64_t* s, int64_t n) { binary_run<Out, In...>(d, s, n, f, stream); });
+  } else if constexpr (sizeof...(In) == 1) {
+    const bool stream = may_stream && stream_output(loop.numel() * int64_t(sizeof(Out)),
+                                                    loop.data(0), loop.data(1), nullptr);
+    loop.run(
+        [&](char** d, const int64_t* s, int64_t n) { unary_run<Out, In...>(d, s, n, f, stream); });
   } else {
     loop.run([&](char** d, const int64_t* s, int64_t n) {
       nary_run<Out, In...>(d, s, n, f, std::index_sequence_for<In...>{});

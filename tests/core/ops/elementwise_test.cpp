@@ -308,6 +308,31 @@ TEST(Elementwise, LargeOutputsStream) {
     lt_inplace.lt_(y);  // 0/1 in x's dtype, plain stores
     EXPECT_TRUE(lt.to(kFloat).equal(lt_inplace));
     EXPECT_EQ(lt[m - 1].item<bool>(), float((m - 1) % 1000) < float((m - 1) % 13 * 77));
+    // Unary ops: against their in-place forms (plain stores), for float and
+    // double, a misaligned out=, a 1-byte output and exp (which keeps plain
+    // stores).
+    for (const Tensor& v : {a.sub(500), ad.sub(500)}) {
+      Tensor negated = v.clone();
+      negated.neg_();
+      EXPECT_TRUE(v.neg().equal(negated)) << v.dtype();
+      Tensor rectified = v.clone();
+      rectified.relu_();
+      EXPECT_TRUE(v.relu().equal(rectified)) << v.dtype();
+    }
+    Tensor roots = a.clone();
+    roots.sqrt_();
+    EXPECT_TRUE(a.sqrt().equal(roots));
+    neg_out(out, a);
+    EXPECT_TRUE(out.neg().equal(a)) << "misaligned unary out";
+    EXPECT_EQ(shifted[0].item<float>(), 0.0f);
+    Tensor flipped = lt.logical_not();
+    EXPECT_EQ(flipped[m - 1].item<bool>(), !lt[m - 1].item<bool>());
+    EXPECT_TRUE(flipped.logical_not().equal(lt));
+    EXPECT_EQ(flipped.sum().item<int64_t>(), m - lt.sum().item<int64_t>());
+    Tensor small = a.mul(-0.01);
+    Tensor exps = small.clone();
+    exps.exp_();
+    EXPECT_TRUE(small.exp().equal(exps));
   }
   set_num_threads(before);
 }
