@@ -163,6 +163,39 @@ TEST(Tensor, HugeTransposedCopyStreams) {
   set_num_threads(before);
 }
 
+// Conversions between float and double and fills of 8 MiB and more write
+// with streaming stores: the same values as element by element, at 1 and 2
+// threads, into an aligned or a misaligned (4 bytes past) destination.
+TEST(Tensor, LargeConversionsAndFillsStream) {
+  const int before = get_num_threads();
+  const int64_t n = (int64_t(9) << 20) / 4 + 37;  // 9 MiB of floats, not a whole number of runs
+  Tensor a = arange(n, kFloat).remainder(1000).mul(0.37);
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    Tensor ad = a.to(kDouble);
+    EXPECT_EQ(ad.dtype(), kDouble);
+    for (int64_t i : {int64_t(0), int64_t(12345), n - 1})
+      EXPECT_EQ(ad[i].item<double>(), double(a[i].item<float>())) << i;
+    EXPECT_TRUE(ad.to(kFloat).equal(a)) << threads;  // float -> double -> float is exact
+    Tensor shifted = zeros({n + 1}, kDouble);
+    shifted.narrow(0, 1, n).copy_(a);
+    EXPECT_TRUE(shifted.narrow(0, 1, n).equal(ad)) << threads << " threads, misaligned";
+    EXPECT_EQ(shifted[0].item<double>(), 0.0);
+    Tensor filled = empty({n}, kFloat);
+    filled.fill_(2.5);
+    EXPECT_EQ(filled.eq(2.5).sum().item<int64_t>(), n);
+    Tensor ints = zeros({n + 1}, kInt);
+    ints.narrow(0, 1, n).fill_(-7);
+    EXPECT_EQ(ints[0].item<int32_t>(), 0);
+    EXPECT_EQ(ints.narrow(0, 1, n).eq(-7).sum().item<int64_t>(), n);
+    EXPECT_EQ(ints[n].item<int32_t>(), -7);
+    Tensor broadcast = empty({n}, kDouble);
+    broadcast.copy_(scalar_tensor(1.25f).expand({n}));  // one float value, converted
+    EXPECT_EQ(broadcast.eq(1.25).sum().item<int64_t>(), n);
+  }
+  set_num_threads(before);
+}
+
 TEST(Tensor, FillZeroClone) {
   auto t = empty({3}, kInt);
   t.fill_(4);
