@@ -51,8 +51,8 @@ class Elementwise {
       const int64_t n = out_.numel();
       bool stream = false;
       if constexpr (sizeof...(In) == 1 || sizeof...(In) == 2)
-        stream = may_stream_ && cpu::stream_output(n * int64_t(sizeof(Out)), flat_data_[0],
-                                                   flat_data_[1], flat_data_[2]);
+        stream = cpu::stream_output(n * int64_t(sizeof(Out)), flat_data_[0], flat_data_[1],
+                                    flat_data_[2]);
       parallel_for(0, n, cpu::kGrain, [&](int64_t b, int64_t e) {
         char* ptrs[cpu::kMaxOperands];
         for (size_t k = 0; k <= inputs_.size(); ++k) ptrs[k] = flat_data_[k] + b * flat_strides_[k];
@@ -65,15 +65,9 @@ class Elementwise {
                                     std::index_sequence_for<In...>{});
       });
     } else {
-      cpu::cpu_kernel<Out, In...>(*loop_, f, may_stream_);
+      cpu::cpu_kernel<Out, In...>(*loop_, f);
     }
     finish();
-  }
-  // Keeps ordinary stores for a large output: for a compute-bound kernel
-  // (float exp) whose loop vectorizes worse in write_run's 256-byte runs.
-  Elementwise& no_streaming() {
-    may_stream_ = false;
-    return *this;
   }
   cpu::StridedLoop& loop();
   // Call after driving loop() directly.
@@ -90,7 +84,7 @@ class Elementwise {
   DimVector shape_;
   Tensor out_, result_;
   std::optional<cpu::StridedLoop> loop_;
-  bool flat_ = false, may_stream_ = true;
+  bool flat_ = false;
   char* flat_data_[cpu::kMaxOperands] = {};
   int64_t flat_strides_[cpu::kMaxOperands] = {};
 };

@@ -6,6 +6,7 @@
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/unary.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -149,12 +150,49 @@ bool identity_on_ints(const char* name) {
 BRASA_UNARY_OPS(BRASA_UNARY_IMPL)
 #undef BRASA_UNARY_IMPL
 
-// exp on float goes through the vectorizable polynomial (hot in softmax too).
+// exp of n floats at byte strides s[0] (out) and s[1] (in). Every value goes
+// through exp_8, in groups of 8 (odd ones out through a small buffer), so the
+// result does not depend on layout, alignment or threads; contiguous runs
+// are read and written directly, with streaming stores for a large output.
+void exp_floats(char* out, const char* in, const int64_t* s, int64_t n, bool stream) {
+#ifdef BRASA_VEC_EXP8
+  const auto through_buffer = [&](int64_t b, int64_t m) {
+    alignas(32) float v[8] = {};
+    for (int64_t k = 0; k < m; ++k) v[k] = *reinterpret_cast<const float*>(in + (b + k) * s[1]);
+    _mm256_store_ps(v, cpu::exp_8(_mm256_load_ps(v)));
+    for (int64_t k = 0; k < m; ++k) *reinterpret_cast<float*>(out + (b + k) * s[0]) = v[k];
+  };
+  int64_t i = 0;
+  if (s[0] == 4 && s[1] == 4) {
+    float* o = reinterpret_cast<float*>(out);
+    const float* x = reinterpret_cast<const float*>(in);
+    if (stream) {
+      const int64_t head = std::min<int64_t>(n, (32 - reinterpret_cast<uintptr_t>(o) % 32) % 32 / 4);
+      through_buffer(0, head);
+      for (i = head; i + 8 <= n; i += 8) _mm256_stream_ps(o + i, cpu::exp_8(_mm256_loadu_ps(x + i)));
+      _mm_sfence();  // streaming stores are weakly ordered: publish them before the pool's join
+    } else {
+      for (; i + 8 <= n; i += 8) _mm256_storeu_ps(o + i, cpu::exp_8(_mm256_loadu_ps(x + i)));
+    }
+  }
+  for (; i < n; i += 8) through_buffer(i, std::min<int64_t>(8, n - i));
+#else
+  for (int64_t i = 0; i < n; ++i)
+    *reinterpret_cast<float*>(out + i * s[0]) =
+        cpu::fast_exp(*reinterpret_cast<const float*>(in + i * s[1]));
+#endif
+}
+
+// exp on float goes through the vectorized polynomial (also softmax's).
 Tensor exp_fast_impl(const Tensor& x, const Tensor* out, bool inplace) {
   if (x.dtype() != kFloat) return exp_impl(x, out, inplace);
   Elementwise e("exp", kFloat, out, inplace);
-  e.input(x).build().no_streaming();
-  e.run<float, float>([](float v) { return cpu::fast_exp(v); });
+  e.input(x).build();
+  cpu::StridedLoop& loop = e.loop();
+  const bool stream = cpu::stream_output(loop.numel() * int64_t(sizeof(float)), loop.data(0),
+                                         loop.data(1), nullptr);
+  loop.run([stream](char** d, const int64_t* s, int64_t n) { exp_floats(d[0], d[1], s, n, stream); });
+  e.finish();
   return e.result();
 }
 

@@ -192,19 +192,18 @@ inline void unary_run(char** data, const int64_t* s, int64_t n, const F& f, bool
 }
 
 // Runs `f` elementwise: operand 0 of `loop` is the output of type Out, the rest
-// In... Unary and binary ops stream large outputs unless `may_stream` is
-// false (for a compute-bound kernel that the run buffer slows down).
+// In... Unary and binary ops stream large outputs.
 template <class Out, class... In, class F>
-void cpu_kernel(StridedLoop& loop, const F& f, bool may_stream = true) {
+void cpu_kernel(StridedLoop& loop, const F& f) {
   static_assert(sizeof...(In) + 1 <= kMaxOperands);
   if constexpr (sizeof...(In) == 2) {
-    const bool stream = may_stream && stream_output(loop.numel() * int64_t(sizeof(Out)),
-                                                    loop.data(0), loop.data(1), loop.data(2));
+    const bool stream = stream_output(loop.numel() * int64_t(sizeof(Out)), loop.data(0),
+                                      loop.data(1), loop.data(2));
     loop.run(
         [&](char** d, const int64_t* s, int64_t n) { binary_run<Out, In...>(d, s, n, f, stream); });
   } else if constexpr (sizeof...(In) == 1) {
-    const bool stream = may_stream && stream_output(loop.numel() * int64_t(sizeof(Out)),
-                                                    loop.data(0), loop.data(1), nullptr);
+    const bool stream =
+        stream_output(loop.numel() * int64_t(sizeof(Out)), loop.data(0), loop.data(1), nullptr);
     loop.run(
         [&](char** d, const int64_t* s, int64_t n) { unary_run<Out, In...>(d, s, n, f, stream); });
   } else {

@@ -103,6 +103,37 @@ inline __m256 exp_nonpositive_8(__m256 x) {
       _mm256_add_epi32(_mm256_permutevar8x32_epi32(table, kbits), _mm256_slli_epi32(kbits, 20));
   return _mm256_mul_ps(p, _mm256_castsi256_ps(scale));
 }
+
+// exp(x) for 8 floats over the whole float range, within 2 ulp where the
+// result is a normal float: exp_nonpositive_8's reduction and polynomial,
+// with 2^(k>>3) applied as two factors so that results down into the
+// subnormals (x to -103.97) and up to the largest float (x to 88.72) come
+// out right. Below and above those, 0 and +inf; NaN stays NaN.
+inline __m256 exp_8(__m256 x) {
+  constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+  const __m256 table = _mm256_setr_ps(1.0f, 1.0905077326652577f, 1.189207115002721f,
+                                      1.2968395546510096f, 1.4142135623730951f, 1.5422108254079407f,
+                                      1.6817928305074290f, 1.8340080864093424f);  // 2^(j/8)
+  const __m256 shift = _mm256_set1_ps(12582912.0f);  // 1.5 * 2^23: k lands in the low mantissa bits
+  // Clamped to [-104, 89] (maxps and minps return their second operand, x,
+  // when it is NaN).
+  x = _mm256_min_ps(_mm256_set1_ps(89.0f), _mm256_max_ps(_mm256_set1_ps(-104.0f), x));
+  const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(8 * kLog2e), shift);
+  const __m256 kf = _mm256_sub_ps(t, shift);
+  __m256 r = _mm256_fnmadd_ps(kf, _mm256_set1_ps(kLn2Hi / 8), x);
+  r = _mm256_fnmadd_ps(kf, _mm256_set1_ps(kLn2Lo / 8), r);
+  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(0.166668668f), r, _mm256_set1_ps(0.500064492f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  // k in [-1200, 1027]; 2^(k>>3) as 2^e1 * 2^e2, each exponent in [-75, 64].
+  const __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(shift));
+  const __m256i e = _mm256_srai_epi32(k, 3), e1 = _mm256_srai_epi32(e, 1);
+  const __m256i e2 = _mm256_sub_epi32(e, e1), bias = _mm256_set1_epi32(127);
+  const __m256 f1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e1, bias), 23));
+  const __m256 f2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e2, bias), 23));
+  p = _mm256_mul_ps(p, _mm256_permutevar8x32_ps(table, k));  // the index is k's low 3 bits
+  return _mm256_mul_ps(_mm256_mul_ps(p, f1), f2);
+}
 #endif
 
 }  // namespace brasa::cpu

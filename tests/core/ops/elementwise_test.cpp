@@ -121,6 +121,20 @@ TEST(Elementwise, FastExpIsAccurate) {
   EXPECT_TRUE(std::isinf(tensor({100.0f}).exp().item<float>()));
   EXPECT_EQ(tensor({-200.0f}).exp().item<float>(), 0.0f);
   EXPECT_TRUE(std::isnan(tensor({NAN}).exp().item<float>()));
+  // Subnormal results, within two units of the smallest subnormal.
+  auto tiny = linspace(-103.9, -87.4, 1001);
+  EXPECT_LE((tiny.exp().to(kDouble) - tiny.to(kDouble).exp()).abs().max().item<double>(),
+            2 * std::ldexp(1.0, -149));
+  // The same values whatever the layout: a transposed view, a strided slice,
+  // lengths off the groups of 8, in place.
+  manual_seed(4);
+  auto m = randn({37, 53}) * 20.0;
+  EXPECT_TRUE(m.t().exp().equal(m.exp().t()));
+  auto flat = m.flatten();
+  EXPECT_TRUE(flat.slice(0, 1, 1000, 3).exp().equal(flat.exp().slice(0, 1, 1000, 3)));
+  auto copy = m.clone();
+  copy.exp_();
+  EXPECT_TRUE(copy.equal(m.exp()));
 }
 
 TEST(Elementwise, InPlaceAndOutForms) {

@@ -62,6 +62,39 @@ TEST(VecMath, ExpNonpositive8UnderflowAndNaN) {
   // The smallest normal result.
   EXPECT_LE(ulps(exp8_lane(-87.33f), std::exp(double(-87.33f))), 2.0);
 }
+
+float exp8_full_lane(float x) {
+  alignas(32) float out[8];
+  _mm256_store_ps(out, exp_8(_mm256_set1_ps(x)));
+  return out[5];
+}
+
+TEST(VecMath, Exp8WholeRange) {
+  // Every 1024th float where the result is a normal float.
+  double worst = 0;
+  float worst_x = 0;
+  for (float sign : {-1.0f, 1.0f}) {
+    const uint32_t last = std::bit_cast<uint32_t>(sign < 0 ? 87.33f : 88.72f);
+    for (uint32_t b = 0; b <= last; b += 1024) {
+      const float x = sign * std::bit_cast<float>(b);
+      const double u = ulps(exp8_full_lane(x), std::exp(double(x)));
+      if (u > worst) worst = u, worst_x = x;
+    }
+  }
+  EXPECT_LE(worst, 2.0) << "at x = " << worst_x;
+  // Subnormal results: within two units of the smallest subnormal.
+  const double unit = std::ldexp(1.0, -149);
+  for (float x = -103.9f; x < -87.34f; x += 0.0131f)
+    EXPECT_LE(std::fabs(exp8_full_lane(x) - std::exp(double(x))), 2 * unit) << x;
+  EXPECT_EQ(exp8_full_lane(0.0f), 1.0f);
+  EXPECT_EQ(exp8_full_lane(-104.0f), 0.0f);
+  EXPECT_EQ(exp8_full_lane(-INFINITY), 0.0f);
+  EXPECT_EQ(exp8_full_lane(88.73f), INFINITY);
+  EXPECT_EQ(exp8_full_lane(1e30f), INFINITY);
+  EXPECT_EQ(exp8_full_lane(INFINITY), INFINITY);
+  EXPECT_TRUE(std::isnan(exp8_full_lane(NAN)));
+  EXPECT_LT(exp8_full_lane(88.72f), FLT_MAX);
+}
 #endif
 
 }  // namespace
