@@ -167,9 +167,11 @@ void exp_floats(char* out, const char* in, const int64_t* s, int64_t n, bool str
     float* o = reinterpret_cast<float*>(out);
     const float* x = reinterpret_cast<const float*>(in);
     if (stream) {
-      const int64_t head = std::min<int64_t>(n, (32 - reinterpret_cast<uintptr_t>(o) % 32) % 32 / 4);
+      const int64_t to_aligned = (32 - reinterpret_cast<uintptr_t>(o) % 32) % 32 / 4;
+      const int64_t head = std::min<int64_t>(n, to_aligned);
       through_buffer(0, head);
-      for (i = head; i + 8 <= n; i += 8) _mm256_stream_ps(o + i, cpu::exp_8(_mm256_loadu_ps(x + i)));
+      for (i = head; i + 8 <= n; i += 8)
+        _mm256_stream_ps(o + i, cpu::exp_8(_mm256_loadu_ps(x + i)));
       _mm_sfence();  // streaming stores are weakly ordered: publish them before the pool's join
     } else {
       for (; i + 8 <= n; i += 8) _mm256_storeu_ps(o + i, cpu::exp_8(_mm256_loadu_ps(x + i)));
@@ -191,7 +193,9 @@ Tensor exp_fast_impl(const Tensor& x, const Tensor* out, bool inplace) {
   cpu::StridedLoop& loop = e.loop();
   const bool stream = cpu::stream_output(loop.numel() * int64_t(sizeof(float)), loop.data(0),
                                          loop.data(1), nullptr);
-  loop.run([stream](char** d, const int64_t* s, int64_t n) { exp_floats(d[0], d[1], s, n, stream); });
+  loop.run([stream](char** d, const int64_t* s, int64_t n) {
+    exp_floats(d[0], d[1], s, n, stream);
+  });
   e.finish();
   return e.result();
 }
