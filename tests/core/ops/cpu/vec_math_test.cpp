@@ -6,6 +6,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 namespace brasa::cpu {
 namespace {
@@ -27,26 +28,36 @@ TEST(VecMath, FastExpWithinTwoUlps) {
 }
 
 #ifdef BRASA_VEC_EXP8
-float exp8_lane(float x) {
+// One lane of an 8-wide exp on x in every lane.
+template <__m256 (*F)(__m256)>
+float lane(float x) {
   alignas(32) float out[8];
-  _mm256_store_ps(out, exp_nonpositive_8(_mm256_set1_ps(x)));
+  _mm256_store_ps(out, F(_mm256_set1_ps(x)));
   return out[3];
 }
+float exp8_lane(float x) { return lane<exp_nonpositive_8>(x); }
+float exp8_full_lane(float x) { return lane<exp_8>(x); }
 
-TEST(VecMath, ExpNonpositive8WithinTwoUlps) {
-  // Every 1024th float in [-87.3, 88] (stepping through the bit patterns of
-  // the magnitudes, on both sides of 0).
+// The worst ulp error of `f` against libm at every 1024th float in [-low,
+// high] (stepping through the bit patterns of the magnitudes, on both sides
+// of 0), with where it was.
+std::pair<double, float> worst_ulps(float (*f)(float), float low, float high) {
   double worst = 0;
   float worst_x = 0;
   for (float sign : {-1.0f, 1.0f}) {
-    const uint32_t last = std::bit_cast<uint32_t>(sign < 0 ? 87.3f : 88.0f);
+    const uint32_t last = std::bit_cast<uint32_t>(sign < 0 ? low : high);
     for (uint32_t b = 0; b <= last; b += 1024) {
       const float x = sign * std::bit_cast<float>(b);
-      const double u = ulps(exp8_lane(x), std::exp(double(x)));
+      const double u = ulps(f(x), std::exp(double(x)));
       if (u > worst) worst = u, worst_x = x;
     }
   }
-  EXPECT_LE(worst, 2.0) << "at x = " << worst_x;
+  return {worst, worst_x};
+}
+
+TEST(VecMath, ExpNonpositive8WithinTwoUlps) {
+  const auto [worst, at] = worst_ulps(exp8_lane, 87.3f, 88.0f);
+  EXPECT_LE(worst, 2.0) << "at x = " << at;
   EXPECT_EQ(exp8_lane(0.0f), 1.0f);
 }
 
@@ -63,25 +74,10 @@ TEST(VecMath, ExpNonpositive8UnderflowAndNaN) {
   EXPECT_LE(ulps(exp8_lane(-87.33f), std::exp(double(-87.33f))), 2.0);
 }
 
-float exp8_full_lane(float x) {
-  alignas(32) float out[8];
-  _mm256_store_ps(out, exp_8(_mm256_set1_ps(x)));
-  return out[5];
-}
-
 TEST(VecMath, Exp8WholeRange) {
-  // Every 1024th float where the result is a normal float.
-  double worst = 0;
-  float worst_x = 0;
-  for (float sign : {-1.0f, 1.0f}) {
-    const uint32_t last = std::bit_cast<uint32_t>(sign < 0 ? 87.33f : 88.72f);
-    for (uint32_t b = 0; b <= last; b += 1024) {
-      const float x = sign * std::bit_cast<float>(b);
-      const double u = ulps(exp8_full_lane(x), std::exp(double(x)));
-      if (u > worst) worst = u, worst_x = x;
-    }
-  }
-  EXPECT_LE(worst, 2.0) << "at x = " << worst_x;
+  // Where the result is a normal float.
+  const auto [worst, at] = worst_ulps(exp8_full_lane, 87.33f, 88.72f);
+  EXPECT_LE(worst, 2.0) << "at x = " << at;
   // Subnormal results: within two units of the smallest subnormal.
   const double unit = std::ldexp(1.0, -149);
   for (float x = -103.9f; x < -87.34f; x += 0.0131f)
