@@ -1,6 +1,7 @@
 #include <brasa/autograd/record.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/cpu/loops.h>
+#include <brasa/ops/cpu/scratch.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
 
@@ -189,10 +190,9 @@ class TransposeTiles {
 
   TransposeTiles(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc)
       : dst_(dst), dr_(dr), src_(src), sc_(sc) {
-    // 256 KiB per thread, made once; cache-line aligned.
-    static thread_local std::vector<uint32_t> storage(2 * W * S + 16);
-    uint32_t* base =
-        reinterpret_cast<uint32_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) / 64 * 64);
+    // 256 KiB per thread, made once.
+    static thread_local std::vector<uint32_t> storage;
+    uint32_t* base = cpu::cache_aligned_scratch(storage, 2 * W * S);
     stage_[0] = base;
     stage_[1] = base + W * S;
   }

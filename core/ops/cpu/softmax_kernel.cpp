@@ -1,3 +1,4 @@
+#include <brasa/ops/cpu/scratch.h>
 #include <brasa/ops/cpu/softmax_kernel.h>
 #include <brasa/ops/cpu/vec_math.h>
 #include <brasa/util/parallel.h>
@@ -298,12 +299,9 @@ void softmax_rows_float(const float* in, float* out, int64_t K, int64_t R, bool 
 #endif
   parallel_for(
       0, K, std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)), [=](int64_t b, int64_t e) {
-        // Scratch rows start on a cache line: at malloc's 16-byte alignment
-        // half the 32-byte accesses to them straddle two lines.
         const bool pipelined = stream && R <= kMinChunk;
-        std::vector<float> buffer(pipelined ? 2 * R + 16 : stream && !log ? R + 16 : 0);
-        float* scratch =
-            reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(buffer.data()) + 63) / 64 * 64);
+        std::vector<float> buffer;
+        float* scratch = cache_aligned_scratch(buffer, pipelined ? 2 * R : stream && !log ? R : 0);
 #ifdef BRASA_VEC_EXP8
         if (pipelined) {
           log ? softmax_rows_pipelined<true>(in, out, b, e, R, scratch)
