@@ -27,7 +27,12 @@ thread_local bool tls_in_parallel = false;
 class ThreadPool {
  public:
   explicit ThreadPool(int workers) {
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+    // Each worker starts from generation 0, the pool's at construction, not
+    // from whatever it reads when the thread first runs: the caller may run
+    // a job alone and destroy the pool before a worker is scheduled, and a
+    // worker that took the final generation as already seen would sleep
+    // through the stop and hang the destructor's join.
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(0); });
   }
   ~ThreadPool() {
     {
@@ -78,8 +83,7 @@ class ThreadPool {
     }
   }
 
-  void loop() {
-    uint64_t seen = gen_.load();
+  void loop(uint64_t seen) {
     for (;;) {
       auto start = std::chrono::steady_clock::now();
       while (gen_.load(std::memory_order_acquire) == seen) {
@@ -89,7 +93,7 @@ class ThreadPool {
       std::unique_lock<std::mutex> lk(mu_);
       if (gen_.load() == seen) {
         ++sleepers_;
-        cv_.wait(lk, [&] { return gen_.load() != seen; });
+        cv_.wait(lk, [&] { return gen_.load() != seen || stop_; });
         --sleepers_;
       }
       if (stop_) return;

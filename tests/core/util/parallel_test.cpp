@@ -4,6 +4,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <thread>
 
 using namespace brasa;
@@ -41,6 +45,33 @@ TEST(Parallel, ManyBackToBackJobs) {
     total += sum.load();
   }
   EXPECT_EQ(total, 20000 * 8);
+}
+
+TEST(Parallel, SwitchingThreadCountsNeverHangs) {
+  // A pool made for one small job and replaced before its worker ever ran
+  // once hung set_num_threads in the worker's join. A watchdog turns a hang
+  // into a failure instead of waiting for the CTest timeout.
+  const int saved = get_num_threads();
+  std::promise<int64_t> done;
+  auto result = done.get_future();
+  std::thread([&done] {
+    int64_t total = 0;
+    for (int round = 0; round < 2000; ++round) {
+      set_num_threads(2);
+      std::atomic<int64_t> sum{0};
+      parallel_for(0, 64, 1, [&](int64_t b, int64_t e) { sum += e - b; });
+      total += sum.load();
+      set_num_threads(1);
+    }
+    done.set_value(total);
+  }).detach();
+  if (result.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    ADD_FAILURE() << "set_num_threads hung while replacing the pool";
+    std::fflush(stdout);
+    std::_Exit(1);
+  }
+  EXPECT_EQ(result.get(), 2000 * 64);
+  set_num_threads(saved);
 }
 
 TEST(Parallel, NestedCallsRunInline) {
