@@ -56,47 +56,80 @@ RowPlan plan_rows(const char* op, const Tensor& x, IntArrayRef dims, bool keepdi
   return p;
 }
 
+// Rows per parallel_for task: at least ~32K elements of work.
+int64_t row_grain(int64_t R) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)); }
+
 template <class F>
 void for_each_row(int64_t K, int64_t R, const F& f) {
-  parallel_for(0, K, std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
+  parallel_for(0, K, row_grain(R), [&](int64_t b, int64_t e) {
     for (int64_t k = b; k < e; ++k) f(k);
   });
 }
 
-// Float sums, vectorized and accurate for long rows: four independent
-// 8-wide accumulators sum 256-element sub-blocks (8 terms per lane), those
-// add into block sums over 4096 elements, and blocks add up in double.
-inline double sum_contig(const float* p, int64_t n) {
-  typedef float v8 __attribute__((vector_size(32)));
-  double total = 0;
-  for (int64_t b = 0; b < n; b += 4096) {
-    int64_t e = std::min(n, b + 4096), i = b;
-    v8 block = {};
-    while (i + 256 <= e) {
-      v8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
-      for (int64_t stop = i + 256; i < stop; i += 32) {
-        v8 x0, x1, x2, x3;
-        std::memcpy(&x0, p + i, 32);
-        std::memcpy(&x1, p + i + 8, 32);
-        std::memcpy(&x2, p + i + 16, 32);
-        std::memcpy(&x3, p + i + 24, 32);
-        a0 += x0, a1 += x1, a2 += x2, a3 += x3;
-      }
-      block += (a0 + a1) + (a2 + a3);
-    }
-    float s = 0;
-    for (int j = 0; j < 8; ++j) s += block[j];
-    for (; i < e; ++i) s += p[i];
-    total += s;
+typedef float v8 __attribute__((vector_size(32)));
+
+// 128 floats added by four independent 8-wide accumulators.
+inline v8 sum_sub_block(const float* p) {
+  v8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+  for (int i = 0; i < 128; i += 32) {
+    v8 x0, x1, x2, x3;
+    std::memcpy(&x0, p + i, 32);
+    std::memcpy(&x1, p + i + 8, 32);
+    std::memcpy(&x2, p + i + 16, 32);
+    std::memcpy(&x3, p + i + 24, 32);
+    a0 += x0, a1 += x1, a2 += x2, a3 += x3;
   }
-  return total;
+  return (a0 + a1) + (a2 + a3);
 }
+
+// Sums G rows of n floats, `ld` apart, into out[0..G), accurately for long
+// rows: 128-element sub-blocks add into block sums over 4096 elements, and
+// blocks add up in double. The G rows go in step, sub-block by sub-block,
+// because one core reads memory ~20% faster from four streams than from one
+// (measured: 19-20 GB/s against 22-24). Each row is summed in the same order
+// whatever G, so a row's sum does not depend on grouping or thread count.
+template <int G>
+void sum_float_rows(const float* p, int64_t ld, int64_t n, double* out) {
+  for (int g = 0; g < G; ++g) out[g] = 0;
+  for (int64_t b = 0; b < n; b += 4096) {
+    const int64_t e = std::min(n, b + 4096);
+    int64_t i = b;
+    v8 block[G] = {};
+    for (; i + 128 <= e; i += 128)
+      for (int g = 0; g < G; ++g) block[g] += sum_sub_block(p + g * ld + i);
+    for (int g = 0; g < G; ++g) {
+      float s = 0;
+      for (int j = 0; j < 8; ++j) s += block[g][j];
+      for (int64_t t = i; t < e; ++t) s += p[g * ld + t];
+      out[g] += s;
+    }
+  }
+}
+
 template <class T>
 auto sum_contig(const T* p, int64_t n) {
   using A = std::conditional_t<std::is_floating_point_v<opmath_t<T>>, double, int64_t>;
   A s = 0;
   for (int64_t i = 0; i < n; ++i) s += static_cast<A>(static_cast<opmath_t<T>>(p[i]));
   return s;
+}
+
+// Sums `rows` rows of n elements, `ld` apart; store(r, sum) takes row r's.
+template <class T, class Store>
+void sum_rows(const T* p, int64_t ld, int64_t rows, int64_t n, const Store& store) {
+  int64_t r = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    double s[4];
+    for (; r + 4 <= rows; r += 4) {
+      sum_float_rows<4>(p + r * ld, ld, n, s);
+      for (int g = 0; g < 4; ++g) store(r + g, s[g]);
+    }
+    for (; r < rows; ++r) {
+      sum_float_rows<1>(p + r * ld, ld, n, s);
+      store(r, s[0]);
+    }
+  }
+  for (; r < rows; ++r) store(r, sum_contig(p + r * ld, n));
 }
 
 ScalarType sum_dtype(const Tensor& x, std::optional<ScalarType> dtype) {
@@ -124,15 +157,19 @@ Tensor sum_impl(const char* op, const Tensor& xin, IntArrayRef dims, bool keepdi
         for (int64_t k = b; k < e; ++k) o[k] = static_cast<T>(acc[k - b]);
       });
     } else if (p.K == 1 && p.R > 65536) {
-      // One long row: fixed-size chunks summed in parallel, added in order
-      // (the same result whatever the thread count).
-      const int64_t chunk = 65536, n = (p.R + chunk - 1) / chunk;
-      std::vector<double> parts(n);
-      parallel_for(0, n, 1, [&](int64_t b, int64_t e) {
-        for (int64_t c = b; c < e; ++c)
-          parts[c] = static_cast<double>(sum_contig(in + c * chunk, std::min(chunk, p.R - c * chunk)));
-      });
       if constexpr (std::is_floating_point_v<opmath_t<T>>) {
+        // One long row: fixed-size chunks summed in parallel, added in order
+        // (the same result whatever the thread count); the last may be short.
+        const int64_t chunk = 65536, full = p.R / chunk, n = (p.R + chunk - 1) / chunk;
+        std::vector<double> parts(n);
+        parallel_for(0, n, 1, [&](int64_t b, int64_t e) {
+          const int64_t e_full = std::min(e, full);
+          sum_rows(in + b * chunk, chunk, e_full - b, chunk,
+                   [&](int64_t c, auto v) { parts[b + c] = static_cast<double>(v); });
+          if (e > full)
+            sum_rows(in + full * chunk, chunk, 1, p.R - full * chunk,
+                     [&](int64_t, auto v) { parts[full] = static_cast<double>(v); });
+        });
         double s = 0;
         for (double v : parts) s += v;
         o[0] = static_cast<T>(s);
@@ -140,7 +177,10 @@ Tensor sum_impl(const char* op, const Tensor& xin, IntArrayRef dims, bool keepdi
         o[0] = static_cast<T>(sum_contig(in, p.R));
       }
     } else {
-      for_each_row(p.K, p.R, [&](int64_t k) { o[k] = static_cast<T>(sum_contig(in + k * p.R, p.R)); });
+      parallel_for(0, p.K, row_grain(p.R), [&](int64_t b, int64_t e) {
+        sum_rows(in + b * p.R, p.R, e - b, p.R,
+                 [&](int64_t k, auto v) { o[b + k] = static_cast<T>(v); });
+      });
     }
   });
   return out.view(p.out_shape);

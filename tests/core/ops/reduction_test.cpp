@@ -35,6 +35,40 @@ TEST(Reduction, LongSumIsAccurateAndParallel) {
   EXPECT_NEAR(r.sum(1).index({5}).item<double>(), 100.0, 1e-3);
 }
 
+// Float rows are summed four at a time; each row's sum must be exactly the
+// one it gets alone, at any thread count, and land at its own index.
+TEST(Reduction, GroupedRowSumsEqualEachRowAlone) {
+  const int saved_threads = get_num_threads();
+  manual_seed(5);
+  for (int64_t K : {1, 3, 4, 5, 9, 30}) {
+    for (int64_t R : {100, 128, 1000, 4096, 4100, 9000}) {
+      // Row k holds values near k, so a sum stored at the wrong index shows.
+      Tensor m = rand({K, R}) + arange(K, kFloat).view({K, 1});
+      Tensor ref = m.to(kDouble).sum(1);
+      set_num_threads(1);
+      Tensor one = m.sum(1);
+      set_num_threads(2);
+      Tensor two = m.sum(1);
+      EXPECT_TRUE(equal(one, two)) << K << "x" << R;
+      EXPECT_LT(((one.to(kDouble) - ref) / ref).abs().max().item<double>(), 1e-6) << K << "x" << R;
+      for (int64_t k = 0; k < K; ++k)
+        ASSERT_EQ(one[k].item<float>(), m[k].sum().item<float>()) << K << "x" << R << " row " << k;
+    }
+  }
+  // One long row in 64 Ki chunks, four at a time, the last one short.
+  for (int64_t n : {int64_t{9} * 65536 + 1000, int64_t{4} * 65536, int64_t{65536} + 1}) {
+    Tensor x = rand({n}) - 0.25;
+    const double ref = x.to(kDouble).sum().item<double>();
+    set_num_threads(1);
+    const float one = x.sum().item<float>();
+    set_num_threads(2);
+    const float two = x.sum().item<float>();
+    EXPECT_EQ(one, two) << n;
+    EXPECT_NEAR(one, ref, 1e-6 * std::abs(ref) + 1e-3) << n;
+  }
+  set_num_threads(saved_threads);
+}
+
 TEST(Reduction, MaxMinArgAmax) {
   auto t = tensor({{3.0, 7.0, 1.0}, {9.0, -2.0, 9.0}});
   EXPECT_VALUES(t.max(), {9});
