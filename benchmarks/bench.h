@@ -30,12 +30,12 @@ struct Side {
 void bench_turn();
 
 // STREAM's "scale" kernel, b = 3a, split over `threads` threads: the
-// machine's memory bandwidth. Its stores are streaming stores, so the bytes
-// it counts (one read, one write) are the bytes that move; with ordinary
-// stores each written line is read first, and the kernel understates the
-// bandwidth (here 16-18 GB/s instead of 20-22 at one thread, 20-24 instead
-// of 31-32 at two).
-void stream_scale_kernel(float* b, const float* a, int64_t n, int threads);
+// machine's memory bandwidth. With streaming stores the bytes it counts (one
+// read, one write) are the bytes that move; with ordinary stores, as stream.c
+// compiled plainly runs, each written line is read first, and the kernel
+// understates the bandwidth (here 16-18 GB/s instead of 20-22 at one thread,
+// 20-24 instead of 31-32 at two).
+void stream_scale_kernel(float* b, const float* a, int64_t n, int threads, bool streaming);
 
 Side brasa_side();
 Side libtorch_side();
