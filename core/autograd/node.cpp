@@ -6,6 +6,7 @@
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
 
+#include <atomic>
 #include <limits>
 
 namespace brasa::autograd {
@@ -77,7 +78,11 @@ AccumulateGrad::AccumulateGrad(Tensor variable)
 
 variable_list AccumulateGrad::apply(variable_list&& grads) {
   Tensor g = std::move(grads[0]);
-  if (!g.defined()) return {};
+  if (!g.defined()) {
+    // Every contribution was added in place (or none came).
+    if (accumulated_in_place_) run_post_accumulate_hooks();
+    return {};
+  }
   AutogradMeta& meta = materialize_meta(variable_);
   Tensor& acc = meta.grad;
   if (!acc.defined()) {
@@ -96,35 +101,53 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   } else {
     acc = acc + g;
   }
-  for (auto& hook : meta.post_accumulate_hooks) hook(variable_);
+  run_post_accumulate_hooks();
   return {};
 }
 
-Tensor* AccumulateGrad::grad_for_in_place_add(ScalarType dtype, IntArrayRef shape) {
+namespace {
+std::atomic<uint64_t> g_in_place_accumulations{0};
+}
+uint64_t in_place_accumulation_count() { return g_in_place_accumulations.load(); }
+
+void AccumulateGrad::accumulated_in_place() {
+  accumulated_in_place_ = true;
+  g_in_place_accumulations.fetch_add(1, std::memory_order_relaxed);
+}
+
+void AccumulateGrad::run_post_accumulate_hooks() {
+  accumulated_in_place_ = false;
+  AutogradMeta& meta = materialize_meta(variable_);
+  for (auto& hook : meta.post_accumulate_hooks) hook(variable_);
+}
+
+Tensor* AccumulateGrad::in_place_target(ScalarType dtype, IntArrayRef shape) {
   if (has_hooks()) return nullptr;
   AutogradMeta& meta = materialize_meta(variable_);
   Tensor& acc = meta.grad;
-  if (!meta.post_accumulate_hooks.empty() || !acc.defined() || acc.requires_grad() || acc.dtype() != dtype ||
-      !(acc.sizes() == shape) || !acc.is_contiguous())
+  if (!acc.defined() || acc.requires_grad() || acc.dtype() != dtype || !(acc.sizes() == shape) ||
+      !acc.is_contiguous())
     return nullptr;
   return &acc;
 }
 
-Tensor* fusable_leaf_grad(const Node& node, size_t i, ScalarType dtype, bool& transposed) {
-  if (!Engine::accumulates_in_place() || !node.should_compute_output(i)) return nullptr;
+FusableGrad fusable_leaf_grad(const Node& node, size_t i, ScalarType dtype) {
+  FusableGrad r;
+  if (!Engine::accumulates_in_place() || !node.should_compute_output(i)) return r;
   Node* next = node.next_edge(i).function.get();
-  transposed = false;
-  if (next->name() == "TBackward0" && next->num_outputs() == 1 && next->should_compute_output(0) &&
+  if (next->transposes_gradient_2d() && next->num_outputs() == 1 && next->should_compute_output(0) &&
       !next->has_hooks()) {
-    transposed = true;
+    r.transposed = true;
     next = next->next_edge(0).function.get();
   }
   auto* acc = dynamic_cast<AccumulateGrad*>(next);
-  if (!acc) return nullptr;
+  if (!acc) return r;
   const DimVector& shape = node.next_edge(i).function->input_metadata(node.next_edge(i).input_nr).shape;
   DimVector leaf_shape = shape;
-  if (transposed) std::swap(leaf_shape[0], leaf_shape[1]);
-  return acc->grad_for_in_place_add(dtype, leaf_shape);
+  if (r.transposed) std::swap(leaf_shape[0], leaf_shape[1]);
+  r.grad = acc->in_place_target(dtype, leaf_shape);
+  if (r.grad) r.sink = acc;
+  return r;
 }
 
 // ---- GraphRoot ----

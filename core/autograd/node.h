@@ -77,6 +77,12 @@ class Node : public std::enable_shared_from_this<Node> {
   // True when any tensor or retain_grad hook would see this node's gradients.
   bool has_hooks() const;
 
+  // True for a node whose one gradient is the 2-D transpose of the incoming
+  // one (t()): a matrix product's backward may look through it to a leaf's
+  // gradient sink (fusable_leaf_grad).
+  bool transposes_gradient_2d() const { return transposes_gradient_2d_; }
+  void set_transposes_gradient_2d() { transposes_gradient_2d_ = true; }
+
   // Anomaly mode: a description of the forward call that created the node.
   const std::string& forward_trace() const { return forward_trace_; }
   void set_forward_trace(std::string s) { forward_trace_ = std::move(s); }
@@ -88,9 +94,18 @@ class Node : public std::enable_shared_from_this<Node> {
   std::vector<std::pair<unsigned, std::shared_ptr<HookList>>> tensor_hooks_;
   std::vector<std::pair<unsigned, std::function<void(const Tensor&)>>> retains_grad_hooks_;
   std::string forward_trace_;
+  bool transposes_gradient_2d_ = false;
 };
 
-// Sink for a leaf tensor: adds the incoming gradient into leaf.grad().
+// Sink for a leaf tensor: adds the incoming gradient into leaf.grad(), then
+// runs the leaf's post-accumulate-grad hooks.
+//
+// It is also an explicit gradient sink: a backward formula whose gradient
+// reaches this node may add it into the existing .grad itself (a GEMM with
+// beta = 1) instead of returning it. It asks in_place_target() for the
+// tensor to add into and, having added, calls accumulated_in_place(); the
+// post-accumulate hooks then run when this node runs, after every
+// contribution, exactly as for a gradient passed the ordinary way.
 class AccumulateGrad : public Node {
  public:
   explicit AccumulateGrad(Tensor variable);
@@ -98,12 +113,17 @@ class AccumulateGrad : public Node {
   std::string name() const override { return "torch::autograd::AccumulateGrad"; }
   const Tensor& variable() const { return variable_; }
   // The leaf's .grad when a gradient of `dtype` and `shape` may be added into
-  // it in place instead of being passed here: defined, contiguous, and no
-  // hook would miss the addition. Null otherwise.
-  Tensor* grad_for_in_place_add(ScalarType dtype, IntArrayRef shape);
+  // it in place: defined, contiguous (a view into a larger buffer is fine,
+  // as DDP's bucket views are), not itself requiring grad, and no tensor
+  // hook on the leaf that would have to see the gradient first. Null
+  // otherwise.
+  Tensor* in_place_target(ScalarType dtype, IntArrayRef shape);
+  void accumulated_in_place();
 
  private:
+  void run_post_accumulate_hooks();
   Tensor variable_;
+  bool accumulated_in_place_ = false;
 };
 
 // Source of a backward pass: hands the user's gradients to the roots.
@@ -119,13 +139,24 @@ class GraphRoot : public Node {
 
 // For a backward that can add its gradient for output `i` straight into a
 // leaf's existing .grad (a GEMM with beta = 1 instead of a product and then
-// an add): the .grad, when the gradient would reach the leaf's accumulator
+// an add): the leaf's gradient sink, when the gradient would reach it
 // directly or through one 2-D transpose (w.t() in a linear layer), the
 // running backward accumulates into leaves (no create_graph, no inputs=, no
-// anomaly mode) and nothing watches in between. `transposed` tells whether
-// the .grad receives the transpose of the gradient. The caller then returns
-// an undefined gradient for output i. Null when any of that does not hold.
-Tensor* fusable_leaf_grad(const Node& node, size_t i, ScalarType dtype, bool& transposed);
+// anomaly mode) and no tensor hook watches in between. `transposed` tells
+// whether the .grad receives the transpose of the gradient. The caller adds
+// into sink->in_place_target(...), calls sink->accumulated_in_place() and
+// returns an undefined gradient for output i. Null when any of that does
+// not hold.
+struct FusableGrad {
+  AccumulateGrad* sink = nullptr;
+  Tensor* grad = nullptr;
+  bool transposed = false;
+  explicit operator bool() const { return grad != nullptr; }
+};
+FusableGrad fusable_leaf_grad(const Node& node, size_t i, ScalarType dtype);
+// How many gradients this process has added into a .grad in place (tests use
+// it to tell the fused path from the ordinary one, whose results are equal).
+uint64_t in_place_accumulation_count();
 
 // "Reduce" a gradient to `shape` by summing over broadcast dimensions.
 Tensor sum_to(const Tensor& grad, IntArrayRef shape);

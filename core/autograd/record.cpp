@@ -14,7 +14,9 @@ std::vector<const char*>& name_registry() {
 }
 }  // namespace
 
-BackwardName::BackwardName(const char* name) : name_(name) { name_registry().push_back(name); }
+BackwardName::BackwardName(const char* name) : name_(name) {
+  if (name) name_registry().push_back(name);  // null: a row of an op without a derivative
+}
 const std::vector<const char*>& registered_backward_names() { return name_registry(); }
 
 // ---- SavedVariable ----

@@ -4,6 +4,8 @@
 #include <brasa/ops/copy.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
+#include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/elementwise.h>
 #include <brasa/ops/reduction.h>
 
 #include <atomic>
@@ -13,73 +15,14 @@
 namespace brasa {
 namespace {
 
-// a * b for integral types; for bool a logical and (bool arithmetic warns).
-template <class T>
-T integral_product(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) return a && b;
-  else return static_cast<T>(a * b);
-}
-
 using detail::Elementwise;
 
-enum class Op { Add, Mul, Div, DivTrunc, DivFloor, Pow, Atan2, Fmod, Remainder, Minimum, Maximum };
+using Op = BinaryOp;
 
 const char* op_name(Op op) {
   static const char* names[] = {"add", "mul", "div", "div", "div", "pow", "atan2", "fmod",
                                 "remainder", "minimum", "maximum"};
   return names[static_cast<int>(op)];
-}
-
-template <class T>
-T floor_div_float(T a, T b) {
-  if (b == 0) return a / b;
-  T mod = std::fmod(a, b);
-  T div = (a - mod) / b;
-  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
-  T fl = std::floor(div);
-  if (div - fl > T(0.5)) fl += 1;
-  return fl;
-}
-
-// Integer division and modulo; division by zero raises `zero` and yields 0.
-template <class T>
-T int_divmod(T a, T b, bool floor, bool modulo, bool remainder, std::atomic<bool>& zero) {
-  if (b == 0) {
-    zero.store(true, std::memory_order_relaxed);
-    return 0;
-  }
-  if constexpr (std::is_same_v<T, bool>) {
-    return modulo ? false : a;
-  } else {
-    if (modulo) {
-      T r = static_cast<T>(a % b);
-      if (remainder && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
-      return r;
-    }
-    T q = static_cast<T>(a / b);
-    if (floor && (a % b != 0) && ((a < 0) != (b < 0))) --q;
-    return q;
-  }
-}
-
-template <class T>
-T int_pow(T base, T exp) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return base || !exp;
-  } else {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp % 2 == 0) ? 1 : -1;
-      return 0;
-    }
-    T result = 1;
-    while (exp) {
-      if (exp & 1) result = static_cast<T>(result * base);
-      exp >>= 1;
-      base = static_cast<T>(base * base);
-    }
-    return result;
-  }
 }
 
 // The dtype an arithmetic op computes in, given the promoted input dtype.
@@ -89,72 +32,6 @@ ScalarType compute_dtype(Op op, ScalarType common) {
   return common;
 }
 
-void run_arith(Op op, Elementwise& e, ScalarType t, const Scalar& alpha) {
-  std::atomic<bool> zero_div{false};
-  if (isFloatingType(t)) {
-    BRASA_DISPATCH_FLOATING_TYPES(t, op_name(op), [&] {
-      using T = scalar_t;
-      using M = opmath_t<T>;
-      const M al = alpha.to<M>();
-      switch (op) {
-        case Op::Add:
-          if (al == M(1)) e.run<T, T, T>([](M a, M b) { return a + b; });
-          else e.run<T, T, T>([al](M a, M b) { return a + al * b; });
-          break;
-        case Op::Mul: e.run<T, T, T>([](M a, M b) { return a * b; }); break;
-        case Op::Div: e.run<T, T, T>([](M a, M b) { return a / b; }); break;
-        case Op::DivTrunc: e.run<T, T, T>([](M a, M b) { return std::trunc(a / b); }); break;
-        case Op::DivFloor: e.run<T, T, T>([](M a, M b) { return floor_div_float(a, b); }); break;
-        case Op::Pow: e.run<T, T, T>([](M a, M b) { return std::pow(a, b); }); break;
-        case Op::Atan2: e.run<T, T, T>([](M a, M b) { return std::atan2(a, b); }); break;
-        case Op::Fmod: e.run<T, T, T>([](M a, M b) { return std::fmod(a, b); }); break;
-        case Op::Remainder:
-          e.run<T, T, T>([](M a, M b) {
-            M m = std::fmod(a, b);
-            if (m != 0 && ((b < 0) != (m < 0))) m += b;
-            return m;
-          });
-          break;
-        case Op::Minimum:
-          e.run<T, T, T>([](M a, M b) { return (a != a || b != b) ? a + b : std::min(a, b); });
-          break;
-        case Op::Maximum:
-          e.run<T, T, T>([](M a, M b) { return (a != a || b != b) ? a + b : std::max(a, b); });
-          break;
-      }
-    });
-  } else {
-    BRASA_DISPATCH_INTEGRAL_AND_BOOL(t, op_name(op), [&] {
-      using T = scalar_t;
-      const T al = alpha.to<T>();
-      auto& z = zero_div;
-      switch (op) {
-        case Op::Add: e.run<T, T, T>([al](T a, T b) { return static_cast<T>(a + al * b); }); break;
-        case Op::Mul:
-          e.run<T, T, T>([](T a, T b) { return integral_product(a, b); });
-          break;
-        case Op::DivTrunc:
-        case Op::DivFloor: {
-          bool floor = op == Op::DivFloor;
-          e.run<T, T, T>([&z, floor](T a, T b) { return int_divmod<T>(a, b, floor, false, false, z); });
-          break;
-        }
-        case Op::Pow: e.run<T, T, T>([](T a, T b) { return int_pow<T>(a, b); }); break;
-        case Op::Fmod:
-        case Op::Remainder: {
-          bool rem = op == Op::Remainder;
-          e.run<T, T, T>([&z, rem](T a, T b) { return int_divmod<T>(a, b, false, true, rem, z); });
-          break;
-        }
-        case Op::Minimum: e.run<T, T, T>([](T a, T b) { return std::min(a, b); }); break;
-        case Op::Maximum: e.run<T, T, T>([](T a, T b) { return std::max(a, b); }); break;
-        default: BRASA_INTERNAL_ASSERT(false, "integral arithmetic op");
-      }
-    });
-  }
-  BRASA_CHECK(!zero_div.load(), op_name(op), ": ZeroDivisionError (integer division by zero)");
-}
-
 Tensor arith(Op op, const Tensor& a, const Tensor& b, const Tensor* out, bool inplace,
              const Scalar& alpha = 1, ScalarType common = ScalarType::Undefined) {
   BRASA_CHECK(a.defined() && b.defined(), op_name(op), ": expected defined tensors");
@@ -162,7 +39,7 @@ Tensor arith(Op op, const Tensor& a, const Tensor& b, const Tensor* out, bool in
   ScalarType t = compute_dtype(op, common);
   Elementwise e(op_name(op), t, out, inplace);
   e.input(a, t).input(b, t).build();
-  run_arith(op, e, t, alpha);
+  kernel<BinaryKernel>(e.device())(e, op, t, alpha);
   return e.result();
 }
 
@@ -180,7 +57,7 @@ void check_sub(const Tensor& a, ScalarType bt) {
 }
 
 // ---- comparisons, logical and bitwise: output bool (or the integral type) ----
-enum class Cmp { Eq, Ne, Lt, Le, Gt, Ge, LAnd, LOr, LXor };
+using Cmp = CompareOp;
 const char* cmp_name(Cmp c) {
   static const char* names[] = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"};
   return names[static_cast<int>(c)];
@@ -193,25 +70,11 @@ Tensor compare(Cmp c, const Tensor& a, const Tensor& b, const Tensor* out,
   if (common == ScalarType::Undefined) common = detail::result_type(a, b);
   Elementwise e(cmp_name(c), kBool, out);
   e.input(a, common).input(b, common).build();
-  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(common, cmp_name(c), [&] {
-    using T = scalar_t;
-    using M = opmath_t<T>;
-    switch (c) {
-      case Cmp::Eq: e.run<bool, T, T>([](M x, M y) { return x == y; }); break;
-      case Cmp::Ne: e.run<bool, T, T>([](M x, M y) { return x != y; }); break;
-      case Cmp::Lt: e.run<bool, T, T>([](M x, M y) { return x < y; }); break;
-      case Cmp::Le: e.run<bool, T, T>([](M x, M y) { return x <= y; }); break;
-      case Cmp::Gt: e.run<bool, T, T>([](M x, M y) { return x > y; }); break;
-      case Cmp::Ge: e.run<bool, T, T>([](M x, M y) { return x >= y; }); break;
-      case Cmp::LAnd: e.run<bool, T, T>([](M x, M y) { return x != M(0) && y != M(0); }); break;
-      case Cmp::LOr: e.run<bool, T, T>([](M x, M y) { return x != M(0) || y != M(0); }); break;
-      case Cmp::LXor: e.run<bool, T, T>([](M x, M y) { return (x != M(0)) != (y != M(0)); }); break;
-    }
-  });
+  kernel<CompareKernel>(e.device())(e, c, common);
   return e.result();
 }
 
-enum class Bit { And, Or, Xor };
+using Bit = BitwiseOp;
 Tensor bitwise(Bit op, const Tensor& a, const Tensor& b, const Tensor* out, bool inplace,
                ScalarType common = ScalarType::Undefined) {
   static const char* names[] = {"bitwise_and", "bitwise_or", "bitwise_xor"};
@@ -221,14 +84,7 @@ Tensor bitwise(Bit op, const Tensor& a, const Tensor& b, const Tensor* out, bool
               " and ", b.dtype());
   Elementwise e(name, common, out, inplace);
   e.input(a, common).input(b, common).build();
-  BRASA_DISPATCH_INTEGRAL_AND_BOOL(common, name, [&] {
-    using T = scalar_t;
-    switch (op) {
-      case Bit::And: e.run<T, T, T>([](T x, T y) { return static_cast<T>(x & y); }); break;
-      case Bit::Or: e.run<T, T, T>([](T x, T y) { return static_cast<T>(x | y); }); break;
-      case Bit::Xor: e.run<T, T, T>([](T x, T y) { return static_cast<T>(x ^ y); }); break;
-    }
-  });
+  kernel<BitwiseKernel>(e.device())(e, op, common);
   return e.result();
 }
 
@@ -442,9 +298,9 @@ BRASA_DEFINE_CMP(lt, Cmp::Lt)
 BRASA_DEFINE_CMP(le, Cmp::Le)
 BRASA_DEFINE_CMP(gt, Cmp::Gt)
 BRASA_DEFINE_CMP(ge, Cmp::Ge)
-BRASA_DEFINE_CMP(logical_and, Cmp::LAnd)
-BRASA_DEFINE_CMP(logical_or, Cmp::LOr)
-BRASA_DEFINE_CMP(logical_xor, Cmp::LXor)
+BRASA_DEFINE_CMP(logical_and, Cmp::LogicalAnd)
+BRASA_DEFINE_CMP(logical_or, Cmp::LogicalOr)
+BRASA_DEFINE_CMP(logical_xor, Cmp::LogicalXor)
 #undef BRASA_DEFINE_CMP
 
 #define BRASA_DEFINE_BIT(name, B)                                                          \
@@ -492,9 +348,9 @@ Tensor& binary_inplace(const char* op, Tensor& self, const Tensor& b) {
   else if (n == "le") compare(Cmp::Le, self, b, &self);
   else if (n == "gt") compare(Cmp::Gt, self, b, &self);
   else if (n == "ge") compare(Cmp::Ge, self, b, &self);
-  else if (n == "logical_and") compare(Cmp::LAnd, self, b, &self);
-  else if (n == "logical_or") compare(Cmp::LOr, self, b, &self);
-  else if (n == "logical_xor") compare(Cmp::LXor, self, b, &self);
+  else if (n == "logical_and") compare(Cmp::LogicalAnd, self, b, &self);
+  else if (n == "logical_or") compare(Cmp::LogicalOr, self, b, &self);
+  else if (n == "logical_xor") compare(Cmp::LogicalXor, self, b, &self);
   else if (n == "bitwise_and") bitwise(Bit::And, self, b, &self, true);
   else if (n == "bitwise_or") bitwise(Bit::Or, self, b, &self, true);
   else if (n == "bitwise_xor") bitwise(Bit::Xor, self, b, &self, true);
@@ -521,12 +377,7 @@ static Tensor lerp_impl(const Tensor& start, const Tensor& end, const Tensor& w,
   ScalarType t = start.dtype();
   Elementwise e("lerp", t, out, inplace);
   e.input(start).input(end).input(w, t).build();
-  BRASA_DISPATCH_FLOATING_TYPES(t, "lerp", [&] {
-    using M = opmath_t<scalar_t>;
-    e.run<scalar_t, scalar_t, scalar_t, scalar_t>([](M s, M en, M wt) {
-      return std::abs(wt) < M(0.5) ? s + wt * (en - s) : en - (en - s) * (M(1) - wt);
-    });
-  });
+  kernel<LerpKernel>(e.device())(e, t);
   return e.result();
 }
 static const BackwardName kLerpBackward("LerpBackward1");
@@ -558,12 +409,7 @@ static Tensor addc_impl(const Tensor& self, const Tensor& t1, const Tensor& t2, 
               t2.dtype());
   Elementwise e(name, t, out, inplace);
   e.input(self, t).input(t1, t).input(t2, t).build();
-  BRASA_DISPATCH_ALL_TYPES(t, name, [&] {
-    using M = opmath_t<scalar_t>;
-    const M v = value.to<M>();
-    if (div) e.run<scalar_t, scalar_t, scalar_t, scalar_t>([v](M s, M a, M b) { return s + v * (a / b); });
-    else e.run<scalar_t, scalar_t, scalar_t, scalar_t>([v](M s, M a, M b) { return s + v * a * b; });
-  });
+  kernel<AddcKernel>(e.device())(e, t, value, div);
   return e.result();
 }
 static const BackwardName kAddcmulBackward("AddcmulBackward0"), kAddcdivBackward("AddcdivBackward0");
@@ -606,17 +452,7 @@ static Tensor where_impl(const Tensor& cond, const Tensor& a, const Tensor& b, S
               ": expected condition/mask to be a bool tensor, got ", cond.dtype());
   Elementwise e(name, t, out, inplace);
   e.input(a, t).input(cond, kBool).input(b, t).build();
-  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t, name, [&] {
-    using T = scalar_t;
-    e.loop().run([](char** d, const int64_t* s, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) {
-        bool c = *reinterpret_cast<const bool*>(d[2] + i * s[2]);
-        *reinterpret_cast<T*>(d[0] + i * s[0]) = c ? *reinterpret_cast<const T*>(d[1] + i * s[1])
-                                                   : *reinterpret_cast<const T*>(d[3] + i * s[3]);
-      }
-    });
-    e.finish();
-  });
+  kernel<WhereKernel>(e.device())(e, t);
   return e.result();
 }
 
@@ -691,14 +527,7 @@ static Tensor clamp_impl(const Tensor& self, std::optional<Scalar> lo, std::opti
   BRASA_CHECK(t != kBool, "clamp: not implemented for 'Bool'");
   Elementwise e("clamp", t, out, inplace);
   e.input(self, t).build();
-  BRASA_DISPATCH_ALL_TYPES(t, "clamp", [&] {
-    using M = opmath_t<scalar_t>;
-    const bool has_lo = lo.has_value(), has_hi = hi.has_value();
-    const M l = has_lo ? lo->to<M>() : M(0), h = has_hi ? hi->to<M>() : M(0);
-    if (has_lo && has_hi) e.run<scalar_t, scalar_t>([l, h](M x) { return std::min(std::max(x, l), h); });
-    else if (has_lo) e.run<scalar_t, scalar_t>([l](M x) { return std::max(x, l); });
-    else e.run<scalar_t, scalar_t>([h](M x) { return std::min(x, h); });
-  });
+  kernel<ClampKernel>(e.device())(e, t, lo, hi);
   return e.result();
 }
 static const BackwardName kClampBackward("ClampBackward1");
@@ -736,16 +565,7 @@ Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool 
   ScalarType t = a.dtype();
   Elementwise e("isclose", kBool);
   e.input(a).input(b).build();
-  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t, "isclose", [&] {
-    using M = opmath_t<scalar_t>;
-    e.run<bool, scalar_t, scalar_t>([rtol, atol, equal_nan](M x, M y) -> bool {
-      if (x == y) return true;
-      double dx = static_cast<double>(x), dy = static_cast<double>(y);
-      if (std::isnan(dx) || std::isnan(dy)) return equal_nan && std::isnan(dx) && std::isnan(dy);
-      if (std::isinf(dx) || std::isinf(dy)) return false;
-      return std::abs(dx - dy) <= atol + rtol * std::abs(dy);
-    });
-  });
+  kernel<IsCloseKernel>(e.device())(e, t, rtol, atol, equal_nan);
   return e.result();
 }
 

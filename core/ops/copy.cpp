@@ -1,335 +1,20 @@
 #include <brasa/autograd/record.h>
+#include <brasa/autograd/grad_mode.h>
+#include <brasa/device/device_runtime.h>
 #include <brasa/ops/copy.h>
-#include <brasa/ops/cpu/loops.h>
-#include <brasa/ops/cpu/scratch.h>
-#include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
-
-#include <algorithm>
-#include <cstring>
-#include <vector>
-
-#ifdef __AVX2__
-#include <immintrin.h>
-#endif
+#include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/copy.h>
+#include <brasa/ops/shape.h>
+#include <brasa/tensor/tensor.h>
 
 namespace brasa {
 namespace {
 
-// With `stream`, a contiguous destination of a conversion between float and
-// double or of a broadcast value is written with streaming stores
-// (cpu::write_run); memcpy already does so for large copies.
-template <class D, class S>
-void convert_run(char** data, const int64_t* s, int64_t n, bool stream) {
-  D* d = reinterpret_cast<D*>(data[0]);
-  const S* src = reinterpret_cast<const S*>(data[1]);
-  if (s[0] == sizeof(D) && s[1] == sizeof(S)) {
-    if constexpr (std::is_same_v<D, S>) {
-      std::memcpy(d, src, n * sizeof(D));
-    } else if constexpr (std::is_floating_point_v<D> && std::is_floating_point_v<S>) {
-      cpu::write_run(d, n, stream, [&](int64_t i) { return convert<D, S>(src[i]); });
-    } else {
-      // (float -> int goes through a scalar int64 conversion; in write_run's
-      // runs it measured twice as slow.)
-      for (int64_t i = 0; i < n; ++i) d[i] = convert<D, S>(src[i]);
-    }
-    return;
-  }
-  if (s[0] == sizeof(D) && s[1] == 0) {
-    const D v = convert<D, S>(src[0]);
-    cpu::write_run(d, n, stream, [&](int64_t) { return v; });
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i)
-    *reinterpret_cast<D*>(data[0] + i * s[0]) =
-        convert<D, S>(*reinterpret_cast<const S*>(data[1] + i * s[1]));
-}
-
-// 2-D copy where dst walks rows contiguously (dc == 1) and src walks columns
-// (sr == 1); strides in elements. A plain loop misses the cache on every
-// element, and power-of-two strides also thrash its sets, so the copy goes by
-// 32x32 tiles made of 8x8 micro tiles staged in registers.
-template <class T>
-void blocked_transpose_copy(T* dst, int64_t dr, const T* src, int64_t sc, int64_t rows,
-                            int64_t cols) {
-  constexpr int64_t M = 32, U = 8;
-  parallel_for(0, (rows + M - 1) / M, 1, [&](int64_t rb, int64_t re) {
-    for (int64_t Bi = rb * M; Bi < std::min(rows, re * M); Bi += M)
-      for (int64_t Bj = 0; Bj < cols; Bj += M)
-        for (int64_t bi = Bi; bi < std::min(rows, Bi + M); bi += U)
-          for (int64_t bj = Bj; bj < std::min(cols, Bj + M); bj += U) {
-            if (bi + U <= rows && bj + U <= cols) {
-              T t[U][U];
-              for (int64_t j = 0; j < U; ++j)
-                for (int64_t i = 0; i < U; ++i) t[j][i] = src[(bj + j) * sc + bi + i];
-              for (int64_t i = 0; i < U; ++i)
-                for (int64_t j = 0; j < U; ++j) dst[(bi + i) * dr + bj + j] = t[j][i];
-            } else {
-              for (int64_t i = bi; i < std::min(rows, bi + U); ++i)
-                for (int64_t j = bj; j < std::min(cols, bj + U); ++j)
-                  dst[i * dr + j] = src[j * sc + i];
-            }
-          }
-  });
-}
-
-#ifdef __AVX2__
-// dst[i * dr + j] = src[j * sc + i] for an 8x8 block of 32-bit values: eight
-// row loads, three rounds of shuffles, eight row stores.
-inline void transpose_8x8_32bit(const uint32_t* src, int64_t sc, uint32_t* dst, int64_t dr) {
-  const float* s = reinterpret_cast<const float*>(src);
-  float* d = reinterpret_cast<float*>(dst);
-  __m256 r[8], t[8], u[8];
-  for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(s + k * sc);
-  for (int k = 0; k < 8; k += 2) {
-    t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);  // a0 b0 a1 b1 | a4 b4 a5 b5
-    t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
-  }
-  for (int k = 0; k < 8; k += 4) {
-    u[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));  // a0 b0 c0 d0 | a4 b4 c4 d4
-    u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int k = 0; k < 4; ++k) {
-    _mm256_storeu_ps(d + k * dr, _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
-    _mm256_storeu_ps(d + (k + 4) * dr, _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
-  }
-}
-
-// The 32-bit case by 64x64 tiles. Rows of a power-of-two length put every
-// row of a tile in the same cache set, so the tile's source rows are first
-// copied (line by line, sequentially) into a contiguous buffer, then
-// transposed from there in 8x8 register blocks into the destination rows.
-// The kernels here capture by value: their vector stores go through
-// may-alias types, so captured references would be reloaded after each one.
-void transpose_tiles_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc, int64_t rows,
-                           int64_t cols) {
-  constexpr int64_t T = 64;
-  parallel_for(0, (rows + T - 1) / T, 1, [=](int64_t b, int64_t e) {
-    alignas(64) uint32_t buf[T * T];
-    for (int64_t bi = b * T; bi < std::min(rows, e * T); bi += T) {
-      const int64_t ni = std::min(T, rows - bi);
-      for (int64_t bj = 0; bj < cols; bj += T) {
-        const int64_t nj = std::min(T, cols - bj);
-        if (ni < T || nj < T) {
-          // An edge tile: its whole 8x8 blocks straight from the source, the
-          // last rows and columns one value at a time.
-          const int64_t ni8 = ni / 8 * 8, nj8 = nj / 8 * 8;
-          for (int64_t i = 0; i < ni8; i += 8)
-            for (int64_t j = 0; j < nj8; j += 8)
-              transpose_8x8_32bit(src + (bj + j) * sc + bi + i, sc, dst + (bi + i) * dr + bj + j,
-                                  dr);
-          for (int64_t i = 0; i < ni; ++i)
-            for (int64_t j = i < ni8 ? nj8 : 0; j < nj; ++j)
-              dst[(bi + i) * dr + bj + j] = src[(bj + j) * sc + bi + i];
-          continue;
-        }
-        for (int64_t j = 0; j < T; ++j)
-          std::memcpy(buf + j * T, src + (bj + j) * sc + bi, T * sizeof(uint32_t));
-        for (int64_t i = 0; i < T; i += 8)
-          for (int64_t j = 0; j < T; j += 8)
-            transpose_8x8_32bit(buf + j * T + i, T, dst + (bi + i) * dr + bj + j, dr);
-      }
-    }
-  });
-}
-
-// The 32-bit case for a destination larger than the caches, over the strips
-// of S source rows starting at columns [j_begin, j_end) of the destination
-// (the 32 columns that TransposeTiles' 64 leave over, when there are that
-// many). A strip's rows are read front to back, I values per row and step;
-// each step transposes its S x I
-// block into `buf` and writes the block's I rows to the destination as whole
-// S*4-byte runs with streaming stores, so no destination line is read before
-// it is written and none is split between steps. The destination must be
-// 32-byte aligned with rows a multiple of 8 values.
-template <int64_t S, int64_t I>
-void transpose_strips_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc,
-                            int64_t rows, int64_t j_begin, int64_t j_end, uint32_t* buf) {
-  const int64_t full_rows = rows / I * I;
-  for (int64_t j0 = j_begin; j0 < j_end; j0 += S) {
-    for (int64_t i = 0; i < full_rows; i += I) {
-      for (int64_t jj = 0; jj < S; jj += 8)
-        for (int64_t ii = 0; ii < I; ii += 8)
-          transpose_8x8_32bit(src + (j0 + jj) * sc + i + ii, sc, buf + ii * S + jj, S);
-      for (int64_t k = 0; k < I; ++k)
-        for (int64_t q = 0; q < S; q += 8)
-          _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + (i + k) * dr + j0 + q),
-                              _mm256_load_si256(reinterpret_cast<const __m256i*>(buf + k * S + q)));
-    }
-    for (int64_t i = full_rows; i < rows; ++i)
-      for (int64_t j = j0; j < j0 + S; ++j) dst[i * dr + j] = src[j * sc + i];
-  }
-  _mm_sfence();  // streaming stores are weakly ordered: publish them before the pool's join
-}
-
-// The strips' 4 KiB staging buffer, one per thread. It is kept off the stack:
-// there the same loops ran 15-30% slower at one thread, likely from false
-// store-to-load dependencies (equal address bits 0-11) between the buffer's
-// stores and the loads of its frame.
-uint32_t* strip_buffer() {
-  alignas(64) static thread_local uint32_t buf[16 * 64];
-  return buf;
-}
-
-// The 32-bit case for a destination larger than the caches, by strips of 64
-// source rows (64 destination columns). A strip goes in tiles of W
-// destination rows (the last one shorter): a tile is
-// filled, 8 source rows at a time, into a staging tile that holds its W
-// destination rows of 64 values (in L2), while the previous tile drains from
-// the other staging tile to the destination as 256-byte runs of streaming
-// stores. Why: reads stream best from few source rows at a time (8 here;
-// reading all 64 rows of a strip a line each, the prefetchers lose track)
-// and writes best in whole runs of several lines; the two staging tiles let
-// both happen at once. The destination must be 32-byte aligned with rows a
-// multiple of 8 values.
-class TransposeTiles {
- public:
-  static constexpr int64_t S = 64, W = 512;
-
-  TransposeTiles(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc)
-      : dst_(dst), dr_(dr), src_(src), sc_(sc) {
-    // 256 KiB per thread, made once.
-    static thread_local std::vector<uint32_t> storage;
-    uint32_t* base = cpu::cache_aligned_scratch(storage, 2 * W * S);
-    stage_[0] = base;
-    stage_[1] = base + W * S;
-  }
-
-  // Destination rows [i0, i0 + w) (w a multiple of 8) of the strip at column j0.
-  void tile(int64_t j0, int64_t i0, int64_t w) {
-    uint32_t* fill = stage_[filling_];
-    const int64_t calls = (S / 8) * (w / 8);
-    int64_t call = 0, drained = 0;
-    for (int64_t g = 0; g < S; g += 8)
-      for (int64_t c = 0; c < w; c += 8) {
-        transpose_8x8_32bit(src_ + (j0 + g) * sc_ + i0 + c, sc_, fill + c * S + g, S);
-        // The previous tile's rows, in step with this tile's blocks (all of
-        // them by the last block).
-        for (const int64_t upto = ++call * pending_.w / calls; drained < upto; ++drained)
-          drain_row(drained);
-      }
-    pending_ = {j0, i0, w};
-    filling_ = 1 - filling_;
-  }
-
-  void finish() {
-    for (int64_t r = 0; r < pending_.w; ++r) drain_row(r);
-    pending_.w = 0;
-    _mm_sfence();  // streaming stores are weakly ordered: publish them before the pool's join
-  }
-
- private:
-  void drain_row(int64_t r) {
-    const uint32_t* from = stage_[1 - filling_] + r * S;
-    uint32_t* to = dst_ + (pending_.i0 + r) * dr_ + pending_.j0;
-    for (int64_t q = 0; q < S; q += 8)
-      _mm256_stream_si256(reinterpret_cast<__m256i*>(to + q),
-                          _mm256_load_si256(reinterpret_cast<const __m256i*>(from + q)));
-  }
-
-  uint32_t* dst_;
-  int64_t dr_;
-  const uint32_t* src_;
-  int64_t sc_;
-  uint32_t* stage_[2];
-  int filling_ = 0;
-  struct {
-    int64_t j0 = 0, i0 = 0, w = 0;  // the tile waiting to drain (w = 0: none)
-  } pending_;
-};
-
-// In benchmarks/ops_bench-like runs on 4096x4096, tiles measured 17.0-17.5
-// GB/s at one thread and 24-27.5 at two, where strips of 64 rows read a line
-// per row and step (transpose_strips_32bit<64, 16>) reached 15.6-16.8 and
-// 20.5-24 in the same runs.
-void transpose_streaming_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc,
-                               int64_t rows, int64_t cols) {
-  const int64_t rows8 = rows / 8 * 8;
-  parallel_for(0, cols / 64, 1, [=](int64_t b, int64_t e) {
-    TransposeTiles tiles(dst, dr, src, sc);
-    for (int64_t j0 = b * 64; j0 < e * 64; j0 += 64)
-      for (int64_t i0 = 0; i0 < rows8; i0 += TransposeTiles::W)
-        tiles.tile(j0, i0, std::min(TransposeTiles::W, rows8 - i0));
-    tiles.finish();
-    for (int64_t i = rows8; i < rows; ++i)
-      for (int64_t j = b * 64; j < e * 64; ++j) dst[i * dr + j] = src[j * sc + i];
-  });
-  const int64_t done = cols / 64 * 64;
-  if (cols - done >= 32)
-    transpose_strips_32bit<32, 16>(dst, dr, src, sc, rows, done, done + 32, strip_buffer());
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = cols / 32 * 32; j < cols; ++j) dst[i * dr + j] = src[j * sc + i];
-}
-
-void transpose_copy_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_t sc, int64_t rows,
-                          int64_t cols) {
-  // Beyond this size the destination leaves the caches anyway, and reading
-  // its lines in before overwriting them only costs bandwidth.
-  constexpr int64_t kStreamBytes = int64_t(8) << 20;
-  const bool aligned = reinterpret_cast<uintptr_t>(dst) % 32 == 0 && dr % 8 == 0;
-  if (aligned && rows * cols * 4 >= kStreamBytes && cols >= 32)
-    transpose_streaming_32bit(dst, dr, src, sc, rows, cols);
-  else
-    transpose_tiles_32bit(dst, dr, src, sc, rows, cols);
-}
-#endif
-
-bool try_transpose_copy(const Tensor& dst, const Tensor& src) {
-  if (dst.dtype() != src.dtype() || dst.sizes() != src.sizes()) return false;
-  cpu::StridedLoop loop(dst.sizes());
-  loop.add(dst);
-  loop.add(src);
-  loop.coalesce();
-  if (loop.ndim() != 2) return false;
-  const int64_t es = dst.element_size();
-  const int64_t* d = loop.strides(0);
-  const int64_t* s = loop.strides(1);
-  int64_t rows = loop.shape()[0], cols = loop.shape()[1];
-  int64_t dr = d[0] / es, dc = d[1] / es, sr = s[0] / es, sc = s[1] / es;
-  // Normalize to dst row-contiguous, src column-contiguous (swap the dims if needed).
-  if (dc != 1 || sr != 1) {
-    std::swap(rows, cols);
-    std::swap(dr, dc);
-    std::swap(sr, sc);
-  }
-  if (dc != 1 || sr != 1 || loop.numel() < 4096) return false;
-  char* dp = loop.data(0);
-  char* sp = loop.data(1);
-  switch (es) {
-    case 1:
-      blocked_transpose_copy(reinterpret_cast<uint8_t*>(dp), dr, reinterpret_cast<uint8_t*>(sp), sc,
-                             rows, cols);
-      break;
-    case 2:
-      blocked_transpose_copy(reinterpret_cast<uint16_t*>(dp), dr, reinterpret_cast<uint16_t*>(sp),
-                             sc, rows, cols);
-      break;
-    case 4:
-#ifdef __AVX2__
-      transpose_copy_32bit(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp), sc,
-                           rows, cols);
-#else
-      blocked_transpose_copy(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp),
-                             sc, rows, cols);
-#endif
-      break;
-    case 8:
-      blocked_transpose_copy(reinterpret_cast<uint64_t*>(dp), dr, reinterpret_cast<uint64_t*>(sp),
-                             sc, rows, cols);
-      break;
-    default:
-      return false;
-  }
-  return true;
-}
-
 Tensor& copy_checked(Tensor& dst, const Tensor& src) {
   BRASA_CHECK(dst.defined() && src.defined(), "copy_: expected defined tensors");
-  BRASA_CHECK(dst.device().is_cpu() && src.device().is_cpu(),
-              "copy_: only CPU tensors are supported, got dst on ", dst.device(), " and src on ",
-              src.device());
+  check_device_available("copy_", dst.device());
+  check_device_available("copy_", src.device());
   bool fits = src.dim() <= dst.dim();
   for (int64_t i = 0; fits && i < src.dim(); ++i) {
     int64_t s = src.size(src.dim() - 1 - i), d = dst.size(dst.dim() - 1 - i);
@@ -372,46 +57,26 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
       src);
 }
 
+// Between devices: converted and laid out on the source's device, moved as
+// bytes, and placed on the destination's device.
+static void copy_across_devices(const Tensor& dst, const Tensor& src) {
+  NoGradGuard no_grad;
+  Tensor staged = contiguous(src.to(dst.dtype()).expand(dst.sizes()));
+  Tensor landing = dst.is_contiguous() ? dst : empty(dst.sizes(), dst.options());
+  copy_bytes(landing.data_ptr(), dst.device(), staged.data_ptr(), src.device(), staged.nbytes());
+  if (!landing.is_same(dst)) kernel<CopyKernel>(dst.device())(dst, landing);
+}
+
 void detail::copy_kernel(const Tensor& dst, const Tensor& src) {
+  if (dst.device() != src.device()) return copy_across_devices(dst, src);
   Tensor source = src;
   // Overlapping memory with a different layout: copy through a temporary.
   if (src.is_alias_of(dst) && !(src.data_ptr() == dst.data_ptr() && src.strides() == dst.strides()))
     source = clone(src);
-  if (!try_transpose_copy(dst, source)) {
-    cpu::StridedLoop loop(dst.sizes());
-    loop.add(dst);
-    loop.add(source);
-    const bool stream =
-        cpu::stream_output(dst.numel() * dst.element_size(), loop.data(0), loop.data(1), nullptr);
-    BRASA_DISPATCH_ALL_TYPES_AND_BOOL(dst.dtype(), "copy_", [&] {
-      using D = scalar_t;
-      BRASA_DISPATCH_ALL_TYPES_AND_BOOL(source.dtype(), "copy_", [&] {
-        using S = scalar_t;
-        loop.run([stream](char** data, const int64_t* s, int64_t n) {
-          convert_run<D, S>(data, s, n, stream);
-        });
-      });
-    });
-  }
+  kernel<CopyKernel>(dst.device())(dst, source);
 }
 
-void detail::fill_kernel(const Tensor& dst, const Scalar& v) {
-  cpu::StridedLoop loop(dst.sizes());
-  loop.add(dst);
-  const bool stream =
-      cpu::stream_output(dst.numel() * dst.element_size(), loop.data(0), nullptr, nullptr);
-  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(dst.dtype(), "fill_", [&] {
-    const scalar_t value = v.to<scalar_t>();
-    loop.run([value, stream](char** data, const int64_t* s, int64_t n) {
-      if (s[0] == sizeof(scalar_t)) {
-        cpu::write_run(reinterpret_cast<scalar_t*>(data[0]), n, stream,
-                       [value](int64_t) { return value; });
-      } else {
-        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<scalar_t*>(data[0] + i * s[0]) = value;
-      }
-    });
-  });
-}
+void detail::fill_kernel(const Tensor& dst, const Scalar& v) { kernel<FillKernel>(dst.device())(dst, v); }
 
 Tensor clone(const Tensor& t) {
   autograd::Recorder r(kCloneBackward, t);
@@ -423,4 +88,66 @@ Tensor clone(const Tensor& t) {
 
 Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : clone(t); }
 
+// ---- Tensor::to and fill_ (methods whose work is a copy or a fill) ----
+static const autograd::BackwardName kToCopyBackward("ToCopyBackward0"), kFillBackward("FillBackward0");
+
+Tensor Tensor::to(ScalarType t, bool, bool copy) const {
+  if (t == dtype() && !copy) return *this;
+  autograd::Recorder r(kToCopyBackward, *this);
+  Tensor out = empty(sizes(), options().dtype(t));
+  detail::copy_kernel(out, *this);
+  // The engine casts the gradient back to the input's dtype.
+  if (r) r.finish(out, [](autograd::FormulaNode&, const autograd::variable_list& g) { return g; });
+  return out;
+}
+// To another device (and dtype): a copy, whose gradient goes back to this
+// tensor's device and dtype (the engine casts it; the backward moves it).
+Tensor Tensor::to(Device d, ScalarType t, bool nb, bool copy) const {
+  check_device_available("to", d);
+  if (d == device() || (!d.has_index() && d.type() == device().type())) return to(t, nb, copy);
+  autograd::Recorder r(kToCopyBackward, *this);
+  Tensor out = empty(sizes(), options().dtype(t).device(d));
+  detail::copy_kernel(out, *this);
+  if (r) {
+    const Device back = device();
+    r.finish(out, [back](autograd::FormulaNode&, const autograd::variable_list& g) {
+      return autograd::variable_list{g[0].to(back)};
+    });
+  }
+  return out;
+}
+Tensor Tensor::to(Device d, bool nb, bool copy) const { return to(d, dtype(), nb, copy); }
+Tensor Tensor::to(const TensorOptions& o, bool nb, bool copy) const {
+  return to(o.has_device() ? o.device() : device(), o.has_dtype() ? o.dtype() : dtype(), nb, copy);
+}
+Tensor Tensor::to(const Tensor& other, bool nb, bool copy) const { return to(other.dtype(), nb, copy); }
+// With grad, fill_ records a node whose gradient for the old value is zero
+// (and, for a tensor value, the sum of the incoming gradient).
+static Tensor& fill_ad(Tensor& self, const Scalar& v, const Tensor& value_tensor) {
+  return autograd::inplace(
+      "fill_", self,
+      [&] {
+        detail::fill_kernel(self, v);
+        self.bump_version();
+      },
+      [&](const Tensor& old) {
+        autograd::Recorder r(kFillBackward, old, value_tensor);
+        Tensor out = empty(old.sizes(), old.options());
+        detail::fill_kernel(out, v);
+        if (r) r.finish(out, [](autograd::FormulaNode& n, const autograd::variable_list& g) {
+          autograd::variable_list d(2);
+          if (n.needs(0)) d[0] = zeros_like(g[0]);
+          if (n.needs(1)) d[1] = g[0].sum();
+          return d;
+        });
+        return out;
+      },
+      value_tensor);
+}
+Tensor& Tensor::fill_(const Scalar& v) { return fill_ad(*this, v, Tensor()); }
+Tensor& Tensor::fill_(const Tensor& v) {
+  BRASA_CHECK(v.dim() == 0, "fill_: only supports 0-dimension value tensor but got tensor with ", v.dim(), " dimensions.");
+  return fill_ad(*this, v.item(), v);
+}
+Tensor& Tensor::zero_() { return fill_(0); }
 }  // namespace brasa

@@ -1,5 +1,6 @@
 #include <brasa/ops/copy.h>
 #include <brasa/autograd/grad_mode.h>
+#include <brasa/device/device_runtime.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
 
@@ -75,17 +76,40 @@ Tensor scalar_tensor_of(const Scalar& s, ScalarType t) {
   return scalar_tensor(s, TensorOptions().dtype(t));
 }
 
-Tensor wrap_number(const Tensor& self, const Scalar& s) { return scalar_tensor_of(s, result_type(self, s)); }
+Tensor wrap_number(const Tensor& self, const Scalar& s) {
+  return scalar_tensor(s, TensorOptions().dtype(result_type(self, s)).device(self.device()));
+}
 
 Elementwise& Elementwise::input(const Tensor& t, ScalarType dtype) {
   if (inputs_.empty()) inputs_.reserve(3);
   BRASA_CHECK(t.defined(), op_, ": expected a defined tensor as input ", inputs_.size());
-  BRASA_CHECK(t.device().is_cpu(), op_, ": expected CPU tensors, got ", t.device());
   inputs_.push_back(t.dtype() == dtype ? t : t.to(dtype));
   return *this;
 }
 
+// A 0-dim CPU tensor may take part in an op on another device (as in
+// PyTorch): it is moved there. Any other mix of devices is an error.
+static bool is_cpu_scalar(const Tensor& t) { return t.dim() == 0 && t.is_cpu(); }
+
+void Elementwise::place_inputs() {
+  device_ = inputs_[0].device();
+  for (const auto& in : inputs_)
+    if (!is_cpu_scalar(in)) {
+      device_ = in.device();
+      break;
+    }
+  for (auto& in : inputs_) {
+    if (in.device() == device_) continue;
+    BRASA_CHECK(is_cpu_scalar(in), op_,
+                ": expected all tensors to be on the same device, but found at least two devices, ",
+                device_, " and ", in.device(), "!");
+    in = in.to(device_);
+  }
+}
+
 Elementwise& Elementwise::build() {
+  place_inputs();
+  check_device_available(op_, device_);
   shape_.assign(inputs_[0].sizes().begin(), inputs_[0].sizes().end());
   for (size_t i = 1; i < inputs_.size(); ++i) shape_ = broadcast_shapes(op_, shape_, inputs_[i].sizes());
   bool need_temp = false;
@@ -110,35 +134,17 @@ Elementwise& Elementwise::build() {
     // would read values it already overwrote: compute into a temporary.
     for (const auto& in : inputs_)
       if (in.is_alias_of(o) && !same_view(in, o) && in.numel() > 0) need_temp = true;
-    out_ = need_temp ? empty(shape_, TensorOptions().dtype(out_dtype_)) : o;
+    BRASA_CHECK(o.device() == device_, op_, ": expected the output on ", device_, ", got it on ",
+                o.device());
+    out_ = need_temp ? empty(shape_, TensorOptions().dtype(out_dtype_).device(device_)) : o;
   } else {
-    out_ = empty(shape_, TensorOptions().dtype(out_dtype_));
+    out_ = empty(shape_, TensorOptions().dtype(out_dtype_).device(device_));
   }
   flat_ = out_.is_contiguous();
   const int64_t n = out_.numel();
   for (const auto& in : inputs_)
     flat_ = flat_ && ((in.is_contiguous() && in.numel() == n) || in.numel() == 1);
-  if (flat_) {
-    flat_data_[0] = static_cast<char*>(out_.data_ptr());
-    flat_strides_[0] = out_.element_size();
-    for (size_t k = 0; k < inputs_.size(); ++k) {
-      flat_data_[k + 1] = static_cast<char*>(inputs_[k].data_ptr());
-      flat_strides_[k + 1] = inputs_[k].numel() == 1 && n != 1 ? 0 : inputs_[k].element_size();
-    }
-    return *this;
-  }
-  loop();
   return *this;
-}
-
-cpu::StridedLoop& Elementwise::loop() {
-  if (!loop_) {
-    loop_.emplace(shape_);
-    loop_->add(out_);
-    for (const auto& in : inputs_) loop_->add(in);
-  }
-  flat_ = false;
-  return *loop_;
 }
 
 void Elementwise::finish() {

@@ -1,7 +1,6 @@
 #pragma once
 // Shared preparation of elementwise ops: PyTorch's type promotion, broadcasting,
 // output allocation or validation (for in-place and _out forms) and the loop.
-#include <brasa/ops/cpu/loops.h>
 #include <brasa/tensor/tensor.h>
 
 #include <vector>
@@ -31,6 +30,12 @@ Tensor scalar_tensor_of(const Scalar& s, ScalarType t);
 // it takes part in promotion as a number (x_int32 + 2.5 is float32).
 Tensor wrap_number(const Tensor& self, const Scalar& s);
 
+// The device-neutral plan of an elementwise op: the inputs (cast to their
+// compute dtype), the broadcast shape, and the output (allocated on the
+// inputs' device, or the user's out= tensor, or a temporary when that one
+// overlaps an input or needs a cast). A device's kernel reads the plan and
+// writes output(); finish() then moves the values into the user's tensor.
+// The CPU runner is ops/cpu/elementwise_run.h.
 class Elementwise {
  public:
   // `out` may be null (allocate), a defined tensor (write there, casting if
@@ -40,53 +45,31 @@ class Elementwise {
       : op_(op), out_dtype_(out_dtype), user_out_(out), inplace_(inplace) {}
   Elementwise& input(const Tensor& t, ScalarType dtype);
   Elementwise& input(const Tensor& t) { return input(t, t.dtype()); }
-  // Computes the shape, allocates the output and sets up the loop.
+  // Computes the shape and allocates the output.
   Elementwise& build();
-
-  template <class Out, class... In, class F>
-  void run(const F& f) {
-    if (flat_) {
-      // Every operand is contiguous with the output's shape (or a single
-      // element): one 1-D run, no strided loop to set up.
-      const int64_t n = out_.numel();
-      bool stream = false;
-      if constexpr (sizeof...(In) == 1 || sizeof...(In) == 2)
-        stream = cpu::stream_output(n * int64_t(sizeof(Out)), flat_data_[0], flat_data_[1],
-                                    flat_data_[2]);
-      parallel_for(0, n, cpu::kGrain, [&](int64_t b, int64_t e) {
-        char* ptrs[cpu::kMaxOperands];
-        for (size_t k = 0; k <= inputs_.size(); ++k) ptrs[k] = flat_data_[k] + b * flat_strides_[k];
-        if constexpr (sizeof...(In) == 2)
-          cpu::binary_run<Out, In...>(ptrs, flat_strides_, e - b, f, stream);
-        else if constexpr (sizeof...(In) == 1)
-          cpu::unary_run<Out, In...>(ptrs, flat_strides_, e - b, f, stream);
-        else
-          cpu::nary_run<Out, In...>(ptrs, flat_strides_, e - b, f,
-                                    std::index_sequence_for<In...>{});
-      });
-    } else {
-      cpu::cpu_kernel<Out, In...>(*loop_, f);
-    }
-    finish();
-  }
-  cpu::StridedLoop& loop();
-  // Call after driving loop() directly.
+  // Call after the kernel wrote output().
   void finish();
+
+  const char* op() const { return op_; }
+  Device device() const { return device_; }
+  const Tensor& output() const { return out_; }
+  const std::vector<Tensor>& inputs() const { return inputs_; }
+  // Every operand is contiguous with the output's shape (or a single element).
+  bool flat() const { return flat_; }
   const Tensor& result() const { return result_; }
   IntArrayRef shape() const { return shape_; }
 
  private:
+  void place_inputs();
   const char* op_;
   ScalarType out_dtype_;
   const Tensor* user_out_;
   bool inplace_;
+  Device device_;
   std::vector<Tensor> inputs_;
   DimVector shape_;
   Tensor out_, result_;
-  std::optional<cpu::StridedLoop> loop_;
   bool flat_ = false;
-  char* flat_data_[cpu::kMaxOperands] = {};
-  int64_t flat_strides_[cpu::kMaxOperands] = {};
 };
 
 }  // namespace brasa::detail

@@ -1,5 +1,5 @@
+#include <brasa/device/device_runtime.h>
 #include <brasa/ops/copy.h>
-#include <brasa/ops/cpu/loops.h>
 #include <brasa/ops/factory.h>
 
 #include <cmath>
@@ -13,14 +13,17 @@ void check_sizes(const char* op, IntArrayRef size) {
     BRASA_CHECK(size[i] >= 0, op, ": negative dimension ", size[i], " in size ", size);
 }
 
-void check_device(const char* op, const TensorOptions& o) {
-  BRASA_CHECK(o.device().is_cpu(), op, ": device ", o.device(),
-              " is not available in this build (CPU only)");
-}
-
 Tensor finish(Tensor t, const TensorOptions& o) {
   if (o.requires_grad()) t.requires_grad_(true);
   return t;
+}
+
+// Factories that compute their values on the host write them into a CPU
+// tensor and move it to the requested device (a no-op for the CPU).
+TensorOptions on_host(const TensorOptions& o) { return o.requires_grad(false).device(Device(kCPU)); }
+Tensor finish_on(Tensor host, const TensorOptions& o) {
+  if (o.has_device() && !o.device().is_cpu()) host = host.to(o.device());
+  return finish(host, o);
 }
 
 struct BlobContext {
@@ -37,9 +40,9 @@ void delete_blob(void* ctx) {
 
 Tensor empty(IntArrayRef size, const TensorOptions& options) {
   check_sizes("empty", size);
-  check_device("empty", options);
+  check_device_available("empty", options.device());
   ScalarType t = options.dtype();
-  auto storage = Storage::allocate(compute_numel(size) * elementSize(t));
+  auto storage = Storage::allocate(compute_numel(size) * elementSize(t), options.device());
   return finish(Tensor(make_intrusive<TensorImpl>(std::move(storage), t, size, contiguous_strides(size), 0)),
                 options);
 }
@@ -55,15 +58,16 @@ Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& 
   }
   if (extent != 0)
     for (size_t i = 0; i < size.size(); ++i) extent += (size[i] - 1) * stride[i];
+  check_device_available("empty_strided", options.device());
   ScalarType t = options.dtype();
-  auto storage = Storage::allocate(extent * elementSize(t));
+  auto storage = Storage::allocate(extent * elementSize(t), options.device());
   return finish(Tensor(make_intrusive<TensorImpl>(std::move(storage), t, size, stride, 0)), options);
 }
 
 Tensor zeros(IntArrayRef size, const TensorOptions& options) {
   check_sizes("zeros", size);
   Tensor t = empty(size, options.requires_grad(false));
-  if (t.nbytes()) std::memset(t.data_ptr(), 0, t.nbytes());
+  if (t.numel()) detail::fill_kernel(t, 0);
   return finish(t, options);
 }
 
@@ -81,12 +85,12 @@ Tensor full(IntArrayRef size, const Scalar& value, const TensorOptions& options)
 }
 
 Tensor scalar_tensor(const Scalar& value, const TensorOptions& options) {
-  TensorOptions o = options.requires_grad(false);
+  TensorOptions o = on_host(options);
   if (!options.has_dtype() && !value.isFloatingPoint()) o = o.dtype(value.type());
   Tensor t = empty({}, o);
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t.dtype(), "scalar_tensor",
                                     [&] { *t.data_ptr<scalar_t>() = value.to<scalar_t>(); });
-  return finish(t, options);
+  return finish_on(t, options);
 }
 
 static TensorOptions like_options(const Tensor& t, const TensorOptions& o) {
@@ -114,7 +118,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
   BRASA_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "arange: upper bound and larger bound inconsistent with step sign (start=",
               s, ", end=", e, ", step=", st, ")");
   bool integral = start.isIntegral(true) && end.isIntegral(true) && step.isIntegral(true);
-  TensorOptions o = options.requires_grad(false);
+  TensorOptions o = on_host(options);
   if (!options.has_dtype()) o = o.dtype(integral ? kLong : get_default_dtype());
   int64_t n = integral ? (end.toLong() - start.toLong() + step.toLong() + (st > 0 ? -1 : 1)) / step.toLong()
                        : static_cast<int64_t>(std::ceil((e - s) / st));
@@ -128,12 +132,12 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
       for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(s + i * st);
     }
   });
-  return finish(t, options);
+  return finish_on(t, options);
 }
 
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& options) {
   BRASA_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
-  Tensor t = empty({steps}, options.requires_grad(false));
+  Tensor t = empty({steps}, on_host(options));
   double s = start.toDouble(), e = end.toDouble();
   double step = steps > 1 ? (e - s) / (steps - 1) : 0;
   BRASA_DISPATCH_ALL_TYPES(t.dtype(), "linspace", [&] {
@@ -143,30 +147,30 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const Ten
     for (int64_t i = 0; i < steps; ++i)
       p[i] = static_cast<scalar_t>(i < half ? s + step * i : e - step * (steps - 1 - i));
   });
-  return finish(t, options);
+  return finish_on(t, options);
 }
 
 Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base,
                 const TensorOptions& options) {
   Tensor exps = linspace(start, end, steps, TensorOptions().dtype(kDouble));
-  Tensor t = empty({steps}, options.requires_grad(false));
+  Tensor t = empty({steps}, on_host(options));
   const double* e = exps.data_ptr<double>();
   BRASA_DISPATCH_ALL_TYPES(t.dtype(), "logspace", [&] {
     auto* p = t.data_ptr<scalar_t>();
     for (int64_t i = 0; i < steps; ++i) p[i] = static_cast<scalar_t>(std::pow(base, e[i]));
   });
-  return finish(t, options);
+  return finish_on(t, options);
 }
 
 Tensor eye(int64_t n, const TensorOptions& options) { return eye(n, n, options); }
 Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
   BRASA_CHECK(n >= 0 && m >= 0, "eye: n and m must be non-negative, got n=", n, ", m=", m);
-  Tensor t = zeros({n, m}, options.requires_grad(false));
+  Tensor t = zeros({n, m}, on_host(options));
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t.dtype(), "eye", [&] {
     auto* p = t.data_ptr<scalar_t>();
     for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = static_cast<scalar_t>(1);
   });
-  return finish(t, options);
+  return finish_on(t, options);
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options) {
@@ -190,7 +194,9 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides,
   int64_t extent = numel == 0 ? 0 : 1;
   for (size_t i = 0; i < sizes.size() && numel; ++i) extent += (sizes[i] - 1) * strides[i];
   ScalarType t = options.dtype();
-  DataPtr dp(data, new BlobContext{data, deleter}, delete_blob, options.device());
+  check_device_available("from_blob", options.device());
+  DataPtr dp(data, new BlobContext{data, deleter}, delete_blob, options.device(),
+             AllocationKind::External);
   auto storage = Storage(make_intrusive<StorageImpl>(extent * elementSize(t), std::move(dp), nullptr, false));
   return finish(Tensor(make_intrusive<TensorImpl>(std::move(storage), t, sizes, strides, 0)), options);
 }
@@ -236,14 +242,14 @@ Tensor tensor(const NestedList& values, const TensorOptions& options) {
   std::vector<Scalar> flat;
   flatten_into(values, flat);
   if (flat.empty()) all_bool = false;
-  TensorOptions o = options.requires_grad(false);
+  TensorOptions o = on_host(options);
   if (!options.has_dtype()) o = o.dtype(any_float ? get_default_dtype() : all_bool ? kBool : kLong);
   Tensor t = empty(checked, o);
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t.dtype(), "tensor", [&] {
     auto* p = t.data_ptr<scalar_t>();
     for (size_t i = 0; i < flat.size(); ++i) p[i] = flat[i].to<scalar_t>();
   });
-  return finish(t, options);
+  return finish_on(t, options);
 }
 
 Tensor tensor(std::initializer_list<NestedList> values, const TensorOptions& options) {

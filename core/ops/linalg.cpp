@@ -154,15 +154,17 @@ Tensor mm_mat2_grad(const Tensor& g, const Tensor& m1, const Tensor& m2) {
 // no gradient. Saves the product's zero fill, a buffer, and the add's pass.
 bool add_mm_grad_into_leaf(FormulaNode& n, size_t i, bool wrt_m1, const Tensor& g, const Tensor& m1,
                            const Tensor& m2) {
-  bool transposed = false;
   if (g.dtype() != kFloat && g.dtype() != kDouble) return false;
-  Tensor* acc = autograd::fusable_leaf_grad(n, i, g.dtype(), transposed);
+  autograd::FusableGrad target = autograd::fusable_leaf_grad(n, i, g.dtype());
+  Tensor* acc = target.grad;
   if (!acc || acc->is_alias_of(g) || acc->is_alias_of(m1) || acc->is_alias_of(m2)) return false;
+  const bool transposed = target.transposed;
   if (wrt_m1)  // dm1 = g m2^T, its transpose m2 g^T
     transposed ? gemm(m2, g.t(), *acc, 1, 1) : gemm(g, m2.t(), *acc, 1, 1);
   else  // dm2 = m1^T g, its transpose g^T m1
     transposed ? gemm(g.t(), m1, *acc, 1, 1) : gemm(m1.t(), g, *acc, 1, 1);
   acc->bump_version();
+  target.sink->accumulated_in_place();
   return true;
 }
 

@@ -1,6 +1,7 @@
 #include <brasa/autograd/record.h>
 #include <brasa/autograd/view_grad.h>
 #include <brasa/ops/copy.h>
+#include <brasa/ops/cpu/loops.h>  // still kernel code here (tile/repeat); to move under ops/cpu
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/reduction.h>
@@ -203,10 +204,14 @@ Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
 Tensor t(const Tensor& x) {
   BRASA_CHECK(x.dim() <= 2, "t: expects a tensor with <= 2 dimensions, but self is ", x.dim(), "D");
   if (x.dim() < 2) return x;
-  // Its own node, as in PyTorch: always a 2-D transpose, which lets a matrix
-  // product's backward see through it (autograd::fusable_leaf_grad).
-  return recorded(kTBackward, x, make_view(x, {x.size(1), x.size(0)}, {x.stride(1), x.stride(0)}, x.storage_offset()),
-                  [](const Tensor& g) { return t(g); });
+  // Its own node, as in PyTorch: always a 2-D transpose, marked so that a
+  // matrix product's backward can see through it (autograd::fusable_leaf_grad).
+  Tensor out = make_view(x, {x.size(1), x.size(0)}, {x.stride(1), x.stride(0)}, x.storage_offset());
+  if (!autograd::needs_grad(x)) return out;
+  autograd::Recorder r(kTBackward, x);
+  r.node().set_transposes_gradient_2d();
+  r.finish(out, [](FormulaNode&, const variable_list& g) { return variable_list{t(g[0])}; });
+  return out;
 }
 
 Tensor squeeze(const Tensor& t) {

@@ -1,6 +1,7 @@
 #pragma once
 // Unary elementwise ops. Float-valued math on integer tensors returns the
 // default float dtype, as in PyTorch.
+#include <brasa/ops/kernels/elementwise.h>
 #include <brasa/tensor/tensor.h>
 
 namespace brasa {
@@ -52,7 +53,7 @@ Tensor nan_to_num(const Tensor& x, std::optional<double> nan = std::nullopt,
                   std::optional<double> posinf = std::nullopt, std::optional<double> neginf = std::nullopt);
 
 namespace detail {
-Tensor& unary_inplace(const char* name, Tensor& x);
+Tensor& unary_inplace(UnaryOp op, Tensor& x);
 // Gradient of relu given its output y: g where y > 0, else 0 (one pass).
 Tensor threshold_backward(const Tensor& g, const Tensor& y);
 }

@@ -5,9 +5,14 @@
 
 namespace brasa {
 
-enum class DeviceType : int8_t { CPU = 0, CUDA = 1 };
+// PrivateUse1 is PyTorch's slot for a device that is not built in (an
+// out-of-tree backend, or a test device); its string is "privateuseone".
+enum class DeviceType : int8_t { CPU = 0, CUDA = 1, PrivateUse1 = 2 };
 constexpr DeviceType kCPU = DeviceType::CPU;
 constexpr DeviceType kCUDA = DeviceType::CUDA;
+constexpr DeviceType kPrivateUse1 = DeviceType::PrivateUse1;
+constexpr int kNumDeviceTypes = 3;
+const char* device_type_name(DeviceType t);
 
 struct Device {
   Device(DeviceType type = kCPU, int8_t index = -1) : type_(type), index_(index) {}

@@ -1,3 +1,4 @@
+#include <brasa/device/device_runtime.h>
 #include <brasa/tensor/device.h>
 #include <brasa/tensor/scalar.h>
 #include <brasa/tensor/storage.h>
@@ -137,6 +138,64 @@ Storage Storage::allocate(size_t nbytes, Allocator* allocator) {
   return Storage(make_intrusive<StorageImpl>(nbytes, allocator->allocate(nbytes), allocator, true));
 }
 
+Storage Storage::allocate(size_t nbytes, Device device) {
+  return allocate(nbytes, device_runtime("allocate", device).allocator(device));
+}
+
+const char* allocation_kind_name(AllocationKind k) {
+  switch (k) {
+    case AllocationKind::Plain: return "plain";
+    case AllocationKind::External: return "external";
+    case AllocationKind::Memfd: return "memfd";
+    case AllocationKind::NamedSegment: return "named segment";
+    case AllocationKind::CUDA: return "cuda";
+    case AllocationKind::CUDAIpc: return "cuda ipc";
+  }
+  return "unknown";
+}
+
+AllocationHandle Allocator::export_handle(const DataPtr& d, size_t) const {
+  BRASA_ERROR("export_handle: ", allocation_kind_name(d.kind()), " memory on ", d.device(),
+              " cannot be shared with another process (move it to shared memory first, e.g. "
+              "share_memory_())");
+}
+
+namespace {
+constexpr int kNumAllocationKinds = 6;
+std::atomic<AllocationImporter> g_importers[kNumAllocationKinds];
+}  // namespace
+
+void register_allocation_importer(AllocationKind kind, AllocationImporter importer) {
+  g_importers[static_cast<int>(kind)].store(importer);
+}
+
+DataPtr import_allocation(const AllocationHandle& h) {
+  AllocationImporter f = g_importers[static_cast<int>(h.kind)].load();
+  BRASA_CHECK(f != nullptr, "import_allocation: no importer for ", allocation_kind_name(h.kind),
+              " allocations is registered in this process (", h.nbytes, " bytes on ", h.device, ")");
+  return f(h);
+}
+
+Storage Storage::from_handle(const AllocationHandle& h) {
+  return Storage(make_intrusive<StorageImpl>(h.nbytes, import_allocation(h), nullptr, false));
+}
+
+void StorageImpl::move_to(Allocator* allocator) {
+  BRASA_CHECK(allocator != nullptr, "move_to: expected an allocator");
+  DataPtr nd = allocator->allocate(nbytes_);
+  BRASA_CHECK(nd.device() == device() || nbytes_ == 0, "move_to: the allocator gives memory on ",
+              nd.device(), " but the storage is on ", device());
+  if (nbytes_ > 0) copy_bytes(nd.get(), nd.device(), data_.get(), device(), nbytes_);
+  set_data_ptr(std::move(nd), nbytes_, allocator);
+}
+
+AllocationHandle StorageImpl::export_handle() const {
+  if (!allocator_)
+    BRASA_ERROR("export_handle: ", allocation_kind_name(kind()), " memory on ", device(),
+                " (from_blob or imported) cannot be exported");
+  return allocator_->export_handle(data_, nbytes_);
+}
+
 void StorageImpl::resize(size_t nbytes) {
   BRASA_CHECK(resizable_ && allocator_, "resize: storage is not resizable (from_blob or foreign memory)");
   if (nbytes <= nbytes_) return;
@@ -152,6 +211,7 @@ Device::Device(const std::string& spec) : type_(kCPU), index_(-1) {
   if (colon != std::string::npos) kind = spec.substr(0, colon), idx = spec.substr(colon + 1);
   if (kind == "cpu") type_ = kCPU;
   else if (kind == "cuda") type_ = kCUDA;
+  else if (kind == "privateuseone") type_ = kPrivateUse1;
   else BRASA_ERROR("Device: expected a device string like 'cpu', 'cuda' or 'cuda:1', got '", spec, "'");
   if (!idx.empty()) {
     BRASA_CHECK(idx.find_first_not_of("0123456789") == std::string::npos && idx.size() < 4,
@@ -160,8 +220,17 @@ Device::Device(const std::string& spec) : type_(kCPU), index_(-1) {
   }
 }
 
+const char* device_type_name(DeviceType t) {
+  switch (t) {
+    case kCPU: return "cpu";
+    case kCUDA: return "cuda";
+    case kPrivateUse1: return "privateuseone";
+  }
+  return "unknown";
+}
+
 std::string Device::str() const {
-  std::string s = type_ == kCPU ? "cpu" : "cuda";
+  std::string s = device_type_name(type_);
   if (index_ >= 0) s += ":" + std::to_string(index_);
   return s;
 }

@@ -48,58 +48,9 @@ bool Tensor::is_nonzero() const {
   return item().toBool();
 }
 
-static const autograd::BackwardName kToCopyBackward("ToCopyBackward0"), kFillBackward("FillBackward0");
-
-Tensor Tensor::to(ScalarType t, bool, bool copy) const {
-  if (t == dtype() && !copy) return *this;
-  autograd::Recorder r(kToCopyBackward, *this);
-  Tensor out = empty(sizes(), options().dtype(t));
-  detail::copy_kernel(out, *this);
-  // The engine casts the gradient back to the input's dtype.
-  if (r) r.finish(out, [](autograd::FormulaNode&, const autograd::variable_list& g) { return g; });
-  return out;
-}
-Tensor Tensor::to(Device d, ScalarType t, bool nb, bool copy) const {
-  BRASA_CHECK(d.is_cpu(), "to: device ", d, " is not available in this build (CPU only)");
-  return to(t, nb, copy);
-}
-Tensor Tensor::to(const TensorOptions& o, bool nb, bool copy) const {
-  BRASA_CHECK(o.device().is_cpu(), "to: device ", o.device(), " is not available in this build (CPU only)");
-  return to(o.has_dtype() ? o.dtype() : dtype(), nb, copy);
-}
-Tensor Tensor::to(const Tensor& other, bool nb, bool copy) const { return to(other.dtype(), nb, copy); }
 Tensor& Tensor::copy_(const Tensor& src, bool) { return brasa::copy_(*this, src); }
 Tensor Tensor::clone() const { return brasa::clone(*this); }
 Tensor Tensor::contiguous() const { return brasa::contiguous(*this); }
-// With grad, fill_ records a node whose gradient for the old value is zero
-// (and, for a tensor value, the sum of the incoming gradient).
-static Tensor& fill_ad(Tensor& self, const Scalar& v, const Tensor& value_tensor) {
-  return autograd::inplace(
-      "fill_", self,
-      [&] {
-        detail::fill_kernel(self, v);
-        self.bump_version();
-      },
-      [&](const Tensor& old) {
-        autograd::Recorder r(kFillBackward, old, value_tensor);
-        Tensor out = empty(old.sizes(), old.options());
-        detail::fill_kernel(out, v);
-        if (r) r.finish(out, [](autograd::FormulaNode& n, const autograd::variable_list& g) {
-          autograd::variable_list d(2);
-          if (n.needs(0)) d[0] = zeros_like(g[0]);
-          if (n.needs(1)) d[1] = g[0].sum();
-          return d;
-        });
-        return out;
-      },
-      value_tensor);
-}
-Tensor& Tensor::fill_(const Scalar& v) { return fill_ad(*this, v, Tensor()); }
-Tensor& Tensor::fill_(const Tensor& v) {
-  BRASA_CHECK(v.dim() == 0, "fill_: only supports 0-dimension value tensor but got tensor with ", v.dim(), " dimensions.");
-  return fill_ad(*this, v.item(), v);
-}
-Tensor& Tensor::zero_() { return fill_(0); }
 Tensor Tensor::detach() const {
   auto impl2 = make_intrusive<TensorImpl>(storage(), dtype(), sizes(), strides(), storage_offset());
   return Tensor(std::move(impl2));
@@ -256,7 +207,7 @@ BRASA_INPLACE_BINARY(remainder)
 #undef BRASA_INPLACE_BINARY_SCALAR
 #undef BRASA_INPLACE_BINARY
 Tensor& Tensor::logical_not_() { return copy_(brasa::logical_not(*this)); }
-Tensor& Tensor::bitwise_not_() { return detail::unary_inplace("bitwise_not", *this); }
+Tensor& Tensor::bitwise_not_() { return detail::unary_inplace(UnaryOp::bitwise_not, *this); }
 Tensor& Tensor::nan_to_num_(std::optional<double> n, std::optional<double> p, std::optional<double> q) {
   return copy_(brasa::nan_to_num(*this, n, p, q));
 }
@@ -280,7 +231,7 @@ Tensor Tensor::nan_to_num(std::optional<double> n, std::optional<double> p, std:
 
 #define BRASA_UNARY_METHOD_DEF(name)                                           \
   Tensor Tensor::name() const { return brasa::name(*this); }                   \
-  Tensor& Tensor::name##_() { return detail::unary_inplace(#name, *this); }
+  Tensor& Tensor::name##_() { return detail::unary_inplace(UnaryOp::name, *this); }
 BRASA_UNARY_METHOD_DEF(neg)
 BRASA_UNARY_METHOD_DEF(abs)
 BRASA_UNARY_METHOD_DEF(sign)

@@ -68,7 +68,7 @@ class StridedLoop {
   void run_range(const F& f, int64_t begin, int64_t end) const {
     const int nd = ndim();
     const int last = nd - 1;
-    int64_t idx[16];
+    DimVector idx(nd);  // any number of dims (inline up to DimVector's capacity)
     char* ptrs[kMaxOperands];
     int64_t inner[kMaxOperands];
     int64_t rem = begin;

@@ -350,3 +350,23 @@ TEST(Elementwise, LargeOutputsStream) {
   }
   set_num_threads(before);
 }
+
+namespace brasa {
+namespace {
+
+// Loops over tensors that no coalescing can flatten, with more dims than
+// any fixed index array would hold (the strided loop once had 16 slots).
+TEST(Elementwise, TwentyDimPermutedTensors) {
+  DimVector shape(20, 2), reversed(20);
+  for (int d = 0; d < 20; ++d) reversed[d] = 19 - d;
+  Tensor x = arange(1 << 20, TensorOptions().dtype(kFloat)).view(shape);
+  Tensor p = x.permute(reversed);  // every stride out of order
+  Tensor doubled = (p * 2).permute(reversed);
+  EXPECT_TRUE(doubled.equal(x * 2));
+  Tensor copied = p.contiguous().permute(reversed);
+  EXPECT_TRUE(copied.equal(x));
+  EXPECT_EQ(p.to(kDouble).sum().item<double>(), double(int64_t(1) << 20) * ((1 << 20) - 1) / 2);
+}
+
+}  // namespace
+}  // namespace brasa

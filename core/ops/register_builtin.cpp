@@ -1,0 +1,25 @@
+// The kernels built into the library. A new device adds its folder under
+// ops/ and one call here (guarded by its build option).
+#include <brasa/device/device_runtime.h>
+#include <brasa/ops/cpu/register.h>
+#include <brasa/util/error.h>
+
+namespace brasa::detail {
+
+void register_builtin_kernels() {
+  static const bool done = [] {
+    cpu::register_binary_kernels();
+    cpu::register_unary_kernels();
+    cpu::register_copy_kernels();
+    return true;
+  }();
+  (void)done;
+}
+
+void missing_kernel(const char* op, Device d) {
+  check_device_available(op, d);
+  BRASA_ERROR(op, ": not implemented for device ", d, " (no ", device_type_name(d.type()),
+              " kernel is registered for it)");
+}
+
+}  // namespace brasa::detail
