@@ -31,6 +31,8 @@ bool maybe_overlapping(const Tensor& t) {
 
 // region += grad one element at a time (region may alias itself).
 void accumulate_serial(const Tensor& region, const Tensor& grad) {
+  BRASA_CHECK(region.is_cpu(), "view backward: a view that overlaps itself (as_strided/expand) is "
+              "differentiated on the CPU only, got one on ", region.device());
   Tensor g = grad.expand(region.sizes()).contiguous().to(region.dtype());
   BRASA_DISPATCH_FLOATING_TYPES(region.dtype(), "view backward", [&] {
     const scalar_t* src = g.data_ptr<scalar_t>();

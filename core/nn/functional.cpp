@@ -161,7 +161,7 @@ Tensor group_norm(const Tensor& x, int64_t G, const Tensor& weight, const Tensor
 // Scales the rows of `weight` named in `flat` down to max_norm (no grad).
 static void embedding_renorm(const Tensor& weight, const Tensor& flat, double max_norm, double norm_type) {
   NoGradGuard no_grad;
-  Tensor idx = flat.contiguous();
+  Tensor idx = flat.contiguous().to(Device(kCPU));  // read on the host
   const int64_t* p = idx.data_ptr<int64_t>();
   std::vector<int64_t> seen(p, p + idx.numel());
   std::sort(seen.begin(), seen.end());
@@ -216,7 +216,7 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
     for (int64_t b = 0; b < input.size(0); ++b) starts.push_back(b * input.size(1));
   } else {
     BRASA_CHECK(offsets.dim() == 1, "embedding_bag: offsets must be 1-D, got ", offsets.sizes());
-    Tensor o = offsets.to(kLong).contiguous();
+    Tensor o = offsets.to(Device(kCPU), kLong).contiguous();
     starts.assign(o.data_ptr<int64_t>(), o.data_ptr<int64_t>() + o.numel());
     if (include_last_offset) {
       BRASA_CHECK(!starts.empty() && starts.back() == total, "embedding_bag: with include_last_offset the last ",
@@ -229,7 +229,8 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
     BRASA_CHECK(starts.empty() || starts[0] == 0, "embedding_bag: the first offset must be 0, got ", starts[0]);
   }
   const int64_t pad = padding_idx ? (*padding_idx < 0 ? *padding_idx + weight.size(0) : *padding_idx) : -1;
-  const int64_t* ids = flat.data_ptr<int64_t>();
+  const Tensor host_ids = flat.to(Device(kCPU));
+  const int64_t* ids = host_ids.data_ptr<int64_t>();
   std::vector<Tensor> bags;
   for (size_t b = 0; b < starts.size(); ++b) {
     const int64_t end = b + 1 < starts.size() ? starts[b + 1] : total;

@@ -1,3 +1,4 @@
+#include <brasa/device/device_runtime.h>
 #include <brasa/autograd/grad_mode.h>
 #include <brasa/autograd/variable.h>
 #include <brasa/nn/module.h>
@@ -105,9 +106,22 @@ void Module::apply(const std::function<void(Module&)>& fn) {
 }
 
 void Module::to(Device device, bool non_blocking) {
-  BRASA_CHECK(device.is_cpu(), name(), ".to(", device.str(), "): this build of Brasa has no ", device.str(),
-              " support (CPU only)");
-  (void)non_blocking;
+  BRASA_CHECK(find_device_runtime(device.type()) != nullptr, name(), ".to(", device.str(),
+              "): this build of Brasa has no ", device.str(), " support (",
+              available_devices_text() == "cpu" ? "CPU only" : "it has " + available_devices_text(), ")");
+  NoGradGuard ng;
+  // Keep the same Tensor handles registered: swap each impl's storage.
+  auto move = [device, non_blocking](Tensor& t) {
+    if (!t.defined() || t.device() == device) return;
+    Tensor c = t.to(device, t.dtype(), non_blocking);
+    t.unsafeGetTensorImpl()->set_storage(c.storage());
+    t.unsafeGetTensorImpl()->set_sizes_and_strides(c.sizes(), c.strides());
+    t.unsafeGetTensorImpl()->set_storage_offset(0);
+    if (t.grad().defined()) t.grad() = t.grad().to(device);
+  };
+  for (auto& p : parameters_) move(p.value());
+  for (auto& b : buffers_) move(b.value());
+  for (auto& c : children_) c.value()->to(device, non_blocking);
 }
 
 void Module::to(Device device, ScalarType dtype, bool non_blocking) {

@@ -1,10 +1,11 @@
 #include <brasa/autograd/record.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/copy.h>
-#include <brasa/ops/cpu/loops.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>
+#include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/indexing.h>
 #include <brasa/ops/shape.h>
 
 #include <atomic>
@@ -18,74 +19,39 @@ void check_index_dtype(const char* op, const Tensor& idx) {
               ": tensors used as indices must be long or int tensors (or bool masks), got ", idx.dtype());
 }
 
-// Reads index i of an int32/int64 tensor laid out contiguously.
-inline int64_t read_index(const Tensor& idx, const void* p, int64_t i) {
-  return idx.dtype() == kLong ? static_cast<const int64_t*>(p)[i] : static_cast<const int32_t*>(p)[i];
+// A vector of indices as int64 values readable on the host.
+Tensor host_indices(const Tensor& index) {
+  return contiguous(index.reshape({-1})).to(Device(kCPU), kLong);
 }
 
-int64_t wrap_index(const char* op, int64_t v, int64_t size, int64_t dim) {
-  BRASA_CHECK(v >= -size && v < size, op, ": index ", v, " is out of bounds for dimension ", dim, " with size ", size);
-  return v < 0 ? v + size : v;
-}
-
-// Advanced-indexing layout shared by index() and index_put_().
-struct AdvancedPlan {
-  std::vector<int64_t> dims;   // indexed dims of self, in order
-  std::vector<int64_t> rest;   // the other dims
-  DimVector bshape;            // broadcast shape of the index tensors
-  std::vector<int64_t> base;   // element offset in self per broadcast position
-  bool adjacent = true;
-  DimVector result_shape;      // B-first: bshape + rest sizes
-};
-
-AdvancedPlan plan_advanced(const char* op, const Tensor& self, const std::vector<std::optional<Tensor>>& indices) {
-  BRASA_CHECK(static_cast<int64_t>(indices.size()) <= self.dim(), op, ": too many indices for tensor of dimension ",
-              self.dim(), " (got ", indices.size(), ")");
-  AdvancedPlan p;
-  std::vector<Tensor> idx;
+// The device-neutral part of advanced indexing (ops/kernels/indexing.h):
+// which dims are indexed, the broadcast index tensors and the result shape.
+AdvancedIndex plan_advanced(const char* op, const Tensor& self,
+                            const std::vector<std::optional<Tensor>>& indices) {
+  BRASA_CHECK(static_cast<int64_t>(indices.size()) <= self.dim(), op,
+              ": too many indices for tensor of dimension ", self.dim(), " (got ", indices.size(), ")");
+  AdvancedIndex p;
   for (size_t d = 0; d < indices.size(); ++d) {
     if (indices[d] && indices[d]->defined()) {
       check_index_dtype(op, *indices[d]);
+      BRASA_CHECK(indices[d]->device() == self.device(), op, ": indices on ", indices[d]->device(),
+                  " for a tensor on ", self.device(), " (expected the same device)");
       p.dims.push_back(static_cast<int64_t>(d));
-      idx.push_back(*indices[d]);
+      p.indices.push_back(*indices[d]);
     }
   }
   for (int64_t d = 0; d < self.dim(); ++d)
     if (std::find(p.dims.begin(), p.dims.end(), d) == p.dims.end()) p.rest.push_back(d);
   for (size_t i = 1; i < p.dims.size(); ++i) p.adjacent &= p.dims[i] == p.dims[i - 1] + 1;
-  for (const auto& t : idx) p.bshape = detail::broadcast_shapes(op, p.bshape, t.sizes());
-  int64_t nb = compute_numel(p.bshape);
-  p.base.assign(nb, 0);
-  for (size_t i = 0; i < idx.size(); ++i) {
-    Tensor e = contiguous(idx[i].expand(p.bshape));
-    const void* ptr = e.data_ptr();
-    int64_t d = p.dims[i], size = self.size(d), stride = self.stride(d);
-    for (int64_t b = 0; b < nb; ++b) p.base[b] += wrap_index(op, read_index(e, ptr, b), size, d) * stride;
-  }
+  for (const auto& t : p.indices) p.bshape = detail::broadcast_shapes(op, p.bshape, t.sizes());
+  for (auto& t : p.indices) t = contiguous(t.expand(p.bshape));
   p.result_shape = p.bshape;
   for (auto d : p.rest) p.result_shape.push_back(self.size(d));
   return p;
 }
 
-// Element offsets (in self) of every position of the non-indexed dims.
-std::vector<int64_t> rest_offsets(const Tensor& self, const std::vector<int64_t>& rest) {
-  int64_t n = 1;
-  for (auto d : rest) n *= self.size(d);
-  std::vector<int64_t> off(n, 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t rem = i, o = 0;
-    for (int64_t k = static_cast<int64_t>(rest.size()) - 1; k >= 0; --k) {
-      int64_t s = self.size(rest[k]);
-      o += (rem % s) * self.stride(rest[k]);
-      rem /= s;
-    }
-    off[i] = o;
-  }
-  return off;
-}
-
 // From B-first layout to PyTorch's: adjacent index dims sit where they were.
-DimVector final_perm(const AdvancedPlan& p) {
+DimVector final_perm(const AdvancedIndex& p) {
   int64_t nb = static_cast<int64_t>(p.bshape.size()), nr = static_cast<int64_t>(p.rest.size());
   DimVector perm;
   if (!p.adjacent || p.dims.empty() || p.dims[0] == 0) {
@@ -153,33 +119,17 @@ Tensor index(const Tensor& self, const IndexList& indices) {
 namespace {
 Tensor index_kernel(const Tensor& self, const std::vector<std::optional<Tensor>>& indices_in) {
   auto indices = expand_all_masks("index", self, indices_in);
-  AdvancedPlan p = plan_advanced("index", self, indices);
+  AdvancedIndex p = plan_advanced("index", self, indices);
   if (p.dims.empty()) return clone(self);
-  auto roff = rest_offsets(self, p.rest);
-  int64_t nb = static_cast<int64_t>(p.base.size()), nr = static_cast<int64_t>(roff.size());
   Tensor out = empty(p.result_shape, self.options());
-  const int64_t es = self.element_size();
-  const char* src = static_cast<const char*>(self.data_ptr());
-  char* dst = static_cast<char*>(out.data_ptr());
-  // Contiguous trailing run: copy rows with memcpy.
-  bool rows = !p.rest.empty() && self.is_contiguous() && p.rest.back() == self.dim() - 1 &&
-              p.dims.back() < p.rest.front();
-  parallel_for(0, nb, std::max<int64_t>(1, 16384 / std::max<int64_t>(nr, 1)), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      if (rows) {
-        std::memcpy(dst + b * nr * es, src + p.base[b] * es, nr * es);
-        continue;
-      }
-      for (int64_t r = 0; r < nr; ++r) std::memcpy(dst + (b * nr + r) * es, src + (p.base[b] + roff[r]) * es, es);
-    }
-  });
+  if (out.numel()) kernel<AdvancedIndexKernel>(self.device())(self, p, out);
   return contiguous(out.permute(final_perm(p)));
 }
 
 Tensor& index_put_kernel(Tensor& self, const std::vector<std::optional<Tensor>>& indices_in, const Tensor& values,
                          bool accumulate) {
   auto indices = expand_all_masks("index_put_", self, indices_in);
-  AdvancedPlan p = plan_advanced("index_put_", self, indices);
+  AdvancedIndex p = plan_advanced("index_put_", self, indices);
   BRASA_CHECK(!p.dims.empty(), "index_put_: expected at least one index tensor");
   auto perm = final_perm(p);
   DimVector torch_shape(perm.size());
@@ -197,23 +147,7 @@ Tensor& index_put_kernel(Tensor& self, const std::vector<std::optional<Tensor>>&
   DimVector inv(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
   v = contiguous(v.permute(inv));
-  auto roff = rest_offsets(self, p.rest);
-  int64_t nb = static_cast<int64_t>(p.base.size()), nr = static_cast<int64_t>(roff.size());
-  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(self.dtype(), "index_put_", [&] {
-    scalar_t* dst = static_cast<scalar_t*>(self.data_ptr());
-    const scalar_t* src = v.data_ptr<scalar_t>();
-    // Serial: repeated indices must accumulate (or the last one win) deterministically.
-    for (int64_t b = 0; b < nb; ++b)
-      for (int64_t r = 0; r < nr; ++r) {
-        scalar_t& d = dst[p.base[b] + roff[r]];
-        if (accumulate) {
-          if constexpr (std::is_same_v<scalar_t, bool>) d = d || src[b * nr + r];
-          else d = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(d) + static_cast<opmath_t<scalar_t>>(src[b * nr + r]));
-        } else {
-          d = src[b * nr + r];
-        }
-      }
-  });
+  if (v.numel()) kernel<AdvancedIndexPutKernel>(self.device())(self, p, v, accumulate);
   self.bump_version();
   return self;
 }
@@ -369,43 +303,9 @@ static Tensor& scatter_kernel(Tensor& self, int64_t dim, const Tensor& index, co
     BRASA_CHECK(src.dim() == 0 || index.size(k) <= src.size(k), op, ": expected index ", index.sizes(),
                 " to be smaller than src ", src.sizes());
   }
-  Tensor s = src.dtype() == self.dtype() ? src : src.to(self.dtype());
+  Tensor s = src.to(self.device(), self.dtype());
   if (index.numel() == 0) return self;
-  cpu::StridedLoop loop(index.sizes());
-  DimVector st(self.strides().begin(), self.strides().end());
-  if (self.dim() > 0) st[d] = 0;
-  if (self.dim() == 0) st.clear();
-  DimVector ist(index.sizes().size(), 0);
-  for (size_t k = 0; k < ist.size() && k < st.size(); ++k) ist[k] = st[k];
-  loop.add_raw(static_cast<char*>(self.data_ptr()), ist, self.element_size());
-  loop.add(index);
-  if (s.dim() == 0) loop.add(s);
-  else loop.add(s.as_strided(index.sizes(), s.strides()));
-  const int64_t size = self.dim() == 0 ? 1 : self.size(d), stride = self.dim() == 0 ? 0 : self.stride(d);
-  std::atomic<int64_t> bad{INT64_MIN};
-  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(self.dtype(), op, [&] {
-    using T = scalar_t;
-    loop.run_serial([&](char** p, const int64_t* s, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) {
-        int64_t ix = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
-        if (ix < -size || ix >= size) {
-          bad.store(ix);
-          return;
-        }
-        if (ix < 0) ix += size;
-        T* dst = reinterpret_cast<T*>(p[0] + i * s[0]) + ix * stride;
-        T v = *reinterpret_cast<const T*>(p[2] + i * s[2]);
-        if (add) {
-          if constexpr (std::is_same_v<T, bool>) *dst = *dst || v;
-          else *dst = static_cast<T>(static_cast<opmath_t<T>>(*dst) + static_cast<opmath_t<T>>(v));
-        } else {
-          *dst = v;
-        }
-      }
-    });
-  });
-  BRASA_CHECK(bad.load() == INT64_MIN, op, ": index ", bad.load(), " is out of bounds for dimension ", d,
-              " with size ", size);
+  kernel<ScatterKernel>(self.device())(self, d, index, s, add);
   self.bump_version();
   return self;
 }
@@ -422,7 +322,7 @@ static Tensor& index_add_kernel(Tensor& self, int64_t dim, const Tensor& index, 
   int64_t d = maybe_wrap_dim(dim, self.dim(), "index_add_");
   check_index_dtype("index_add_", index);
   BRASA_CHECK(index.dim() <= 1, "index_add_: index is supposed to be a vector, got ", index.dim(), " dims");
-  Tensor idx = contiguous(index.reshape({-1}));
+  Tensor idx = host_indices(index);
   int64_t n = idx.numel();
   BRASA_CHECK(source.dim() == self.dim() || (self.dim() <= 1 && source.dim() <= 1), "index_add_: source ",
               source.sizes(), " and self ", self.sizes(), " must have the same number of dimensions");
@@ -430,7 +330,7 @@ static Tensor& index_add_kernel(Tensor& self, int64_t dim, const Tensor& index, 
               ") should be equal to source.size(dim) (", (source.dim() == 0 ? 1 : source.size(d)), ")");
   Tensor s = source.dtype() == self.dtype() ? source : source.to(self.dtype());
   for (int64_t i = 0; i < n; ++i) {
-    int64_t ix = wrap_index("index_add_", read_index(idx, idx.data_ptr(), i), self.dim() == 0 ? 1 : self.size(d), d);
+    int64_t ix = wrap_index("index_add_", idx.data_ptr<int64_t>()[i], self.dim() == 0 ? 1 : self.size(d), d);
     Tensor dst = self.dim() == 0 ? self : select(self, d, ix);
     Tensor srow = s.dim() == 0 ? s : select(s, d, i);
     detail::add_inplace(dst, srow, alpha);
@@ -465,28 +365,7 @@ static Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index
                 d, ")");
   Tensor out = empty(index.sizes(), self.options());
   if (index.numel() == 0) return out;
-  cpu::StridedLoop loop(index.sizes());
-  loop.add(out);
-  loop.add(index);
-  DimVector st(index.dim(), 0);
-  for (int64_t k = 0; k < index.dim() && k < self.dim(); ++k) st[k] = k == d ? 0 : self.stride(k);
-  loop.add_raw(static_cast<char*>(self.data_ptr()), st, self.element_size());
-  const int64_t size = self.dim() == 0 ? 1 : self.size(d), stride = self.dim() == 0 ? 0 : self.stride(d);
-  std::atomic<int64_t> bad{INT64_MIN};
-  const int64_t es = self.element_size();
-  loop.run([&](char** p, const int64_t* s, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t ix = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
-      if (ix < -size || ix >= size) {
-        bad.store(ix);
-        return;
-      }
-      if (ix < 0) ix += size;
-      std::memcpy(p[0] + i * s[0], p[2] + i * s[2] + ix * stride * es, es);
-    }
-  });
-  BRASA_CHECK(bad.load() == INT64_MIN, "gather: index ", bad.load(), " is out of bounds for dimension ", d,
-              " with size ", size);
+  kernel<GatherKernel>(self.device())(out, self, d, index);
   return out;
 }
 
@@ -543,29 +422,22 @@ static Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor&
   int64_t d = maybe_wrap_dim(dim, self.dim(), "index_select");
   check_index_dtype("index_select", index);
   BRASA_CHECK(index.dim() <= 1, "index_select: index is supposed to be a vector, got ", index.dim(), " dims");
-  Tensor idx = contiguous(index.reshape({-1}));
+  Tensor idx = host_indices(index);
   int64_t n = idx.numel();
+  const int64_t* hi = idx.data_ptr<int64_t>();
   DimVector shape(self.sizes().begin(), self.sizes().end());
   if (self.dim() == 0) {
     BRASA_CHECK(n == 1, "index_select: index for a 0-dim tensor must hold exactly one element");
-    wrap_index("index_select", read_index(idx, idx.data_ptr(), 0), 1, 0);
+    wrap_index("index_select", hi[0], 1, 0);
     return clone(self);
   }
   int64_t size = self.size(d);
   shape[d] = n;
   Tensor out = empty(shape, self.options());
-  std::vector<int64_t> ix(n);
-  for (int64_t i = 0; i < n; ++i) ix[i] = wrap_index("index_select", read_index(idx, idx.data_ptr(), i), size, d);
-  if (d == 0 && self.is_contiguous()) {
-    const int64_t row = self.numel() / std::max<int64_t>(size, 1) * self.element_size();
-    const char* src = static_cast<const char*>(self.data_ptr());
-    char* dst = static_cast<char*>(out.data_ptr());
-    parallel_for(0, n, std::max<int64_t>(1, 65536 / std::max<int64_t>(row, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * row, src + ix[i] * row, row);
-    });
-    return out;
-  }
-  for (int64_t i = 0; i < n; ++i) detail::copy_kernel(select(out, d, i), select(self, d, ix[i]));
+  Tensor wrapped = empty({n}, TensorOptions().dtype(kLong));
+  int64_t* ix = wrapped.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) ix[i] = wrap_index("index_select", hi[i], size, d);
+  if (out.numel()) kernel<IndexSelectKernel>(self.device())(out, self, d, wrapped.to(self.device()));
   return out;
 }
 
@@ -607,37 +479,12 @@ static Tensor masked_select_kernel(const Tensor& self, const Tensor& mask) {
   BRASA_CHECK(mask.dtype() == kBool, "masked_select: expected BoolTensor for mask, got ", mask.dtype());
   auto shape = detail::broadcast_shapes("masked_select", self.sizes(), mask.sizes());
   Tensor s = contiguous(self.expand(shape)), m = contiguous(mask.expand(shape));
-  const bool* mp = m.data_ptr<bool>();
-  int64_t n = m.numel(), count = 0;
-  for (int64_t i = 0; i < n; ++i) count += mp[i];
-  Tensor out = empty({count}, self.options());
-  const int64_t es = self.element_size();
-  const char* src = static_cast<const char*>(s.data_ptr());
-  char* dst = static_cast<char*>(out.data_ptr());
-  for (int64_t i = 0, j = 0; i < n; ++i)
-    if (mp[i]) std::memcpy(dst + (j++) * es, src + i * es, es);
-  return out;
+  return kernel<MaskedSelectKernel>(s.device())(s, m);
 }
 
 Tensor nonzero(const Tensor& self) {
   Tensor c = contiguous(self);
-  int64_t n = c.numel(), nd = c.dim();
-  std::vector<int64_t> hits;
-  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(c.dtype(), "nonzero", [&] {
-    const scalar_t* p = c.data_ptr<scalar_t>();
-    for (int64_t i = 0; i < n; ++i)
-      if (static_cast<opmath_t<scalar_t>>(p[i]) != opmath_t<scalar_t>(0)) hits.push_back(i);
-  });
-  Tensor out = empty({static_cast<int64_t>(hits.size()), nd}, TensorOptions().dtype(kLong));
-  int64_t* o = out.data_ptr<int64_t>();
-  for (size_t h = 0; h < hits.size(); ++h) {
-    int64_t rem = hits[h];
-    for (int64_t d = nd - 1; d >= 0; --d) {
-      o[h * nd + d] = rem % c.size(d);
-      rem /= c.size(d);
-    }
-  }
-  return out;
+  return kernel<NonzeroKernel>(c.device())(c);
 }
 
 std::vector<Tensor> nonzero_numpy(const Tensor& self) {

@@ -6,8 +6,8 @@
 #include <brasa/ops/linalg.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
-#include <brasa/util/parallel.h>
-#include <cblas.h>
+#include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/linalg.h>
 
 #include <cstring>
 #include <map>
@@ -15,108 +15,10 @@
 namespace brasa {
 namespace {
 
-// A 2-D operand as BLAS sees it: row-major data, possibly transposed.
-struct BlasMatrix {
-  Tensor t;  // keeps the data alive
-  bool trans = false;
-  int64_t ld = 1;
-};
-
-BlasMatrix as_blas(const Tensor& m) {
-  int64_t r = m.size(0), c = m.size(1);
-  if (m.stride(1) == 1 && (m.stride(0) >= std::max<int64_t>(1, c) || r == 1)) return {m, false, std::max<int64_t>(m.stride(0), std::max<int64_t>(c, 1))};
-  if (m.stride(0) == 1 && (m.stride(1) >= std::max<int64_t>(1, r) || c == 1)) return {m, true, std::max<int64_t>(m.stride(1), std::max<int64_t>(r, 1))};
-  Tensor cm = contiguous(m);
-  return {cm, false, std::max<int64_t>(c, 1)};
-}
-
-template <class T>
-void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
-               int64_t ldb, T beta, T* C, int64_t ldc) {
-  auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  if (beta == T(0)) {
-    // OpenBLAS clears C for beta = 0 in a pass of its own that runs at about
-    // half memset's speed (~10% of a K = 128 product); clear it here and let
-    // the kernel accumulate. Same result: beta = 0 never reads C.
-    for (int64_t i = 0; i < M; ++i) std::memset(C + i * ldc, 0, N * sizeof(T));
-    beta = T(1);
-  }
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  else
-    cblas_dgemm(CblasRowMajor, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-template <class T>
-void gemm_blas(const Tensor& a, const Tensor& b, Tensor& c, const Scalar& alpha_s, const Scalar& beta_s) {
-  int64_t M = a.size(0), K = a.size(1), N = b.size(1);
-  detail::pin_blas_threads();
-  BlasMatrix A = as_blas(a), B = as_blas(b);
-  const T alpha = alpha_s.to<T>(), beta = beta_s.to<T>();
-  const T* ap = A.t.data_ptr<T>();
-  const T* bp = B.t.data_ptr<T>();
-  T* cp = c.data_ptr<T>();
-  if (K == 0) {
-    for (int64_t i = 0; i < M * N; ++i) cp[i] = beta == T(0) ? T(0) : beta * cp[i];
-    return;
-  }
-  int64_t work = M * N * K;
-  int nt = get_num_threads();
-  if (nt == 1 || in_parallel_region() || work < (int64_t(1) << 18)) {
-    blas_gemm<T>(A.trans, B.trans, M, N, K, alpha, ap, A.ld, bp, B.ld, beta, cp, N);
-    return;
-  }
-  if (M >= N) {
-    int64_t block = std::max<int64_t>(1, (M + nt - 1) / nt);
-    parallel_for(0, M, block, [&](int64_t r0, int64_t r1) {
-      const T* as = A.trans ? ap + r0 : ap + r0 * A.ld;
-      blas_gemm<T>(A.trans, B.trans, r1 - r0, N, K, alpha, as, A.ld, bp, B.ld, beta, cp + r0 * N, N);
-    });
-  } else {
-    int64_t block = std::max<int64_t>(1, (N + nt - 1) / nt);
-    parallel_for(0, N, block, [&](int64_t c0, int64_t c1) {
-      const T* bs = B.trans ? bp + c0 * B.ld : bp + c0;
-      blas_gemm<T>(A.trans, B.trans, M, c1 - c0, K, alpha, ap, A.ld, bs, B.ld, beta, cp + c0, N);
-    });
-  }
-}
-
-// C = alpha * A @ B + beta * C with C contiguous [M, N]. BLAS runs single-
-// threaded; large products are split into row (or column) blocks on our pool.
-void gemm(const Tensor& a, const Tensor& b, Tensor& c, const Scalar& alpha_s, const Scalar& beta_s) {
-  int64_t M = a.size(0), K = a.size(1), N = b.size(1);
-  if (M == 0 || N == 0) return;
-  ScalarType t = c.dtype();
-  if (t == kFloat) return gemm_blas<float>(a, b, c, alpha_s, beta_s);
-  if (t == kDouble) return gemm_blas<double>(a, b, c, alpha_s, beta_s);
-  if (t == kHalf || t == kBFloat16) {
-    // Compute in float32 and round once.
-    Tensor cf = c.to(kFloat);
-    gemm(a.to(kFloat), b.to(kFloat), cf, alpha_s, beta_s);
-    detail::copy_kernel(c, cf);
-    return;
-  }
-  BRASA_CHECK(t != kBool, "mm: not implemented for 'Bool'");
-  BRASA_DISPATCH_INTEGRAL_TYPES(t, "mm", [&] {
-    using T = scalar_t;
-    Tensor ac = contiguous(a), bc = contiguous(b);
-    const T* ap = ac.data_ptr<T>();
-    const T* bp = bc.data_ptr<T>();
-    T* cp = c.data_ptr<T>();
-    const int64_t alpha = alpha_s.toLong(), beta = beta_s.toLong();
-    parallel_for(0, M, 16, [&](int64_t r0, int64_t r1) {
-      std::vector<int64_t> acc(N);
-      for (int64_t i = r0; i < r1; ++i) {
-        std::fill(acc.begin(), acc.end(), 0);
-        for (int64_t k = 0; k < K; ++k) {
-          int64_t av = ap[i * K + k];
-          for (int64_t j = 0; j < N; ++j) acc[j] += av * bp[k * N + j];
-        }
-        for (int64_t j = 0; j < N; ++j)
-          cp[i * N + j] = static_cast<T>(alpha * acc[j] + (beta == 0 ? 0 : beta * cp[i * N + j]));
-      }
-    });
-  });
+// c = alpha * a @ b + beta * c on the tensors' device (c contiguous [M, N]).
+void gemm(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha, const Scalar& beta) {
+  if (a.size(0) == 0 || b.size(1) == 0) return;
+  kernel<GemmKernel>(c.device())(a, b, c, alpha, beta);
 }
 
 void check_mm(const char* op, const Tensor& a, const Tensor& b) {
@@ -126,6 +28,8 @@ void check_mm(const char* op, const Tensor& a, const Tensor& b) {
               a.size(1), " != ", b.size(0), ")");
   BRASA_CHECK(a.dtype() == b.dtype(), op, ": expected mat1 and mat2 to have the same dtype, but got: ", a.dtype(),
               " != ", b.dtype());
+  BRASA_CHECK(a.device() == b.device(), op, ": expected mat1 and mat2 on the same device, got ", a.device(),
+              " and ", b.device());
 }
 
 using autograd::BackwardName;
@@ -204,14 +108,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   int64_t B = a.size(0);
   autograd::Recorder r(kBmmBackward, a, b);
   Tensor c = empty({B, a.size(1), b.size(2)}, a.options());
-  int64_t per = a.size(1) * a.size(2) * b.size(2);
-  // Many small products: one per thread; few large ones: each split inside gemm.
-  parallel_for(0, B, per >= (int64_t(1) << 20) ? B : 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t i = b0; i < b1; ++i) {
-      Tensor ci = c.select(0, i);
-      gemm(a.select(0, i), b.select(0, i), ci, 1, 0);
-    }
-  });
+  kernel<BmmKernel>(c.device())(a, b, c);
   if (r) r.save(a, b).finish(c, [](FormulaNode& n, const variable_list& g) {
     variable_list d(2);
     if (n.needs(0)) d[0] = bmm(g[0], n.saved(1).transpose(1, 2));

@@ -11,10 +11,12 @@ namespace {
 
 Generator& pick(Generator* g) { return g ? *g : default_generator(); }
 
-// Fills t (any layout) element by element in index order with draw().
+// Fills t (any layout, any device) element by element in index order with
+// draw(). The generators are host streams: values are drawn on the host
+// (the same numbers whatever the device) and copied to t's device.
 template <class F>
 void fill_serial(Tensor& t, const F& draw) {
-  Tensor c = t.is_contiguous() ? t : empty(t.sizes(), t.options());
+  Tensor c = t.is_contiguous() && t.is_cpu() ? t : empty(t.sizes(), t.options().device(Device(kCPU)));
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t.dtype(), "random", [&] {
     scalar_t* p = c.data_ptr<scalar_t>();
     for (int64_t i = 0; i < c.numel(); ++i) p[i] = static_cast<scalar_t>(draw());
@@ -115,12 +117,12 @@ Tensor randperm(int64_t n, Generator* gen, const TensorOptions& o) {
     std::lock_guard<std::mutex> lock(g.mutex());
     for (int64_t i = n - 1; i > 0; --i) std::swap(perm[i], perm[g.engine()() % static_cast<uint64_t>(i + 1)]);
   }
-  Tensor t = empty({n}, o.has_dtype() ? o : o.dtype(kLong));
+  Tensor t = empty({n}, (o.has_dtype() ? o : o.dtype(kLong)).device(Device(kCPU)));
   BRASA_DISPATCH_ALL_TYPES(t.dtype(), "randperm", [&] {
     scalar_t* p = t.data_ptr<scalar_t>();
     for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(perm[i]);
   });
-  return t;
+  return t.to(o.device());
 }
 Tensor rand_like(const Tensor& t, const TensorOptions& o) {
   return rand(t.sizes(), o.has_dtype() ? o : o.dtype(t.dtype()));
@@ -145,8 +147,9 @@ Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen) {
 
 Tensor bernoulli(const Tensor& p, Generator* gen) {
   check_float("bernoulli", p);
-  Tensor pc = contiguous(p).to(kDouble);
-  Tensor out = empty(p.sizes(), p.options());
+  // Drawn on the host (see fill_serial), then moved to p's device.
+  Tensor pc = contiguous(p).to(Device(kCPU), kDouble);
+  Tensor out = empty(p.sizes(), p.options().device(Device(kCPU)));
   Tensor u = empty(p.sizes(), TensorOptions().dtype(kDouble));
   uniform_(u, 0, 1, gen);
   const double* pp = pc.data_ptr<double>();
@@ -158,7 +161,7 @@ Tensor bernoulli(const Tensor& p, Generator* gen) {
       o[i] = static_cast<scalar_t>(up[i] < pp[i] ? 1.0f : 0.0f);
     }
   });
-  return out;
+  return out.to(p.device());
 }
 Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
   Tensor t = empty(self.sizes(), self.options());
@@ -167,7 +170,7 @@ Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
 
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {
   BRASA_CHECK(probs.dim() == 1 || probs.dim() == 2, "multinomial: prob_dist must be 1 or 2 dim, got ", probs.dim());
-  Tensor p2 = contiguous(probs.dim() == 1 ? probs.unsqueeze(0) : probs).to(kDouble);
+  Tensor p2 = contiguous(probs.dim() == 1 ? probs.unsqueeze(0) : probs).to(Device(kCPU), kDouble);
   int64_t rows = p2.size(0), n = p2.size(1);
   BRASA_CHECK(replacement || num_samples <= n, "multinomial: cannot sample n_sample > prob_dist.size(-1) samples "
               "without replacement (", num_samples, " > ", n, ")");
@@ -193,6 +196,7 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, G
       if (!replacement) w[pick_i] = 0;
     }
   }
+  out = out.to(probs.device());
   return probs.dim() == 1 ? out.squeeze(0) : out;
 }
 

@@ -11,6 +11,12 @@ void register_builtin_kernels() {
     cpu::register_binary_kernels();
     cpu::register_unary_kernels();
     cpu::register_copy_kernels();
+    cpu::register_reduction_kernels();
+    cpu::register_indexing_kernels();
+    cpu::register_linalg_kernels();
+    cpu::register_conv_kernels();
+    cpu::register_pooling_kernels();
+    cpu::register_sort_kernels();
     return true;
   }();
   (void)done;

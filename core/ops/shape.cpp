@@ -1,8 +1,9 @@
 #include <brasa/autograd/record.h>
 #include <brasa/autograd/view_grad.h>
 #include <brasa/ops/copy.h>
-#include <brasa/ops/cpu/loops.h>  // still kernel code here (tile/repeat); to move under ops/cpu
 #include <brasa/ops/elementwise.h>
+#include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/copy.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
@@ -536,20 +537,7 @@ static Tensor flip_kernel(const Tensor& t, IntArrayRef dims) {
     BRASA_CHECK(!flipped[w], "flip: dim ", w, " appears multiple times in the list of dims");
     flipped[w] = true;
   }
-  DimVector st(t.strides().begin(), t.strides().end());
-  char* base = static_cast<char*>(t.data_ptr());
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (flipped[d]) {
-      base += (t.size(d) - 1) * t.stride(d) * t.element_size();
-      st[d] = -st[d];
-    }
-  cpu::StridedLoop loop(t.sizes());
-  loop.add(out);
-  loop.add_raw(base, st, t.element_size());
-  const int64_t es = t.element_size();
-  loop.run([es](char** d, const int64_t* s, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) std::memcpy(d[0] + i * s[0], d[1] + i * s[1], es);
-  });
+  kernel<FlipKernel>(t.device())(out, t, flipped);
   return out;
 }
 

@@ -3,7 +3,8 @@
 #include <brasa/ops/factory.h>
 #include <brasa/ops/shape.h>
 #include <brasa/ops/sort.h>
-#include <brasa/util/parallel.h>
+#include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/sort.h>
 
 #include <algorithm>
 #include <numeric>
@@ -11,13 +12,6 @@
 
 namespace brasa {
 namespace {
-
-// Strict weak order with NaN greater than everything.
-template <class M>
-bool less_nan_last(M a, M b) {
-  if (b != b) return a == a;
-  return a < b;
-}
 
 // Sorts each row along `dim` and keeps the first k of every row.
 std::tuple<Tensor, Tensor> sort_rows(const char* op, const Tensor& x, int64_t dim, bool descending, int64_t k,
@@ -30,30 +24,8 @@ std::tuple<Tensor, Tensor> sort_rows(const char* op, const Tensor& x, int64_t di
   int64_t K = R == 0 ? 0 : moved.numel() / R;
   DimVector out_shape(moved.sizes().begin(), moved.sizes().end());
   out_shape.back() = k;
-  Tensor vals = empty(out_shape, x.options()), idx = empty(out_shape, TensorOptions().dtype(kLong));
-  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(x.dtype(), op, [&] {
-    using M = opmath_t<scalar_t>;
-    const scalar_t* in = moved.data_ptr<scalar_t>();
-    scalar_t* v = vals.data_ptr<scalar_t>();
-    int64_t* ix = idx.data_ptr<int64_t>();
-    parallel_for(0, K, std::max<int64_t>(1, 4096 / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
-      std::vector<int64_t> order(R);
-      for (int64_t row = b; row < e; ++row) {
-        const scalar_t* r = in + row * R;
-        std::iota(order.begin(), order.end(), 0);
-        auto cmp = [&](int64_t i, int64_t j) {
-          return descending ? less_nan_last<M>(M(r[j]), M(r[i])) : less_nan_last<M>(M(r[i]), M(r[j]));
-        };
-        if (k < R && !stable) std::partial_sort(order.begin(), order.begin() + k, order.end(), cmp);
-        else if (stable) std::stable_sort(order.begin(), order.end(), cmp);
-        else std::sort(order.begin(), order.end(), cmp);
-        for (int64_t i = 0; i < k; ++i) {
-          ix[row * k + i] = order[i];
-          v[row * k + i] = r[order[i]];
-        }
-      }
-    });
-  });
+  Tensor vals = empty(out_shape, x.options()), idx = empty(out_shape, x.options().dtype(kLong));
+  if (K > 0 && k > 0) kernel<SortRowsKernel>(x.device())(moved.view({K, R}), vals.view({K, k}), idx.view({K, k}), descending, stable);
   if (scalar) return {vals.reshape({}), idx.reshape({})};
   return {contiguous(movedim(vals, -1, d)), contiguous(movedim(idx, -1, d))};
 }
@@ -105,37 +77,7 @@ std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, boo
 
 std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& x, bool sorted, bool return_inverse, bool return_counts) {
   Tensor flat = contiguous(x).reshape({-1});
-  int64_t n = flat.numel();
-  Tensor values, inverse = empty({0}, TensorOptions().dtype(kLong)), counts = empty({0}, TensorOptions().dtype(kLong));
-  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(x.dtype(), "unique", [&] {
-    using M = opmath_t<scalar_t>;
-    const scalar_t* p = flat.data_ptr<scalar_t>();
-    std::vector<int64_t> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return less_nan_last<M>(M(p[i]), M(p[j])); });
-    std::vector<int64_t> group(n);
-    std::vector<scalar_t> uniq;
-    std::vector<int64_t> cnt;
-    for (int64_t t = 0; t < n; ++t) {
-      M cur = p[order[t]];
-      bool same = t > 0 && (M(uniq.back()) == cur);
-      if (!same) uniq.push_back(p[order[t]]), cnt.push_back(0);
-      group[order[t]] = static_cast<int64_t>(uniq.size()) - 1;
-      ++cnt.back();
-    }
-    int64_t u = static_cast<int64_t>(uniq.size());
-    values = empty({u}, x.options());
-    std::copy(uniq.begin(), uniq.end(), values.data_ptr<scalar_t>());
-    if (return_inverse) {
-      inverse = empty(x.sizes(), TensorOptions().dtype(kLong));
-      std::copy(group.begin(), group.end(), inverse.data_ptr<int64_t>());
-    }
-    if (return_counts) {
-      counts = empty({u}, TensorOptions().dtype(kLong));
-      std::copy(cnt.begin(), cnt.end(), counts.data_ptr<int64_t>());
-    }
-  });
-  return {values, inverse, counts};
+  return kernel<UniqueKernel>(x.device())(flat, x.sizes(), return_inverse, return_counts);
 }
 
 std::tuple<Tensor, Tensor, Tensor> _unique2(const Tensor& x, bool sorted, bool return_inverse, bool return_counts) {

@@ -126,8 +126,10 @@ void tensor_str(std::ostream& os, const Tensor& t, int64_t dim, int64_t offset, 
 
 }  // namespace
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) {
-  if (!t.defined()) return os << "[ Tensor (undefined) ]";
+std::ostream& operator<<(std::ostream& os, const Tensor& t_any) {
+  if (!t_any.defined()) return os << "[ Tensor (undefined) ]";
+  // Values are read on the host; the suffix still names the tensor's device.
+  const Tensor t = t_any.is_cpu() ? t_any : t_any.detach().to(Device(kCPU));
   std::vector<std::string> suffixes;
   std::ostringstream body;
   const int indent = 7;  // strlen("tensor(")
@@ -149,8 +151,8 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
     if (t.dtype() != get_default_dtype() && t.dtype() != kLong && t.dtype() != kBool)
       suffixes.push_back(std::string("dtype=") + python_name(t.dtype()));
   }
-  if (!t.device().is_cpu()) suffixes.insert(suffixes.begin(), "device='" + t.device().str() + "'");
-  if (t.requires_grad()) suffixes.push_back("requires_grad=True");
+  if (!t_any.device().is_cpu()) suffixes.insert(suffixes.begin(), "device='" + t_any.device().str() + "'");
+  if (t_any.requires_grad()) suffixes.push_back("requires_grad=True");
   os << "tensor(" << body.str();
   for (const auto& s : suffixes) os << ", " << s;
   return os << ")";

@@ -34,6 +34,7 @@ int64_t Tensor::stride(int64_t d) const { return strides()[maybe_wrap_dim(d, dim
 
 Scalar Tensor::item() const {
   BRASA_CHECK(numel() == 1, "item: a Tensor with ", numel(), " elements cannot be converted to Scalar");
+  if (!is_cpu()) return to(Device(kCPU)).item();  // the value is read on the host
   return BRASA_DISPATCH_ALL_TYPES_AND_BOOL(dtype(), "item", [&]() -> Scalar {
     scalar_t v = *reinterpret_cast<const scalar_t*>(data_ptr());
     if constexpr (std::is_same_v<scalar_t, bool>) return Scalar(v);

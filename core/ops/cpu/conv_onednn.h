@@ -1,17 +1,12 @@
 #pragma once
-// The shape of one 2-D convolution, and its float32 forward through oneDNN
-// (NCHW data, OIHW weights, no layout conversions). Internal to ops/conv.cpp.
+// The float32 2-D convolution forward through oneDNN (NCHW data, OIHW
+// weights, no layout conversions). Used by ops/cpu/conv_kernels.cpp.
+#include <brasa/ops/kernels/conv.h>
 #include <brasa/tensor/scalar_type.h>
 
 #include <cstdint>
 
 namespace brasa::detail {
-
-struct ConvGeometry {
-  int64_t N, C, H, W, O, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW, groups;
-  int64_t K() const { return C / groups * kh * kw; }  // rows of one group's column matrix
-  int64_t L() const { return OH * OW; }
-};
 
 // True when this build has oneDNN, it is enabled (set_onednn_enabled) and
 // `dtype` is float32; otherwise the convolutions use im2col + GEMM.

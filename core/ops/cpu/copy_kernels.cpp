@@ -373,9 +373,29 @@ void fill_cpu(const Tensor& dst, const Scalar& v) {
   });
 }
 
+// Reads through the input walked backwards along the flipped dims (a view
+// with negative strides, which only the loop's offsets can express).
+void flip_cpu(const Tensor& out, const Tensor& t, const std::vector<bool>& flipped) {
+  DimVector st(t.strides().begin(), t.strides().end());
+  char* base = static_cast<char*>(t.data_ptr());
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (flipped[d]) {
+      base += (t.size(d) - 1) * t.stride(d) * t.element_size();
+      st[d] = -st[d];
+    }
+  StridedLoop loop(t.sizes());
+  loop.add(out);
+  loop.add_raw(base, st, t.element_size());
+  const int64_t es = t.element_size();
+  loop.run([es](char** d, const int64_t* s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) std::memcpy(d[0] + i * s[0], d[1] + i * s[1], es);
+  });
+}
+
 }  // namespace
 
 void register_copy_kernels() {
+  register_kernel<FlipKernel>(kCPU, flip_cpu);
   register_kernel<CopyKernel>(kCPU, copy_cpu);
   register_kernel<FillKernel>(kCPU, fill_cpu);
 }

@@ -3,6 +3,8 @@
 // kernels (ops/cpu/copy_kernels.cpp).
 #include <brasa/tensor/tensor.h>
 
+#include <vector>
+
 namespace brasa {
 
 // dst <- src on one device: src broadcasts to dst's shape, the dtypes may
@@ -15,6 +17,13 @@ struct CopyKernel {
 struct FillKernel {
   static constexpr const char* name = "fill_";
   using Fn = void (*)(const Tensor& dst, const Scalar& value);
+};
+
+// out <- t with the dims where flipped[d] is set reversed (out contiguous, of
+// t's shape and dtype).
+struct FlipKernel {
+  static constexpr const char* name = "flip";
+  using Fn = void (*)(const Tensor& out, const Tensor& t, const std::vector<bool>& flipped);
 };
 
 }  // namespace brasa

@@ -1,0 +1,134 @@
+// CPU kernels of 2-D convolution: im2col and its adjoint col2im (the GEMMs
+// go through mm), and oneDNN's float32 forward where this build has it.
+#include <brasa/ops/cpu/conv_onednn.h>
+#include <brasa/ops/cpu/register.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/kernels/conv.h>
+#include <brasa/util/parallel.h>
+
+#include <algorithm>
+
+namespace brasa::cpu {
+namespace {
+
+using detail::ConvGeometry;
+
+// Output columns ow whose input column ow*sw - pw + j*dw lies inside [0, W).
+inline void valid_range(int64_t j, const ConvGeometry& g, int64_t& lo, int64_t& hi) {
+  const int64_t off = j * g.dw - g.pw;  // iw = ow * sw + off
+  lo = off >= 0 ? 0 : std::min<int64_t>(g.OW, (-off + g.sw - 1) / g.sw);
+  hi = g.W - off <= 0 ? 0 : std::min<int64_t>(g.OW, (g.W - off + g.sw - 1) / g.sw);
+  if (hi < lo) hi = lo;
+}
+
+// col[c*kh*kw + i*kw + j][oh*OW + ow] = x[c][oh*sh - ph + i*dh][ow*sw - pw + j*dw] (0 outside).
+// Rows of `col` are `row_stride` apart (N*L when all samples share one matrix).
+template <class T>
+void im2col(const T* x, T* col, const ConvGeometry& g, int64_t row_stride) {
+  const int64_t L = row_stride;
+  for (int64_t c = 0; c < g.C; ++c)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) {
+        T* row = col + ((c * g.kh + i) * g.kw + j) * L;
+        const T* plane = x + c * g.H * g.W;
+        int64_t lo, hi;
+        valid_range(j, g, lo, hi);
+        const int64_t off = j * g.dw - g.pw;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const int64_t ih = oh * g.sh - g.ph + i * g.dh;
+          T* out = row + oh * g.OW;
+          if (ih < 0 || ih >= g.H) {
+            std::fill(out, out + g.OW, T(0));
+            continue;
+          }
+          const T* in = plane + ih * g.W + off;
+          std::fill(out, out + lo, T(0));
+          // Rows are short (OW values): a plain loop beats a memmove call.
+          if (g.sw == 1)
+            for (int64_t ow = lo; ow < hi; ++ow) out[ow] = in[ow];
+          else
+            for (int64_t ow = lo; ow < hi; ++ow) out[ow] = in[ow * g.sw];
+          std::fill(out + hi, out + g.OW, T(0));
+        }
+      }
+}
+
+// The adjoint of im2col: adds every column entry back into its input position.
+template <class T>
+void col2im(const T* col, T* x, const ConvGeometry& g, int64_t row_stride) {
+  const int64_t L = row_stride;
+  std::fill(x, x + g.C * g.H * g.W, T(0));
+  for (int64_t c = 0; c < g.C; ++c)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) {
+        const T* row = col + ((c * g.kh + i) * g.kw + j) * L;
+        T* plane = x + c * g.H * g.W;
+        int64_t lo, hi;
+        valid_range(j, g, lo, hi);
+        const int64_t off = j * g.dw - g.pw;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const int64_t ih = oh * g.sh - g.ph + i * g.dh;
+          if (ih < 0 || ih >= g.H) continue;
+          const T* in = row + oh * g.OW;
+          T* out = plane + ih * g.W + off;
+          if (g.sw == 1)
+            for (int64_t ow = lo; ow < hi; ++ow) out[ow] += in[ow];
+          else
+            for (int64_t ow = lo; ow < hi; ++ow) out[ow * g.sw] += in[ow];
+        }
+      }
+}
+
+// Calls f(T{}) with T = float or double (the dtypes geometry() accepts).
+template <class F>
+void float_or_double(ScalarType t, F&& f) {
+  if (t == kFloat)
+    f(float{});
+  else
+    f(double{});
+}
+
+void im2col_cpu(const Tensor& xc, const Tensor& cols, const ConvGeometry& g) {
+  const int64_t NL = g.N * g.L();
+  float_or_double(xc.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = xc.data_ptr<T>();
+    T* c = cols.data_ptr<T>();
+    const int64_t in_stride = g.C * g.H * g.W;
+    parallel_for(0, g.N, 1, [&](int64_t b, int64_t e) {
+      for (int64_t n = b; n < e; ++n) im2col(x + n * in_stride, c + n * g.L(), g, NL);
+    });
+  });
+}
+
+void col2im_cpu(const Tensor& cols, const Tensor& gx, const ConvGeometry& g) {
+  const int64_t NL = g.N * g.L();
+  float_or_double(gx.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* c = cols.data_ptr<T>();
+    T* out = gx.data_ptr<T>();
+    parallel_for(0, g.N, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t n = b0; n < b1; ++n) col2im(c + n * g.L(), out + n * g.C * g.H * g.W, g, NL);
+    });
+  });
+}
+
+// The forward through oneDNN (float32; see onednn_conv_usable).
+Tensor direct_forward_cpu(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeometry& g) {
+  if (!detail::onednn_conv_usable(x.dtype())) return Tensor();
+  Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b.defined() ? b.contiguous() : Tensor();
+  Tensor y = empty({g.N, g.O, g.OH, g.OW}, x.options());
+  detail::onednn_conv_forward(xc.data_ptr<float>(), wc.data_ptr<float>(),
+                              bc.defined() ? bc.data_ptr<float>() : nullptr, y.data_ptr<float>(), g);
+  return y;
+}
+
+}  // namespace
+
+void register_conv_kernels() {
+  register_kernel<Im2ColKernel>(kCPU, im2col_cpu);
+  register_kernel<Col2ImKernel>(kCPU, col2im_cpu);
+  register_kernel<ConvForwardKernel>(kCPU, direct_forward_cpu);
+}
+
+}  // namespace brasa::cpu

@@ -1,0 +1,222 @@
+// CPU kernels of the indexing family: advanced indexing by element offsets
+// (rows copied with memcpy when the trailing dims are contiguous), scatter,
+// gather, index_select, masked_select and nonzero.
+#include <brasa/ops/copy.h>
+#include <brasa/ops/cpu/loops.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/cpu/register.h>
+#include <brasa/ops/kernels/indexing.h>
+#include <brasa/ops/shape.h>
+
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+namespace brasa::cpu {
+namespace {
+
+// Reads index i of an int32/int64 tensor laid out contiguously.
+inline int64_t read_index(const Tensor& idx, int64_t i) {
+  const void* p = idx.data_ptr();
+  return idx.dtype() == kLong ? static_cast<const int64_t*>(p)[i] : static_cast<const int32_t*>(p)[i];
+}
+
+// Element offset in self of every broadcast position of the indices.
+std::vector<int64_t> index_offsets(const char* op, const Tensor& self, const AdvancedIndex& p) {
+  const int64_t nb = compute_numel(p.bshape);
+  std::vector<int64_t> base(nb, 0);
+  for (size_t i = 0; i < p.indices.size(); ++i) {
+    const int64_t d = p.dims[i], size = self.size(d), stride = self.stride(d);
+    for (int64_t b = 0; b < nb; ++b)
+      base[b] += wrap_index(op, read_index(p.indices[i], b), size, d) * stride;
+  }
+  return base;
+}
+
+// Element offsets (in self) of every position of the non-indexed dims.
+std::vector<int64_t> rest_offsets(const Tensor& self, const std::vector<int64_t>& rest) {
+  int64_t n = 1;
+  for (auto d : rest) n *= self.size(d);
+  std::vector<int64_t> off(n, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i, o = 0;
+    for (int64_t k = static_cast<int64_t>(rest.size()) - 1; k >= 0; --k) {
+      int64_t s = self.size(rest[k]);
+      o += (rem % s) * self.stride(rest[k]);
+      rem /= s;
+    }
+    off[i] = o;
+  }
+  return off;
+}
+
+void index_cpu(const Tensor& self, const AdvancedIndex& p, const Tensor& out) {
+  const auto base = index_offsets("index", self, p);
+  const auto roff = rest_offsets(self, p.rest);
+  const int64_t nb = static_cast<int64_t>(base.size()), nr = static_cast<int64_t>(roff.size());
+  const int64_t es = self.element_size();
+  const char* src = static_cast<const char*>(self.data_ptr());
+  char* dst = static_cast<char*>(out.data_ptr());
+  // Contiguous trailing run: copy rows with memcpy.
+  const bool rows = !p.rest.empty() && self.is_contiguous() && p.rest.back() == self.dim() - 1 &&
+                    p.dims.back() < p.rest.front();
+  parallel_for(0, nb, std::max<int64_t>(1, 16384 / std::max<int64_t>(nr, 1)), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      if (rows) {
+        std::memcpy(dst + b * nr * es, src + base[b] * es, nr * es);
+        continue;
+      }
+      for (int64_t r = 0; r < nr; ++r)
+        std::memcpy(dst + (b * nr + r) * es, src + (base[b] + roff[r]) * es, es);
+    }
+  });
+}
+
+void index_put_cpu(const Tensor& self, const AdvancedIndex& p, const Tensor& v, bool accumulate) {
+  const auto base = index_offsets("index_put_", self, p);
+  const auto roff = rest_offsets(self, p.rest);
+  const int64_t nb = static_cast<int64_t>(base.size()), nr = static_cast<int64_t>(roff.size());
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(self.dtype(), "index_put_", [&] {
+    scalar_t* dst = static_cast<scalar_t*>(self.data_ptr());
+    const scalar_t* src = v.data_ptr<scalar_t>();
+    // Serial: repeated indices must accumulate (or the last one win) deterministically.
+    for (int64_t b = 0; b < nb; ++b)
+      for (int64_t r = 0; r < nr; ++r) {
+        scalar_t& d = dst[base[b] + roff[r]];
+        if (accumulate) {
+          if constexpr (std::is_same_v<scalar_t, bool>) d = d || src[b * nr + r];
+          else
+            d = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(d) +
+                                      static_cast<opmath_t<scalar_t>>(src[b * nr + r]));
+        } else {
+          d = src[b * nr + r];
+        }
+      }
+  });
+}
+
+void scatter_cpu(const Tensor& self, int64_t d, const Tensor& index, const Tensor& s, bool add) {
+  const char* op = add ? "scatter_add_" : "scatter_";
+  StridedLoop loop(index.sizes());
+  DimVector st(self.strides().begin(), self.strides().end());
+  if (self.dim() > 0) st[d] = 0;
+  if (self.dim() == 0) st.clear();
+  DimVector ist(index.sizes().size(), 0);
+  for (size_t k = 0; k < ist.size() && k < st.size(); ++k) ist[k] = st[k];
+  loop.add_raw(static_cast<char*>(self.data_ptr()), ist, self.element_size());
+  loop.add(index);
+  if (s.dim() == 0) loop.add(s);
+  else loop.add(s.as_strided(index.sizes(), s.strides()));
+  const int64_t size = self.dim() == 0 ? 1 : self.size(d), stride = self.dim() == 0 ? 0 : self.stride(d);
+  std::atomic<int64_t> bad{INT64_MIN};
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(self.dtype(), op, [&] {
+    using T = scalar_t;
+    loop.run_serial([&](char** p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t ix = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+        if (ix < -size || ix >= size) {
+          bad.store(ix);
+          return;
+        }
+        if (ix < 0) ix += size;
+        T* dst = reinterpret_cast<T*>(p[0] + i * s[0]) + ix * stride;
+        T v = *reinterpret_cast<const T*>(p[2] + i * s[2]);
+        if (add) {
+          if constexpr (std::is_same_v<T, bool>) *dst = *dst || v;
+          else *dst = static_cast<T>(static_cast<opmath_t<T>>(*dst) + static_cast<opmath_t<T>>(v));
+        } else {
+          *dst = v;
+        }
+      }
+    });
+  });
+  BRASA_CHECK(bad.load() == INT64_MIN, op, ": index ", bad.load(), " is out of bounds for dimension ", d,
+              " with size ", size);
+}
+
+void gather_cpu(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index) {
+  StridedLoop loop(index.sizes());
+  loop.add(out);
+  loop.add(index);
+  DimVector st(index.dim(), 0);
+  for (int64_t k = 0; k < index.dim() && k < self.dim(); ++k) st[k] = k == d ? 0 : self.stride(k);
+  loop.add_raw(static_cast<char*>(self.data_ptr()), st, self.element_size());
+  const int64_t size = self.dim() == 0 ? 1 : self.size(d), stride = self.dim() == 0 ? 0 : self.stride(d);
+  std::atomic<int64_t> bad{INT64_MIN};
+  const int64_t es = self.element_size();
+  loop.run([&](char** p, const int64_t* s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t ix = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+      if (ix < -size || ix >= size) {
+        bad.store(ix);
+        return;
+      }
+      if (ix < 0) ix += size;
+      std::memcpy(p[0] + i * s[0], p[2] + i * s[2] + ix * stride * es, es);
+    }
+  });
+  BRASA_CHECK(bad.load() == INT64_MIN, "gather: index ", bad.load(), " is out of bounds for dimension ", d,
+              " with size ", size);
+}
+
+void index_select_cpu(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index) {
+  const int64_t n = index.numel(), size = self.size(d);
+  const int64_t* ix = index.data_ptr<int64_t>();
+  if (d == 0 && self.is_contiguous()) {
+    const int64_t row = self.numel() / std::max<int64_t>(size, 1) * self.element_size();
+    const char* src = static_cast<const char*>(self.data_ptr());
+    char* dst = static_cast<char*>(out.data_ptr());
+    parallel_for(0, n, std::max<int64_t>(1, 65536 / std::max<int64_t>(row, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * row, src + ix[i] * row, row);
+    });
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) detail::copy_kernel(select(out, d, i), select(self, d, ix[i]));
+}
+
+Tensor masked_select_cpu(const Tensor& s, const Tensor& m) {
+  const bool* mp = m.data_ptr<bool>();
+  int64_t n = m.numel(), count = 0;
+  for (int64_t i = 0; i < n; ++i) count += mp[i];
+  Tensor out = empty({count}, s.options());
+  const int64_t es = s.element_size();
+  const char* src = static_cast<const char*>(s.data_ptr());
+  char* dst = static_cast<char*>(out.data_ptr());
+  for (int64_t i = 0, j = 0; i < n; ++i)
+    if (mp[i]) std::memcpy(dst + (j++) * es, src + i * es, es);
+  return out;
+}
+
+Tensor nonzero_cpu(const Tensor& c) {
+  const int64_t n = c.numel(), nd = c.dim();
+  std::vector<int64_t> hits;
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(c.dtype(), "nonzero", [&] {
+    const scalar_t* p = c.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < n; ++i)
+      if (static_cast<opmath_t<scalar_t>>(p[i]) != opmath_t<scalar_t>(0)) hits.push_back(i);
+  });
+  Tensor out = empty({static_cast<int64_t>(hits.size()), nd}, c.options().dtype(kLong));
+  int64_t* o = out.data_ptr<int64_t>();
+  for (size_t h = 0; h < hits.size(); ++h) {
+    int64_t rem = hits[h];
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      o[h * nd + d] = rem % c.size(d);
+      rem /= c.size(d);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void register_indexing_kernels() {
+  register_kernel<AdvancedIndexKernel>(kCPU, index_cpu);
+  register_kernel<AdvancedIndexPutKernel>(kCPU, index_put_cpu);
+  register_kernel<ScatterKernel>(kCPU, scatter_cpu);
+  register_kernel<GatherKernel>(kCPU, gather_cpu);
+  register_kernel<IndexSelectKernel>(kCPU, index_select_cpu);
+  register_kernel<MaskedSelectKernel>(kCPU, masked_select_cpu);
+  register_kernel<NonzeroKernel>(kCPU, nonzero_cpu);
+}
+
+}  // namespace brasa::cpu

@@ -1,0 +1,357 @@
+// CPU kernels of the reduction family: rows summed in blocks (floats four
+// rows in step, in double across blocks), generic row reductions, arg
+// max/min, and softmax/cumsum row maps.
+#include <brasa/ops/cpu/register.h>
+#include <brasa/ops/cpu/softmax_kernel.h>
+#include <brasa/ops/copy.h>
+#include <brasa/ops/kernels/reduction.h>
+#include <brasa/util/parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace brasa::cpu {
+namespace {
+
+// Rows per parallel_for task: at least ~32K elements of work.
+int64_t row_grain(int64_t R) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)); }
+
+template <class F>
+void for_each_row(int64_t K, int64_t R, const F& f) {
+  parallel_for(0, K, row_grain(R), [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) f(k);
+  });
+}
+
+typedef float v8 __attribute__((vector_size(32)));
+
+// 128 floats added by four independent 8-wide accumulators.
+inline v8 sum_sub_block(const float* p) {
+  v8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+  for (int i = 0; i < 128; i += 32) {
+    v8 x0, x1, x2, x3;
+    std::memcpy(&x0, p + i, 32);
+    std::memcpy(&x1, p + i + 8, 32);
+    std::memcpy(&x2, p + i + 16, 32);
+    std::memcpy(&x3, p + i + 24, 32);
+    a0 += x0, a1 += x1, a2 += x2, a3 += x3;
+  }
+  return (a0 + a1) + (a2 + a3);
+}
+
+// Sums G rows of n floats, `ld` apart, into out[0..G), accurately for long
+// rows: 128-element sub-blocks add into block sums over 4096 elements, and
+// blocks add up in double. The G rows go in step, sub-block by sub-block,
+// because one core reads memory ~20% faster from four streams than from one
+// (measured: 19-20 GB/s against 22-24). Each row is summed in the same order
+// whatever G, so a row's sum does not depend on grouping or thread count.
+template <int G>
+void sum_float_rows(const float* p, int64_t ld, int64_t n, double* out) {
+  for (int g = 0; g < G; ++g) out[g] = 0;
+  for (int64_t b = 0; b < n; b += 4096) {
+    const int64_t e = std::min(n, b + 4096);
+    int64_t i = b;
+    v8 block[G] = {};
+    for (; i + 128 <= e; i += 128)
+      for (int g = 0; g < G; ++g) block[g] += sum_sub_block(p + g * ld + i);
+    for (int g = 0; g < G; ++g) {
+      float s = 0;
+      for (int j = 0; j < 8; ++j) s += block[g][j];
+      for (int64_t t = i; t < e; ++t) s += p[g * ld + t];
+      out[g] += s;
+    }
+  }
+}
+
+template <class T>
+auto sum_contig(const T* p, int64_t n) {
+  using A = std::conditional_t<std::is_floating_point_v<opmath_t<T>>, double, int64_t>;
+  A s = 0;
+  for (int64_t i = 0; i < n; ++i) s += static_cast<A>(static_cast<opmath_t<T>>(p[i]));
+  return s;
+}
+
+// Sums `rows` rows of n elements, `ld` apart; store(r, sum) takes row r's.
+template <class T, class Store>
+void sum_rows(const T* p, int64_t ld, int64_t rows, int64_t n, const Store& store) {
+  int64_t r = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    double s[4];
+    for (; r + 4 <= rows; r += 4) {
+      sum_float_rows<4>(p + r * ld, ld, n, s);
+      for (int g = 0; g < 4; ++g) store(r + g, s[g]);
+    }
+    for (; r < rows; ++r) {
+      sum_float_rows<1>(p + r * ld, ld, n, s);
+      store(r, s[0]);
+    }
+  }
+  for (; r < rows; ++r) store(r, sum_contig(p + r * ld, n));
+}
+
+void sum_cpu(const RowPlan& p, const Tensor& out) {
+  BRASA_DISPATCH_ALL_TYPES(out.dtype(), "sum", [&] {
+    using T = scalar_t;
+    const T* in = p.rows.template data_ptr<T>();
+    T* o = out.template data_ptr<T>();
+    if (p.outer) {
+      // out[k] = sum over r of x[r, k]: vectorized across k.
+      const int64_t K = p.K, R = p.R;
+      parallel_for(0, K, 1024, [&](int64_t b, int64_t e) {
+        std::vector<opmath_t<T>> acc(e - b, opmath_t<T>(0));
+        for (int64_t r = 0; r < R; ++r) {
+          const T* row = in + r * K;
+          for (int64_t k = b; k < e; ++k) acc[k - b] += static_cast<opmath_t<T>>(row[k]);
+        }
+        for (int64_t k = b; k < e; ++k) o[k] = static_cast<T>(acc[k - b]);
+      });
+    } else if (p.K == 1 && p.R > 65536) {
+      if constexpr (std::is_floating_point_v<opmath_t<T>>) {
+        // One long row: fixed-size chunks summed in parallel, added in order
+        // (the same result whatever the thread count); the last may be short.
+        const int64_t chunk = 65536, full = p.R / chunk, n = (p.R + chunk - 1) / chunk;
+        std::vector<double> parts(n);
+        parallel_for(0, n, 1, [&](int64_t b, int64_t e) {
+          const int64_t e_full = std::min(e, full);
+          sum_rows(in + b * chunk, chunk, e_full - b, chunk,
+                   [&](int64_t c, auto v) { parts[b + c] = static_cast<double>(v); });
+          if (e > full)
+            sum_rows(in + full * chunk, chunk, 1, p.R - full * chunk,
+                     [&](int64_t, auto v) { parts[full] = static_cast<double>(v); });
+        });
+        double s = 0;
+        for (double v : parts) s += v;
+        o[0] = static_cast<T>(s);
+      } else {
+        o[0] = static_cast<T>(sum_contig(in, p.R));
+      }
+    } else {
+      parallel_for(0, p.K, row_grain(p.R), [&](int64_t b, int64_t e) {
+        sum_rows(in + b * p.R, p.R, e - b, p.R,
+                 [&](int64_t k, auto v) { o[b + k] = static_cast<T>(v); });
+      });
+    }
+  });
+}
+
+template <class T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<opmath_t<T>>) return static_cast<opmath_t<T>>(v) != static_cast<opmath_t<T>>(v);
+  return false;
+}
+
+// Index of the max (or min) of a row; the first NaN wins, as in PyTorch.
+template <class T>
+int64_t arg_extreme(const T* r, int64_t n, bool is_max) {
+  int64_t best = 0;
+  opmath_t<T> bv = r[0];
+  if (is_nan(r[0])) return 0;
+  for (int64_t i = 1; i < n; ++i) {
+    opmath_t<T> v = r[i];
+    if (is_nan(r[i])) return i;
+    if (is_max ? v > bv : v < bv) bv = v, best = i;
+  }
+  return best;
+}
+
+// Rows as [K, R] (a plan with leading reduced dims is transposed first).
+Tensor row_major(const RowPlan& p) { return p.outer ? contiguous(p.rows.t()) : p.rows; }
+
+// out[k] = f(row k, R) for every row.
+template <class In, class Out, class F>
+void reduce_rows(const RowPlan& p, const Tensor& out, const F& f) {
+  Tensor rows = row_major(p);
+  const In* in = rows.data_ptr<In>();
+  Out* o = out.data_ptr<Out>();
+  const int64_t R = p.R;
+  for_each_row(p.K, R, [&](int64_t k) { o[k] = static_cast<Out>(f(in + k * R, R)); });
+}
+
+template <class T>
+double variance(const T* r, int64_t n, bool unbiased) {
+  double m = 0;
+  for (int64_t i = 0; i < n; ++i) m += static_cast<double>(r[i]);
+  m /= static_cast<double>(n);
+  double ss = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double d = static_cast<double>(r[i]) - m;
+    ss += d * d;
+  }
+  double denom = static_cast<double>(n) - (unbiased ? 1.0 : 0.0);
+  return denom > 0 ? ss / denom : std::numeric_limits<double>::quiet_NaN();
+}
+
+template <class T>
+double norm_of_row(const T* r, int64_t n, double p) {
+  if (std::isinf(p)) {
+    double m = p > 0 ? 0.0 : INFINITY;
+    for (int64_t i = 0; i < n; ++i) {
+      double a = std::abs(static_cast<double>(r[i]));
+      if (a != a) return a;
+      m = p > 0 ? std::max(m, a) : std::min(m, a);
+    }
+    return m;
+  }
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double a = std::abs(static_cast<double>(r[i]));
+    s += p == 0 ? (a != 0) : p == 1 ? a : p == 2 ? a * a : std::pow(a, p);
+  }
+  return p == 0 || p == 1 ? s : p == 2 ? std::sqrt(s) : std::pow(s, 1.0 / p);
+}
+
+template <class T>
+double logsumexp_of_row(const T* r, int64_t n) {
+  double m = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) m = std::max(m, static_cast<double>(r[i]));
+  if (std::isinf(m)) return m;
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += std::exp(static_cast<double>(r[i]) - m);
+  return m + std::log(s);
+}
+
+template <class T>
+bool all_or_any(const T* r, int64_t n, bool is_all) {
+  for (int64_t i = 0; i < n; ++i) {
+    bool nz = static_cast<opmath_t<T>>(r[i]) != opmath_t<T>(0);
+    if (is_all && !nz) return false;
+    if (!is_all && nz) return true;
+  }
+  return is_all;
+}
+
+void reduce_rows_cpu(const RowPlan& p, const Tensor& out, RowReduction op, const ReduceOptions& o) {
+  using RR = RowReduction;
+  const ScalarType t = p.rows.dtype();
+  switch (op) {
+    case RR::Sum: return sum_cpu(p, out);
+    case RR::Prod:
+      BRASA_DISPATCH_ALL_TYPES(t, "prod", [&] {
+        reduce_rows<scalar_t, scalar_t>(p, out, [](const scalar_t* r, int64_t n) {
+          opmath_t<scalar_t> a = 1;
+          for (int64_t i = 0; i < n; ++i) a *= static_cast<opmath_t<scalar_t>>(r[i]);
+          return a;
+        });
+      });
+      return;
+    case RR::Max:
+    case RR::Min: {
+      const bool is_max = op == RR::Max;
+      BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t, is_max ? "max" : "min", [&] {
+        reduce_rows<scalar_t, scalar_t>(p, out, [is_max](const scalar_t* r, int64_t n) {
+          return r[arg_extreme(r, n, is_max)];
+        });
+      });
+      return;
+    }
+    case RR::Var:
+    case RR::Std: {
+      const bool take_sqrt = op == RR::Std, unbiased = o.unbiased;
+      BRASA_DISPATCH_FLOATING_TYPES(t, take_sqrt ? "std" : "var", [&] {
+        reduce_rows<scalar_t, scalar_t>(p, out, [=](const scalar_t* r, int64_t n) {
+          const double v = variance(r, n, unbiased);
+          return take_sqrt ? std::sqrt(v) : v;
+        });
+      });
+      return;
+    }
+    case RR::All:
+    case RR::Any: {
+      const bool is_all = op == RR::All;
+      BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t, is_all ? "all" : "any", [&] {
+        auto f = [is_all](const scalar_t* r, int64_t n) { return all_or_any(r, n, is_all); };
+        if (out.dtype() == kByte) reduce_rows<scalar_t, uint8_t>(p, out, f);
+        else reduce_rows<scalar_t, bool>(p, out, f);
+      });
+      return;
+    }
+    case RR::Norm:
+      BRASA_DISPATCH_FLOATING_TYPES(t, "norm", [&] {
+        const double order = o.p;
+        reduce_rows<scalar_t, scalar_t>(
+            p, out, [order](const scalar_t* r, int64_t n) { return norm_of_row(r, n, order); });
+      });
+      return;
+    case RR::Logsumexp:
+      BRASA_DISPATCH_FLOATING_TYPES(t, "logsumexp", [&] {
+        reduce_rows<scalar_t, scalar_t>(
+            p, out, [](const scalar_t* r, int64_t n) { return logsumexp_of_row(r, n); });
+      });
+      return;
+  }
+}
+
+void arg_extreme_cpu(const RowPlan& p, const Tensor& vals, const Tensor& idx, bool is_max) {
+  Tensor rows = row_major(p);
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(rows.dtype(), is_max ? "max" : "min", [&] {
+    const scalar_t* in = rows.data_ptr<scalar_t>();
+    scalar_t* v = vals.data_ptr<scalar_t>();
+    int64_t* ix = idx.data_ptr<int64_t>();
+    for_each_row(p.K, p.R, [&](int64_t k) {
+      int64_t i = arg_extreme(in + k * p.R, p.R, is_max);
+      ix[k] = i;
+      v[k] = in[k * p.R + i];
+    });
+  });
+}
+
+void softmax_rows(const Tensor& in, const Tensor& out, int64_t K, int64_t R, bool log) {
+  const ScalarType t = in.dtype();
+  const char* op = log ? "log_softmax" : "softmax";
+  if (t == kFloat) return softmax_rows_float(in.data_ptr<float>(), out.data_ptr<float>(), K, R, log);
+    BRASA_DISPATCH_FLOATING_TYPES(t, op, [&] {
+      using M = opmath_t<scalar_t>;
+      const scalar_t* ip = in.data_ptr<scalar_t>();
+      scalar_t* op_ = out.data_ptr<scalar_t>();
+      for_each_row(K, R, [&](int64_t k) {
+        const scalar_t* r = ip + k * R;
+        scalar_t* o = op_ + k * R;
+        M m = -INFINITY;
+        for (int64_t i = 0; i < R; ++i) m = std::max<M>(m, r[i]);
+        if (m == -INFINITY) m = 0;
+        M s = 0;
+        for (int64_t i = 0; i < R; ++i) s += std::exp(M(r[i]) - m);
+        M ls = m + std::log(s);
+        for (int64_t i = 0; i < R; ++i) o[i] = static_cast<scalar_t>(log ? M(r[i]) - ls : std::exp(M(r[i]) - ls));
+      });
+    });
+}
+
+void scan_rows(const Tensor& in, const Tensor& out, int64_t K, int64_t R, bool product) {
+  const ScalarType t = in.dtype();
+  const char* op = product ? "cumprod" : "cumsum";
+    BRASA_DISPATCH_ALL_TYPES(t, op, [&] {
+      using M = opmath_t<scalar_t>;
+      const scalar_t* ip = in.data_ptr<scalar_t>();
+      scalar_t* o = out.data_ptr<scalar_t>();
+      for_each_row(K, R, [&](int64_t k) {
+        M acc = product ? M(1) : M(0);
+        for (int64_t i = 0; i < R; ++i) {
+          acc = product ? acc * M(ip[k * R + i]) : acc + M(ip[k * R + i]);
+          o[k * R + i] = static_cast<scalar_t>(acc);
+        }
+      });
+    });
+}
+
+void map_rows_cpu(const Tensor& in, const Tensor& out, int64_t K, int64_t R, RowMap op) {
+  switch (op) {
+    case RowMap::Softmax: return softmax_rows(in, out, K, R, false);
+    case RowMap::LogSoftmax: return softmax_rows(in, out, K, R, true);
+    case RowMap::Cumsum: return scan_rows(in, out, K, R, false);
+    case RowMap::Cumprod: return scan_rows(in, out, K, R, true);
+  }
+}
+
+}  // namespace
+
+void register_reduction_kernels() {
+  register_kernel<ReduceRowsKernel>(kCPU, reduce_rows_cpu);
+  register_kernel<ArgExtremeKernel>(kCPU, arg_extreme_cpu);
+  register_kernel<MapRowsKernel>(kCPU, map_rows_cpu);
+}
+
+}  // namespace brasa::cpu

@@ -1,0 +1,73 @@
+#pragma once
+// Op codes of the indexing family (ops/indexing.cpp), shared with the
+// devices' kernels (ops/cpu/indexing_kernels.cpp).
+#include <brasa/tensor/tensor.h>
+#include <brasa/util/error.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace brasa {
+
+// An index v into a dim of `size`, wrapped (negative counts from the end),
+// or an error naming op and dim.
+inline int64_t wrap_index(const char* op, int64_t v, int64_t size, int64_t dim) {
+  BRASA_CHECK(v >= -size && v < size, op, ": index ", v, " is out of bounds for dimension ", dim,
+              " with size ", size);
+  return v < 0 ? v + size : v;
+}
+
+// Advanced indexing of `self` by index tensors on some of its dims. The
+// result is laid out B-first: the broadcast shape of the indices, then the
+// dims that are not indexed (ops/indexing.cpp permutes it to PyTorch's order).
+struct AdvancedIndex {
+  std::vector<int64_t> dims;     // indexed dims of self, in order
+  std::vector<Tensor> indices;   // one per indexed dim: long or int, expanded to bshape, contiguous
+  std::vector<int64_t> rest;     // the other dims
+  DimVector bshape;              // broadcast shape of the index tensors
+  bool adjacent = true;          // the indexed dims are next to each other
+  DimVector result_shape;        // bshape + the sizes of the rest dims
+};
+
+// out (result_shape, contiguous) <- self at the indices.
+struct AdvancedIndexKernel {
+  static constexpr const char* name = "index";
+  using Fn = void (*)(const Tensor& self, const AdvancedIndex& plan, const Tensor& out);
+};
+// self at the indices <- values (result_shape, contiguous), or += with accumulate;
+// repeated indices accumulate (or the last one wins) deterministically.
+struct AdvancedIndexPutKernel {
+  static constexpr const char* name = "index_put_";
+  using Fn = void (*)(const Tensor& self, const AdvancedIndex& plan, const Tensor& values,
+                      bool accumulate);
+};
+// self[..., index[i], ...] (= or +=) src[i] along dim, for every position of
+// index (int64); src has self's dtype and is 0-dim or at least index's size.
+struct ScatterKernel {
+  static constexpr const char* name = "scatter_";
+  using Fn = void (*)(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                      bool add);
+};
+// out[i] = self[..., index[i], ...] along dim (out has index's shape).
+struct GatherKernel {
+  static constexpr const char* name = "gather";
+  using Fn = void (*)(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index);
+};
+// out = the slices of self (dim > 0-dim) at the wrapped indices `index`
+// (a contiguous int64 vector already in range).
+struct IndexSelectKernel {
+  static constexpr const char* name = "index_select";
+  using Fn = void (*)(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index);
+};
+// The elements of `self` where `mask` (bool, same shape, both contiguous) is set.
+struct MaskedSelectKernel {
+  static constexpr const char* name = "masked_select";
+  using Fn = Tensor (*)(const Tensor& self, const Tensor& mask);
+};
+// [count, dim] int64 coordinates of the nonzero elements of a contiguous tensor.
+struct NonzeroKernel {
+  static constexpr const char* name = "nonzero";
+  using Fn = Tensor (*)(const Tensor& self);
+};
+
+}  // namespace brasa

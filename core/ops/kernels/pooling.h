@@ -1,0 +1,23 @@
+#pragma once
+// Op codes of pooling (ops/pooling.cpp), shared with the devices' kernels
+// (ops/cpu/pooling_kernels.cpp).
+#include <brasa/tensor/tensor.h>
+
+#include <cstdint>
+
+namespace brasa {
+
+// Windows over `planes` planes of H x W: kernel, stride, padding, dilation,
+// and the pooled size OH x OW.
+struct PoolGeometry {
+  int64_t planes, H, W, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW;
+};
+
+// out (and, when defined, the int64 flat argmax within each plane in idx) <-
+// the max of every window of x; x, out and idx contiguous. NaN wins.
+struct MaxPool2dKernel {
+  static constexpr const char* name = "max_pool2d";
+  using Fn = void (*)(const Tensor& x, const Tensor& out, const Tensor& idx, const PoolGeometry& g);
+};
+
+}  // namespace brasa

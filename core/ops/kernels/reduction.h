@@ -1,0 +1,47 @@
+#pragma once
+// Op codes of the reduction family (ops/reduction.cpp), shared with the
+// devices' kernels (ops/cpu/reduction_kernels.cpp). A reduction sees its
+// input as rows: a [K, R] contiguous tensor whose rows of R elements reduce
+// to one value each.
+#include <brasa/tensor/tensor.h>
+
+#include <cstdint>
+
+namespace brasa {
+
+struct RowPlan {
+  Tensor rows;  // [K, R] contiguous; [R, K] when `outer`
+  int64_t K = 1, R = 1;
+  DimVector out_shape;
+  // Set when the reduced dims lead and the input is contiguous: rows is the
+  // input as is, [R, K] (a kernel may reduce across rows, or transpose).
+  bool outer = false;
+};
+
+enum class RowReduction : uint8_t { Sum, Prod, Max, Min, Var, Std, All, Any, Norm, Logsumexp };
+struct ReduceOptions {
+  bool unbiased = true;  // Var, Std
+  double p = 2;          // Norm
+};
+
+// out[k] = the reduction of row k; out is [K] contiguous on the rows' device,
+// of the rows' dtype (bool or uint8 for All/Any).
+struct ReduceRowsKernel {
+  static constexpr const char* name = "reduction (sum, max, var, ...)";
+  using Fn = void (*)(const RowPlan& plan, const Tensor& out, RowReduction op,
+                      const ReduceOptions& options);
+};
+// Values and int64 indices of each row's max (or min); the first NaN wins.
+struct ArgExtremeKernel {
+  static constexpr const char* name = "max/min along a dim";
+  using Fn = void (*)(const RowPlan& plan, const Tensor& values, const Tensor& indices, bool is_max);
+};
+
+// Row-by-row maps of a [K, R] contiguous input into an output of its shape.
+enum class RowMap : uint8_t { Softmax, LogSoftmax, Cumsum, Cumprod };
+struct MapRowsKernel {
+  static constexpr const char* name = "softmax/cumsum";
+  using Fn = void (*)(const Tensor& in, const Tensor& out, int64_t K, int64_t R, RowMap op);
+};
+
+}  // namespace brasa
