@@ -6,7 +6,9 @@ struct NetImpl : torch::nn::Module {
     fc1 = register_module("fc1", torch::nn::Linear(784, 128));
     fc2 = register_module("fc2", torch::nn::Linear(128, 10));
   }
-  torch::Tensor forward(torch::Tensor x) { return fc2->forward(torch::relu(fc1->forward(x.flatten(1)))); }
+  torch::Tensor forward(torch::Tensor x) {
+    return fc2->forward(torch::relu(fc1->forward(x.flatten(1))));
+  }
   torch::nn::Linear fc1{nullptr}, fc2{nullptr};
 };
 
@@ -14,7 +16,8 @@ int main(int argc, char** argv) {
   auto net = std::make_shared<NetImpl>();
   torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(1e-3));
   torch::data::datasets::MNIST train(argc > 1 ? argv[1] : "/usr/share/datasets/fashion-mnist");
-  auto loader = torch::data::make_data_loader(torch::data::TensorDataset(train.data(), train.targets()), 64);
+  auto loader =
+      torch::data::make_data_loader(torch::data::TensorDataset(train.data(), train.targets()), 64);
   for (auto& batch : *loader) {
     opt.zero_grad();
     torch::F::cross_entropy(net->forward(batch.data), batch.target).backward();

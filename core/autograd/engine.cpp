@@ -40,15 +40,18 @@ void validate_output(const Node& producer, size_t i, const Edge& edge, Tensor& g
   if (!(grad.sizes() == IntArrayRef(m.shape))) {
     bool expandable = grad.dim() >= static_cast<int64_t>(m.shape.size());
     for (size_t k = 0; expandable && k < m.shape.size(); ++k) {
-      int64_t gs = grad.size(grad.dim() - static_cast<int64_t>(m.shape.size()) + static_cast<int64_t>(k));
+      int64_t gs =
+          grad.size(grad.dim() - static_cast<int64_t>(m.shape.size()) + static_cast<int64_t>(k));
       expandable = m.shape[k] == gs || m.shape[k] == 1;
     }
-    BRASA_CHECK(expandable, "Function ", producer.name(), " returned an invalid gradient at index ", i, " - got ",
-                shape_str(grad.sizes()), " but expected shape compatible with ", shape_str(m.shape));
+    BRASA_CHECK(expandable, "Function ", producer.name(), " returned an invalid gradient at index ",
+                i, " - got ", shape_str(grad.sizes()), " but expected shape compatible with ",
+                shape_str(m.shape));
     grad = sum_to(grad, m.shape);
   }
-  BRASA_CHECK(grad.device() == m.device, "Function ", producer.name(), " returned an invalid gradient at index ", i,
-              " - expected device ", m.device, " but got ", grad.device());
+  BRASA_CHECK(grad.device() == m.device, "Function ", producer.name(),
+              " returned an invalid gradient at index ", i, " - expected device ", m.device,
+              " but got ", grad.device());
   if (grad.dtype() != m.dtype) grad = grad.to(m.dtype);
 }
 
@@ -62,9 +65,11 @@ void check_anomaly(const Node& node, const variable_list& outputs) {
       nan = isnan(g).any().item<bool>();
     }
     if (nan) {
-      std::string where = node.forward_trace().empty() ? std::string("(forward op not recorded: the graph was built "
-                                                                     "outside anomaly mode)")
-                                                       : node.forward_trace();
+      std::string where = node.forward_trace().empty()
+                              ? std::string(
+                                    "(forward op not recorded: the graph was built "
+                                    "outside anomaly mode)")
+                              : node.forward_trace();
       BRASA_ERROR("Function '", node.name(), "' returned nan values in its ", i,
                   "th output. The node was created by ", where, ".");
     }
@@ -82,12 +87,14 @@ bool Engine::is_running_backward() { return current_task != nullptr; }
 bool Engine::accumulates_in_place() { return current_task && current_task->accumulates_in_place; }
 
 void Engine::queue_callback(std::function<void()> fn) {
-  BRASA_CHECK(current_task, "queue_callback: final callbacks can only be installed during the backward pass.");
+  BRASA_CHECK(current_task,
+              "queue_callback: final callbacks can only be installed during the backward pass.");
   current_task->callbacks.push_back(std::move(fn));
 }
 
-variable_list Engine::execute(const std::vector<Edge>& roots, const variable_list& grads, bool keep_graph,
-                              bool create_graph, bool accumulate_grad, const std::vector<Edge>& outputs) {
+variable_list Engine::execute(const std::vector<Edge>& roots, const variable_list& grads,
+                              bool keep_graph, bool create_graph, bool accumulate_grad,
+                              const std::vector<Edge>& outputs) {
   auto root = std::make_shared<GraphRoot>(roots, grads);
 
   // Dependencies: how many gradients each node waits for.
@@ -109,11 +116,13 @@ variable_list Engine::execute(const std::vector<Edge>& roots, const variable_lis
 
   // With explicit outputs, only nodes from which one of them is reachable run.
   std::unordered_set<Node*> needed;
-  std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> captures;  // node -> (input_nr, output index)
+  std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>>
+      captures;  // node -> (input_nr, output index)
   const bool restricted = !outputs.empty();
   if (restricted) {
     for (size_t k = 0; k < outputs.size(); ++k)
-      if (outputs[k].is_valid()) captures[outputs[k].function.get()].push_back({outputs[k].input_nr, k});
+      if (outputs[k].is_valid())
+        captures[outputs[k].function.get()].push_back({outputs[k].input_nr, k});
     // A node is needed if it is captured or any successor is needed; a fixed
     // point over the discovery order (reverse topological enough to converge).
     bool changed = true;
@@ -134,7 +143,8 @@ variable_list Engine::execute(const std::vector<Edge>& roots, const variable_lis
   }
 
   GraphTask task;
-  task.accumulates_in_place = accumulate_grad && !restricted && !create_graph && !AnomalyMode::is_enabled();
+  task.accumulates_in_place =
+      accumulate_grad && !restricted && !create_graph && !AnomalyMode::is_enabled();
   GraphTask* outer = current_task;
   current_task = &task;
   struct Restore {
@@ -161,7 +171,8 @@ variable_list Engine::execute(const std::vector<Edge>& roots, const variable_lis
     if (restricted) {
       auto c = captures.find(node);
       if (c != captures.end())
-        for (auto [input_nr, k] : c->second) captured[k] = input_nr < inputs.size() ? inputs[input_nr] : Tensor();
+        for (auto [input_nr, k] : c->second)
+          captured[k] = input_nr < inputs.size() ? inputs[input_nr] : Tensor();
       // A captured leaf accumulator only collects (autograd::grad); with
       // accumulate_grad (backward(inputs=...)) it runs.
       bool is_accumulator = dynamic_cast<AccumulateGrad*>(node) != nullptr;
@@ -173,8 +184,8 @@ variable_list Engine::execute(const std::vector<Edge>& roots, const variable_lis
     if (anomaly) check_anomaly(*node, outs);
 
     const auto& edges = node->next_edges();
-    BRASA_CHECK(outs.size() == edges.size() || edges.empty(), "Function ", node->name(), " returned ", outs.size(),
-                " gradients but expected ", edges.size());
+    BRASA_CHECK(outs.size() == edges.size() || edges.empty(), "Function ", node->name(),
+                " returned ", outs.size(), " gradients but expected ", edges.size());
     for (size_t i = 0; i < edges.size(); ++i) {
       const Edge& e = edges[i];
       if (!e.is_valid()) continue;
@@ -183,8 +194,10 @@ variable_list Engine::execute(const std::vector<Edge>& roots, const variable_lis
       auto& buf = buffers[next];
       if (buf.size() < next->num_inputs()) buf.resize(next->num_inputs());
       Tensor& slot = buf[e.input_nr];
-      if (!slot.defined()) slot = std::move(outs[i]);
-      else if (outs[i].defined()) slot = slot + outs[i];
+      if (!slot.defined())
+        slot = std::move(outs[i]);
+      else if (outs[i].defined())
+        slot = slot + outs[i];
       if (--deps[next] == 0) ready.push({next});
     }
   }
@@ -199,22 +212,23 @@ variable_list Engine::execute(const std::vector<Edge>& roots, const variable_lis
 
 namespace {
 
-variable_list make_root_grads(const variable_list& tensors, const variable_list& grad_tensors, const char* api) {
-  BRASA_CHECK(grad_tensors.empty() || grad_tensors.size() == tensors.size(), api, ": got ", tensors.size(),
-              " tensors and ", grad_tensors.size(), " gradients");
+variable_list make_root_grads(const variable_list& tensors, const variable_list& grad_tensors,
+                              const char* api) {
+  BRASA_CHECK(grad_tensors.empty() || grad_tensors.size() == tensors.size(), api, ": got ",
+              tensors.size(), " tensors and ", grad_tensors.size(), " gradients");
   variable_list grads;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     Tensor g = grad_tensors.empty() ? Tensor() : grad_tensors[i];
     if (!g.defined()) {
-      BRASA_CHECK(t.numel() == 1, "grad can be implicitly created only for scalar outputs (", api, ": output ", i,
-                  " has shape ", t.sizes(), "; pass a gradient of that shape)");
+      BRASA_CHECK(t.numel() == 1, "grad can be implicitly created only for scalar outputs (", api,
+                  ": output ", i, " has shape ", t.sizes(), "; pass a gradient of that shape)");
       g = ones_like(t);
     } else {
-      BRASA_CHECK(g.sizes() == t.sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of ", g.sizes(),
-                  " and output[", i, "] has a shape of ", t.sizes(), ".");
-      BRASA_CHECK(g.device() == t.device(), "invalid gradient at index ", i, " - expected device ", t.device(),
-                  " but got ", g.device());
+      BRASA_CHECK(g.sizes() == t.sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of ",
+                  g.sizes(), " and output[", i, "] has a shape of ", t.sizes(), ".");
+      BRASA_CHECK(g.device() == t.device(), "invalid gradient at index ", i, " - expected device ",
+                  t.device(), " but got ", g.device());
     }
     grads.push_back(std::move(g));
   }
@@ -234,8 +248,8 @@ std::vector<Edge> root_edges(const variable_list& tensors) {
 
 }  // namespace
 
-void backward(const variable_list& tensors, const variable_list& grad_tensors, std::optional<bool> retain_graph,
-              bool create_graph, const variable_list& inputs) {
+void backward(const variable_list& tensors, const variable_list& grad_tensors,
+              std::optional<bool> retain_graph, bool create_graph, const variable_list& inputs) {
   variable_list grads = make_root_grads(tensors, grad_tensors, "backward");
   std::vector<Edge> roots = root_edges(tensors);
   std::vector<Edge> outs;
@@ -244,7 +258,8 @@ void backward(const variable_list& tensors, const variable_list& grad_tensors, s
     outs.push_back(gradient_edge(inputs[i]));
   }
   bool keep = retain_graph.value_or(create_graph);
-  variable_list got = Engine::get_default_engine().execute(roots, grads, keep, create_graph, true, outs);
+  variable_list got =
+      Engine::get_default_engine().execute(roots, grads, keep, create_graph, true, outs);
   // Non-leaf inputs get their gradient in .grad(), like PyTorch.
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].is_leaf() || !got[i].defined()) continue;
@@ -253,8 +268,9 @@ void backward(const variable_list& tensors, const variable_list& grad_tensors, s
   }
 }
 
-variable_list grad(const variable_list& outputs, const variable_list& inputs, const variable_list& grad_outputs,
-                   std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+variable_list grad(const variable_list& outputs, const variable_list& inputs,
+                   const variable_list& grad_outputs, std::optional<bool> retain_graph,
+                   bool create_graph, bool allow_unused) {
   variable_list grads = make_root_grads(outputs, grad_outputs, "grad");
   std::vector<Edge> roots = root_edges(outputs);
   std::vector<Edge> outs;
@@ -264,20 +280,26 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs, co
     outs.push_back(gradient_edge(inputs[i]));
   }
   bool keep = retain_graph.value_or(create_graph);
-  variable_list got = Engine::get_default_engine().execute(roots, grads, keep, create_graph, false, outs);
+  variable_list got =
+      Engine::get_default_engine().execute(roots, grads, keep, create_graph, false, outs);
   for (size_t i = 0; i < got.size(); ++i) {
-    BRASA_CHECK(got[i].defined() || allow_unused, "grad: One of the differentiated Tensors (input ", i,
-                ") appears to not have been used in the graph. Set allow_unused=true if this is the desired "
+    BRASA_CHECK(got[i].defined() || allow_unused, "grad: One of the differentiated Tensors (input ",
+                i,
+                ") appears to not have been used in the graph. Set allow_unused=true if this is "
+                "the desired "
                 "behavior.");
     // Gradients are returned in the inputs' own shape and dtype.
-    if (got[i].defined() && !(got[i].sizes() == inputs[i].sizes())) got[i] = sum_to(got[i], inputs[i].sizes());
+    if (got[i].defined() && !(got[i].sizes() == inputs[i].sizes()))
+      got[i] = sum_to(got[i], inputs[i].sizes());
   }
   return got;
 }
 
 bool AnomalyMode::is_enabled() { return anomaly_enabled.load(std::memory_order_relaxed); }
 void AnomalyMode::set_enabled(bool on) { anomaly_enabled.store(on); }
-DetectAnomalyGuard::DetectAnomalyGuard() : prev_(AnomalyMode::is_enabled()) { AnomalyMode::set_enabled(true); }
+DetectAnomalyGuard::DetectAnomalyGuard() : prev_(AnomalyMode::is_enabled()) {
+  AnomalyMode::set_enabled(true);
+}
 DetectAnomalyGuard::~DetectAnomalyGuard() { AnomalyMode::set_enabled(prev_); }
 
 }  // namespace brasa::autograd

@@ -17,7 +17,8 @@ class Engine {
   // gradients arriving there are returned (no accumulation into leaves
   // unless accumulate_grad).
   variable_list execute(const std::vector<Edge>& roots, const variable_list& grads, bool keep_graph,
-                        bool create_graph, bool accumulate_grad, const std::vector<Edge>& outputs = {});
+                        bool create_graph, bool accumulate_grad,
+                        const std::vector<Edge>& outputs = {});
 
   // Runs `fn` once when the current backward pass ends, on its thread.
   void queue_callback(std::function<void()> fn);
@@ -34,8 +35,9 @@ void backward(const variable_list& tensors, const variable_list& grad_tensors = 
               const variable_list& inputs = {});
 
 variable_list grad(const variable_list& outputs, const variable_list& inputs,
-                   const variable_list& grad_outputs = {}, std::optional<bool> retain_graph = std::nullopt,
-                   bool create_graph = false, bool allow_unused = false);
+                   const variable_list& grad_outputs = {},
+                   std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+                   bool allow_unused = false);
 
 // Anomaly mode: nodes remember the forward op that created them, and a
 // backward that produces NaN names that op.

@@ -17,7 +17,9 @@ std::string demangled_name(const char* mangled) {
   return colon == std::string::npos ? s : s.substr(colon + 2);
 }
 
-Tensor zeros_of(const InputMetadata& m) { return zeros(m.shape, TensorOptions().dtype(m.dtype).device(m.device)); }
+Tensor zeros_of(const InputMetadata& m) {
+  return zeros(m.shape, TensorOptions().dtype(m.dtype).device(m.device));
+}
 Tensor empty_placeholder() { return zeros({0}); }
 
 variable_list AutogradContext::get_saved_variables() const {

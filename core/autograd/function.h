@@ -6,7 +6,8 @@
 //       ctx->saved_data["c"] = c;
 //       return x * c;
 //     }
-//     static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list g) {
+//     static autograd::variable_list backward(autograd::AutogradContext* ctx,
+//     autograd::variable_list g) {
 //       return {g[0] * ctx->saved_data["c"].toDouble(), Tensor()};
 //     }
 //   };
@@ -48,7 +49,9 @@ class IValue {
   bool isDouble() const { return std::holds_alternative<double>(v_); }
   bool isInt() const { return std::holds_alternative<int64_t>(v_); }
   Tensor toTensor() const { return get<Tensor>("Tensor"); }
-  double toDouble() const { return isInt() ? static_cast<double>(std::get<int64_t>(v_)) : get<double>("double"); }
+  double toDouble() const {
+    return isInt() ? static_cast<double>(std::get<int64_t>(v_)) : get<double>("double");
+  }
   int64_t toInt() const { return get<int64_t>("int"); }
   bool toBool() const { return get<bool>("bool"); }
   const std::string& toStringRef() const { return get<std::string>("string"); }
@@ -58,7 +61,8 @@ class IValue {
   template <class T>
   const T& get(const char* what) const {
     const T* p = std::get_if<T>(&v_);
-    BRASA_CHECK(p, "IValue: expected ", what, " but the value holds another type (index ", v_.index(), ")");
+    BRASA_CHECK(p, "IValue: expected ", what, " but the value holds another type (index ",
+                v_.index(), ")");
     return *p;
   }
   std::variant<std::monostate, Tensor, double, int64_t, bool, std::string, std::vector<int64_t>> v_;
@@ -104,18 +108,22 @@ class CppNode : public Node {
     const size_t expected = is_tensor_arg_.size();
     if (out.size() > expected) {
       for (size_t i = expected; i < out.size(); ++i)
-        BRASA_CHECK(!out[i].defined(), "function ", name(), " backward returned an incorrect number of gradients (",
-                    "expected ", expected, ", got ", out.size(), ")");
+        BRASA_CHECK(!out[i].defined(), "function ", name(),
+                    " backward returned an incorrect number of gradients (", "expected ", expected,
+                    ", got ", out.size(), ")");
       out.resize(expected);
     }
-    BRASA_CHECK(out.size() == expected, "function ", name(), " backward returned an incorrect number of gradients (",
-                "expected ", expected, ", got ", out.size(), ")");
+    BRASA_CHECK(out.size() == expected, "function ", name(),
+                " backward returned an incorrect number of gradients (", "expected ", expected,
+                ", got ", out.size(), ")");
     // Keep the gradients of tensor arguments only, in edge order.
     variable_list grads_for_edges;
     for (size_t i = 0; i < expected; ++i) {
-      if (is_tensor_arg_[i]) grads_for_edges.push_back(std::move(out[i]));
-      else BRASA_CHECK(!out[i].defined(), "function ", name(), " backward returned a gradient for non-tensor ",
-                       "argument ", i);
+      if (is_tensor_arg_[i])
+        grads_for_edges.push_back(std::move(out[i]));
+      else
+        BRASA_CHECK(!out[i].defined(), "function ", name(),
+                    " backward returned a gradient for non-tensor ", "argument ", i);
     }
     return grads_for_edges;
   }
@@ -127,7 +135,6 @@ class CppNode : public Node {
   std::vector<bool> is_tensor_arg_;
 };
 
-
 template <class T>
 struct Function {
   template <class... Args>
@@ -137,7 +144,8 @@ struct Function {
     variable_list inputs;
     (collect(node->is_tensor_arg_, inputs, args), ...);
     node->ctx_.node_ = node;
-    for (const auto& t : inputs) node->ctx_.needs_input_grad_.push_back(t.defined() && t.requires_grad());
+    for (const auto& t : inputs)
+      node->ctx_.needs_input_grad_.push_back(t.defined() && t.requires_grad());
     using Out = decltype(T::forward(&node->ctx_, std::forward<Args>(args)...));
     Out result;
     {
@@ -145,33 +153,43 @@ struct Function {
       result = T::forward(&node->ctx_, std::forward<Args>(args)...);
     }
     variable_list outs;
-    if constexpr (std::is_same_v<Out, Tensor>) outs.push_back(result);
-    else outs = result;
+    if constexpr (std::is_same_v<Out, Tensor>)
+      outs.push_back(result);
+    else
+      outs = result;
     link(node, inputs, outs, needs);
-    if constexpr (std::is_same_v<Out, Tensor>) return outs[0];
-    else return outs;
+    if constexpr (std::is_same_v<Out, Tensor>)
+      return outs[0];
+    else
+      return outs;
   }
 
  private:
   static bool arg_requires_grad(const Tensor& t) { return t.defined() && t.requires_grad(); }
   static bool arg_requires_grad(const variable_list& ts) {
-    for (const auto& t : ts) if (arg_requires_grad(t)) return true;
+    for (const auto& t : ts)
+      if (arg_requires_grad(t)) return true;
     return false;
   }
   template <class A>
-  static bool arg_requires_grad(const A&) { return false; }
+  static bool arg_requires_grad(const A&) {
+    return false;
+  }
   static void collect(std::vector<bool>& is_tensor, variable_list& inputs, const Tensor& t) {
     is_tensor.push_back(true);
     inputs.push_back(t);
   }
-  static void collect(std::vector<bool>& is_tensor, variable_list& inputs, const variable_list& ts) {
+  static void collect(std::vector<bool>& is_tensor, variable_list& inputs,
+                      const variable_list& ts) {
     for (const auto& t : ts) collect(is_tensor, inputs, t);
   }
   template <class A>
-  static void collect(std::vector<bool>& is_tensor, variable_list&, const A&) { is_tensor.push_back(false); }
+  static void collect(std::vector<bool>& is_tensor, variable_list&, const A&) {
+    is_tensor.push_back(false);
+  }
 
-  static void link(const std::shared_ptr<Node>& node_base, const variable_list& inputs, variable_list& outs,
-                   bool needs) {
+  static void link(const std::shared_ptr<Node>& node_base, const variable_list& inputs,
+                   variable_list& outs, bool needs) {
     auto* node = static_cast<CppNode<T>*>(node_base.get());
     AutogradContext& ctx = node->ctx_;
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -198,7 +216,8 @@ struct Function {
         continue;
       }
       node->add_input_metadata(o);
-      if (ctx.non_differentiable_.count(o.unsafeGetTensorImpl()) || !o.is_floating_point()) continue;
+      if (ctx.non_differentiable_.count(o.unsafeGetTensorImpl()) || !o.is_floating_point())
+        continue;
       if (ctx.dirty_.count(o.unsafeGetTensorImpl()) && o.is_view()) {
         Tensor r = o.detach();  // written through a view: the base records CopySlices
         set_history(r, node_base, static_cast<uint32_t>(i));

@@ -44,8 +44,9 @@ bool gradcheck(const GradcheckFn& fn, const variable_list& inputs, const Gradche
   std::vector<size_t> diff;  // indices of inputs that require grad
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined() || !inputs[i].requires_grad()) continue;
-    BRASA_CHECK(inputs[i].dtype() == kDouble, "gradcheck: input ", i, " requires grad but has dtype ",
-                inputs[i].dtype(), "; gradcheck needs float64 inputs for reliable finite differences");
+    BRASA_CHECK(inputs[i].dtype() == kDouble, "gradcheck: input ", i,
+                " requires grad but has dtype ", inputs[i].dtype(),
+                "; gradcheck needs float64 inputs for reliable finite differences");
     diff.push_back(i);
   }
   BRASA_CHECK(!diff.empty(), "gradcheck: no input requires grad");
@@ -54,20 +55,23 @@ bool gradcheck(const GradcheckFn& fn, const variable_list& inputs, const Gradche
 
   variable_list outs = differentiable_outputs(fn(inputs));
   // analytical[o][i]: rows = output elements, cols = input elements.
-  std::vector<std::vector<std::vector<double>>> analytical(outs.size(),
-                                                           std::vector<std::vector<double>>(diff.size()));
+  std::vector<std::vector<std::vector<double>>> analytical(
+      outs.size(), std::vector<std::vector<double>>(diff.size()));
   for (size_t o = 0; o < outs.size(); ++o) {
     const int64_t m = outs[o].numel();
-    for (size_t i = 0; i < diff.size(); ++i) analytical[o][i].assign(m * diff_inputs[i].numel(), 0.0);
+    for (size_t i = 0; i < diff.size(); ++i)
+      analytical[o][i].assign(m * diff_inputs[i].numel(), 0.0);
     if (!outs[o].requires_grad()) continue;
     for (int64_t j = 0; j < m; ++j) {
       Tensor go = zeros_like(outs[o]);
       *element(go, j) = 1.0;
-      variable_list g = grad({outs[o]}, diff_inputs, {go}, /*retain_graph=*/true, false, /*allow_unused=*/true);
+      variable_list g =
+          grad({outs[o]}, diff_inputs, {go}, /*retain_graph=*/true, false, /*allow_unused=*/true);
       for (size_t i = 0; i < diff.size(); ++i) {
         if (!g[i].defined()) continue;
-        BRASA_CHECK(g[i].sizes() == diff_inputs[i].sizes(), "gradcheck: gradient of input ", diff[i], " has shape ",
-                    g[i].sizes(), " but the input has shape ", diff_inputs[i].sizes());
+        BRASA_CHECK(g[i].sizes() == diff_inputs[i].sizes(), "gradcheck: gradient of input ",
+                    diff[i], " has shape ", g[i].sizes(), " but the input has shape ",
+                    diff_inputs[i].sizes());
         auto v = flat_values(g[i]);
         for (size_t k = 0; k < v.size(); ++k) analytical[o][i][j * v.size() + k] = v[k];
       }
@@ -97,11 +101,13 @@ bool gradcheck(const GradcheckFn& fn, const variable_list& inputs, const Gradche
         for (size_t j = 0; j < a.size(); ++j) {
           const double num = (a[j] - b[j]) / (2 * opt.eps);
           const double ana = analytical[o][i][j * n + k];
-          if (std::abs(ana - num) > opt.atol + opt.rtol * std::abs(num) || std::isnan(ana) != std::isnan(num)) {
+          if (std::abs(ana - num) > opt.atol + opt.rtol * std::abs(num) ||
+              std::isnan(ana) != std::isnan(num)) {
             std::ostringstream os;
-            os << "gradcheck: Jacobian mismatch for output " << o << " with respect to input " << diff[i]
-               << " at (output element " << j << ", input element " << k << "): numerical " << num
-               << ", analytical " << ana << " (atol " << opt.atol << ", rtol " << opt.rtol << ")";
+            os << "gradcheck: Jacobian mismatch for output " << o << " with respect to input "
+               << diff[i] << " at (output element " << j << ", input element " << k
+               << "): numerical " << num << ", analytical " << ana << " (atol " << opt.atol
+               << ", rtol " << opt.rtol << ")";
             return fail(opt, os.str());
           }
         }
@@ -111,18 +117,19 @@ bool gradcheck(const GradcheckFn& fn, const variable_list& inputs, const Gradche
   return true;
 }
 
-bool gradgradcheck(const GradcheckFn& fn, const variable_list& inputs, const variable_list& grad_outputs,
-                   const GradcheckOptions& opt) {
+bool gradgradcheck(const GradcheckFn& fn, const variable_list& inputs,
+                   const variable_list& grad_outputs, const GradcheckOptions& opt) {
   std::vector<size_t> diff;
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].defined() && inputs[i].requires_grad()) diff.push_back(i);
   variable_list outs = differentiable_outputs(fn(inputs));
   variable_list gos = grad_outputs;
   if (gos.empty()) {
-    for (const auto& o : outs) gos.push_back(randn(o.sizes(), TensorOptions().dtype(kDouble)).requires_grad_());
+    for (const auto& o : outs)
+      gos.push_back(randn(o.sizes(), TensorOptions().dtype(kDouble)).requires_grad_());
   }
-  BRASA_CHECK(gos.size() == outs.size(), "gradgradcheck: got ", gos.size(), " grad_outputs for ", outs.size(),
-              " differentiable outputs");
+  BRASA_CHECK(gos.size() == outs.size(), "gradgradcheck: got ", gos.size(), " grad_outputs for ",
+              outs.size(), " differentiable outputs");
   const size_t n_in = inputs.size();
   GradcheckFn first_order = [&fn, n_in, diff](const variable_list& all) {
     variable_list in(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n_in));
@@ -136,7 +143,8 @@ bool gradgradcheck(const GradcheckFn& fn, const variable_list& inputs, const var
         used_go.push_back(go[k]);
       }
     if (used_o.empty()) return variable_list{};
-    variable_list g = grad(used_o, xs, used_go, /*retain_graph=*/true, /*create_graph=*/true, /*allow_unused=*/true);
+    variable_list g = grad(used_o, xs, used_go, /*retain_graph=*/true, /*create_graph=*/true,
+                           /*allow_unused=*/true);
     for (size_t k = 0; k < g.size(); ++k)
       if (!g[k].defined()) g[k] = zeros_like(xs[k]);
     return g;

@@ -15,9 +15,10 @@ struct GradcheckOptions {
 using GradcheckFn = std::function<variable_list(const variable_list&)>;
 
 // Inputs that require grad must be float64; others are passed through.
-bool gradcheck(const GradcheckFn& fn, const variable_list& inputs, const GradcheckOptions& opt = {});
+bool gradcheck(const GradcheckFn& fn, const variable_list& inputs,
+               const GradcheckOptions& opt = {});
 // Checks the gradient of the gradient; grad_outputs default to random.
-bool gradgradcheck(const GradcheckFn& fn, const variable_list& inputs, const variable_list& grad_outputs = {},
-                   const GradcheckOptions& opt = {});
+bool gradgradcheck(const GradcheckFn& fn, const variable_list& inputs,
+                   const variable_list& grad_outputs = {}, const GradcheckOptions& opt = {});
 
 }  // namespace brasa::autograd

@@ -135,14 +135,15 @@ FusableGrad fusable_leaf_grad(const Node& node, size_t i, ScalarType dtype) {
   FusableGrad r;
   if (!Engine::accumulates_in_place() || !node.should_compute_output(i)) return r;
   Node* next = node.next_edge(i).function.get();
-  if (next->transposes_gradient_2d() && next->num_outputs() == 1 && next->should_compute_output(0) &&
-      !next->has_hooks()) {
+  if (next->transposes_gradient_2d() && next->num_outputs() == 1 &&
+      next->should_compute_output(0) && !next->has_hooks()) {
     r.transposed = true;
     next = next->next_edge(0).function.get();
   }
   auto* acc = dynamic_cast<AccumulateGrad*>(next);
   if (!acc) return r;
-  const DimVector& shape = node.next_edge(i).function->input_metadata(node.next_edge(i).input_nr).shape;
+  const DimVector& shape =
+      node.next_edge(i).function->input_metadata(node.next_edge(i).input_nr).shape;
   DimVector leaf_shape = shape;
   if (r.transposed) std::swap(leaf_shape[0], leaf_shape[1]);
   r.grad = acc->in_place_target(dtype, leaf_shape);
@@ -158,13 +159,17 @@ GraphRoot::GraphRoot(std::vector<Edge> roots, variable_list grads) : grads_(std:
 Tensor sum_to(const Tensor& grad, IntArrayRef shape) {
   if (grad.sizes() == shape) return grad;
   const int64_t lead = grad.dim() - static_cast<int64_t>(shape.size());
-  BRASA_CHECK(lead >= 0, "sum_to: gradient of shape ", grad.sizes(), " cannot be reduced to ", shape);
+  BRASA_CHECK(lead >= 0, "sum_to: gradient of shape ", grad.sizes(), " cannot be reduced to ",
+              shape);
   DimVector dims;
   for (int64_t d = 0; d < lead; ++d) dims.push_back(d);
   for (size_t i = 0; i < shape.size(); ++i) {
     int64_t gs = grad.size(lead + static_cast<int64_t>(i));
-    if (shape[i] == 1 && gs != 1) dims.push_back(lead + static_cast<int64_t>(i));
-    else BRASA_CHECK(shape[i] == gs, "sum_to: gradient of shape ", grad.sizes(), " cannot be reduced to ", shape);
+    if (shape[i] == 1 && gs != 1)
+      dims.push_back(lead + static_cast<int64_t>(i));
+    else
+      BRASA_CHECK(shape[i] == gs, "sum_to: gradient of shape ", grad.sizes(),
+                  " cannot be reduced to ", shape);
   }
   Tensor r = dims.empty() ? grad : sum(grad, dims, /*keepdim=*/true);
   return lead > 0 || r.dim() != static_cast<int64_t>(shape.size()) ? r.view(shape) : r;

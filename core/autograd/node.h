@@ -61,7 +61,9 @@ class Node : public std::enable_shared_from_this<Node> {
   size_t num_outputs() const { return next_edges_.size(); }
   void add_next_edge(Edge e) { next_edges_.push_back(std::move(e)); }
   // True when the gradient for forward input i is wanted by someone.
-  bool should_compute_output(size_t i) const { return i < next_edges_.size() && next_edges_[i].is_valid(); }
+  bool should_compute_output(size_t i) const {
+    return i < next_edges_.size() && next_edges_[i].is_valid();
+  }
 
   size_t num_inputs() const { return input_metadata_.size(); }
   uint32_t add_input_metadata(const Tensor& t);

@@ -32,8 +32,10 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
     data_ = t.detach();  // same data and version counter, no history: no cycle through the node
   } else {
     data_ = t;
-    if (m && m->grad_fn) producer_ = m->grad_fn;
-    else is_leaf_ = true;
+    if (m && m->grad_fn)
+      producer_ = m->grad_fn;
+    else
+      is_leaf_ = true;
   }
 }
 
@@ -45,14 +47,18 @@ void SavedVariable::reset_data() {
 
 Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
   if (!defined_) return Tensor();
-  BRASA_CHECK(!released_,
-              "Trying to backward through the graph a second time (or directly access saved tensors after they "
-              "have already been freed). Saved intermediate values of the graph are freed when you call "
-              ".backward() or autograd::grad(). Specify retain_graph=true if you need to backward through the "
-              "graph a second time or if you need to access saved tensors after calling backward.");
+  BRASA_CHECK(
+      !released_,
+      "Trying to backward through the graph a second time (or directly access saved tensors after "
+      "they "
+      "have already been freed). Saved intermediate values of the graph are freed when you call "
+      ".backward() or autograd::grad(). Specify retain_graph=true if you need to backward through "
+      "the "
+      "graph a second time or if you need to access saved tensors after calling backward.");
   if (data_._version() != saved_version_) {
     std::ostringstream os;
-    os << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
+    os << "one of the variables needed for gradient computation has been modified by an inplace "
+          "operation: ["
        << type_description(data_) << "]";
     if (is_output_) {
       os << ", which is output " << output_nr_ << " of " << owner->name() << ",";
@@ -60,7 +66,8 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
       os << ", which is output " << output_nr_ << " of " << p->name() << ",";
     }
     os << " is at version " << data_._version() << "; expected version " << saved_version_
-       << " instead. Hint: enable anomaly detection (autograd::DetectAnomalyGuard) to find the operation that "
+       << " instead. Hint: enable anomaly detection (autograd::DetectAnomalyGuard) to find the "
+          "operation that "
           "failed to compute its gradient.";
     BRASA_ERROR(os.str());
   }
@@ -94,7 +101,8 @@ void FormulaNode::release_variables() {
 }
 
 Tensor FormulaNode::saved(size_t i) {
-  BRASA_INTERNAL_ASSERT(i < saved_variables.size(), name(), ": saved tensor ", i, " was never saved");
+  BRASA_INTERNAL_ASSERT(i < saved_variables.size(), name(), ": saved tensor ", i,
+                        " was never saved");
   return saved_variables[i].unpack(shared_from_this());
 }
 
@@ -104,7 +112,9 @@ void Recorder::start(const BackwardName& name) {
   no_grad_.emplace();
 }
 
-void Recorder::add_input(const Tensor& t) { node_->add_next_edge(t.defined() ? gradient_edge(t) : Edge()); }
+void Recorder::add_input(const Tensor& t) {
+  node_->add_next_edge(t.defined() ? gradient_edge(t) : Edge());
+}
 void Recorder::add_input(const std::optional<Tensor>& t) { add_input(t ? *t : Tensor()); }
 void Recorder::add_input(TensorList ts) {
   for (const auto& t : ts) add_input(t);

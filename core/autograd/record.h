@@ -6,7 +6,8 @@
 //   Tensor mul(const Tensor& a, const Tensor& b) {
 //     autograd::Recorder r(kMulBackward, a, b);
 //     Tensor out = kernel(a, b);
-//     if (r) r.save(a, b).finish(out, [](autograd::FormulaNode& n, const autograd::variable_list& g) {
+//     if (r) r.save(a, b).finish(out, [](autograd::FormulaNode& n, const autograd::variable_list&
+//     g) {
 //       return autograd::variable_list{g[0] * n.saved(1), g[0] * n.saved(0)};
 //     });
 //     return out;
@@ -54,13 +55,18 @@ class FormulaNode : public Node {
   const char* name_;
 };
 
-inline bool requires_grad_of(const Tensor& t) { return t.defined() && t.unsafeGetTensorImpl()->requires_grad(); }
+inline bool requires_grad_of(const Tensor& t) {
+  return t.defined() && t.unsafeGetTensorImpl()->requires_grad();
+}
 inline bool requires_grad_of(const std::optional<Tensor>& t) { return t && requires_grad_of(*t); }
 inline bool requires_grad_of(TensorList ts) {
-  for (const auto& t : ts) if (requires_grad_of(t)) return true;
+  for (const auto& t : ts)
+    if (requires_grad_of(t)) return true;
   return false;
 }
-inline bool requires_grad_of(const std::vector<Tensor>& ts) { return requires_grad_of(TensorList(ts)); }
+inline bool requires_grad_of(const std::vector<Tensor>& ts) {
+  return requires_grad_of(TensorList(ts));
+}
 
 template <class... Ts>
 bool needs_grad(const Ts&... ts) {
@@ -112,7 +118,8 @@ void copy_without_grad(Tensor& dst, const Tensor& src);
 // formula), writes it into self and gives self that history (CopySlices for
 // views).
 template <class Kernel, class Value, class... Others>
-Tensor& inplace(const char* op, Tensor& self, Kernel&& kernel, Value&& value, const Others&... others) {
+Tensor& inplace(const char* op, Tensor& self, Kernel&& kernel, Value&& value,
+                const Others&... others) {
   if (!needs_grad(self, others...)) {
     kernel();
     return self;

@@ -25,7 +25,9 @@ namespace {
 
 const std::shared_ptr<Node> kNoNode;
 
-Tensor base_of(const Tensor& view) { return Tensor(intrusive_ptr<TensorImpl>(view.unsafeGetTensorImpl()->view_base())); }
+Tensor base_of(const Tensor& view) {
+  return Tensor(intrusive_ptr<TensorImpl>(view.unsafeGetTensorImpl()->view_base()));
+}
 
 // A view whose data changed since its grad_fn was set gets a fresh one: an
 // as_strided view of its base's current history.
@@ -82,14 +84,16 @@ void check_inplace(const Tensor& self, const char* op) {
   TensorImpl* base = impl->view_base();
   if (base) {
     Tensor b = base_of(self);
-    BRASA_CHECK(!(b.requires_grad() && b.is_leaf()), op,
-                ": a view of a leaf Variable that requires grad is being used in an in-place operation.");
+    BRASA_CHECK(
+        !(b.requires_grad() && b.is_leaf()), op,
+        ": a view of a leaf Variable that requires grad is being used in an in-place operation.");
   } else {
     BRASA_CHECK(!(impl->requires_grad() && self.is_leaf()), op,
                 ": a leaf Variable that requires grad is being used in an in-place operation.");
   }
   BRASA_CHECK(!has_internal_overlap(self), op,
-              ": unsupported operation: more than one element of the written-to tensor refers to a single memory "
+              ": unsupported operation: more than one element of the written-to tensor refers to a "
+              "single memory "
               "location. Please clone() the tensor before performing the operation.");
 }
 
@@ -144,10 +148,13 @@ using namespace autograd;
 
 Tensor& Tensor::requires_grad_(bool r) {
   BRASA_CHECK(!r || is_floating_point(),
-              "requires_grad_: only Tensors of floating point dtype can require gradients, got ", dtype());
+              "requires_grad_: only Tensors of floating point dtype can require gradients, got ",
+              dtype());
   BRASA_CHECK(r || is_leaf(),
-              "requires_grad_: you can only change requires_grad flags of leaf variables. If you want to use a "
-              "computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+              "requires_grad_: you can only change requires_grad flags of leaf variables. If you "
+              "want to use a "
+              "computed variable in a subgraph that doesn't require differentiation use "
+              "var_no_grad = var.detach().");
   impl()->set_requires_grad(r);
   return *this;
 }
@@ -171,7 +178,8 @@ int64_t Tensor::output_nr() const {
 }
 
 void Tensor::retain_grad() const {
-  BRASA_CHECK(requires_grad(), "retain_grad: can't retain_grad on Tensor that has requires_grad=False");
+  BRASA_CHECK(requires_grad(),
+              "retain_grad: can't retain_grad on Tensor that has requires_grad=False");
   if (is_leaf()) return;
   AutogradMeta& m = materialize_meta(*this);
   if (m.retains_grad) return;
@@ -183,8 +191,10 @@ void Tensor::retain_grad() const {
   m.grad_fn->set_retains_grad_hook(m.output_nr, [slot](const Tensor& g) {
     auto s = slot.lock();
     if (!s) return;
-    if (!s->defined()) *s = is_grad_enabled() ? brasa::clone(g) : brasa::clone(g.detach());
-    else *s = *s + g;
+    if (!s->defined())
+      *s = is_grad_enabled() ? brasa::clone(g) : brasa::clone(g.detach());
+    else
+      *s = *s + g;
   });
 }
 
@@ -197,7 +207,8 @@ void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, 
                       std::optional<std::vector<Tensor>> inputs) const {
   variable_list grads;
   if (gradient.defined()) grads.push_back(gradient);
-  autograd::backward({*this}, grads, retain_graph, create_graph, inputs ? *inputs : variable_list{});
+  autograd::backward({*this}, grads, retain_graph, create_graph,
+                     inputs ? *inputs : variable_list{});
 }
 
 Tensor& Tensor::detach_() {
@@ -216,13 +227,16 @@ Tensor Tensor::_base() const {
 }
 
 unsigned Tensor::add_hook(std::function<Tensor(const Tensor&)> hook) const {
-  BRASA_CHECK(requires_grad(), "register_hook: cannot register a hook on a tensor that doesn't require gradient");
+  BRASA_CHECK(requires_grad(),
+              "register_hook: cannot register a hook on a tensor that doesn't require gradient");
   AutogradMeta& m = materialize_meta(*this);
   if (!m.hooks) m.hooks = std::make_shared<HookList>();
   unsigned handle = m.hooks->next_handle++;
   m.hooks->hooks.emplace_back(handle, std::move(hook));
-  if (const auto& fn = grad_fn()) fn->add_tensor_hooks(get_meta(*this)->output_nr, m.hooks);
-  else grad_accumulator(*this)->add_tensor_hooks(0, m.hooks);
+  if (const auto& fn = grad_fn())
+    fn->add_tensor_hooks(get_meta(*this)->output_nr, m.hooks);
+  else
+    grad_accumulator(*this)->add_tensor_hooks(0, m.hooks);
   return handle;
 }
 
@@ -240,7 +254,8 @@ void Tensor::remove_hook(unsigned handle) const {
 
 void Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
   BRASA_CHECK(requires_grad() && is_leaf(),
-              "register_post_accumulate_grad_hook: post accumulate grad hooks can only be registered on leaf "
+              "register_post_accumulate_grad_hook: post accumulate grad hooks can only be "
+              "registered on leaf "
               "tensors that require grad");
   materialize_meta(*this).post_accumulate_hooks.push_back(std::move(hook));
 }

@@ -31,8 +31,10 @@ bool maybe_overlapping(const Tensor& t) {
 
 // region += grad one element at a time (region may alias itself).
 void accumulate_serial(const Tensor& region, const Tensor& grad) {
-  BRASA_CHECK(region.is_cpu(), "view backward: a view that overlaps itself (as_strided/expand) is "
-              "differentiated on the CPU only, got one on ", region.device());
+  BRASA_CHECK(region.is_cpu(),
+              "view backward: a view that overlaps itself (as_strided/expand) is "
+              "differentiated on the CPU only, got one on ",
+              region.device());
   Tensor g = grad.expand(region.sizes()).contiguous().to(region.dtype());
   BRASA_DISPATCH_FLOATING_TYPES(region.dtype(), "view backward", [&] {
     const scalar_t* src = g.data_ptr<scalar_t>();
@@ -91,10 +93,13 @@ Tensor view_scatter(const Tensor& grad, IntArrayRef sizes, IntArrayRef strides, 
     out = empty_strided(sizes, strides, grad.options());
     out.zero_();
     Tensor region = fn(out);
-    if (maybe_overlapping(region)) accumulate_serial(region, grad);
-    else copy_(region, grad);
+    if (maybe_overlapping(region))
+      accumulate_serial(region, grad);
+    else
+      copy_(region, grad);
   }
-  if (r) r.finish(out, [fn](FormulaNode&, const variable_list& g) { return variable_list{fn(g[0])}; });
+  if (r)
+    r.finish(out, [fn](FormulaNode&, const variable_list& g) { return variable_list{fn(g[0])}; });
   return out;
 }
 
@@ -108,43 +113,54 @@ void record_view(const BackwardName& name, const Tensor& input, const Tensor& ou
   });
 }
 
-ViewFn as_strided_fn(IntArrayRef sizes, IntArrayRef strides, int64_t offset, IntArrayRef layout_strides) {
+ViewFn as_strided_fn(IntArrayRef sizes, IntArrayRef strides, int64_t offset,
+                     IntArrayRef layout_strides) {
   DimVector sz(sizes.begin(), sizes.end()), st(strides.begin(), strides.end());
   DimVector lay(layout_strides.begin(), layout_strides.end());
   return [sz, st, offset, lay](const Tensor& t) {
     Tensor laid = t;
     if (!(t.strides() == IntArrayRef(lay))) {
       laid = empty_strided(t.sizes(), lay, t.options());
-      if (t.requires_grad() && is_grad_enabled()) laid = laid + t;  // differentiable re-layout
-      else copy_(laid, t);
+      if (t.requires_grad() && is_grad_enabled())
+        laid = laid + t;  // differentiable re-layout
+      else
+        copy_(laid, t);
     }
     return as_strided(laid, sz, st, laid.storage_offset() + offset);
   };
 }
 
 std::shared_ptr<Node> make_as_strided_view_node(const Tensor& base, const Tensor& view) {
-  BRASA_CHECK(is_non_overlapping_and_dense(base), "autograd: a view of a base with overlapping or non-dense ",
-              "memory (", type_description(base), ", strides ", base.strides(), ") was modified in place");
+  BRASA_CHECK(is_non_overlapping_and_dense(base),
+              "autograd: a view of a base with overlapping or non-dense ", "memory (",
+              type_description(base), ", strides ", base.strides(), ") was modified in place");
   auto node = std::make_shared<FormulaNode>(kAsStridedBackward.c_str());
   node->add_next_edge(gradient_edge(base));
   node->add_input_metadata(view);
-  DimVector sizes(base.sizes().begin(), base.sizes().end()), strides(base.strides().begin(), base.strides().end());
-  ViewFn fn = as_strided_fn(view.sizes(), view.strides(), view.storage_offset() - base.storage_offset(), strides);
+  DimVector sizes(base.sizes().begin(), base.sizes().end()),
+      strides(base.strides().begin(), base.strides().end());
+  ViewFn fn = as_strided_fn(view.sizes(), view.strides(),
+                            view.storage_offset() - base.storage_offset(), strides);
   node->formula = [sizes, strides, fn](FormulaNode&, const variable_list& g) {
     return variable_list{view_scatter(g[0], sizes, strides, fn)};
   };
   return node;
 }
 
-std::shared_ptr<Node> make_copy_slices_node(const Tensor& base, const Tensor& view, const Tensor& result) {
-  BRASA_CHECK(is_non_overlapping_and_dense(base), "autograd: in-place write through a view of a base with ",
-              "overlapping or non-dense memory (", type_description(base), ", strides ", base.strides(), ")");
+std::shared_ptr<Node> make_copy_slices_node(const Tensor& base, const Tensor& view,
+                                            const Tensor& result) {
+  BRASA_CHECK(is_non_overlapping_and_dense(base),
+              "autograd: in-place write through a view of a base with ",
+              "overlapping or non-dense memory (", type_description(base), ", strides ",
+              base.strides(), ")");
   auto node = std::make_shared<FormulaNode>(kCopySlices.c_str());
   node->add_next_edge(gradient_edge(base));
   node->add_next_edge(gradient_edge(result));
   node->add_input_metadata(base);
-  DimVector sizes(base.sizes().begin(), base.sizes().end()), strides(base.strides().begin(), base.strides().end());
-  ViewFn fn = as_strided_fn(view.sizes(), view.strides(), view.storage_offset() - base.storage_offset(), strides);
+  DimVector sizes(base.sizes().begin(), base.sizes().end()),
+      strides(base.strides().begin(), base.strides().end());
+  ViewFn fn = as_strided_fn(view.sizes(), view.strides(),
+                            view.storage_offset() - base.storage_offset(), strides);
   node->formula = [sizes, strides, fn](FormulaNode& n, const variable_list& g) {
     variable_list out(2);
     Tensor region = fn(g[0]);

@@ -19,7 +19,8 @@ void record_view(const BackwardName& name, const Tensor& input, const Tensor& ou
 
 // fn(t) = t.as_strided(sizes, strides, t.storage_offset() + offset), first
 // laying t out with `layout_strides` if it is not already.
-ViewFn as_strided_fn(IntArrayRef sizes, IntArrayRef strides, int64_t offset, IntArrayRef layout_strides);
+ViewFn as_strided_fn(IntArrayRef sizes, IntArrayRef strides, int64_t offset,
+                     IntArrayRef layout_strides);
 
 // Strides of a dense layout for t: its own when dense, else row-major.
 DimVector dense_strides_like(const Tensor& t);
@@ -31,6 +32,7 @@ const BackwardName& as_strided_backward_name();
 
 // Nodes for views of a base whose history changed (see variable.cpp).
 std::shared_ptr<Node> make_as_strided_view_node(const Tensor& base, const Tensor& view);
-std::shared_ptr<Node> make_copy_slices_node(const Tensor& base, const Tensor& view, const Tensor& result);
+std::shared_ptr<Node> make_copy_slices_node(const Tensor& base, const Tensor& view,
+                                            const Tensor& result);
 
 }  // namespace brasa::autograd

@@ -10,14 +10,16 @@
 
 namespace brasa::data {
 
-TensorDataset::TensorDataset(Tensor data, Tensor targets) : data_(std::move(data)), targets_(std::move(targets)) {
+TensorDataset::TensorDataset(Tensor data, Tensor targets)
+    : data_(std::move(data)), targets_(std::move(targets)) {
   BRASA_CHECK(data_.dim() >= 1 && targets_.dim() >= 1 && data_.size(0) == targets_.size(0),
               "TensorDataset: data ", data_.sizes(), " and targets ", targets_.sizes(),
               " must have the same first dimension");
 }
 
 Example<> TensorDataset::get(int64_t i) const {
-  BRASA_CHECK(i >= 0 && i < size(), "TensorDataset: index ", i, " out of range for a dataset of size ", size());
+  BRASA_CHECK(i >= 0 && i < size(), "TensorDataset: index ", i,
+              " out of range for a dataset of size ", size());
   return {data_[i], targets_[i]};
 }
 
@@ -42,8 +44,9 @@ namespace {
 // Reads a whole IDX file (gzip or plain: zlib reads both).
 std::vector<unsigned char> read_file(const std::string& path) {
   gzFile f = gzopen(path.c_str(), "rb");
-  BRASA_CHECK(f, "MNIST: cannot open '", path, "' (", std::strerror(errno),
-              "); install the dataset-fashion-mnist package or pass the directory holding the IDX files");
+  BRASA_CHECK(
+      f, "MNIST: cannot open '", path, "' (", std::strerror(errno),
+      "); install the dataset-fashion-mnist package or pass the directory holding the IDX files");
   std::vector<unsigned char> out;
   unsigned char buf[1 << 16];
   int n;
@@ -56,7 +59,8 @@ std::vector<unsigned char> read_file(const std::string& path) {
 }
 
 uint32_t be32(const std::vector<unsigned char>& b, size_t off) {
-  return (uint32_t(b[off]) << 24) | (uint32_t(b[off + 1]) << 16) | (uint32_t(b[off + 2]) << 8) | uint32_t(b[off + 3]);
+  return (uint32_t(b[off]) << 24) | (uint32_t(b[off + 1]) << 16) | (uint32_t(b[off + 2]) << 8) |
+         uint32_t(b[off + 3]);
 }
 
 std::string find_file(const std::string& root, const std::string& base) {
@@ -68,17 +72,19 @@ std::string find_file(const std::string& root, const std::string& base) {
     }
   }
   BRASA_ERROR("MNIST: neither '", root, "/", base, "' nor '", root, "/", base,
-              ".gz' exists; install the dataset-fashion-mnist package or pass the directory holding the IDX files");
+              ".gz' exists; install the dataset-fashion-mnist package or pass the directory "
+              "holding the IDX files");
 }
 
 Tensor read_images(const std::string& path) {
   auto b = read_file(path);
-  BRASA_CHECK(b.size() >= 16 && be32(b, 0) == 2051, "MNIST: '", path, "' is not an IDX image file (bad magic number ",
-              b.size() >= 4 ? be32(b, 0) : 0, ", expected 2051)");
+  BRASA_CHECK(b.size() >= 16 && be32(b, 0) == 2051, "MNIST: '", path,
+              "' is not an IDX image file (bad magic number ", b.size() >= 4 ? be32(b, 0) : 0,
+              ", expected 2051)");
   const int64_t n = be32(b, 4), rows = be32(b, 8), cols = be32(b, 12);
-  BRASA_CHECK(static_cast<int64_t>(b.size()) == 16 + n * rows * cols, "MNIST: '", path, "' is truncated: header says ",
-              n, " images of ", rows, "x", cols, " (", 16 + n * rows * cols, " bytes) but the file has ", b.size(),
-              " bytes");
+  BRASA_CHECK(static_cast<int64_t>(b.size()) == 16 + n * rows * cols, "MNIST: '", path,
+              "' is truncated: header says ", n, " images of ", rows, "x", cols, " (",
+              16 + n * rows * cols, " bytes) but the file has ", b.size(), " bytes");
   Tensor out = empty({n, 1, rows, cols});
   float* p = out.data_ptr<float>();
   for (int64_t i = 0; i < n * rows * cols; ++i) p[i] = static_cast<float>(b[16 + i]) / 255.0f;
@@ -87,11 +93,12 @@ Tensor read_images(const std::string& path) {
 
 Tensor read_labels(const std::string& path) {
   auto b = read_file(path);
-  BRASA_CHECK(b.size() >= 8 && be32(b, 0) == 2049, "MNIST: '", path, "' is not an IDX label file (bad magic number ",
-              b.size() >= 4 ? be32(b, 0) : 0, ", expected 2049)");
+  BRASA_CHECK(b.size() >= 8 && be32(b, 0) == 2049, "MNIST: '", path,
+              "' is not an IDX label file (bad magic number ", b.size() >= 4 ? be32(b, 0) : 0,
+              ", expected 2049)");
   const int64_t n = be32(b, 4);
-  BRASA_CHECK(static_cast<int64_t>(b.size()) == 8 + n, "MNIST: '", path, "' is truncated: header says ", n,
-              " labels but the file has ", b.size() - 8);
+  BRASA_CHECK(static_cast<int64_t>(b.size()) == 8 + n, "MNIST: '", path,
+              "' is truncated: header says ", n, " labels but the file has ", b.size() - 8);
   Tensor out = empty({n}, TensorOptions().dtype(kLong));
   int64_t* p = out.data_ptr<int64_t>();
   for (int64_t i = 0; i < n; ++i) p[i] = b[8 + i];
@@ -100,12 +107,13 @@ Tensor read_labels(const std::string& path) {
 
 }  // namespace
 
-MNIST::MNIST(const std::string& root, Mode mode) : TensorDataset(empty({0}), empty({0})), train_(mode == Mode::kTrain) {
+MNIST::MNIST(const std::string& root, Mode mode)
+    : TensorDataset(empty({0}), empty({0})), train_(mode == Mode::kTrain) {
   const std::string prefix = train_ ? "train" : "t10k";
   data_ = read_images(find_file(root, prefix + "-images-idx3-ubyte"));
   targets_ = read_labels(find_file(root, prefix + "-labels-idx1-ubyte"));
-  BRASA_CHECK(data_.size(0) == targets_.size(0), "MNIST: ", data_.size(0), " images but ", targets_.size(0),
-              " labels in ", root);
+  BRASA_CHECK(data_.size(0) == targets_.size(0), "MNIST: ", data_.size(0), " images but ",
+              targets_.size(0), " labels in ", root);
 }
 
 }  // namespace datasets
@@ -131,16 +139,21 @@ void RandomSampler::reset(std::optional<int64_t> new_size) {
 }
 std::vector<int64_t> RandomSampler::next(int64_t batch_size) {
   std::vector<int64_t> out;
-  for (; pos_ < size_ && static_cast<int64_t>(out.size()) < batch_size; ++pos_) out.push_back(order_[pos_]);
+  for (; pos_ < size_ && static_cast<int64_t>(out.size()) < batch_size; ++pos_)
+    out.push_back(order_[pos_]);
   return out;
 }
 
-DistributedSampler::DistributedSampler(int64_t size, int64_t num_replicas, int64_t rank, bool shuffle,
-                                       bool allow_duplicates, uint64_t seed)
-    : size_(size), replicas_(num_replicas), rank_(rank), shuffle_(shuffle), allow_duplicates_(allow_duplicates),
+DistributedSampler::DistributedSampler(int64_t size, int64_t num_replicas, int64_t rank,
+                                       bool shuffle, bool allow_duplicates, uint64_t seed)
+    : size_(size),
+      replicas_(num_replicas),
+      rank_(rank),
+      shuffle_(shuffle),
+      allow_duplicates_(allow_duplicates),
       seed_(seed) {
-  BRASA_CHECK(num_replicas > 0 && rank >= 0 && rank < num_replicas, "DistributedSampler: invalid rank ", rank,
-              " for ", num_replicas, " replicas");
+  BRASA_CHECK(num_replicas > 0 && rank >= 0 && rank < num_replicas,
+              "DistributedSampler: invalid rank ", rank, " for ", num_replicas, " replicas");
   reset();
 }
 
@@ -160,7 +173,8 @@ void DistributedSampler::reset(std::optional<int64_t> new_size) {
     for (int64_t i = 0; i < size_; ++i) order[i] = i;
   }
   const int64_t total = local_size() * replicas_;
-  for (int64_t i = size_; i < total; ++i) order.push_back(order[(i - size_) % std::max<int64_t>(size_, 1)]);
+  for (int64_t i = size_; i < total; ++i)
+    order.push_back(order[(i - size_) % std::max<int64_t>(size_, 1)]);
   mine_.clear();
   for (int64_t i = rank_; i < total; i += replicas_) mine_.push_back(order[i]);
   pos_ = 0;
@@ -168,7 +182,8 @@ void DistributedSampler::reset(std::optional<int64_t> new_size) {
 
 std::vector<int64_t> DistributedSampler::next(int64_t batch_size) {
   std::vector<int64_t> out;
-  for (; pos_ < static_cast<int64_t>(mine_.size()) && static_cast<int64_t>(out.size()) < batch_size; ++pos_)
+  for (; pos_ < static_cast<int64_t>(mine_.size()) && static_cast<int64_t>(out.size()) < batch_size;
+       ++pos_)
     out.push_back(mine_[pos_]);
   return out;
 }
@@ -177,7 +192,8 @@ std::vector<int64_t> DistributedSampler::next(int64_t batch_size) {
 
 namespace detail {
 
-Prefetcher::Prefetcher(int64_t n_batches, int64_t workers, int64_t window, std::function<Example<>(int64_t)> make)
+Prefetcher::Prefetcher(int64_t n_batches, int64_t workers, int64_t window,
+                       std::function<Example<>(int64_t)> make)
     : make_(std::move(make)), n_(n_batches), window_(std::max<int64_t>(window, 1)) {
   for (int64_t i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
 }

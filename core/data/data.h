@@ -49,7 +49,9 @@ Example<> stack_examples(const std::vector<Example<>>& examples);
 // datasets an optional<size_t> (which must hold a value to be loaded).
 inline int64_t size_of(int64_t n) { return n; }
 inline int64_t size_of(std::optional<size_t> n) {
-  BRASA_CHECK(n.has_value(), "DataLoader: the dataset's size() returned nullopt; only sized datasets can be loaded");
+  BRASA_CHECK(
+      n.has_value(),
+      "DataLoader: the dataset's size() returned nullopt; only sized datasets can be loaded");
   return static_cast<int64_t>(*n);
 }
 }  // namespace detail
@@ -67,7 +69,8 @@ namespace datasets {
 //   };
 template <class Self, class SingleExample = Example<>>
 class Dataset {
-  static_assert(std::is_same_v<SingleExample, Example<>>, "Dataset: examples must be Example<Tensor, Tensor>");
+  static_assert(std::is_same_v<SingleExample, Example<>>,
+                "Dataset: examples must be Example<Tensor, Tensor>");
 
  public:
   using ExampleType = SingleExample;
@@ -93,7 +96,8 @@ class Dataset {
 class MNIST : public TensorDataset {
  public:
   enum class Mode { kTrain, kTest };
-  explicit MNIST(const std::string& root = "/usr/share/datasets/fashion-mnist", Mode mode = Mode::kTrain);
+  explicit MNIST(const std::string& root = "/usr/share/datasets/fashion-mnist",
+                 Mode mode = Mode::kTrain);
   const Tensor& images() const { return data_; }
   bool is_train() const { return train_; }
 
@@ -144,8 +148,8 @@ class RandomSampler : public Sampler {
 // padding duplicates).
 class DistributedSampler : public Sampler {
  public:
-  DistributedSampler(int64_t size, int64_t num_replicas, int64_t rank, bool shuffle, bool allow_duplicates = true,
-                     uint64_t seed = 0);
+  DistributedSampler(int64_t size, int64_t num_replicas, int64_t rank, bool shuffle,
+                     bool allow_duplicates = true, uint64_t seed = 0);
   void reset(std::optional<int64_t> new_size = std::nullopt) override;
   std::vector<int64_t> next(int64_t batch_size) override;
   void set_epoch(int64_t epoch) override { epoch_ = epoch; }
@@ -160,24 +164,38 @@ class DistributedSampler : public Sampler {
 };
 class DistributedRandomSampler : public DistributedSampler {
  public:
-  DistributedRandomSampler(int64_t size, int64_t num_replicas = 1, int64_t rank = 0, bool allow_duplicates = true)
+  DistributedRandomSampler(int64_t size, int64_t num_replicas = 1, int64_t rank = 0,
+                           bool allow_duplicates = true)
       : DistributedSampler(size, num_replicas, rank, true, allow_duplicates) {}
 };
 class DistributedSequentialSampler : public DistributedSampler {
  public:
-  DistributedSequentialSampler(int64_t size, int64_t num_replicas = 1, int64_t rank = 0, bool allow_duplicates = true)
+  DistributedSequentialSampler(int64_t size, int64_t num_replicas = 1, int64_t rank = 0,
+                               bool allow_duplicates = true)
       : DistributedSampler(size, num_replicas, rank, false, allow_duplicates) {}
 };
 }  // namespace samplers
 
 struct DataLoaderOptions {
   DataLoaderOptions(int64_t batch_size = 1) : batch_size_(batch_size) {}
-  DataLoaderOptions& batch_size(int64_t b) { batch_size_ = b; return *this; }
-  DataLoaderOptions& drop_last(bool d) { drop_last_ = d; return *this; }
+  DataLoaderOptions& batch_size(int64_t b) {
+    batch_size_ = b;
+    return *this;
+  }
+  DataLoaderOptions& drop_last(bool d) {
+    drop_last_ = d;
+    return *this;
+  }
   // Threads that assemble batches ahead of the training loop (0: in the caller).
-  DataLoaderOptions& workers(int64_t w) { workers_ = w; return *this; }
+  DataLoaderOptions& workers(int64_t w) {
+    workers_ = w;
+    return *this;
+  }
   // Batches a worker may be ahead of the consumer, per worker.
-  DataLoaderOptions& prefetch_factor(int64_t f) { prefetch_factor_ = f; return *this; }
+  DataLoaderOptions& prefetch_factor(int64_t f) {
+    prefetch_factor_ = f;
+    return *this;
+  }
   int64_t batch_size_;
   bool drop_last_ = false;
   int64_t workers_ = 0, prefetch_factor_ = 2;
@@ -188,7 +206,8 @@ namespace detail {
 // in order; an exception in a worker is rethrown to the consumer.
 class Prefetcher {
  public:
-  Prefetcher(int64_t n_batches, int64_t workers, int64_t window, std::function<Example<>(int64_t)> make);
+  Prefetcher(int64_t n_batches, int64_t workers, int64_t window,
+             std::function<Example<>(int64_t)> make);
   ~Prefetcher();
   bool next(Example<>& out);
 
@@ -213,8 +232,10 @@ class DataLoader {
  public:
   DataLoader(Dataset dataset, DataLoaderOptions options, std::unique_ptr<samplers::Sampler> sampler)
       : dataset_(std::move(dataset)), options_(options), sampler_(std::move(sampler)) {
-    BRASA_CHECK(options_.batch_size_ > 0, "DataLoader: batch_size must be positive, got ", options_.batch_size_);
-    BRASA_CHECK(options_.workers_ >= 0, "DataLoader: workers must be >= 0, got ", options_.workers_);
+    BRASA_CHECK(options_.batch_size_ > 0, "DataLoader: batch_size must be positive, got ",
+                options_.batch_size_);
+    BRASA_CHECK(options_.workers_ >= 0, "DataLoader: workers must be >= 0, got ",
+                options_.workers_);
   }
   class Iterator {
    public:
@@ -249,13 +270,15 @@ class DataLoader {
     sampler_->reset();
     plan_.clear();
     next_ = 0;
-    for (auto idx = sampler_->next(options_.batch_size_); !idx.empty(); idx = sampler_->next(options_.batch_size_)) {
+    for (auto idx = sampler_->next(options_.batch_size_); !idx.empty();
+         idx = sampler_->next(options_.batch_size_)) {
       if (options_.drop_last_ && static_cast<int64_t>(idx.size()) < options_.batch_size_) break;
       plan_.push_back(std::move(idx));
     }
     if (options_.workers_ > 0)
       prefetcher_ = std::make_unique<detail::Prefetcher>(
-          static_cast<int64_t>(plan_.size()), options_.workers_, options_.workers_ * options_.prefetch_factor_,
+          static_cast<int64_t>(plan_.size()), options_.workers_,
+          options_.workers_ * options_.prefetch_factor_,
           [this](int64_t i) { return dataset_.get_batch(plan_[i]); });
   }
   bool next(Example<>& out) {
@@ -279,9 +302,11 @@ auto TensorDataset::map(T transform) const {
 }
 
 template <class Sampler = samplers::RandomSampler, class Dataset>
-std::unique_ptr<DataLoader<Dataset>> make_data_loader(Dataset dataset, DataLoaderOptions options = {}) {
+std::unique_ptr<DataLoader<Dataset>> make_data_loader(Dataset dataset,
+                                                      DataLoaderOptions options = {}) {
   int64_t n = detail::size_of(dataset.size());
-  return std::make_unique<DataLoader<Dataset>>(std::move(dataset), options, std::make_unique<Sampler>(n));
+  return std::make_unique<DataLoader<Dataset>>(std::move(dataset), options,
+                                               std::make_unique<Sampler>(n));
 }
 template <class Sampler = samplers::RandomSampler, class Dataset>
 std::unique_ptr<DataLoader<Dataset>> make_data_loader(Dataset dataset, int64_t batch_size) {
@@ -289,7 +314,8 @@ std::unique_ptr<DataLoader<Dataset>> make_data_loader(Dataset dataset, int64_t b
 }
 // With a sampler built by the caller (e.g. DistributedRandomSampler).
 template <class Dataset, class Sampler>
-std::unique_ptr<DataLoader<Dataset>> make_data_loader(Dataset dataset, Sampler sampler, DataLoaderOptions options) {
+std::unique_ptr<DataLoader<Dataset>> make_data_loader(Dataset dataset, Sampler sampler,
+                                                      DataLoaderOptions options) {
   return std::make_unique<DataLoader<Dataset>>(std::move(dataset), options,
                                                std::make_unique<Sampler>(std::move(sampler)));
 }

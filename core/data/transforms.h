@@ -15,7 +15,8 @@ namespace transforms {
 template <class Target = Tensor>
 struct Normalize {
   Normalize(double mean, double stddev) : mean_({mean}), std_({stddev}) {}
-  Normalize(std::vector<double> mean, std::vector<double> stddev) : mean_(std::move(mean)), std_(std::move(stddev)) {}
+  Normalize(std::vector<double> mean, std::vector<double> stddev)
+      : mean_(std::move(mean)), std_(std::move(stddev)) {}
   Example<> operator()(Example<> e) const;
   std::vector<double> mean_, std_;
 };
@@ -57,7 +58,9 @@ class MapDataset {
  public:
   MapDataset(Dataset d, Transform t) : dataset_(std::move(d)), transform_(std::move(t)) {}
   int64_t size() const { return detail::size_of(dataset_.size()); }
-  Example<> get_batch(const std::vector<int64_t>& indices) const { return transform_(dataset_.get_batch(indices)); }
+  Example<> get_batch(const std::vector<int64_t>& indices) const {
+    return transform_(dataset_.get_batch(indices));
+  }
   Example<> get(int64_t i) const {
     Example<> one = get_batch({i});
     return {one.data[0], one.target[0]};
@@ -78,7 +81,8 @@ MapDataset<Dataset, Transform> map(Dataset d, Transform t) {
 }
 
 namespace transforms {
-Example<> normalize(Example<> e, const std::vector<double>& mean, const std::vector<double>& stddev);
+Example<> normalize(Example<> e, const std::vector<double>& mean,
+                    const std::vector<double>& stddev);
 template <class T>
 Example<> Normalize<T>::operator()(Example<> e) const {
   return normalize(std::move(e), mean_, std_);

@@ -61,7 +61,8 @@ DeviceRuntime& device_runtime(const char* op, Device d) {
 std::string available_devices_text() {
   std::string s;
   for (int i = 0; i < kNumDeviceTypes; ++i)
-    if (runtimes()[i].load()) s += (s.empty() ? "" : ", ") + std::string(device_type_name(DeviceType(i)));
+    if (runtimes()[i].load())
+      s += (s.empty() ? "" : ", ") + std::string(device_type_name(DeviceType(i)));
   return s;
 }
 

@@ -33,9 +33,11 @@ void Conv3dImpl::reset_parameters() { init::default_layer_init_(weight, bias); }
 
 Tensor Conv3dImpl::forward(const Tensor& x) {
   if (options.padding_mode_ != PaddingMode::Zeros) {
-    Tensor padded = F::detail::pad_for_conv(x, options.padding_mode_, options.padding_, options.named_padding_,
-                                            options.kernel_size_, options.dilation_);
-    return conv3d(padded, weight, bias, options.stride_, {0, 0, 0}, options.dilation_, options.groups_);
+    Tensor padded =
+        F::detail::pad_for_conv(x, options.padding_mode_, options.padding_, options.named_padding_,
+                                options.kernel_size_, options.dilation_);
+    return conv3d(padded, weight, bias, options.stride_, {0, 0, 0}, options.dilation_,
+                  options.groups_);
   }
   if (options.named_padding_)
     return conv3d(x, weight, bias, options.stride_, *options.named_padding_, options.dilation_,

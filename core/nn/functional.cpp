@@ -16,9 +16,11 @@
 namespace brasa::nn::functional {
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
-  BRASA_CHECK(weight.dim() == 2, "linear: expected a 2-D weight [out, in], got shape ", weight.sizes());
-  BRASA_CHECK(input.dim() >= 1 && input.size(-1) == weight.size(1), "linear: input of shape ", input.sizes(),
-              " does not match the weight's in_features ", weight.size(1), " (weight shape ", weight.sizes(), ")");
+  BRASA_CHECK(weight.dim() == 2, "linear: expected a 2-D weight [out, in], got shape ",
+              weight.sizes());
+  BRASA_CHECK(input.dim() >= 1 && input.size(-1) == weight.size(1), "linear: input of shape ",
+              input.sizes(), " does not match the weight's in_features ", weight.size(1),
+              " (weight shape ", weight.sizes(), ")");
   if (input.dim() == 2 && bias.defined()) return addmm(bias, input, weight.t());
   Tensor out = matmul(input, weight.t());
   return bias.defined() ? out + bias : out;
@@ -37,7 +39,8 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
     const double k = std::sqrt(2.0 / M_PI);
     return 0.5 * x * (1 + tanh(k * (x + 0.044715 * x * x * x)));
   }
-  BRASA_CHECK(approximate == "none", "gelu: approximate must be 'none' or 'tanh', got '", approximate, "'");
+  BRASA_CHECK(approximate == "none", "gelu: approximate must be 'none' or 'tanh', got '",
+              approximate, "'");
   return 0.5 * x * (1 + erf(x * M_SQRT1_2));
 }
 
@@ -75,7 +78,8 @@ Tensor hardtanh(const Tensor& x, double lo, double hi) {
 }
 Tensor dropout2d(const Tensor& x, double p, bool training) {
   BRASA_CHECK(p >= 0 && p <= 1, "dropout2d: probability has to be between 0 and 1, but got ", p);
-  BRASA_CHECK(x.dim() == 3 || x.dim() == 4, "dropout2d: expected a 3-D or 4-D input, got shape ", x.sizes());
+  BRASA_CHECK(x.dim() == 3 || x.dim() == 4, "dropout2d: expected a 3-D or 4-D input, got shape ",
+              x.sizes());
   if (!training || p == 0) return x;
   DimVector mask_shape(x.sizes().begin(), x.sizes().end());
   for (int64_t d = x.dim() == 4 ? 2 : 1; d < x.dim(); ++d) mask_shape[d] = 1;
@@ -89,16 +93,19 @@ Tensor dropout2d(const Tensor& x, double p, bool training) {
   return x * mask;
 }
 
-Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
-                  const Tensor& bias, bool training, double momentum, double eps) {
-  BRASA_CHECK(x.dim() >= 2, "batch_norm: expected at least a 2-D input [N, C, ...], got shape ", x.sizes());
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                  double eps) {
+  BRASA_CHECK(x.dim() >= 2, "batch_norm: expected at least a 2-D input [N, C, ...], got shape ",
+              x.sizes());
   const int64_t C = x.size(1);
   DimVector dims{0}, shape(x.dim(), 1);
   for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
   shape[1] = C;
   auto check = [&](const Tensor& t, const char* what) {
     if (t.defined())
-      BRASA_CHECK(t.dim() == 1 && t.size(0) == C, "batch_norm: expected ", what, " of shape [", C, "], got ", t.sizes());
+      BRASA_CHECK(t.dim() == 1 && t.size(0) == C, "batch_norm: expected ", what, " of shape [", C,
+                  "], got ", t.sizes());
   };
   check(running_mean, "running_mean");
   check(running_var, "running_var");
@@ -107,14 +114,17 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   Tensor mean, var;
   if (training) {
     const int64_t n = x.numel() / C;
-    BRASA_CHECK(n > 1, "batch_norm: expected more than 1 value per channel when training, got input size ", x.sizes());
+    BRASA_CHECK(n > 1,
+                "batch_norm: expected more than 1 value per channel when training, got input size ",
+                x.sizes());
     mean = x.mean(dims);
     var = x.var(dims, /*unbiased=*/false);
     if (running_mean.defined() && running_var.defined()) {
       NoGradGuard ng;
       Tensor rm = running_mean, rv = running_var;
       rm.mul_(1 - momentum).add_(mean.detach(), momentum);
-      rv.mul_(1 - momentum).add_(var.detach() * (static_cast<double>(n) / static_cast<double>(n - 1)), momentum);
+      rv.mul_(1 - momentum)
+          .add_(var.detach() * (static_cast<double>(n) / static_cast<double>(n - 1)), momentum);
     }
   } else {
     BRASA_CHECK(running_mean.defined() && running_var.defined(),
@@ -128,14 +138,14 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   return y;
 }
 
-Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias,
-                  double eps) {
+Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight,
+                  const Tensor& bias, double eps) {
   const int64_t k = static_cast<int64_t>(normalized_shape.size());
   BRASA_CHECK(k >= 1 && x.dim() >= k, "layer_norm: normalized_shape ", normalized_shape,
               " does not fit input of shape ", x.sizes());
   for (int64_t i = 0; i < k; ++i)
-    BRASA_CHECK(x.size(x.dim() - k + i) == normalized_shape[i], "layer_norm: input shape ", x.sizes(),
-                " does not end with normalized_shape ", normalized_shape);
+    BRASA_CHECK(x.size(x.dim() - k + i) == normalized_shape[i], "layer_norm: input shape ",
+                x.sizes(), " does not end with normalized_shape ", normalized_shape);
   DimVector dims;
   for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
   Tensor mean = x.mean(dims, true), var = x.var(dims, false, true);
@@ -145,9 +155,11 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   return y;
 }
 
-Tensor group_norm(const Tensor& x, int64_t G, const Tensor& weight, const Tensor& bias, double eps) {
-  BRASA_CHECK(x.dim() >= 2 && G > 0 && x.size(1) % G == 0, "group_norm: expected input [N, C, ...] with C (",
-              x.dim() >= 2 ? x.size(1) : 0, ") divisible by num_groups (", G, ")");
+Tensor group_norm(const Tensor& x, int64_t G, const Tensor& weight, const Tensor& bias,
+                  double eps) {
+  BRASA_CHECK(x.dim() >= 2 && G > 0 && x.size(1) % G == 0,
+              "group_norm: expected input [N, C, ...] with C (", x.dim() >= 2 ? x.size(1) : 0,
+              ") divisible by num_groups (", G, ")");
   const int64_t N = x.size(0), C = x.size(1);
   Tensor g = x.reshape({N, G, -1});
   Tensor y = ((g - g.mean({2}, true)) * rsqrt(g.var({2}, false, true) + eps)).view(x.sizes());
@@ -159,7 +171,8 @@ Tensor group_norm(const Tensor& x, int64_t G, const Tensor& weight, const Tensor
 }
 
 // Scales the rows of `weight` named in `flat` down to max_norm (no grad).
-static void embedding_renorm(const Tensor& weight, const Tensor& flat, double max_norm, double norm_type) {
+static void embedding_renorm(const Tensor& weight, const Tensor& flat, double max_norm,
+                             double norm_type) {
   NoGradGuard no_grad;
   Tensor idx = flat.contiguous().to(Device(kCPU));  // read on the host
   const int64_t* p = idx.data_ptr<int64_t>();
@@ -175,9 +188,10 @@ static void embedding_renorm(const Tensor& weight, const Tensor& flat, double ma
 
 Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx,
                  std::optional<double> max_norm, double norm_type) {
-  BRASA_CHECK(weight.dim() == 2, "embedding: expected a 2-D weight [num_embeddings, dim], got ", weight.sizes());
-  BRASA_CHECK(indices.dtype() == kLong || indices.dtype() == kInt, "embedding: expected int64 or int32 indices, got ",
-              indices.dtype());
+  BRASA_CHECK(weight.dim() == 2, "embedding: expected a 2-D weight [num_embeddings, dim], got ",
+              weight.sizes());
+  BRASA_CHECK(indices.dtype() == kLong || indices.dtype() == kInt,
+              "embedding: expected int64 or int32 indices, got ", indices.dtype());
   Tensor flat = indices.reshape({-1}).to(kLong);
   if (max_norm) {
     BRASA_CHECK(*max_norm > 0, "embedding: max_norm must be positive, got ", *max_norm);
@@ -194,18 +208,21 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
   return rows.view(shape);
 }
 
-Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& offsets, EmbeddingBagMode mode,
-                     const Tensor& per_sample_weights, bool include_last_offset, std::optional<int64_t> padding_idx,
+Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& offsets,
+                     EmbeddingBagMode mode, const Tensor& per_sample_weights,
+                     bool include_last_offset, std::optional<int64_t> padding_idx,
                      std::optional<double> max_norm, double norm_type) {
-  BRASA_CHECK(input.dim() == 1 || input.dim() == 2, "embedding_bag: expected a 1-D or 2-D input, got ", input.sizes());
-  BRASA_CHECK(input.dim() == 1 || !offsets.defined(),
-              "embedding_bag: offsets go with a 1-D input; a 2-D input [B, N] is B bags of N already");
+  BRASA_CHECK(input.dim() == 1 || input.dim() == 2,
+              "embedding_bag: expected a 1-D or 2-D input, got ", input.sizes());
+  BRASA_CHECK(
+      input.dim() == 1 || !offsets.defined(),
+      "embedding_bag: offsets go with a 1-D input; a 2-D input [B, N] is B bags of N already");
   BRASA_CHECK(input.dim() == 2 || offsets.defined(), "embedding_bag: a 1-D input needs offsets");
   BRASA_CHECK(!per_sample_weights.defined() || mode == EmbeddingBagMode::Sum,
               "embedding_bag: per_sample_weights are only supported with mode kSum");
   BRASA_CHECK(!per_sample_weights.defined() || per_sample_weights.sizes() == input.sizes(),
-              "embedding_bag: per_sample_weights must have the input's shape ", input.sizes(), ", got ",
-              per_sample_weights.sizes());
+              "embedding_bag: per_sample_weights must have the input's shape ", input.sizes(),
+              ", got ", per_sample_weights.sizes());
   Tensor flat = input.reshape({-1}).to(kLong).contiguous();
   Tensor emb = embedding(flat, weight, std::nullopt, max_norm, norm_type);  // [T, D]
   if (per_sample_weights.defined()) emb = emb * per_sample_weights.reshape({-1, 1});
@@ -219,16 +236,20 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
     Tensor o = offsets.to(Device(kCPU), kLong).contiguous();
     starts.assign(o.data_ptr<int64_t>(), o.data_ptr<int64_t>() + o.numel());
     if (include_last_offset) {
-      BRASA_CHECK(!starts.empty() && starts.back() == total, "embedding_bag: with include_last_offset the last ",
+      BRASA_CHECK(!starts.empty() && starts.back() == total,
+                  "embedding_bag: with include_last_offset the last ",
                   "offset must be the input's length ", total);
       starts.pop_back();
     }
     for (size_t b = 0; b < starts.size(); ++b)
       BRASA_CHECK(starts[b] >= 0 && starts[b] <= total && (b == 0 || starts[b] >= starts[b - 1]),
-                  "embedding_bag: offsets must be non-decreasing within [0, ", total, "], got ", offsets.sizes());
-    BRASA_CHECK(starts.empty() || starts[0] == 0, "embedding_bag: the first offset must be 0, got ", starts[0]);
+                  "embedding_bag: offsets must be non-decreasing within [0, ", total, "], got ",
+                  offsets.sizes());
+    BRASA_CHECK(starts.empty() || starts[0] == 0, "embedding_bag: the first offset must be 0, got ",
+                starts[0]);
   }
-  const int64_t pad = padding_idx ? (*padding_idx < 0 ? *padding_idx + weight.size(0) : *padding_idx) : -1;
+  const int64_t pad =
+      padding_idx ? (*padding_idx < 0 ? *padding_idx + weight.size(0) : *padding_idx) : -1;
   const Tensor host_ids = flat.to(Device(kCPU));
   const int64_t* ids = host_ids.data_ptr<int64_t>();
   std::vector<Tensor> bags;
@@ -242,16 +263,20 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
       continue;
     }
     Tensor rows = emb.index_select(0, tensor(keep));
-    if (mode == EmbeddingBagMode::Sum) bags.push_back(rows.sum(0));
-    else if (mode == EmbeddingBagMode::Mean) bags.push_back(rows.mean(0));
-    else bags.push_back(std::get<0>(rows.max(0)));
+    if (mode == EmbeddingBagMode::Sum)
+      bags.push_back(rows.sum(0));
+    else if (mode == EmbeddingBagMode::Mean)
+      bags.push_back(rows.mean(0));
+    else
+      bags.push_back(std::get<0>(rows.max(0)));
   }
   if (bags.empty()) return zeros({0, weight.size(1)}, emb.options());
   return stack(bags, 0);
 }
 
 // Windows of adaptive pooling along one axis: [floor(i*in/out), ceil((i+1)*in/out)).
-static Tensor adaptive_pool2d(const Tensor& x, IntArrayRef output_size, bool is_max, const char* op) {
+static Tensor adaptive_pool2d(const Tensor& x, IntArrayRef output_size, bool is_max,
+                              const char* op) {
   BRASA_CHECK(x.dim() == 3 || x.dim() == 4, op, ": expected a 3-D or 4-D input, got ", x.sizes());
   BRASA_CHECK(output_size.size() == 2 && output_size[0] > 0 && output_size[1] > 0, op,
               ": output_size must have two positive values, got ", output_size);
@@ -272,18 +297,19 @@ static Tensor adaptive_pool2d(const Tensor& x, IntArrayRef output_size, bool is_
 
 // The 1-d poolings run the 2-d kernels on [.., 1, L].
 static void check_1d_pool(const char* op, const Tensor& x) {
-  BRASA_CHECK(x.dim() == 2 || x.dim() == 3, op, ": expected a 2-D or 3-D input [N, C, L], got shape ", x.sizes());
+  BRASA_CHECK(x.dim() == 2 || x.dim() == 3, op,
+              ": expected a 2-D or 3-D input [N, C, L], got shape ", x.sizes());
 }
 Tensor max_pool1d(const Tensor& x, const MaxPool1dFuncOptions& o) {
   check_1d_pool("max_pool1d", x);
-  return brasa::max_pool2d(x.unsqueeze(-2), {1, o.kernel_size_[0]}, {1, o.stride_[0]}, {0, o.padding_[0]},
-                           {1, o.dilation_[0]}, o.ceil_mode_)
+  return brasa::max_pool2d(x.unsqueeze(-2), {1, o.kernel_size_[0]}, {1, o.stride_[0]},
+                           {0, o.padding_[0]}, {1, o.dilation_[0]}, o.ceil_mode_)
       .squeeze(-2);
 }
 Tensor avg_pool1d(const Tensor& x, const AvgPool1dFuncOptions& o) {
   check_1d_pool("avg_pool1d", x);
-  return brasa::avg_pool2d(x.unsqueeze(-2), {1, o.kernel_size_[0]}, {1, o.stride_[0]}, {0, o.padding_[0]},
-                           o.ceil_mode_, o.count_include_pad_)
+  return brasa::avg_pool2d(x.unsqueeze(-2), {1, o.kernel_size_[0]}, {1, o.stride_[0]},
+                           {0, o.padding_[0]}, o.ceil_mode_, o.count_include_pad_)
       .squeeze(-2);
 }
 
@@ -324,8 +350,8 @@ Tensor lerp_axis(const Tensor& x, int64_t d, const AxisMap& m) {
 
 Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode, bool align_corners) {
   BRASA_CHECK(x.dim() == 4, "interpolate: expected a 4-D input [N, C, H, W], got ", x.sizes());
-  BRASA_CHECK(size.size() == 2 && size[0] > 0 && size[1] > 0, "interpolate: size must have two positive values, got ",
-              size);
+  BRASA_CHECK(size.size() == 2 && size[0] > 0 && size[1] > 0,
+              "interpolate: size must have two positive values, got ", size);
   BRASA_CHECK(x.is_floating_point(), "interpolate: expected a floating input, got ", x.dtype());
   const int64_t H = x.size(2), W = x.size(3);
   if (mode == "nearest") {
@@ -335,7 +361,8 @@ Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode, b
     for (int64_t o = 0; o < size[1]; ++o) cols.push_back(std::min<int64_t>(o * W / size[1], W - 1));
     return x.index_select(2, tensor(rows)).index_select(3, tensor(cols));
   }
-  BRASA_CHECK(mode == "bilinear", "interpolate: mode must be 'nearest' or 'bilinear', got '", mode, "'");
+  BRASA_CHECK(mode == "bilinear", "interpolate: mode must be 'nearest' or 'bilinear', got '", mode,
+              "'");
   return lerp_axis(lerp_axis(x, 2, bilinear_axis(H, size[0], align_corners)), 3,
                    bilinear_axis(W, size[1], align_corners));
 }
@@ -348,23 +375,27 @@ namespace {
 
 Tensor reduce(const Tensor& per_sample, Reduction r) {
   switch (r) {
-    case Reduction::None: return per_sample;
-    case Reduction::Sum: return per_sample.sum();
-    case Reduction::Mean: return per_sample.mean();
+    case Reduction::None:
+      return per_sample;
+    case Reduction::Sum:
+      return per_sample.sum();
+    case Reduction::Mean:
+      return per_sample.mean();
   }
   return per_sample;
 }
 
 void check_class_target(const char* op, const Tensor& input, const Tensor& target) {
   BRASA_CHECK(input.dim() >= 1, op, ": input must have at least one dimension");
-  BRASA_CHECK(target.dtype() == kLong, op, ": expected class-index targets of dtype int64, got ", target.dtype());
+  BRASA_CHECK(target.dtype() == kLong, op, ": expected class-index targets of dtype int64, got ",
+              target.dtype());
   const int64_t batch_dims = input.dim() == 1 ? 0 : 1;
   BRASA_CHECK(target.dim() == input.dim() - 1, op, ": expected target of ", input.dim() - 1,
               " dims for input of shape ", input.sizes(), ", got target of shape ", target.sizes());
   for (int64_t d = 0; d < target.dim(); ++d) {
     int64_t in_d = d < batch_dims ? d : d + 1;
-    BRASA_CHECK(target.size(d) == input.size(in_d), op, ": expected target shape to match input ", input.sizes(),
-                " without the class dim, got ", target.sizes());
+    BRASA_CHECK(target.size(d) == input.size(in_d), op, ": expected target shape to match input ",
+                input.sizes(), " without the class dim, got ", target.sizes());
   }
 }
 
@@ -378,12 +409,14 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossOptions&
   Tensor safe_target = where(valid, target, zeros_like(target));
   {
     Tensor bad = logical_and(valid, logical_or(target < 0, target >= C));
-    BRASA_CHECK(!bad.any().item<bool>(), "nll_loss: target ", masked_select(target, bad)[0].item<int64_t>(),
-                " is out of bounds for ", C, " classes");
+    BRASA_CHECK(!bad.any().item<bool>(), "nll_loss: target ",
+                masked_select(target, bad)[0].item<int64_t>(), " is out of bounds for ", C,
+                " classes");
   }
   Tensor picked = input.gather(class_dim, safe_target.unsqueeze(class_dim)).squeeze(class_dim);
-  Tensor w = o.weight_.defined() ? o.weight_.index_select(0, safe_target.reshape({-1})).view(target.sizes())
-                                 : ones_like(picked);
+  Tensor w = o.weight_.defined()
+                 ? o.weight_.index_select(0, safe_target.reshape({-1})).view(target.sizes())
+                 : ones_like(picked);
   w = w * valid.to(w.dtype());
   Tensor per = -(picked * w);
   if (o.reduction_ == Reduction::Mean) return per.sum() / w.sum();
@@ -399,8 +432,9 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const NLLLossOpt
   DimVector wshape(input.dim(), 1);
   wshape[class_dim] = C;
   if (target.is_floating_point()) {
-    BRASA_CHECK(target.sizes() == input.sizes(), "cross_entropy: probability targets must have the input's shape ",
-                input.sizes(), ", got ", target.sizes());
+    BRASA_CHECK(target.sizes() == input.sizes(),
+                "cross_entropy: probability targets must have the input's shape ", input.sizes(),
+                ", got ", target.sizes());
     Tensor t = eps > 0 ? target * (1 - eps) + eps / static_cast<double>(C) : target;
     Tensor terms = logp * t;
     if (o.weight_.defined()) terms = terms * o.weight_.view(wshape);
@@ -429,15 +463,15 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const NLLLossOpt
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction r) {
-  BRASA_CHECK(input.sizes() == target.sizes(), "mse_loss: input ", input.sizes(), " and target ", target.sizes(),
-              " must have the same shape");
+  BRASA_CHECK(input.sizes() == target.sizes(), "mse_loss: input ", input.sizes(), " and target ",
+              target.sizes(), " must have the same shape");
   Tensor d = input - target;
   return reduce(d * d, r);
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction r) {
-  BRASA_CHECK(input.sizes() == target.sizes(), "l1_loss: input ", input.sizes(), " and target ", target.sizes(),
-              " must have the same shape");
+  BRASA_CHECK(input.sizes() == target.sizes(), "l1_loss: input ", input.sizes(), " and target ",
+              target.sizes(), " must have the same shape");
   return reduce(abs(input - target), r);
 }
 
@@ -448,7 +482,8 @@ void check_same_shape(const char* op, const Tensor& input, const Tensor& target)
 }
 }  // namespace
 
-Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction r) {
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
+                            Reduction r) {
   check_same_shape("binary_cross_entropy", input, target);
   {
     NoGradGuard ng;
@@ -456,13 +491,15 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
                 "binary_cross_entropy: all elements of input should be between 0 and 1");
   }
   // PyTorch clamps the logs at -100 so that 0 and 1 inputs stay finite.
-  Tensor l = -(target * clamp_min(log(input), -100) + (1 - target) * clamp_min(log(1 - input), -100));
+  Tensor l =
+      -(target * clamp_min(log(input), -100) + (1 - target) * clamp_min(log(1 - input), -100));
   if (weight.defined()) l = l * weight;
   return reduce(l, r);
 }
 
-Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
-                                        const Tensor& pos_weight, Reduction r) {
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const Tensor& weight, const Tensor& pos_weight,
+                                        Reduction r) {
   check_same_shape("binary_cross_entropy_with_logits", input, target);
   // log(1 + exp(-x)) computed stably as softplus(-x).
   Tensor log_sig_neg = F::softplus(-input);  // -log(sigmoid(x))
@@ -494,9 +531,11 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction r, double
 
 Tensor kl_div(const Tensor& input, const Tensor& target, Reduction r, bool log_target) {
   check_same_shape("kl_div", input, target);
-  Tensor l = log_target ? exp(target) * (target - input)
-                        : where(target > 0, target * (log(where(target > 0, target, ones_like(target))) - input),
-                                zeros_like(input));
+  Tensor l =
+      log_target
+          ? exp(target) * (target - input)
+          : where(target > 0, target * (log(where(target > 0, target, ones_like(target))) - input),
+                  zeros_like(input));
   return reduce(l, r);
 }
 
@@ -511,7 +550,8 @@ Tensor normalize(const Tensor& x, double p, int64_t dim, double eps) {
 }
 
 Tensor one_hot(const Tensor& indices, int64_t num_classes) {
-  BRASA_CHECK(indices.dtype() == kLong, "one_hot: expected int64 class indices, got ", indices.dtype());
+  BRASA_CHECK(indices.dtype() == kLong, "one_hot: expected int64 class indices, got ",
+              indices.dtype());
   if (num_classes < 0) num_classes = indices.numel() == 0 ? 0 : indices.max().item<int64_t>() + 1;
   if (indices.numel() > 0)
     BRASA_CHECK(indices.min().item<int64_t>() >= 0 && indices.max().item<int64_t>() < num_classes,
@@ -544,32 +584,41 @@ Tensor pad(const Tensor& x, IntArrayRef p, double value) {
 Tensor pad(const Tensor& x, const PadFuncOptions& o) {
   const auto& p = o.pad_;
   if (o.mode_ == PaddingMode::Constant) return pad(x, p, o.value_);
-  BRASA_CHECK(o.mode_ != PaddingMode::Zeros, "pad: mode kZeros is a convolution padding_mode; use kConstant");
-  const char* name = o.mode_ == PaddingMode::Reflect ? "reflect" : o.mode_ == PaddingMode::Replicate ? "replicate"
-                                                                                                      : "circular";
+  BRASA_CHECK(o.mode_ != PaddingMode::Zeros,
+              "pad: mode kZeros is a convolution padding_mode; use kConstant");
+  const char* name = o.mode_ == PaddingMode::Reflect     ? "reflect"
+                     : o.mode_ == PaddingMode::Replicate ? "replicate"
+                                                         : "circular";
   BRASA_CHECK(p.size() % 2 == 0 && static_cast<int64_t>(p.size()) / 2 < x.dim(), "pad: ", name,
               " padding takes an even number of values for at most dim - 1 = ", x.dim() - 1,
-              " last dims (the first dim is not padded), got ", IntArrayRef(p), " for an input of shape ", x.sizes());
+              " last dims (the first dim is not padded), got ", IntArrayRef(p),
+              " for an input of shape ", x.sizes());
   // Each padded dim becomes an index_select along it (differentiable: the
   // gradient adds back into the positions each index read).
   Tensor out = x;
   for (size_t k = 0; k < p.size() / 2; ++k) {
-    const int64_t d = x.dim() - 1 - static_cast<int64_t>(k), n = x.size(d), lo = p[2 * k], hi = p[2 * k + 1];
-    BRASA_CHECK(lo >= 0 && hi >= 0, "pad: ", name, " padding must be non-negative, got ", IntArrayRef(p));
+    const int64_t d = x.dim() - 1 - static_cast<int64_t>(k), n = x.size(d), lo = p[2 * k],
+                  hi = p[2 * k + 1];
+    BRASA_CHECK(lo >= 0 && hi >= 0, "pad: ", name, " padding must be non-negative, got ",
+                IntArrayRef(p));
     if (lo == 0 && hi == 0) continue;
     if (o.mode_ == PaddingMode::Reflect)
       BRASA_CHECK(lo < n && hi < n, "pad: reflect padding (", lo, ", ", hi, ") of dim ", d,
                   " must be smaller than its size ", n, " (input shape ", x.sizes(), ")");
     else
-      BRASA_CHECK(n > 0 && (o.mode_ == PaddingMode::Replicate || (lo <= n && hi <= n)), "pad: ", name,
-                  " padding (", lo, ", ", hi, ") of dim ", d, " needs a size of at least ",
+      BRASA_CHECK(n > 0 && (o.mode_ == PaddingMode::Replicate || (lo <= n && hi <= n)),
+                  "pad: ", name, " padding (", lo, ", ", hi, ") of dim ", d,
+                  " needs a size of at least ",
                   o.mode_ == PaddingMode::Replicate ? 1 : std::max(lo, hi), ", got ", n);
     std::vector<int64_t> idx;
     for (int64_t q = -lo; q < n + hi; ++q) {
       int64_t i = q;
-      if (o.mode_ == PaddingMode::Reflect) i = q < 0 ? -q : (q >= n ? 2 * (n - 1) - q : q);
-      else if (o.mode_ == PaddingMode::Replicate) i = std::clamp<int64_t>(q, 0, n - 1);
-      else i = ((q % n) + n) % n;
+      if (o.mode_ == PaddingMode::Reflect)
+        i = q < 0 ? -q : (q >= n ? 2 * (n - 1) - q : q);
+      else if (o.mode_ == PaddingMode::Replicate)
+        i = std::clamp<int64_t>(q, 0, n - 1);
+      else
+        i = ((q % n) + n) % n;
       idx.push_back(i);
     }
     out = out.index_select(d, tensor(idx));
@@ -577,8 +626,9 @@ Tensor pad(const Tensor& x, const PadFuncOptions& o) {
   return out;
 }
 
-Tensor detail::pad_for_conv(const Tensor& x, PaddingMode mode, IntArrayRef padding, std::optional<ConvPadding> named,
-                            IntArrayRef kernel, IntArrayRef dilation) {
+Tensor detail::pad_for_conv(const Tensor& x, PaddingMode mode, IntArrayRef padding,
+                            std::optional<ConvPadding> named, IntArrayRef kernel,
+                            IntArrayRef dilation) {
   const size_t dims = kernel.size();
   std::vector<int64_t> p(2 * dims, 0);  // last dim first, as F::pad takes it
   for (size_t d = 0; d < dims; ++d) {
@@ -597,8 +647,9 @@ Tensor detail::pad_for_conv(const Tensor& x, PaddingMode mode, IntArrayRef paddi
 }
 
 void detail::check_conv_padding_mode(const char* module, PaddingMode mode) {
-  BRASA_CHECK(mode != PaddingMode::Constant, module,
-              ": padding_mode must be kZeros, kReflect, kReplicate or kCircular (kConstant is for F::pad)");
+  BRASA_CHECK(
+      mode != PaddingMode::Constant, module,
+      ": padding_mode must be kZeros, kReflect, kReplicate or kCircular (kConstant is for F::pad)");
 }
 
 }  // namespace brasa::nn::functional
@@ -641,8 +692,8 @@ Tensor parameters_to_vector(const std::vector<Tensor>& parameters) {
 void vector_to_parameters(const Tensor& vec, const std::vector<Tensor>& parameters) {
   int64_t total = 0;
   for (const auto& p : parameters) total += p.numel();
-  BRASA_CHECK(vec.dim() == 1 && vec.numel() == total, "vector_to_parameters: expected a vector of ", total,
-              " elements, got shape ", vec.sizes());
+  BRASA_CHECK(vec.dim() == 1 && vec.numel() == total, "vector_to_parameters: expected a vector of ",
+              total, " elements, got shape ", vec.sizes());
   NoGradGuard ng;
   int64_t off = 0;
   for (const auto& p : parameters) {

@@ -46,16 +46,18 @@ Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true);
 // Normalization. batch_norm updates running_mean/var in place when training
 // (momentum as in PyTorch: new = (1 - momentum) * old + momentum * batch stat,
 // with the unbiased variance).
-Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
-                  const Tensor& bias, bool training, double momentum = 0.1, double eps = 1e-5);
-Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight = {}, const Tensor& bias = {},
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum = 0.1,
                   double eps = 1e-5);
-Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
-                  double eps = 1e-5);
+Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5);
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5);
 // Rows of weight; rows at padding_idx get no gradient.
 // max_norm: rows looked up whose norm_type-norm exceeds max_norm are first
 // scaled down to it, in place in `weight` (as PyTorch does).
-Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt,
+Tensor embedding(const Tensor& indices, const Tensor& weight,
+                 std::optional<int64_t> padding_idx = std::nullopt,
                  std::optional<double> max_norm = std::nullopt, double norm_type = 2.0);
 // Sums, averages or takes the max of embeddings per bag. `input` is [B, N]
 // (a bag per row, no offsets) or 1-D with `offsets` [B] giving where each bag
@@ -63,24 +65,38 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
 // padding_idx are left out; an empty bag gives zeros. per_sample_weights
 // (like input) scale the embeddings, mode kSum only.
 Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& offsets = {},
-                     EmbeddingBagMode mode = EmbeddingBagMode::Mean, const Tensor& per_sample_weights = {},
-                     bool include_last_offset = false, std::optional<int64_t> padding_idx = std::nullopt,
+                     EmbeddingBagMode mode = EmbeddingBagMode::Mean,
+                     const Tensor& per_sample_weights = {}, bool include_last_offset = false,
+                     std::optional<int64_t> padding_idx = std::nullopt,
                      std::optional<double> max_norm = std::nullopt, double norm_type = 2.0);
 Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size);
 Tensor adaptive_max_pool2d(const Tensor& x, IntArrayRef output_size);
 // Resizes the last two dims of [N, C, H, W] to `size`: mode "nearest" or
 // "bilinear" (align_corners as in PyTorch).
-Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode = "nearest", bool align_corners = false);
+Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode = "nearest",
+                   bool align_corners = false);
 
 struct NLLLossOptions {
   Tensor weight_;
   int64_t ignore_index_ = -100;
   Reduction reduction_ = kMean;
   double label_smoothing_ = 0.0;
-  NLLLossOptions& weight(Tensor w) { weight_ = std::move(w); return *this; }
-  NLLLossOptions& ignore_index(int64_t i) { ignore_index_ = i; return *this; }
-  NLLLossOptions& reduction(Reduction r) { reduction_ = r; return *this; }
-  NLLLossOptions& label_smoothing(double s) { label_smoothing_ = s; return *this; }
+  NLLLossOptions& weight(Tensor w) {
+    weight_ = std::move(w);
+    return *this;
+  }
+  NLLLossOptions& ignore_index(int64_t i) {
+    ignore_index_ = i;
+    return *this;
+  }
+  NLLLossOptions& reduction(Reduction r) {
+    reduction_ = r;
+    return *this;
+  }
+  NLLLossOptions& label_smoothing(double s) {
+    label_smoothing_ = s;
+    return *this;
+  }
 };
 using NLLLossFuncOptions = NLLLossOptions;
 using CrossEntropyFuncOptions = NLLLossOptions;
@@ -94,12 +110,16 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = 
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
                             Reduction reduction = kMean);
-Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight = {},
-                                        const Tensor& pos_weight = {}, Reduction reduction = kMean);
-Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean, double beta = 1.0);
-Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean, double delta = 1.0);
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const Tensor& weight = {}, const Tensor& pos_weight = {},
+                                        Reduction reduction = kMean);
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean,
+                      double beta = 1.0);
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean,
+                  double delta = 1.0);
 // input: log-probabilities; target: probabilities (or log-probabilities with log_target).
-Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = kMean, bool log_target = false);
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = kMean,
+              bool log_target = false);
 Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim = 1, double eps = 1e-8);
 // x / max(||x||_p, eps) along dim.
 Tensor normalize(const Tensor& x, double p = 2.0, int64_t dim = 1, double eps = 1e-12);
@@ -113,8 +133,14 @@ Tensor pad(const Tensor& x, IntArrayRef pad, double value = 0.0);
 // the last pad.size() / 2 dims, which must leave the first dim unpadded.
 struct PadFuncOptions {
   PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}
-  PadFuncOptions& mode(PaddingMode m) { mode_ = m; return *this; }
-  PadFuncOptions& value(double v) { value_ = v; return *this; }
+  PadFuncOptions& mode(PaddingMode m) {
+    mode_ = m;
+    return *this;
+  }
+  PadFuncOptions& value(double v) {
+    value_ = v;
+    return *this;
+  }
   std::vector<int64_t> pad_;
   PaddingMode mode_ = PaddingMode::Constant;
   double value_ = 0.0;
@@ -125,7 +151,8 @@ Tensor pad(const Tensor& x, const PadFuncOptions& options);
 
 namespace nn::utils {
 // Scales all gradients so that their total p-norm is at most max_norm; returns the norm before.
-double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type = 2.0);
+double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm,
+                       double norm_type = 2.0);
 void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value);
 Tensor parameters_to_vector(const std::vector<Tensor>& parameters);
 void vector_to_parameters(const Tensor& vec, const std::vector<Tensor>& parameters);

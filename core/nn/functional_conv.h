@@ -196,8 +196,8 @@ namespace detail {
 // kCircular) says, for the convolution to then run unpadded: `padding` per
 // spatial dim, or the named padding (kSame: dilation * (k - 1) in total, the
 // odd element at the end; kValid: none).
-Tensor pad_for_conv(const Tensor& x, PaddingMode mode, IntArrayRef padding, std::optional<ConvPadding> named,
-                    IntArrayRef kernel, IntArrayRef dilation);
+Tensor pad_for_conv(const Tensor& x, PaddingMode mode, IntArrayRef padding,
+                    std::optional<ConvPadding> named, IntArrayRef kernel, IntArrayRef dilation);
 // Checks a convolution module's padding_mode (kConstant is F::pad's, not a convolution's).
 void check_conv_padding_mode(const char* module, PaddingMode mode);
 }  // namespace detail

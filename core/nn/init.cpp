@@ -28,8 +28,10 @@ Tensor ones_(Tensor t) { return constant_(std::move(t), 1.0); }
 Tensor zeros_(Tensor t) { return constant_(std::move(t), 0.0); }
 
 std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t) {
-  BRASA_CHECK(t.dim() >= 2, "init: fan in and fan out can not be computed for tensor with fewer than 2 dimensions (",
-              "shape ", t.sizes(), ")");
+  BRASA_CHECK(
+      t.dim() >= 2,
+      "init: fan in and fan out can not be computed for tensor with fewer than 2 dimensions (",
+      "shape ", t.sizes(), ")");
   int64_t receptive = 1;
   for (int64_t d = 2; d < t.dim(); ++d) receptive *= t.size(d);
   return {t.size(1) * receptive, t.size(0) * receptive};
@@ -62,11 +64,13 @@ Tensor kaiming_uniform_(Tensor t, double a, bool fan_in_mode, const std::string&
 }
 Tensor kaiming_normal_(Tensor t, double a, bool fan_in_mode, const std::string& nonlinearity) {
   auto [fi, fo] = calculate_fan_in_and_fan_out(t);
-  return normal_(std::move(t), 0, gain_of(nonlinearity, a) / std::sqrt(static_cast<double>(fan_in_mode ? fi : fo)));
+  return normal_(std::move(t), 0,
+                 gain_of(nonlinearity, a) / std::sqrt(static_cast<double>(fan_in_mode ? fi : fo)));
 }
 
 Tensor orthogonal_(Tensor t, double gain) {
-  BRASA_CHECK(t.dim() >= 2, "orthogonal_: only tensors with 2 or more dimensions are supported, got shape ",
+  BRASA_CHECK(t.dim() >= 2,
+              "orthogonal_: only tensors with 2 or more dimensions are supported, got shape ",
               t.sizes());
   const int64_t rows = t.size(0), cols = t.numel() / std::max<int64_t>(rows, 1);
   const bool transpose = rows < cols;

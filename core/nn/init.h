@@ -14,8 +14,10 @@ std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t);
 Tensor xavier_uniform_(Tensor t, double gain = 1.0);
 Tensor xavier_normal_(Tensor t, double gain = 1.0);
 // nonlinearity "leaky_relu" with slope a (PyTorch's default layer init uses a = sqrt(5)) or "relu".
-Tensor kaiming_uniform_(Tensor t, double a = 0, bool fan_in_mode = true, const std::string& nonlinearity = "leaky_relu");
-Tensor kaiming_normal_(Tensor t, double a = 0, bool fan_in_mode = true, const std::string& nonlinearity = "leaky_relu");
+Tensor kaiming_uniform_(Tensor t, double a = 0, bool fan_in_mode = true,
+                        const std::string& nonlinearity = "leaky_relu");
+Tensor kaiming_normal_(Tensor t, double a = 0, bool fan_in_mode = true,
+                       const std::string& nonlinearity = "leaky_relu");
 
 // PyTorch's default for Linear and the convolutions (plain and transposed):
 // kaiming_uniform_(a = sqrt(5)) on the weight, U(-1/sqrt(fan_in), 1/sqrt(fan_in))

@@ -13,8 +13,8 @@ Module::Module(std::string name) : name_(name.empty() ? "Module" : std::move(nam
 void Module::check_new_name(const char* what, const std::string& name) const {
   BRASA_CHECK(!name.empty() && name.find('.') == std::string::npos, what,
               ": name must be non-empty and contain no dot, got '", name, "'");
-  BRASA_CHECK(!parameters_.contains(name) && !buffers_.contains(name) && !children_.contains(name), what,
-              ": attribute '", name, "' already exists in ", name_);
+  BRASA_CHECK(!parameters_.contains(name) && !buffers_.contains(name) && !children_.contains(name),
+              what, ": attribute '", name, "' already exists in ", name_);
 }
 
 Tensor& Module::register_parameter(std::string name, Tensor tensor, bool requires_grad) {
@@ -34,12 +34,16 @@ void Module::add_child(std::string name, std::shared_ptr<Module> m) {
   children_.insert(std::move(name), std::move(m));
 }
 
-void Module::replace_module(const std::string& name, std::shared_ptr<Module> module) { children_[name] = std::move(module); }
+void Module::replace_module(const std::string& name, std::shared_ptr<Module> module) {
+  children_[name] = std::move(module);
+}
 
-void Module::collect(const std::string& prefix, bool params, OrderedDict<std::string, Tensor>& out) const {
+void Module::collect(const std::string& prefix, bool params,
+                     OrderedDict<std::string, Tensor>& out) const {
   for (const auto& item : params ? parameters_ : buffers_)
     if (item.value().defined()) out.insert(prefix + item.key(), item.value());
-  for (const auto& child : children_) child.value()->collect(prefix + child.key() + ".", params, out);
+  for (const auto& child : children_)
+    child.value()->collect(prefix + child.key() + ".", params, out);
 }
 
 OrderedDict<std::string, Tensor> Module::named_parameters(bool recurse) const {
@@ -52,7 +56,9 @@ OrderedDict<std::string, Tensor> Module::named_parameters(bool recurse) const {
   collect("", true, out);
   return out;
 }
-std::vector<Tensor> Module::parameters(bool recurse) const { return named_parameters(recurse).values(); }
+std::vector<Tensor> Module::parameters(bool recurse) const {
+  return named_parameters(recurse).values();
+}
 
 OrderedDict<std::string, Tensor> Module::named_buffers(bool recurse) const {
   OrderedDict<std::string, Tensor> out;
@@ -73,7 +79,8 @@ OrderedDict<std::string, std::shared_ptr<Module>> Module::named_children() const
   return out;
 }
 
-OrderedDict<std::string, std::shared_ptr<Module>> Module::named_modules(const std::string& prefix, bool include_self) {
+OrderedDict<std::string, std::shared_ptr<Module>> Module::named_modules(const std::string& prefix,
+                                                                        bool include_self) {
   OrderedDict<std::string, std::shared_ptr<Module>> out;
   std::function<void(const std::string&, const std::shared_ptr<Module>&)> walk =
       [&](const std::string& p, const std::shared_ptr<Module>& m) {
@@ -108,7 +115,8 @@ void Module::apply(const std::function<void(Module&)>& fn) {
 void Module::to(Device device, bool non_blocking) {
   BRASA_CHECK(find_device_runtime(device.type()) != nullptr, name(), ".to(", device.str(),
               "): this build of Brasa has no ", device.str(), " support (",
-              available_devices_text() == "cpu" ? "CPU only" : "it has " + available_devices_text(), ")");
+              available_devices_text() == "cpu" ? "CPU only" : "it has " + available_devices_text(),
+              ")");
   NoGradGuard ng;
   // Keep the same Tensor handles registered: swap each impl's storage.
   auto move = [device, non_blocking](Tensor& t) {
@@ -166,16 +174,16 @@ void Module::load_state_dict(const OrderedDict<std::string, Tensor>& state, bool
     std::string m, u;
     for (auto& k : missing) m += (m.empty() ? "" : ", ") + ("\"" + k + "\"");
     for (auto& k : unexpected) u += (u.empty() ? "" : ", ") + ("\"" + k + "\"");
-    BRASA_ERROR("load_state_dict: Error(s) in loading state_dict for ", name(), ": missing keys: [", m,
-                "], unexpected keys: [", u, "]");
+    BRASA_ERROR("load_state_dict: Error(s) in loading state_dict for ", name(), ": missing keys: [",
+                m, "], unexpected keys: [", u, "]");
   }
   NoGradGuard ng;
   for (auto& item : own) {
     const Tensor* src = state.find(item.key());
     if (!src) continue;
-    BRASA_CHECK(src->sizes() == item.value().sizes(), "load_state_dict: size mismatch for ", item.key(),
-                ": copying a param with shape ", src->sizes(), " from checkpoint, the shape in current model is ",
-                item.value().sizes(), ".");
+    BRASA_CHECK(src->sizes() == item.value().sizes(), "load_state_dict: size mismatch for ",
+                item.key(), ": copying a param with shape ", src->sizes(),
+                " from checkpoint, the shape in current model is ", item.value().sizes(), ".");
     item.value().copy_(*src);
   }
 }
@@ -186,9 +194,11 @@ std::shared_ptr<Module> Module::clone(const std::optional<Device>&) const {
 }
 
 bool Module::shares_state_with(const Module& other) const {
-  auto shared = [](const OrderedDict<std::string, Tensor>& mine, const OrderedDict<std::string, Tensor>& theirs) {
+  auto shared = [](const OrderedDict<std::string, Tensor>& mine,
+                   const OrderedDict<std::string, Tensor>& theirs) {
     for (const auto& t : theirs)
-      if (const Tensor* m = mine.find(t.key()); m && m->defined() && m->is_same(t.value())) return true;
+      if (const Tensor* m = mine.find(t.key()); m && m->defined() && m->is_same(t.value()))
+        return true;
     return false;
   };
   for (const auto& c : other.children_)
@@ -205,7 +215,8 @@ void Module::clear_registrations() {
 // Copies values in place where shapes and dtypes agree, so that members
 // holding the registered tensors (libtorch style `w = register_parameter(..)`)
 // stay the registered tensors.
-static void copy_tensors(const char* what, const std::string& module, OrderedDict<std::string, Tensor>& dst,
+static void copy_tensors(const char* what, const std::string& module,
+                         OrderedDict<std::string, Tensor>& dst,
                          const OrderedDict<std::string, Tensor>& src) {
   for (const auto& item : src) {
     Tensor* slot = dst.find(item.key());

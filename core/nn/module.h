@@ -108,7 +108,8 @@ class Cloneable : public Base {
  public:
   using Base::Base;
   virtual void reset() {
-    BRASA_ERROR("clone: ", this->name(), " shares its parameters, buffers or submodules with its copy; override ",
+    BRASA_ERROR("clone: ", this->name(),
+                " shares its parameters, buffers or submodules with its copy; override ",
                 "reset() to register them anew (as in libtorch's Cloneable)");
   }
   std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override {
@@ -130,12 +131,14 @@ class ModuleHolder {
   using ContainedType = Impl;
   ModuleHolder(std::nullptr_t) {}
   template <class... Args, class = std::enable_if_t<std::is_constructible_v<Impl, Args...>>>
-  explicit ModuleHolder(Args&&... args) : impl_(std::make_shared<Impl>(std::forward<Args>(args)...)) {}
+  explicit ModuleHolder(Args&&... args)
+      : impl_(std::make_shared<Impl>(std::forward<Args>(args)...)) {}
   ModuleHolder(std::shared_ptr<Impl> p) : impl_(std::move(p)) {}
   Impl* operator->() const { return get(); }
   Impl& operator*() const { return *get(); }
   Impl* get() const {
-    BRASA_CHECK(impl_, "Accessing an empty ModuleHolder (constructed with nullptr and never assigned)");
+    BRASA_CHECK(impl_,
+                "Accessing an empty ModuleHolder (constructed with nullptr and never assigned)");
     return impl_.get();
   }
   const std::shared_ptr<Impl>& ptr() const { return impl_; }
@@ -158,9 +161,9 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& h) {
 }  // namespace brasa::nn
 
 // BRASA_MODULE(Linear) defines nn::Linear as the holder of LinearImpl.
-#define BRASA_MODULE(Name)                                   \
-  class Name : public ::brasa::nn::ModuleHolder<Name##Impl> { \
-   public:                                                   \
+#define BRASA_MODULE(Name)                                     \
+  class Name : public ::brasa::nn::ModuleHolder<Name##Impl> {  \
+   public:                                                     \
     using ::brasa::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
   }
 #define TORCH_MODULE(Name) BRASA_MODULE(Name)

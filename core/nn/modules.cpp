@@ -25,7 +25,8 @@ LinearImpl::LinearImpl(const LinearOptions& o)
   reset_parameters();
 }
 
-// PyTorch's default: kaiming_uniform(a = sqrt(5)) for the weight, U(-1/sqrt(in), 1/sqrt(in)) for the bias.
+// PyTorch's default: kaiming_uniform(a = sqrt(5)) for the weight, U(-1/sqrt(in), 1/sqrt(in)) for
+// the bias.
 void LinearImpl::reset_parameters() { init::default_layer_init_(weight, bias); }
 
 Tensor LinearImpl::forward(const Tensor& x) { return F::linear(x, weight, bias); }
@@ -40,10 +41,11 @@ static Conv2dOptions checked(Conv2dOptions o) {
   o.kernel_size_ = Conv2dOptions::expand(o.kernel_size_);
   BRASA_CHECK(o.kernel_size_.size() == 2, "Conv2d: kernel_size must have 1 or 2 values");
   BRASA_CHECK(o.named_padding_ != ConvPadding::Same || (o.stride_[0] == 1 && o.stride_.back() == 1),
-              "Conv2d: padding kSame needs stride 1, got stride [", o.stride_[0], ", ", o.stride_.back(), "]");
-  BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0, "Conv2d: in_channels (",
-              o.in_channels_, ") and out_channels (", o.out_channels_, ") must be divisible by groups (", o.groups_,
-              ")");
+              "Conv2d: padding kSame needs stride 1, got stride [", o.stride_[0], ", ",
+              o.stride_.back(), "]");
+  BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
+              "Conv2d: in_channels (", o.in_channels_, ") and out_channels (", o.out_channels_,
+              ") must be divisible by groups (", o.groups_, ")");
   F::detail::check_conv_padding_mode("Conv2d", o.padding_mode_);
   return o;
 }
@@ -51,8 +53,9 @@ static Conv2dOptions checked(Conv2dOptions o) {
 Conv2dImpl::Conv2dImpl(const Conv2dOptions& o)
     : Cloneable("Conv2d"),
       options(checked(o)),
-      weight(register_parameter("weight", empty({options.out_channels_, options.in_channels_ / options.groups_,
-                                                 options.kernel_size_[0], options.kernel_size_[1]}))),
+      weight(register_parameter(
+          "weight", empty({options.out_channels_, options.in_channels_ / options.groups_,
+                           options.kernel_size_[0], options.kernel_size_[1]}))),
       bias(register_parameter("bias", options.bias_ ? empty({options.out_channels_}) : Tensor())) {
   reset_parameters();
 }
@@ -61,19 +64,23 @@ void Conv2dImpl::reset_parameters() { init::default_layer_init_(weight, bias); }
 
 Tensor Conv2dImpl::forward(const Tensor& x) {
   if (options.padding_mode_ != PaddingMode::Zeros) {
-    Tensor padded = F::detail::pad_for_conv(x, options.padding_mode_, options.padding_, options.named_padding_,
-                                            options.kernel_size_, options.dilation_);
-    return conv2d(padded, weight, bias, options.stride_, {0, 0}, options.dilation_, options.groups_);
+    Tensor padded =
+        F::detail::pad_for_conv(x, options.padding_mode_, options.padding_, options.named_padding_,
+                                options.kernel_size_, options.dilation_);
+    return conv2d(padded, weight, bias, options.stride_, {0, 0}, options.dilation_,
+                  options.groups_);
   }
   if (options.named_padding_)
-    return conv2d(x, weight, bias, options.stride_, *options.named_padding_, options.dilation_, options.groups_);
-  return conv2d(x, weight, bias, options.stride_, options.padding_, options.dilation_, options.groups_);
+    return conv2d(x, weight, bias, options.stride_, *options.named_padding_, options.dilation_,
+                  options.groups_);
+  return conv2d(x, weight, bias, options.stride_, options.padding_, options.dilation_,
+                options.groups_);
 }
 
 void Conv2dImpl::pretty_print(std::ostream& os) const {
   os << "Conv2d(" << options.in_channels_ << ", " << options.out_channels_ << ", kernel_size=["
-     << options.kernel_size_[0] << ", " << options.kernel_size_[1] << "], stride=[" << options.stride_[0] << ", "
-     << options.stride_[1] << "])";
+     << options.kernel_size_[0] << ", " << options.kernel_size_[1] << "], stride=["
+     << options.stride_[0] << ", " << options.stride_[1] << "])";
 }
 
 // ---- ConvTranspose2d ----
@@ -87,13 +94,15 @@ ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& o)
   options.kernel_size_ = Conv2dOptions::expand(options.kernel_size_);
   BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
               "ConvTranspose2d: channels must be divisible by groups (", o.groups_, ")");
-  BRASA_CHECK(!o.named_padding_, "ConvTranspose2d: padding kSame/kValid is only for convolutions; give numbers");
-  BRASA_CHECK(o.padding_mode_ == PaddingMode::Zeros, "ConvTranspose2d: only padding_mode kZeros is supported");
+  BRASA_CHECK(!o.named_padding_,
+              "ConvTranspose2d: padding kSame/kValid is only for convolutions; give numbers");
+  BRASA_CHECK(o.padding_mode_ == PaddingMode::Zeros,
+              "ConvTranspose2d: only padding_mode kZeros is supported");
   init::default_layer_init_(weight, bias);
 }
 Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
-  return conv_transpose2d(x, weight, bias, options.stride_, options.padding_, options.output_padding_,
-                          options.groups_, options.dilation_);
+  return conv_transpose2d(x, weight, bias, options.stride_, options.padding_,
+                          options.output_padding_, options.groups_, options.dilation_);
 }
 
 // ---- pooling, activations, dropout, flatten ----
@@ -101,7 +110,8 @@ Tensor MaxPool2dImpl::forward(const Tensor& x) {
   return max_pool2d(x, options.kernel_size_, options.stride_, options.padding_);
 }
 void MaxPool2dImpl::pretty_print(std::ostream& os) const {
-  os << "MaxPool2d(kernel_size=[" << options.kernel_size_[0] << ", " << options.kernel_size_.back() << "])";
+  os << "MaxPool2d(kernel_size=[" << options.kernel_size_[0] << ", " << options.kernel_size_.back()
+     << "])";
 }
 
 Tensor ReLUImpl::forward(const Tensor& x) { return F::relu(x, inplace_); }
@@ -113,7 +123,8 @@ Tensor FlattenImpl::forward(const Tensor& x) { return F::flatten(x, start_dim, e
 IdentityImpl::IdentityImpl() : Cloneable("Identity", [](const Tensor& x) { return x; }) {}
 SigmoidImpl::SigmoidImpl() : Cloneable("Sigmoid", [](const Tensor& x) { return sigmoid(x); }) {}
 TanhImpl::TanhImpl() : Cloneable("Tanh", [](const Tensor& x) { return tanh(x); }) {}
-GELUImpl::GELUImpl(std::string a) : Cloneable("GELU", [a](const Tensor& x) { return F::gelu(x, a); }) {}
+GELUImpl::GELUImpl(std::string a)
+    : Cloneable("GELU", [a](const Tensor& x) { return F::gelu(x, a); }) {}
 SiLUImpl::SiLUImpl() : Cloneable("SiLU", [](const Tensor& x) { return F::silu(x); }) {}
 MishImpl::MishImpl() : Cloneable("Mish", [](const Tensor& x) { return F::mish(x); }) {}
 SELUImpl::SELUImpl() : Cloneable("SELU", [](const Tensor& x) { return F::selu(x); }) {}
@@ -125,7 +136,8 @@ SoftplusImpl::SoftplusImpl(double b, double t)
     : Cloneable("Softplus", [b, t](const Tensor& x) { return F::softplus(x, b, t); }) {}
 HardtanhImpl::HardtanhImpl(double lo, double hi)
     : Cloneable("Hardtanh", [lo, hi](const Tensor& x) { return F::hardtanh(x, lo, hi); }) {}
-SoftmaxImpl::SoftmaxImpl(int64_t d) : Cloneable("Softmax", [d](const Tensor& x) { return softmax(x, d); }) {}
+SoftmaxImpl::SoftmaxImpl(int64_t d)
+    : Cloneable("Softmax", [d](const Tensor& x) { return softmax(x, d); }) {}
 LogSoftmaxImpl::LogSoftmaxImpl(int64_t d)
     : Cloneable("LogSoftmax", [d](const Tensor& x) { return log_softmax(x, d); }) {}
 
@@ -137,10 +149,13 @@ BatchNormImpl::BatchNormImpl(const BatchNormOptions& o, int64_t input_dims, std:
       options(o),
       weight(register_parameter("weight", o.affine_ ? ones({o.num_features_}) : Tensor())),
       bias(register_parameter("bias", o.affine_ ? zeros({o.num_features_}) : Tensor())),
-      running_mean(register_buffer("running_mean", o.track_running_stats_ ? zeros({o.num_features_}) : Tensor())),
-      running_var(register_buffer("running_var", o.track_running_stats_ ? ones({o.num_features_}) : Tensor())),
+      running_mean(register_buffer("running_mean",
+                                   o.track_running_stats_ ? zeros({o.num_features_}) : Tensor())),
+      running_var(register_buffer("running_var",
+                                  o.track_running_stats_ ? ones({o.num_features_}) : Tensor())),
       num_batches_tracked(register_buffer(
-          "num_batches_tracked", o.track_running_stats_ ? zeros({}, TensorOptions().dtype(kLong)) : Tensor())),
+          "num_batches_tracked",
+          o.track_running_stats_ ? zeros({}, TensorOptions().dtype(kLong)) : Tensor())),
       input_dims_(input_dims) {}
 
 void BatchNormImpl::reset_running_stats() {
@@ -153,20 +168,21 @@ void BatchNormImpl::reset_running_stats() {
 
 Tensor BatchNormImpl::forward(const Tensor& x) {
   const bool ok = input_dims_ == 1 ? (x.dim() == 2 || x.dim() == 3) : x.dim() == 4;
-  BRASA_CHECK(ok, name(), ": expected ", input_dims_ == 1 ? "2-D or 3-D" : "4-D", " input, got shape ", x.sizes());
+  BRASA_CHECK(ok, name(), ": expected ", input_dims_ == 1 ? "2-D or 3-D" : "4-D",
+              " input, got shape ", x.sizes());
   const bool use_batch_stats = is_training() || !options.track_running_stats_;
   if (is_training() && options.track_running_stats_) {
     NoGradGuard g;
     num_batches_tracked.add_(1);
   }
   return F::batch_norm(x, options.track_running_stats_ ? running_mean : Tensor(),
-                       options.track_running_stats_ ? running_var : Tensor(), weight, bias, use_batch_stats,
-                       options.momentum_, options.eps_);
+                       options.track_running_stats_ ? running_var : Tensor(), weight, bias,
+                       use_batch_stats, options.momentum_, options.eps_);
 }
 
 void BatchNormImpl::pretty_print(std::ostream& os) const {
-  os << name() << "(" << options.num_features_ << ", eps=" << options.eps_ << ", momentum=" << options.momentum_
-     << ", affine=" << (options.affine_ ? "true" : "false")
+  os << name() << "(" << options.num_features_ << ", eps=" << options.eps_
+     << ", momentum=" << options.momentum_ << ", affine=" << (options.affine_ ? "true" : "false")
      << ", track_running_stats=" << (options.track_running_stats_ ? "true" : "false") << ")";
 }
 
@@ -176,7 +192,9 @@ LayerNormImpl::LayerNormImpl(std::vector<int64_t> shape, double eps, bool affine
       eps(eps),
       weight(register_parameter("weight", affine ? ones(normalized_shape) : Tensor())),
       bias(register_parameter("bias", affine ? zeros(normalized_shape) : Tensor())) {}
-Tensor LayerNormImpl::forward(const Tensor& x) { return F::layer_norm(x, normalized_shape, weight, bias, eps); }
+Tensor LayerNormImpl::forward(const Tensor& x) {
+  return F::layer_norm(x, normalized_shape, weight, bias, eps);
+}
 
 GroupNormImpl::GroupNormImpl(int64_t groups, int64_t channels, double eps, bool affine)
     : Cloneable("GroupNorm"),
@@ -188,11 +206,17 @@ GroupNormImpl::GroupNormImpl(int64_t groups, int64_t channels, double eps, bool 
   BRASA_CHECK(groups > 0 && channels % groups == 0, "GroupNorm: num_channels (", channels,
               ") must be divisible by num_groups (", groups, ")");
 }
-Tensor GroupNormImpl::forward(const Tensor& x) { return F::group_norm(x, num_groups, weight, bias, eps); }
+Tensor GroupNormImpl::forward(const Tensor& x) {
+  return F::group_norm(x, num_groups, weight, bias, eps);
+}
 
 EmbeddingImpl::EmbeddingImpl(int64_t n, int64_t dim, std::optional<int64_t> pad)
-    : Cloneable("Embedding"), padding_idx(pad), weight(register_parameter("weight", empty({n, dim}))) {
-  if (pad) BRASA_CHECK(*pad >= -n && *pad < n, "Embedding: padding_idx must be within num_embeddings, got ", *pad);
+    : Cloneable("Embedding"),
+      padding_idx(pad),
+      weight(register_parameter("weight", empty({n, dim}))) {
+  if (pad)
+    BRASA_CHECK(*pad >= -n && *pad < n,
+                "Embedding: padding_idx must be within num_embeddings, got ", *pad);
   init::normal_(weight);
   if (pad) {
     NoGradGuard g;
@@ -201,7 +225,8 @@ EmbeddingImpl::EmbeddingImpl(int64_t n, int64_t dim, std::optional<int64_t> pad)
 }
 EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& o)
     : EmbeddingImpl(o.num_embeddings_, o.embedding_dim_, o.padding_idx_) {
-  BRASA_CHECK(!o.max_norm_ || *o.max_norm_ > 0, "Embedding: max_norm must be positive, got ", *o.max_norm_);
+  BRASA_CHECK(!o.max_norm_ || *o.max_norm_ > 0, "Embedding: max_norm must be positive, got ",
+              *o.max_norm_);
   max_norm = o.max_norm_;
   norm_type = o.norm_type_;
 }
@@ -221,7 +246,9 @@ EmbeddingBagOptions& EmbeddingBagOptions::mode(Reduction r) {
 }
 
 EmbeddingBagImpl::EmbeddingBagImpl(const EmbeddingBagOptions& o)
-    : Cloneable("EmbeddingBag"), options(o), weight(register_parameter("weight", empty({o.num_embeddings_, o.embedding_dim_}))) {
+    : Cloneable("EmbeddingBag"),
+      options(o),
+      weight(register_parameter("weight", empty({o.num_embeddings_, o.embedding_dim_}))) {
   const int64_t n = o.num_embeddings_;
   if (o.padding_idx_)
     BRASA_CHECK(*o.padding_idx_ >= -n && *o.padding_idx_ < n,
@@ -232,20 +259,29 @@ EmbeddingBagImpl::EmbeddingBagImpl(const EmbeddingBagOptions& o)
     weight[*o.padding_idx_ < 0 ? *o.padding_idx_ + n : *o.padding_idx_].zero_();
   }
 }
-Tensor EmbeddingBagImpl::forward(const Tensor& input, const Tensor& offsets, const Tensor& per_sample_weights) {
-  return F::embedding_bag(input, weight, offsets, options.mode_, per_sample_weights, options.include_last_offset_,
-                          options.padding_idx_, options.max_norm_, options.norm_type_);
+Tensor EmbeddingBagImpl::forward(const Tensor& input, const Tensor& offsets,
+                                 const Tensor& per_sample_weights) {
+  return F::embedding_bag(input, weight, offsets, options.mode_, per_sample_weights,
+                          options.include_last_offset_, options.padding_idx_, options.max_norm_,
+                          options.norm_type_);
 }
 
-Tensor AvgPool2dImpl::forward(const Tensor& x) { return avg_pool2d(x, kernel_size, stride, padding); }
-Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& x) { return F::adaptive_avg_pool2d(x, output_size); }
-Tensor AdaptiveMaxPool2dImpl::forward(const Tensor& x) { return F::adaptive_max_pool2d(x, output_size); }
+Tensor AvgPool2dImpl::forward(const Tensor& x) {
+  return avg_pool2d(x, kernel_size, stride, padding);
+}
+Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& x) {
+  return F::adaptive_avg_pool2d(x, output_size);
+}
+Tensor AdaptiveMaxPool2dImpl::forward(const Tensor& x) {
+  return F::adaptive_max_pool2d(x, output_size);
+}
 
 // ---- 1-d layers (through their 2-d forms) ----
 Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)
     : Cloneable("Conv1d"),
       options(o),
-      weight(register_parameter("weight", empty({o.out_channels_, o.in_channels_ / o.groups_, o.kernel_size_}))),
+      weight(register_parameter(
+          "weight", empty({o.out_channels_, o.in_channels_ / o.groups_, o.kernel_size_}))),
       bias(register_parameter("bias", o.bias_ ? empty({o.out_channels_}) : Tensor())) {
   BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
               "Conv1d: channels must be divisible by groups (", o.groups_, ")");
@@ -256,31 +292,37 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)
 }
 Tensor Conv1dImpl::forward(const Tensor& x) {
   if (options.padding_mode_ != PaddingMode::Zeros) {
-    Tensor padded = F::detail::pad_for_conv(x, options.padding_mode_, {options.padding_}, options.named_padding_,
-                                            {options.kernel_size_}, {options.dilation_});
-    return conv1d(padded, weight, bias, {options.stride_}, {0}, {options.dilation_}, options.groups_);
+    Tensor padded = F::detail::pad_for_conv(x, options.padding_mode_, {options.padding_},
+                                            options.named_padding_, {options.kernel_size_},
+                                            {options.dilation_});
+    return conv1d(padded, weight, bias, {options.stride_}, {0}, {options.dilation_},
+                  options.groups_);
   }
   if (options.named_padding_)
-    return conv1d(x, weight, bias, {options.stride_}, *options.named_padding_, {options.dilation_}, options.groups_);
-  return conv1d(x, weight, bias, {options.stride_}, {options.padding_}, {options.dilation_}, options.groups_);
+    return conv1d(x, weight, bias, {options.stride_}, *options.named_padding_, {options.dilation_},
+                  options.groups_);
+  return conv1d(x, weight, bias, {options.stride_}, {options.padding_}, {options.dilation_},
+                options.groups_);
 }
 
 ConvTranspose1dImpl::ConvTranspose1dImpl(const ConvTranspose1dOptions& o)
     : Cloneable("ConvTranspose1d"),
       options(o),
-      weight(register_parameter("weight", empty({o.in_channels_, o.out_channels_ / o.groups_, o.kernel_size_}))),
+      weight(register_parameter(
+          "weight", empty({o.in_channels_, o.out_channels_ / o.groups_, o.kernel_size_}))),
       bias(register_parameter("bias", o.bias_ ? empty({o.out_channels_}) : Tensor())) {
   BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
               "ConvTranspose1d: channels must be divisible by groups (", o.groups_, ")");
   init::default_layer_init_(weight, bias);
 }
 Tensor ConvTranspose1dImpl::forward(const Tensor& x) {
-  return conv_transpose1d(x, weight, bias, {options.stride_}, {options.padding_}, {options.output_padding_},
-                          options.groups_, {options.dilation_});
+  return conv_transpose1d(x, weight, bias, {options.stride_}, {options.padding_},
+                          {options.output_padding_}, options.groups_, {options.dilation_});
 }
 
 static void check_1d(const char* op, const Tensor& x) {
-  BRASA_CHECK(x.dim() == 2 || x.dim() == 3, op, ": expected a 2-D or 3-D input, got shape ", x.sizes());
+  BRASA_CHECK(x.dim() == 2 || x.dim() == 3, op, ": expected a 2-D or 3-D input, got shape ",
+              x.sizes());
 }
 Tensor MaxPool1dImpl::forward(const Tensor& x) {
   return F::max_pool1d(x, F::MaxPool1dFuncOptions(kernel).stride(stride).padding(padding));
@@ -293,7 +335,8 @@ Tensor AdaptiveAvgPool1dImpl::forward(const Tensor& x) {
   return F::adaptive_avg_pool2d(x.unsqueeze(-2), {1, output_size}).squeeze(-2);
 }
 
-PReLUImpl::PReLUImpl(int64_t n, double init) : Cloneable("PReLU"), weight(register_parameter("weight", full({n}, init))) {}
+PReLUImpl::PReLUImpl(int64_t n, double init)
+    : Cloneable("PReLU"), weight(register_parameter("weight", full({n}, init))) {}
 Tensor PReLUImpl::forward(const Tensor& x) {
   Tensor a = weight;
   if (weight.numel() > 1) {
@@ -315,10 +358,10 @@ BilinearImpl::BilinearImpl(int64_t in1, int64_t in2, int64_t out, bool with_bias
   if (bias.defined()) init::uniform_(bias, -bound, bound);
 }
 Tensor BilinearImpl::forward(const Tensor& x1, const Tensor& x2) {
-  BRASA_CHECK(x1.dim() == 2 && x2.dim() == 2 && x1.size(0) == x2.size(0) && x1.size(1) == weight.size(1) &&
-                  x2.size(1) == weight.size(2),
-              "Bilinear: expected inputs [N, ", weight.size(1), "] and [N, ", weight.size(2), "], got ", x1.sizes(),
-              " and ", x2.sizes());
+  BRASA_CHECK(x1.dim() == 2 && x2.dim() == 2 && x1.size(0) == x2.size(0) &&
+                  x1.size(1) == weight.size(1) && x2.size(1) == weight.size(2),
+              "Bilinear: expected inputs [N, ", weight.size(1), "] and [N, ", weight.size(2),
+              "], got ", x1.sizes(), " and ", x2.sizes());
   Tensor y = einsum("bi,oij,bj->bo", {x1, weight, x2});
   return bias.defined() ? y + bias : y;
 }
@@ -331,39 +374,51 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(int64_t e, int64_t h, double p, b
       dropout(p),
       in_proj_weight(register_parameter("in_proj_weight", empty({3 * e, e}))),
       in_proj_bias(register_parameter("in_proj_bias", bias ? zeros({3 * e}) : Tensor())) {
-  BRASA_CHECK(h > 0 && e % h == 0, "MultiheadAttention: embed_dim (", e, ") must be divisible by num_heads (", h, ")");
+  BRASA_CHECK(h > 0 && e % h == 0, "MultiheadAttention: embed_dim (", e,
+              ") must be divisible by num_heads (", h, ")");
   init::xavier_uniform_(in_proj_weight);
-  out_proj = register_module("out_proj", std::make_shared<LinearImpl>(LinearOptions(e, e).bias(bias)));
+  out_proj =
+      register_module("out_proj", std::make_shared<LinearImpl>(LinearOptions(e, e).bias(bias)));
   if (bias) init::zeros_(out_proj->bias);
 }
 
-std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, const Tensor& key, const Tensor& value,
-                                                           const Tensor& key_padding_mask, bool need_weights,
+std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, const Tensor& key,
+                                                           const Tensor& value,
+                                                           const Tensor& key_padding_mask,
+                                                           bool need_weights,
                                                            const Tensor& attn_mask) {
   BRASA_CHECK(query.dim() == 3 && key.dim() == 3 && value.dim() == 3 && query.size(2) == embed_dim,
-              "MultiheadAttention: expected query/key/value [L, N, ", embed_dim, "], got ", query.sizes(), ", ",
-              key.sizes(), ", ", value.sizes());
-  const int64_t L = query.size(0), N = query.size(1), S = key.size(0), E = embed_dim, H = num_heads, D = E / H;
-  BRASA_CHECK(key.size(1) == N && value.size(0) == S && value.size(1) == N, "MultiheadAttention: key ",
-              key.sizes(), " and value ", value.sizes(), " do not match query ", query.sizes());
+              "MultiheadAttention: expected query/key/value [L, N, ", embed_dim, "], got ",
+              query.sizes(), ", ", key.sizes(), ", ", value.sizes());
+  const int64_t L = query.size(0), N = query.size(1), S = key.size(0), E = embed_dim, H = num_heads,
+                D = E / H;
+  BRASA_CHECK(key.size(1) == N && value.size(0) == S && value.size(1) == N,
+              "MultiheadAttention: key ", key.sizes(), " and value ", value.sizes(),
+              " do not match query ", query.sizes());
   auto proj = [&](const Tensor& x, int64_t part) {
     Tensor w = in_proj_weight.narrow(0, part * E, E);
     Tensor b = in_proj_bias.defined() ? in_proj_bias.narrow(0, part * E, E) : Tensor();
     return F::linear(x, w, b);
   };
   // [len, N, E] -> [N * H, len, D]
-  auto heads = [&](const Tensor& t, int64_t len) { return t.reshape({len, N * H, D}).transpose(0, 1); };
+  auto heads = [&](const Tensor& t, int64_t len) {
+    return t.reshape({len, N * H, D}).transpose(0, 1);
+  };
   Tensor q = heads(proj(query, 0), L) * (1.0 / std::sqrt(static_cast<double>(D)));
   Tensor k = heads(proj(key, 1), S), v = heads(proj(value, 2), S);
   Tensor scores = bmm(q, k.transpose(1, 2));  // [N*H, L, S]
   if (attn_mask.defined()) {
     BRASA_CHECK(attn_mask.dim() == 2 && attn_mask.size(0) == L && attn_mask.size(1) == S,
-                "MultiheadAttention: attn_mask must be [", L, ", ", S, "], got ", attn_mask.sizes());
-    scores = attn_mask.dtype() == kBool ? scores.masked_fill(attn_mask, -INFINITY) : scores + attn_mask;
+                "MultiheadAttention: attn_mask must be [", L, ", ", S, "], got ",
+                attn_mask.sizes());
+    scores =
+        attn_mask.dtype() == kBool ? scores.masked_fill(attn_mask, -INFINITY) : scores + attn_mask;
   }
   if (key_padding_mask.defined()) {
-    BRASA_CHECK(key_padding_mask.dim() == 2 && key_padding_mask.size(0) == N && key_padding_mask.size(1) == S,
-                "MultiheadAttention: key_padding_mask must be [", N, ", ", S, "], got ", key_padding_mask.sizes());
+    BRASA_CHECK(key_padding_mask.dim() == 2 && key_padding_mask.size(0) == N &&
+                    key_padding_mask.size(1) == S,
+                "MultiheadAttention: key_padding_mask must be [", N, ", ", S, "], got ",
+                key_padding_mask.sizes());
     Tensor m = key_padding_mask.to(kBool).view({N, 1, 1, S});
     scores = scores.view({N, H, L, S}).masked_fill(m, -INFINITY).view({N * H, L, S});
   }
@@ -390,7 +445,8 @@ Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src
   const double p = options.dropout_;
   const bool train = is_training();
   auto sa = [&](const Tensor& x) {
-    return F::dropout(std::get<0>(self_attn->forward(x, x, x, src_key_padding_mask, false, src_mask)), p, train);
+    return F::dropout(
+        std::get<0>(self_attn->forward(x, x, x, src_key_padding_mask, false, src_mask)), p, train);
   };
   auto ff = [&](const Tensor& x) {
     Tensor h = linear1->forward(x);
@@ -410,17 +466,20 @@ static std::string rnn_param_name(const char* kind, int64_t layer, int64_t dir) 
   return std::string(kind) + "_l" + std::to_string(layer) + (dir ? "_reverse" : "");
 }
 
-RNNBaseImpl::RNNBaseImpl(std::string name, const RNNOptions& o, int64_t gates) : Module(std::move(name)), options(o), gates_(gates) {
+RNNBaseImpl::RNNBaseImpl(std::string name, const RNNOptions& o, int64_t gates)
+    : Module(std::move(name)), options(o), gates_(gates) {
   BRASA_CHECK(o.input_size_ > 0 && o.hidden_size_ > 0 && o.num_layers_ > 0, this->name(),
               ": input_size, hidden_size and num_layers must be positive");
-  BRASA_CHECK(o.dropout_ >= 0 && o.dropout_ <= 1, this->name(), ": dropout must be in [0, 1], got ", o.dropout_);
+  BRASA_CHECK(o.dropout_ >= 0 && o.dropout_ <= 1, this->name(), ": dropout must be in [0, 1], got ",
+              o.dropout_);
   const int64_t dirs = o.bidirectional_ ? 2 : 1, H = o.hidden_size_;
   const double bound = 1.0 / std::sqrt(static_cast<double>(H));
   for (int64_t l = 0; l < o.num_layers_; ++l)
     for (int64_t d = 0; d < dirs; ++d) {
       const int64_t in = l == 0 ? o.input_size_ : H * dirs;
       std::vector<Tensor*> made;
-      made.push_back(&register_parameter(rnn_param_name("weight_ih", l, d), empty({gates * H, in})));
+      made.push_back(
+          &register_parameter(rnn_param_name("weight_ih", l, d), empty({gates * H, in})));
       made.push_back(&register_parameter(rnn_param_name("weight_hh", l, d), empty({gates * H, H})));
       if (o.bias_) {
         made.push_back(&register_parameter(rnn_param_name("bias_ih", l, d), empty({gates * H})));
@@ -436,18 +495,20 @@ const Tensor& RNNBaseImpl::param(const char* kind, int64_t layer, int64_t dir) c
   return t ? *t : none;
 }
 
-Tensor RNNBaseImpl::run(const Tensor& input, std::vector<Tensor> initial, std::vector<Tensor>& final_states,
-                        size_t n_states) {
+Tensor RNNBaseImpl::run(const Tensor& input, std::vector<Tensor> initial,
+                        std::vector<Tensor>& final_states, size_t n_states) {
   BRASA_CHECK(input.dim() == 3, name(), ": expected a 3-D input, got shape ", input.sizes());
   Tensor x = options.batch_first_ ? input.transpose(0, 1) : input;  // [T, N, in]
-  BRASA_CHECK(x.size(2) == options.input_size_, name(), ": input size ", x.size(2), " != input_size ",
-              options.input_size_);
-  const int64_t T = x.size(0), N = x.size(1), H = options.hidden_size_, dirs = options.bidirectional_ ? 2 : 1;
+  BRASA_CHECK(x.size(2) == options.input_size_, name(), ": input size ", x.size(2),
+              " != input_size ", options.input_size_);
+  const int64_t T = x.size(0), N = x.size(1), H = options.hidden_size_,
+                dirs = options.bidirectional_ ? 2 : 1;
   const int64_t L = options.num_layers_;
   for (size_t s = 0; s < n_states; ++s) {
     if (!initial[s].defined()) initial[s] = zeros({L * dirs, N, H}, x.options());
-    BRASA_CHECK(initial[s].sizes() == IntArrayRef({L * dirs, N, H}), name(), ": expected hidden state of shape [",
-                L * dirs, ", ", N, ", ", H, "], got ", initial[s].sizes());
+    BRASA_CHECK(initial[s].sizes() == IntArrayRef({L * dirs, N, H}), name(),
+                ": expected hidden state of shape [", L * dirs, ", ", N, ", ", H, "], got ",
+                initial[s].sizes());
   }
   std::vector<std::vector<Tensor>> finals(n_states);
   Tensor layer_in = x;
@@ -483,15 +544,16 @@ Tensor LSTMImpl::cell(const Tensor& x, std::vector<Tensor>& state, int64_t l, in
   return h;
 }
 
-std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& input,
-                                                                 std::optional<std::tuple<Tensor, Tensor>> hx) {
+std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(
+    const Tensor& input, std::optional<std::tuple<Tensor, Tensor>> hx) {
   std::vector<Tensor> init{hx ? std::get<0>(*hx) : Tensor(), hx ? std::get<1>(*hx) : Tensor()}, fin;
   Tensor out = run(input, init, fin, 2);
   return {out, {fin[0], fin[1]}};
 }
 
 Tensor GRUImpl::cell(const Tensor& x, std::vector<Tensor>& state, int64_t l, int64_t d) {
-  auto gi = F::linear(x, param("weight_ih", l, d), param("bias_ih", l, d)).chunk(3, 1);  // reset, update, new
+  auto gi = F::linear(x, param("weight_ih", l, d), param("bias_ih", l, d))
+                .chunk(3, 1);  // reset, update, new
   auto gh = F::linear(state[0], param("weight_hh", l, d), param("bias_hh", l, d)).chunk(3, 1);
   Tensor r = sigmoid(gi[0] + gh[0]), z = sigmoid(gi[1] + gh[1]);
   Tensor n = tanh(gi[2] + r * gh[2]);
@@ -513,7 +575,9 @@ static void clone_children(OrderedDict<std::string, std::shared_ptr<Module>>& ch
   for (auto& c : children) c.value() = c.value()->clone();
 }
 
-SequentialImpl::SequentialImpl(const SequentialImpl& o) : Cloneable(o), steps_(o.steps_) { clone_children(children_); }
+SequentialImpl::SequentialImpl(const SequentialImpl& o) : Cloneable(o), steps_(o.steps_) {
+  clone_children(children_);
+}
 
 Tensor SequentialImpl::forward(const Tensor& x) {
   Tensor h = x;
@@ -527,6 +591,8 @@ ModuleListImpl::ModuleListImpl(const ModuleListImpl& o) : Cloneable(o) {
   items_ = children_.values();
 }
 
-ModuleDictImpl::ModuleDictImpl(const ModuleDictImpl& o) : Cloneable(o) { clone_children(children_); }
+ModuleDictImpl::ModuleDictImpl(const ModuleDictImpl& o) : Cloneable(o) {
+  clone_children(children_);
+}
 
 }  // namespace brasa::nn

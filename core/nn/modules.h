@@ -16,7 +16,10 @@ namespace brasa::nn {
 
 struct LinearOptions {
   LinearOptions(int64_t in, int64_t out) : in_features_(in), out_features_(out) {}
-  LinearOptions& bias(bool b) { bias_ = b; return *this; }
+  LinearOptions& bias(bool b) {
+    bias_ = b;
+    return *this;
+  }
   int64_t in_features_, out_features_;
   bool bias_ = true;
 };
@@ -38,22 +41,55 @@ class LinearImpl : public Cloneable<LinearImpl> {
 BRASA_MODULE(Linear);
 
 struct Conv2dOptions {
-  Conv2dOptions(int64_t in, int64_t out, int64_t kernel) : Conv2dOptions(in, out, {kernel, kernel}) {}
+  Conv2dOptions(int64_t in, int64_t out, int64_t kernel)
+      : Conv2dOptions(in, out, {kernel, kernel}) {}
   Conv2dOptions(int64_t in, int64_t out, std::vector<int64_t> kernel)
       : in_channels_(in), out_channels_(out), kernel_size_(std::move(kernel)) {}
-  Conv2dOptions& stride(std::vector<int64_t> s) { stride_ = expand(s); return *this; }
-  Conv2dOptions& stride(int64_t s) { stride_ = {s, s}; return *this; }
-  Conv2dOptions& padding(int64_t p) { padding_ = {p, p}; return *this; }
-  Conv2dOptions& padding(std::vector<int64_t> p) { padding_ = expand(p); return *this; }
+  Conv2dOptions& stride(std::vector<int64_t> s) {
+    stride_ = expand(s);
+    return *this;
+  }
+  Conv2dOptions& stride(int64_t s) {
+    stride_ = {s, s};
+    return *this;
+  }
+  Conv2dOptions& padding(int64_t p) {
+    padding_ = {p, p};
+    return *this;
+  }
+  Conv2dOptions& padding(std::vector<int64_t> p) {
+    padding_ = expand(p);
+    return *this;
+  }
   // torch::kSame (output as large as the input; stride 1) or torch::kValid.
-  Conv2dOptions& padding(ConvPadding p) { named_padding_ = p; return *this; }
-  Conv2dOptions& dilation(int64_t d) { dilation_ = {d, d}; return *this; }
-  Conv2dOptions& dilation(std::vector<int64_t> d) { dilation_ = expand(d); return *this; }
-  Conv2dOptions& groups(int64_t g) { groups_ = g; return *this; }
-  Conv2dOptions& bias(bool b) { bias_ = b; return *this; }
+  Conv2dOptions& padding(ConvPadding p) {
+    named_padding_ = p;
+    return *this;
+  }
+  Conv2dOptions& dilation(int64_t d) {
+    dilation_ = {d, d};
+    return *this;
+  }
+  Conv2dOptions& dilation(std::vector<int64_t> d) {
+    dilation_ = expand(d);
+    return *this;
+  }
+  Conv2dOptions& groups(int64_t g) {
+    groups_ = g;
+    return *this;
+  }
+  Conv2dOptions& bias(bool b) {
+    bias_ = b;
+    return *this;
+  }
   // torch::kZeros (default), kReflect, kReplicate or kCircular.
-  Conv2dOptions& padding_mode(PaddingMode m) { padding_mode_ = m; return *this; }
-  static std::vector<int64_t> expand(std::vector<int64_t> v) { return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v; }
+  Conv2dOptions& padding_mode(PaddingMode m) {
+    padding_mode_ = m;
+    return *this;
+  }
+  static std::vector<int64_t> expand(std::vector<int64_t> v) {
+    return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v;
+  }
   int64_t in_channels_, out_channels_;
   std::vector<int64_t> kernel_size_, stride_{1, 1}, padding_{0, 0}, dilation_{1, 1};
   std::optional<ConvPadding> named_padding_;
@@ -63,7 +99,8 @@ struct Conv2dOptions {
 };
 class Conv2dImpl : public Cloneable<Conv2dImpl> {
  public:
-  Conv2dImpl(int64_t in, int64_t out, int64_t kernel) : Conv2dImpl(Conv2dOptions(in, out, kernel)) {}
+  Conv2dImpl(int64_t in, int64_t out, int64_t kernel)
+      : Conv2dImpl(Conv2dOptions(in, out, kernel)) {}
   explicit Conv2dImpl(const Conv2dOptions& o);
   Conv2dImpl(const Conv2dImpl& o) : Conv2dImpl(o.options) {}
   void reset_parameters();
@@ -76,15 +113,37 @@ class Conv2dImpl : public Cloneable<Conv2dImpl> {
 BRASA_MODULE(Conv2d);
 
 struct ConvTranspose2dOptions : Conv2dOptions {
-  ConvTranspose2dOptions(int64_t in, int64_t out, int64_t kernel) : Conv2dOptions(in, out, kernel) {}
-  ConvTranspose2dOptions& output_padding(int64_t p) { output_padding_ = {p, p}; return *this; }
+  ConvTranspose2dOptions(int64_t in, int64_t out, int64_t kernel)
+      : Conv2dOptions(in, out, kernel) {}
+  ConvTranspose2dOptions& output_padding(int64_t p) {
+    output_padding_ = {p, p};
+    return *this;
+  }
   // The inherited setters, returning this type so that calls chain.
-  ConvTranspose2dOptions& stride(int64_t s) { Conv2dOptions::stride(s); return *this; }
-  ConvTranspose2dOptions& padding(int64_t p) { Conv2dOptions::padding(p); return *this; }
-  ConvTranspose2dOptions& dilation(int64_t d) { Conv2dOptions::dilation(d); return *this; }
-  ConvTranspose2dOptions& groups(int64_t g) { Conv2dOptions::groups(g); return *this; }
-  ConvTranspose2dOptions& bias(bool b) { Conv2dOptions::bias(b); return *this; }
-  ConvTranspose2dOptions& padding_mode(PaddingMode m) { Conv2dOptions::padding_mode(m); return *this; }
+  ConvTranspose2dOptions& stride(int64_t s) {
+    Conv2dOptions::stride(s);
+    return *this;
+  }
+  ConvTranspose2dOptions& padding(int64_t p) {
+    Conv2dOptions::padding(p);
+    return *this;
+  }
+  ConvTranspose2dOptions& dilation(int64_t d) {
+    Conv2dOptions::dilation(d);
+    return *this;
+  }
+  ConvTranspose2dOptions& groups(int64_t g) {
+    Conv2dOptions::groups(g);
+    return *this;
+  }
+  ConvTranspose2dOptions& bias(bool b) {
+    Conv2dOptions::bias(b);
+    return *this;
+  }
+  ConvTranspose2dOptions& padding_mode(PaddingMode m) {
+    Conv2dOptions::padding_mode(m);
+    return *this;
+  }
   std::vector<int64_t> output_padding_{0, 0};
 };
 // Weight [in, out / groups, kh, kw], as PyTorch.
@@ -104,8 +163,14 @@ BRASA_MODULE(ConvTranspose2d);
 struct MaxPool2dOptions {
   MaxPool2dOptions(int64_t k) : kernel_size_({k, k}) {}
   MaxPool2dOptions(std::vector<int64_t> k) : kernel_size_(std::move(k)) {}
-  MaxPool2dOptions& stride(int64_t s) { stride_ = {s, s}; return *this; }
-  MaxPool2dOptions& padding(int64_t p) { padding_ = {p, p}; return *this; }
+  MaxPool2dOptions& stride(int64_t s) {
+    stride_ = {s, s};
+    return *this;
+  }
+  MaxPool2dOptions& padding(int64_t p) {
+    padding_ = {p, p};
+    return *this;
+  }
   std::vector<int64_t> kernel_size_, stride_, padding_{0, 0};
 };
 class MaxPool2dImpl : public Cloneable<MaxPool2dImpl> {
@@ -146,7 +211,8 @@ BRASA_MODULE(Flatten);
 // Activations without state: forward applies one nn::functional call.
 class ActivationImpl : public Module {
  public:
-  ActivationImpl(std::string name, std::function<Tensor(const Tensor&)> fn) : Module(std::move(name)), fn_(std::move(fn)) {}
+  ActivationImpl(std::string name, std::function<Tensor(const Tensor&)> fn)
+      : Module(std::move(name)), fn_(std::move(fn)) {}
   Tensor forward(const Tensor& x) { return fn_(x); }
 
  private:
@@ -233,10 +299,22 @@ BRASA_MODULE(Dropout2d);
 
 struct BatchNormOptions {
   BatchNormOptions(int64_t num_features) : num_features_(num_features) {}
-  BatchNormOptions& eps(double v) { eps_ = v; return *this; }
-  BatchNormOptions& momentum(double v) { momentum_ = v; return *this; }
-  BatchNormOptions& affine(bool v) { affine_ = v; return *this; }
-  BatchNormOptions& track_running_stats(bool v) { track_running_stats_ = v; return *this; }
+  BatchNormOptions& eps(double v) {
+    eps_ = v;
+    return *this;
+  }
+  BatchNormOptions& momentum(double v) {
+    momentum_ = v;
+    return *this;
+  }
+  BatchNormOptions& affine(bool v) {
+    affine_ = v;
+    return *this;
+  }
+  BatchNormOptions& track_running_stats(bool v) {
+    track_running_stats_ = v;
+    return *this;
+  }
   int64_t num_features_;
   double eps_ = 1e-5, momentum_ = 0.1;
   bool affine_ = true, track_running_stats_ = true;
@@ -274,8 +352,10 @@ BRASA_MODULE(BatchNorm2d);
 
 class LayerNormImpl : public Cloneable<LayerNormImpl> {
  public:
-  explicit LayerNormImpl(std::vector<int64_t> normalized_shape, double eps = 1e-5, bool elementwise_affine = true);
-  LayerNormImpl(const LayerNormImpl& o) : LayerNormImpl(o.normalized_shape, o.eps, o.weight.defined()) {}
+  explicit LayerNormImpl(std::vector<int64_t> normalized_shape, double eps = 1e-5,
+                         bool elementwise_affine = true);
+  LayerNormImpl(const LayerNormImpl& o)
+      : LayerNormImpl(o.normalized_shape, o.eps, o.weight.defined()) {}
   Tensor forward(const Tensor& x);
   std::vector<int64_t> normalized_shape;
   double eps;
@@ -287,7 +367,8 @@ BRASA_MODULE(LayerNorm);
 class GroupNormImpl : public Cloneable<GroupNormImpl> {
  public:
   GroupNormImpl(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
-  GroupNormImpl(const GroupNormImpl& o) : GroupNormImpl(o.num_groups, o.num_channels, o.eps, o.weight.defined()) {}
+  GroupNormImpl(const GroupNormImpl& o)
+      : GroupNormImpl(o.num_groups, o.num_channels, o.eps, o.weight.defined()) {}
   Tensor forward(const Tensor& x);
   int64_t num_groups, num_channels;
   double eps;
@@ -299,9 +380,18 @@ BRASA_MODULE(GroupNorm);
 struct EmbeddingOptions {
   EmbeddingOptions(int64_t num_embeddings, int64_t embedding_dim)
       : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
-  EmbeddingOptions& padding_idx(int64_t i) { padding_idx_ = i; return *this; }
-  EmbeddingOptions& max_norm(double m) { max_norm_ = m; return *this; }
-  EmbeddingOptions& norm_type(double p) { norm_type_ = p; return *this; }
+  EmbeddingOptions& padding_idx(int64_t i) {
+    padding_idx_ = i;
+    return *this;
+  }
+  EmbeddingOptions& max_norm(double m) {
+    max_norm_ = m;
+    return *this;
+  }
+  EmbeddingOptions& norm_type(double p) {
+    norm_type_ = p;
+    return *this;
+  }
   int64_t num_embeddings_, embedding_dim_;
   std::optional<int64_t> padding_idx_;
   std::optional<double> max_norm_;
@@ -309,7 +399,8 @@ struct EmbeddingOptions {
 };
 class EmbeddingImpl : public Cloneable<EmbeddingImpl> {
  public:
-  EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim, std::optional<int64_t> padding_idx = std::nullopt);
+  EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim,
+                std::optional<int64_t> padding_idx = std::nullopt);
   explicit EmbeddingImpl(const EmbeddingOptions& o);
   EmbeddingImpl(const EmbeddingImpl& o);
   Tensor forward(const Tensor& indices);
@@ -323,13 +414,28 @@ BRASA_MODULE(Embedding);
 struct EmbeddingBagOptions {
   EmbeddingBagOptions(int64_t num_embeddings, int64_t embedding_dim)
       : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
-  EmbeddingBagOptions& mode(EmbeddingBagMode m) { mode_ = m; return *this; }
+  EmbeddingBagOptions& mode(EmbeddingBagMode m) {
+    mode_ = m;
+    return *this;
+  }
   // torch::kSum / torch::kMean
   EmbeddingBagOptions& mode(Reduction r);
-  EmbeddingBagOptions& padding_idx(int64_t i) { padding_idx_ = i; return *this; }
-  EmbeddingBagOptions& max_norm(double m) { max_norm_ = m; return *this; }
-  EmbeddingBagOptions& norm_type(double p) { norm_type_ = p; return *this; }
-  EmbeddingBagOptions& include_last_offset(bool b) { include_last_offset_ = b; return *this; }
+  EmbeddingBagOptions& padding_idx(int64_t i) {
+    padding_idx_ = i;
+    return *this;
+  }
+  EmbeddingBagOptions& max_norm(double m) {
+    max_norm_ = m;
+    return *this;
+  }
+  EmbeddingBagOptions& norm_type(double p) {
+    norm_type_ = p;
+    return *this;
+  }
+  EmbeddingBagOptions& include_last_offset(bool b) {
+    include_last_offset_ = b;
+    return *this;
+  }
   int64_t num_embeddings_, embedding_dim_;
   EmbeddingBagMode mode_ = EmbeddingBagMode::Mean;
   std::optional<int64_t> padding_idx_;
@@ -344,7 +450,8 @@ class EmbeddingBagImpl : public Cloneable<EmbeddingBagImpl> {
   explicit EmbeddingBagImpl(const EmbeddingBagOptions& o);
   EmbeddingBagImpl(const EmbeddingBagImpl& o) : EmbeddingBagImpl(o.options) {}
   // See F::embedding_bag for input, offsets and per_sample_weights.
-  Tensor forward(const Tensor& input, const Tensor& offsets = {}, const Tensor& per_sample_weights = {});
+  Tensor forward(const Tensor& input, const Tensor& offsets = {},
+                 const Tensor& per_sample_weights = {});
   EmbeddingBagOptions options;
   Tensor& weight;  // registered slot (see LinearImpl)
 };
@@ -352,8 +459,12 @@ BRASA_MODULE(EmbeddingBag);
 
 class AvgPool2dImpl : public Cloneable<AvgPool2dImpl> {
  public:
-  AvgPool2dImpl(std::vector<int64_t> kernel_size, std::vector<int64_t> stride = {}, std::vector<int64_t> padding = {0})
-      : Cloneable("AvgPool2d"), kernel_size(std::move(kernel_size)), stride(std::move(stride)), padding(std::move(padding)) {}
+  AvgPool2dImpl(std::vector<int64_t> kernel_size, std::vector<int64_t> stride = {},
+                std::vector<int64_t> padding = {0})
+      : Cloneable("AvgPool2d"),
+        kernel_size(std::move(kernel_size)),
+        stride(std::move(stride)),
+        padding(std::move(padding)) {}
   Tensor forward(const Tensor& x);
   std::vector<int64_t> kernel_size, stride, padding;
 };
@@ -379,7 +490,8 @@ BRASA_MODULE(AdaptiveMaxPool2d);
 
 class UnflattenImpl : public Cloneable<UnflattenImpl> {
  public:
-  UnflattenImpl(int64_t dim, std::vector<int64_t> sizes) : Cloneable("Unflatten"), dim(dim), sizes(std::move(sizes)) {}
+  UnflattenImpl(int64_t dim, std::vector<int64_t> sizes)
+      : Cloneable("Unflatten"), dim(dim), sizes(std::move(sizes)) {}
   Tensor forward(const Tensor& x) { return x.unflatten(dim, sizes); }
   int64_t dim;
   std::vector<int64_t> sizes;
@@ -405,7 +517,9 @@ class ModuleListImpl : public Cloneable<ModuleListImpl> {
   size_t size() const { return items_.size(); }
   std::shared_ptr<Module> operator[](size_t i) const { return items_.at(i); }
   template <class Impl>
-  std::shared_ptr<Impl> ptr(size_t i) const { return std::dynamic_pointer_cast<Impl>(items_.at(i)); }
+  std::shared_ptr<Impl> ptr(size_t i) const {
+    return std::dynamic_pointer_cast<Impl>(items_.at(i));
+  }
   auto begin() const { return items_.begin(); }
   auto end() const { return items_.end(); }
 
@@ -415,24 +529,48 @@ class ModuleListImpl : public Cloneable<ModuleListImpl> {
 BRASA_MODULE(ModuleList);
 
 struct Conv1dOptions {
-  Conv1dOptions(int64_t in, int64_t out, int64_t kernel) : in_channels_(in), out_channels_(out), kernel_size_(kernel) {}
-  Conv1dOptions& stride(int64_t s) { stride_ = s; return *this; }
-  Conv1dOptions& padding(int64_t p) { padding_ = p; return *this; }
+  Conv1dOptions(int64_t in, int64_t out, int64_t kernel)
+      : in_channels_(in), out_channels_(out), kernel_size_(kernel) {}
+  Conv1dOptions& stride(int64_t s) {
+    stride_ = s;
+    return *this;
+  }
+  Conv1dOptions& padding(int64_t p) {
+    padding_ = p;
+    return *this;
+  }
   // torch::kSame (output as long as the input; stride 1) or torch::kValid.
-  Conv1dOptions& padding(ConvPadding p) { named_padding_ = p; return *this; }
-  Conv1dOptions& dilation(int64_t d) { dilation_ = d; return *this; }
-  Conv1dOptions& groups(int64_t g) { groups_ = g; return *this; }
-  Conv1dOptions& bias(bool b) { bias_ = b; return *this; }
+  Conv1dOptions& padding(ConvPadding p) {
+    named_padding_ = p;
+    return *this;
+  }
+  Conv1dOptions& dilation(int64_t d) {
+    dilation_ = d;
+    return *this;
+  }
+  Conv1dOptions& groups(int64_t g) {
+    groups_ = g;
+    return *this;
+  }
+  Conv1dOptions& bias(bool b) {
+    bias_ = b;
+    return *this;
+  }
   // torch::kZeros (default), kReflect, kReplicate or kCircular.
-  Conv1dOptions& padding_mode(PaddingMode m) { padding_mode_ = m; return *this; }
-  int64_t in_channels_, out_channels_, kernel_size_, stride_ = 1, padding_ = 0, dilation_ = 1, groups_ = 1;
+  Conv1dOptions& padding_mode(PaddingMode m) {
+    padding_mode_ = m;
+    return *this;
+  }
+  int64_t in_channels_, out_channels_, kernel_size_, stride_ = 1, padding_ = 0, dilation_ = 1,
+                                                     groups_ = 1;
   std::optional<ConvPadding> named_padding_;
   bool bias_ = true;
   PaddingMode padding_mode_ = PaddingMode::Zeros;
 };
 class Conv1dImpl : public Cloneable<Conv1dImpl> {
  public:
-  Conv1dImpl(int64_t in, int64_t out, int64_t kernel) : Conv1dImpl(Conv1dOptions(in, out, kernel)) {}
+  Conv1dImpl(int64_t in, int64_t out, int64_t kernel)
+      : Conv1dImpl(Conv1dOptions(in, out, kernel)) {}
   explicit Conv1dImpl(const Conv1dOptions& o);
   Conv1dImpl(const Conv1dImpl& o) : Conv1dImpl(o.options) {}
   Tensor forward(const Tensor& x);
@@ -445,14 +583,32 @@ BRASA_MODULE(Conv1d);
 struct ConvTranspose1dOptions {
   ConvTranspose1dOptions(int64_t in, int64_t out, int64_t kernel)
       : in_channels_(in), out_channels_(out), kernel_size_(kernel) {}
-  ConvTranspose1dOptions& stride(int64_t s) { stride_ = s; return *this; }
-  ConvTranspose1dOptions& padding(int64_t p) { padding_ = p; return *this; }
-  ConvTranspose1dOptions& output_padding(int64_t p) { output_padding_ = p; return *this; }
-  ConvTranspose1dOptions& dilation(int64_t d) { dilation_ = d; return *this; }
-  ConvTranspose1dOptions& groups(int64_t g) { groups_ = g; return *this; }
-  ConvTranspose1dOptions& bias(bool b) { bias_ = b; return *this; }
-  int64_t in_channels_, out_channels_, kernel_size_, stride_ = 1, padding_ = 0, output_padding_ = 0, dilation_ = 1,
-      groups_ = 1;
+  ConvTranspose1dOptions& stride(int64_t s) {
+    stride_ = s;
+    return *this;
+  }
+  ConvTranspose1dOptions& padding(int64_t p) {
+    padding_ = p;
+    return *this;
+  }
+  ConvTranspose1dOptions& output_padding(int64_t p) {
+    output_padding_ = p;
+    return *this;
+  }
+  ConvTranspose1dOptions& dilation(int64_t d) {
+    dilation_ = d;
+    return *this;
+  }
+  ConvTranspose1dOptions& groups(int64_t g) {
+    groups_ = g;
+    return *this;
+  }
+  ConvTranspose1dOptions& bias(bool b) {
+    bias_ = b;
+    return *this;
+  }
+  int64_t in_channels_, out_channels_, kernel_size_, stride_ = 1, padding_ = 0, output_padding_ = 0,
+                                                     dilation_ = 1, groups_ = 1;
   bool bias_ = true;
 };
 class ConvTranspose1dImpl : public Cloneable<ConvTranspose1dImpl> {
@@ -472,7 +628,10 @@ BRASA_MODULE(ConvTranspose1d);
 class MaxPool1dImpl : public Cloneable<MaxPool1dImpl> {
  public:
   explicit MaxPool1dImpl(int64_t kernel, int64_t stride = 0, int64_t padding = 0)
-      : Cloneable("MaxPool1d"), kernel(kernel), stride(stride ? stride : kernel), padding(padding) {}
+      : Cloneable("MaxPool1d"),
+        kernel(kernel),
+        stride(stride ? stride : kernel),
+        padding(padding) {}
   Tensor forward(const Tensor& x);
   int64_t kernel, stride, padding;
 };
@@ -480,14 +639,18 @@ BRASA_MODULE(MaxPool1d);
 class AvgPool1dImpl : public Cloneable<AvgPool1dImpl> {
  public:
   explicit AvgPool1dImpl(int64_t kernel, int64_t stride = 0, int64_t padding = 0)
-      : Cloneable("AvgPool1d"), kernel(kernel), stride(stride ? stride : kernel), padding(padding) {}
+      : Cloneable("AvgPool1d"),
+        kernel(kernel),
+        stride(stride ? stride : kernel),
+        padding(padding) {}
   Tensor forward(const Tensor& x);
   int64_t kernel, stride, padding;
 };
 BRASA_MODULE(AvgPool1d);
 class AdaptiveAvgPool1dImpl : public Cloneable<AdaptiveAvgPool1dImpl> {
  public:
-  explicit AdaptiveAvgPool1dImpl(int64_t output_size) : Cloneable("AdaptiveAvgPool1d"), output_size(output_size) {}
+  explicit AdaptiveAvgPool1dImpl(int64_t output_size)
+      : Cloneable("AdaptiveAvgPool1d"), output_size(output_size) {}
   Tensor forward(const Tensor& x);
   int64_t output_size;
 };
@@ -518,7 +681,8 @@ BRASA_MODULE(Bilinear);
 // Wraps a function as a module (for Sequential).
 class FunctionalImpl : public Cloneable<FunctionalImpl> {
  public:
-  explicit FunctionalImpl(std::function<Tensor(const Tensor&)> fn) : Cloneable("Functional"), fn_(std::move(fn)) {}
+  explicit FunctionalImpl(std::function<Tensor(const Tensor&)> fn)
+      : Cloneable("Functional"), fn_(std::move(fn)) {}
   Tensor forward(const Tensor& x) { return fn_(x); }
 
  private:
@@ -548,7 +712,8 @@ BRASA_MODULE(ModuleDict);
 // attn_mask: bool (true = masked) or float (added) [L, S].
 class MultiheadAttentionImpl : public Cloneable<MultiheadAttentionImpl> {
  public:
-  MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads, double dropout = 0.0, bool bias = true);
+  MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads, double dropout = 0.0,
+                         bool bias = true);
   MultiheadAttentionImpl(const MultiheadAttentionImpl& o)
       : MultiheadAttentionImpl(o.embed_dim, o.num_heads, o.dropout, o.in_proj_bias.defined()) {}
   std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
@@ -563,11 +728,24 @@ class MultiheadAttentionImpl : public Cloneable<MultiheadAttentionImpl> {
 BRASA_MODULE(MultiheadAttention);
 
 struct TransformerEncoderLayerOptions {
-  TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}
-  TransformerEncoderLayerOptions& dim_feedforward(int64_t v) { dim_feedforward_ = v; return *this; }
-  TransformerEncoderLayerOptions& dropout(double v) { dropout_ = v; return *this; }
-  TransformerEncoderLayerOptions& activation(std::string v) { activation_ = std::move(v); return *this; }
-  TransformerEncoderLayerOptions& norm_first(bool v) { norm_first_ = v; return *this; }
+  TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead)
+      : d_model_(d_model), nhead_(nhead) {}
+  TransformerEncoderLayerOptions& dim_feedforward(int64_t v) {
+    dim_feedforward_ = v;
+    return *this;
+  }
+  TransformerEncoderLayerOptions& dropout(double v) {
+    dropout_ = v;
+    return *this;
+  }
+  TransformerEncoderLayerOptions& activation(std::string v) {
+    activation_ = std::move(v);
+    return *this;
+  }
+  TransformerEncoderLayerOptions& norm_first(bool v) {
+    norm_first_ = v;
+    return *this;
+  }
   int64_t d_model_, nhead_, dim_feedforward_ = 2048;
   double dropout_ = 0.1;
   std::string activation_ = "relu";  // or "gelu"
@@ -577,10 +755,12 @@ struct TransformerEncoderLayerOptions {
 class TransformerEncoderLayerImpl : public Cloneable<TransformerEncoderLayerImpl> {
  public:
   explicit TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& o);
-  TransformerEncoderLayerImpl(const TransformerEncoderLayerImpl& o) : TransformerEncoderLayerImpl(o.options) {}
+  TransformerEncoderLayerImpl(const TransformerEncoderLayerImpl& o)
+      : TransformerEncoderLayerImpl(o.options) {}
   TransformerEncoderLayerImpl(int64_t d_model, int64_t nhead)
       : TransformerEncoderLayerImpl(TransformerEncoderLayerOptions(d_model, nhead)) {}
-  Tensor forward(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_key_padding_mask = {});
+  Tensor forward(const Tensor& src, const Tensor& src_mask = {},
+                 const Tensor& src_key_padding_mask = {});
   TransformerEncoderLayerOptions options;
   MultiheadAttention self_attn{nullptr};
   Linear linear1{nullptr}, linear2{nullptr};
@@ -589,12 +769,28 @@ class TransformerEncoderLayerImpl : public Cloneable<TransformerEncoderLayerImpl
 BRASA_MODULE(TransformerEncoderLayer);
 
 struct RNNOptions {
-  RNNOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
-  RNNOptions& num_layers(int64_t v) { num_layers_ = v; return *this; }
-  RNNOptions& bias(bool v) { bias_ = v; return *this; }
-  RNNOptions& batch_first(bool v) { batch_first_ = v; return *this; }
-  RNNOptions& dropout(double v) { dropout_ = v; return *this; }
-  RNNOptions& bidirectional(bool v) { bidirectional_ = v; return *this; }
+  RNNOptions(int64_t input_size, int64_t hidden_size)
+      : input_size_(input_size), hidden_size_(hidden_size) {}
+  RNNOptions& num_layers(int64_t v) {
+    num_layers_ = v;
+    return *this;
+  }
+  RNNOptions& bias(bool v) {
+    bias_ = v;
+    return *this;
+  }
+  RNNOptions& batch_first(bool v) {
+    batch_first_ = v;
+    return *this;
+  }
+  RNNOptions& dropout(double v) {
+    dropout_ = v;
+    return *this;
+  }
+  RNNOptions& bidirectional(bool v) {
+    bidirectional_ = v;
+    return *this;
+  }
   int64_t input_size_, hidden_size_, num_layers_ = 1;
   bool bias_ = true, batch_first_ = false;
   double dropout_ = 0.0;
@@ -615,7 +811,8 @@ class RNNBaseImpl : public Module {
   // One direction of one layer over time; `state` holds h (and c for LSTM).
   virtual Tensor cell(const Tensor& x, std::vector<Tensor>& state, int64_t layer, int64_t dir) = 0;
   // Runs all layers; initial/final states are [layers * dirs, N, H] each.
-  Tensor run(const Tensor& input, std::vector<Tensor> initial, std::vector<Tensor>& final_states, size_t n_states);
+  Tensor run(const Tensor& input, std::vector<Tensor> initial, std::vector<Tensor>& final_states,
+             size_t n_states);
   const Tensor& param(const char* kind, int64_t layer, int64_t dir) const;
 
  private:
@@ -625,10 +822,11 @@ class RNNBaseImpl : public Module {
 // forward(input, (h0, c0)) -> (output, (h_n, c_n))
 class LSTMImpl : public Cloneable<LSTMImpl, RNNBaseImpl> {
  public:
-  LSTMImpl(int64_t input_size, int64_t hidden_size) : LSTMImpl(RNNOptions(input_size, hidden_size)) {}
+  LSTMImpl(int64_t input_size, int64_t hidden_size)
+      : LSTMImpl(RNNOptions(input_size, hidden_size)) {}
   explicit LSTMImpl(const RNNOptions& o) : Cloneable("LSTM", o, 4) {}
-  std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(const Tensor& input,
-                                                         std::optional<std::tuple<Tensor, Tensor>> hx = std::nullopt);
+  std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(
+      const Tensor& input, std::optional<std::tuple<Tensor, Tensor>> hx = std::nullopt);
 
  protected:
   Tensor cell(const Tensor& x, std::vector<Tensor>& state, int64_t layer, int64_t dir) override;

@@ -41,7 +41,9 @@ class OrderedDict {
     BRASA_CHECK(v, what_, " '", key, "' is not defined");
     return *v;
   }
-  const Value& operator[](const Key& key) const { return const_cast<OrderedDict*>(this)->operator[](key); }
+  const Value& operator[](const Key& key) const {
+    return const_cast<OrderedDict*>(this)->operator[](key);
+  }
   Value* find(const Key& key) {
     auto it = index_.find(key);
     return it == index_.end() ? nullptr : &items_[it->second].value();

@@ -20,8 +20,8 @@ using detail::Elementwise;
 using Op = BinaryOp;
 
 const char* op_name(Op op) {
-  static const char* names[] = {"add", "mul", "div", "div", "div", "pow", "atan2", "fmod",
-                                "remainder", "minimum", "maximum"};
+  static const char* names[] = {"add",   "mul",  "div",       "div",     "div",    "pow",
+                                "atan2", "fmod", "remainder", "minimum", "maximum"};
   return names[static_cast<int>(op)];
 }
 
@@ -47,7 +47,8 @@ Op div_op(const std::optional<std::string>& mode) {
   if (!mode) return Op::Div;
   if (*mode == "trunc") return Op::DivTrunc;
   if (*mode == "floor") return Op::DivFloor;
-  BRASA_ERROR("div: expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
+  BRASA_ERROR("div: expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+              *mode, "'");
 }
 
 void check_sub(const Tensor& a, ScalarType bt) {
@@ -59,7 +60,8 @@ void check_sub(const Tensor& a, ScalarType bt) {
 // ---- comparisons, logical and bitwise: output bool (or the integral type) ----
 using Cmp = CompareOp;
 const char* cmp_name(Cmp c) {
-  static const char* names[] = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"};
+  static const char* names[] = {"eq", "ne",          "lt",         "le",         "gt",
+                                "ge", "logical_and", "logical_or", "logical_xor"};
   return names[static_cast<int>(c)];
 }
 
@@ -80,8 +82,9 @@ Tensor bitwise(Bit op, const Tensor& a, const Tensor& b, const Tensor* out, bool
   static const char* names[] = {"bitwise_and", "bitwise_or", "bitwise_xor"};
   const char* name = names[static_cast<int>(op)];
   if (common == ScalarType::Undefined) common = detail::result_type(a, b);
-  BRASA_CHECK(isIntegralType(common, true), name, ": only integral and bool tensors are supported, got ", a.dtype(),
-              " and ", b.dtype());
+  BRASA_CHECK(isIntegralType(common, true), name,
+              ": only integral and bool tensors are supported, got ", a.dtype(), " and ",
+              b.dtype());
   Elementwise e(name, common, out, inplace);
   e.input(a, common).input(b, common).build();
   kernel<BitwiseKernel>(e.device())(e, op, common);
@@ -98,24 +101,34 @@ Tensor wrap(const Tensor& a, const Scalar& s, ScalarType& common) {
 using autograd::BackwardName;
 using autograd::FormulaNode;
 using autograd::variable_list;
-const BackwardName kAddBackward("AddBackward0"), kSubBackward("SubBackward0"), kMulBackward("MulBackward0"),
-    kDivBackward("DivBackward0"), kPowBackward("PowBackward1"), kAtan2Backward("Atan2Backward0"),
-    kFmodBackward("FmodBackward1"), kRemainderBackward("RemainderBackward1"),
-    kMinimumBackward("MinimumBackward0"), kMaximumBackward("MaximumBackward0");
+const BackwardName kAddBackward("AddBackward0"), kSubBackward("SubBackward0"),
+    kMulBackward("MulBackward0"), kDivBackward("DivBackward0"), kPowBackward("PowBackward1"),
+    kAtan2Backward("Atan2Backward0"), kFmodBackward("FmodBackward1"),
+    kRemainderBackward("RemainderBackward1"), kMinimumBackward("MinimumBackward0"),
+    kMaximumBackward("MaximumBackward0");
 
 const BackwardName& backward_name(Op op, const Scalar& alpha) {
   switch (op) {
-    case Op::Add: return alpha.toDouble() < 0 ? kSubBackward : kAddBackward;
-    case Op::Mul: return kMulBackward;
+    case Op::Add:
+      return alpha.toDouble() < 0 ? kSubBackward : kAddBackward;
+    case Op::Mul:
+      return kMulBackward;
     case Op::Div:
     case Op::DivTrunc:
-    case Op::DivFloor: return kDivBackward;
-    case Op::Pow: return kPowBackward;
-    case Op::Atan2: return kAtan2Backward;
-    case Op::Fmod: return kFmodBackward;
-    case Op::Remainder: return kRemainderBackward;
-    case Op::Minimum: return kMinimumBackward;
-    case Op::Maximum: return kMaximumBackward;
+    case Op::DivFloor:
+      return kDivBackward;
+    case Op::Pow:
+      return kPowBackward;
+    case Op::Atan2:
+      return kAtan2Backward;
+    case Op::Fmod:
+      return kFmodBackward;
+    case Op::Remainder:
+      return kRemainderBackward;
+    case Op::Minimum:
+      return kMinimumBackward;
+    case Op::Maximum:
+      return kMaximumBackward;
   }
   return kAddBackward;
 }
@@ -188,7 +201,9 @@ Tensor arith_ad(Op op, const Tensor& a, const Tensor& b, const Scalar& alpha = 1
   if (r) {
     if (arith_saves_inputs(op)) r.save(a, b);
     const double al = alpha.toDouble();
-    r.finish(out, [op, al](FormulaNode& n, const variable_list& g) { return arith_grads(op, n, g[0], al); });
+    r.finish(out, [op, al](FormulaNode& n, const variable_list& g) {
+      return arith_grads(op, n, g[0], al);
+    });
   }
   return out;
 }
@@ -196,7 +211,9 @@ Tensor arith_ad(Op op, const Tensor& a, const Tensor& b, const Scalar& alpha = 1
 }  // namespace
 
 // ---- arithmetic ----
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return arith_ad(Op::Add, a, b, alpha); }
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return arith_ad(Op::Add, a, b, alpha);
+}
 Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   ScalarType c;
   Tensor bt = wrap(a, b, c);
@@ -226,16 +243,16 @@ Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return arith_ad(Op::Add, bt, a, -alpha, c);
 }
 
-#define BRASA_DEFINE_ARITH(name, OP)                                                 \
+#define BRASA_DEFINE_ARITH(name, OP)                                           \
   Tensor name(const Tensor& a, const Tensor& b) { return arith_ad(OP, a, b); } \
-  Tensor name(const Tensor& a, const Scalar& b) {                                    \
-    ScalarType c;                                                                    \
-    Tensor bt = wrap(a, b, c);                                                       \
-    return arith_ad(OP, a, bt, 1, c);                                   \
-  }                                                                                  \
-  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {                \
-    arith(OP, a, b, &out, false);                                                    \
-    return out;                                                                      \
+  Tensor name(const Tensor& a, const Scalar& b) {                              \
+    ScalarType c;                                                              \
+    Tensor bt = wrap(a, b, c);                                                 \
+    return arith_ad(OP, a, bt, 1, c);                                          \
+  }                                                                            \
+  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {          \
+    arith(OP, a, b, &out, false);                                              \
+    return out;                                                                \
   }
 BRASA_DEFINE_ARITH(mul, Op::Mul)
 BRASA_DEFINE_ARITH(atan2, Op::Atan2)
@@ -281,16 +298,16 @@ Tensor floor_divide(const Tensor& a, const Tensor& b) { return div(a, b, "floor"
 Tensor true_divide(const Tensor& a, const Tensor& b) { return div(a, b); }
 
 // ---- comparisons and logical ----
-#define BRASA_DEFINE_CMP(name, C)                                                          \
+#define BRASA_DEFINE_CMP(name, C)                                                     \
   Tensor name(const Tensor& a, const Tensor& b) { return compare(C, a, b, nullptr); } \
-  Tensor name(const Tensor& a, const Scalar& b) {                                          \
-    ScalarType c;                                                                          \
-    Tensor bt = wrap(a, b, c);                                                             \
-    return compare(C, a, bt, nullptr, c);                                           \
-  }                                                                                        \
-  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {                      \
-    compare(C, a, b, &out);                                                         \
-    return out;                                                                            \
+  Tensor name(const Tensor& a, const Scalar& b) {                                     \
+    ScalarType c;                                                                     \
+    Tensor bt = wrap(a, b, c);                                                        \
+    return compare(C, a, bt, nullptr, c);                                             \
+  }                                                                                   \
+  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {                 \
+    compare(C, a, b, &out);                                                           \
+    return out;                                                                       \
   }
 BRASA_DEFINE_CMP(eq, Cmp::Eq)
 BRASA_DEFINE_CMP(ne, Cmp::Ne)
@@ -303,16 +320,16 @@ BRASA_DEFINE_CMP(logical_or, Cmp::LogicalOr)
 BRASA_DEFINE_CMP(logical_xor, Cmp::LogicalXor)
 #undef BRASA_DEFINE_CMP
 
-#define BRASA_DEFINE_BIT(name, B)                                                          \
+#define BRASA_DEFINE_BIT(name, B)                                                            \
   Tensor name(const Tensor& a, const Tensor& b) { return bitwise(B, a, b, nullptr, false); } \
-  Tensor name(const Tensor& a, const Scalar& b) {                                          \
-    ScalarType c;                                                                          \
-    Tensor bt = wrap(a, b, c);                                                             \
-    return bitwise(B, a, bt, nullptr, false, c);                                           \
-  }                                                                                        \
-  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {                      \
-    bitwise(B, a, b, &out, false);                                                         \
-    return out;                                                                            \
+  Tensor name(const Tensor& a, const Scalar& b) {                                            \
+    ScalarType c;                                                                            \
+    Tensor bt = wrap(a, b, c);                                                               \
+    return bitwise(B, a, bt, nullptr, false, c);                                             \
+  }                                                                                          \
+  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {                        \
+    bitwise(B, a, b, &out, false);                                                           \
+    return out;                                                                              \
   }
 BRASA_DEFINE_BIT(bitwise_and, Bit::And)
 BRASA_DEFINE_BIT(bitwise_or, Bit::Or)
@@ -330,38 +347,56 @@ Tensor& add_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
 Tensor& binary_inplace(const char* op, Tensor& self, const Tensor& b) {
   std::string n = op;
   std::optional<Op> arith_op;
-  if (n == "mul") arith_op = Op::Mul;
-  else if (n == "pow") arith_op = Op::Pow;
-  else if (n == "atan2") arith_op = Op::Atan2;
-  else if (n == "fmod") arith_op = Op::Fmod;
-  else if (n == "remainder") arith_op = Op::Remainder;
+  if (n == "mul")
+    arith_op = Op::Mul;
+  else if (n == "pow")
+    arith_op = Op::Pow;
+  else if (n == "atan2")
+    arith_op = Op::Atan2;
+  else if (n == "fmod")
+    arith_op = Op::Fmod;
+  else if (n == "remainder")
+    arith_op = Op::Remainder;
   if (arith_op) {
     Op o = *arith_op;
     return autograd::inplace(
-        op, self, [&] { arith(o, self, b, &self, true); }, [&](const Tensor& old) { return arith_ad(o, old, b); },
-        b);
+        op, self, [&] { arith(o, self, b, &self, true); },
+        [&](const Tensor& old) { return arith_ad(o, old, b); }, b);
   }
   // Comparisons, logical and bitwise ops are not differentiable.
-  if (n == "eq") compare(Cmp::Eq, self, b, &self);
-  else if (n == "ne") compare(Cmp::Ne, self, b, &self);
-  else if (n == "lt") compare(Cmp::Lt, self, b, &self);
-  else if (n == "le") compare(Cmp::Le, self, b, &self);
-  else if (n == "gt") compare(Cmp::Gt, self, b, &self);
-  else if (n == "ge") compare(Cmp::Ge, self, b, &self);
-  else if (n == "logical_and") compare(Cmp::LogicalAnd, self, b, &self);
-  else if (n == "logical_or") compare(Cmp::LogicalOr, self, b, &self);
-  else if (n == "logical_xor") compare(Cmp::LogicalXor, self, b, &self);
-  else if (n == "bitwise_and") bitwise(Bit::And, self, b, &self, true);
-  else if (n == "bitwise_or") bitwise(Bit::Or, self, b, &self, true);
-  else if (n == "bitwise_xor") bitwise(Bit::Xor, self, b, &self, true);
-  else BRASA_INTERNAL_ASSERT(false, "unknown in-place op ", op);
+  if (n == "eq")
+    compare(Cmp::Eq, self, b, &self);
+  else if (n == "ne")
+    compare(Cmp::Ne, self, b, &self);
+  else if (n == "lt")
+    compare(Cmp::Lt, self, b, &self);
+  else if (n == "le")
+    compare(Cmp::Le, self, b, &self);
+  else if (n == "gt")
+    compare(Cmp::Gt, self, b, &self);
+  else if (n == "ge")
+    compare(Cmp::Ge, self, b, &self);
+  else if (n == "logical_and")
+    compare(Cmp::LogicalAnd, self, b, &self);
+  else if (n == "logical_or")
+    compare(Cmp::LogicalOr, self, b, &self);
+  else if (n == "logical_xor")
+    compare(Cmp::LogicalXor, self, b, &self);
+  else if (n == "bitwise_and")
+    bitwise(Bit::And, self, b, &self, true);
+  else if (n == "bitwise_or")
+    bitwise(Bit::Or, self, b, &self, true);
+  else if (n == "bitwise_xor")
+    bitwise(Bit::Xor, self, b, &self, true);
+  else
+    BRASA_INTERNAL_ASSERT(false, "unknown in-place op ", op);
   return self;
 }
 Tensor& div_inplace(Tensor& self, const Tensor& b, std::optional<std::string> mode) {
   Op o = div_op(mode);
   return autograd::inplace(
-      "div_", self, [&] { arith(o, self, b, &self, true); }, [&](const Tensor& old) { return arith_ad(o, old, b); },
-      b);
+      "div_", self, [&] { arith(o, self, b, &self, true); },
+      [&](const Tensor& old) { return arith_ad(o, old, b); }, b);
 }
 }  // namespace detail
 
@@ -370,10 +405,12 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight) {
   return lerp(start, end, detail::scalar_tensor_of(weight, start.dtype()));
 }
 
-static Tensor lerp_impl(const Tensor& start, const Tensor& end, const Tensor& w, const Tensor* out, bool inplace) {
-  BRASA_CHECK(start.dtype() == end.dtype(), "lerp: expected dtype ", start.dtype(), " for `end` but got dtype ",
-              end.dtype());
-  BRASA_CHECK(isFloatingType(start.dtype()), "lerp: expected floating tensors, got ", start.dtype());
+static Tensor lerp_impl(const Tensor& start, const Tensor& end, const Tensor& w, const Tensor* out,
+                        bool inplace) {
+  BRASA_CHECK(start.dtype() == end.dtype(), "lerp: expected dtype ", start.dtype(),
+              " for `end` but got dtype ", end.dtype());
+  BRASA_CHECK(isFloatingType(start.dtype()), "lerp: expected floating tensors, got ",
+              start.dtype());
   ScalarType t = start.dtype();
   Elementwise e("lerp", t, out, inplace);
   e.input(start).input(end).input(w, t).build();
@@ -384,14 +421,15 @@ static const BackwardName kLerpBackward("LerpBackward1");
 Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
   autograd::Recorder r(kLerpBackward, start, end, weight);
   Tensor out = lerp_impl(start, end, weight, nullptr, false);
-  if (r) r.save(start, end, weight).finish(out, [](FormulaNode& n, const variable_list& g) {
-    variable_list d(3);
-    Tensor w = n.saved(2);
-    if (n.needs(0)) d[0] = g[0] * (1 - w);
-    if (n.needs(1)) d[1] = g[0] * w;
-    if (n.needs(2)) d[2] = g[0] * (n.saved(1) - n.saved(0));
-    return d;
-  });
+  if (r)
+    r.save(start, end, weight).finish(out, [](FormulaNode& n, const variable_list& g) {
+      variable_list d(3);
+      Tensor w = n.saved(2);
+      if (n.needs(0)) d[0] = g[0] * (1 - w);
+      if (n.needs(1)) d[1] = g[0] * w;
+      if (n.needs(2)) d[2] = g[0] * (n.saved(1) - n.saved(0));
+      return d;
+    });
   return out;
 }
 Tensor& detail::lerp_inplace(Tensor& self, const Tensor& end, const Tensor& w) {
@@ -400,20 +438,23 @@ Tensor& detail::lerp_inplace(Tensor& self, const Tensor& end, const Tensor& w) {
       [&](const Tensor& old) { return lerp(old, end, w); }, end, w);
 }
 
-static Tensor addc_impl(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value, bool div,
-                        const Tensor* out, bool inplace) {
+static Tensor addc_impl(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value,
+                        bool div, const Tensor* out, bool inplace) {
   const char* name = div ? "addcdiv" : "addcmul";
-  ScalarType t = detail::result_type({detail::operand(self), detail::operand(t1), detail::operand(t2)});
+  ScalarType t =
+      detail::result_type({detail::operand(self), detail::operand(t1), detail::operand(t2)});
   BRASA_CHECK(!(div && isIntegralType(t, true)), name,
-              ": integer division with addcdiv is not supported, got tensors of dtype ", t1.dtype(), " and ",
-              t2.dtype());
+              ": integer division with addcdiv is not supported, got tensors of dtype ", t1.dtype(),
+              " and ", t2.dtype());
   Elementwise e(name, t, out, inplace);
   e.input(self, t).input(t1, t).input(t2, t).build();
   kernel<AddcKernel>(e.device())(e, t, value, div);
   return e.result();
 }
-static const BackwardName kAddcmulBackward("AddcmulBackward0"), kAddcdivBackward("AddcdivBackward0");
-static Tensor addc_ad(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value, bool is_div) {
+static const BackwardName kAddcmulBackward("AddcmulBackward0"),
+    kAddcdivBackward("AddcdivBackward0");
+static Tensor addc_ad(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value,
+                      bool is_div) {
   autograd::Recorder r(is_div ? kAddcdivBackward : kAddcmulBackward, self, t1, t2);
   Tensor out = addc_impl(self, t1, t2, value, is_div, nullptr, false);
   if (r) {
@@ -440,14 +481,15 @@ Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Sca
 Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   return addc_ad(self, t1, t2, value, true);
 }
-Tensor& detail::addcmul_inplace(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& v, bool div) {
+Tensor& detail::addcmul_inplace(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& v,
+                                bool div) {
   return autograd::inplace(
       div ? "addcdiv_" : "addcmul_", self, [&] { addc_impl(self, t1, t2, v, div, &self, true); },
       [&](const Tensor& old) { return addc_ad(old, t1, t2, v, div); }, t1, t2);
 }
 
-static Tensor where_impl(const Tensor& cond, const Tensor& a, const Tensor& b, ScalarType t, const Tensor* out,
-                         bool inplace, const char* name) {
+static Tensor where_impl(const Tensor& cond, const Tensor& a, const Tensor& b, ScalarType t,
+                         const Tensor* out, bool inplace, const char* name) {
   BRASA_CHECK(cond.dtype() == kBool || cond.dtype() == kByte, name,
               ": expected condition/mask to be a bool tensor, got ", cond.dtype());
   Elementwise e(name, t, out, inplace);
@@ -460,13 +502,14 @@ static const BackwardName kWhereBackward("WhereBackward0");
 static Tensor where_ad(const Tensor& cond, const Tensor& self, const Tensor& other, ScalarType t) {
   autograd::Recorder r(kWhereBackward, cond, self, other);
   Tensor out = where_impl(cond, self, other, t, nullptr, false, "where");
-  if (r) r.save(cond).finish(out, [](FormulaNode& n, const variable_list& g) {
-    variable_list d(3);
-    Tensor c = n.saved(0), zero = zeros_like(g[0]);
-    if (n.needs(1)) d[1] = where(c, g[0], zero);
-    if (n.needs(2)) d[2] = where(c, zero, g[0]);
-    return d;
-  });
+  if (r)
+    r.save(cond).finish(out, [](FormulaNode& n, const variable_list& g) {
+      variable_list d(3);
+      Tensor c = n.saved(0), zero = zeros_like(g[0]);
+      if (n.needs(1)) d[1] = where(c, g[0], zero);
+      if (n.needs(2)) d[2] = where(c, zero, g[0]);
+      return d;
+    });
   return out;
 }
 Tensor where(const Tensor& cond, const Tensor& self, const Tensor& other) {
@@ -482,16 +525,18 @@ Tensor where(const Tensor& cond, const Tensor& self, const Scalar& other) {
 }
 Tensor where(const Tensor& cond, const Scalar& self, const Scalar& other) {
   ScalarType t = detail::result_type({detail::operand(self), detail::operand(other)});
-  return where_impl(cond, detail::scalar_tensor_of(self, t), detail::scalar_tensor_of(other, t), t, nullptr,
-                    false, "where");
+  return where_impl(cond, detail::scalar_tensor_of(self, t), detail::scalar_tensor_of(other, t), t,
+                    nullptr, false, "where");
 }
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
   return masked_fill(self, mask, detail::scalar_tensor_of(value, self.dtype()));
 }
 static void check_masked_fill(const Tensor& mask, const Tensor& value) {
-  BRASA_CHECK(mask.dtype() == kBool, "masked_fill_: expected mask to have dtype Bool, got ", mask.dtype());
-  BRASA_CHECK(value.dim() == 0, "masked_fill_: only supports a 0-dimensional value tensor, but got tensor with ",
+  BRASA_CHECK(mask.dtype() == kBool, "masked_fill_: expected mask to have dtype Bool, got ",
+              mask.dtype());
+  BRASA_CHECK(value.dim() == 0,
+              "masked_fill_: only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s)");
 }
 static const BackwardName kMaskedFillBackward("MaskedFillBackward0");
@@ -500,25 +545,28 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) 
   autograd::Recorder r(kMaskedFillBackward, self, value);
   Tensor out = clone(self);
   where_impl(mask, value, out, out.dtype(), &out, true, "masked_fill_");
-  if (r) r.save(mask).finish(out, [](FormulaNode& n, const variable_list& g) {
-    variable_list d(2);
-    Tensor m = n.saved(0), zero = zeros_like(g[0]);
-    if (n.needs(0)) d[0] = where(m, zero, g[0]);
-    if (n.needs(1)) d[1] = where(m, g[0], zero).sum();
-    return d;
-  });
+  if (r)
+    r.save(mask).finish(out, [](FormulaNode& n, const variable_list& g) {
+      variable_list d(2);
+      Tensor m = n.saved(0), zero = zeros_like(g[0]);
+      if (n.needs(0)) d[0] = where(m, zero, g[0]);
+      if (n.needs(1)) d[1] = where(m, g[0], zero).sum();
+      return d;
+    });
   return out;
 }
 Tensor& detail::masked_fill_inplace(Tensor& self, const Tensor& mask, const Tensor& value) {
   check_masked_fill(mask, value);
   return autograd::inplace(
-      "masked_fill_", self, [&] { where_impl(mask, value, self, self.dtype(), &self, true, "masked_fill_"); },
+      "masked_fill_", self,
+      [&] { where_impl(mask, value, self, self.dtype(), &self, true, "masked_fill_"); },
       [&](const Tensor& old) { return masked_fill(old, mask, value); }, value);
 }
 
-static Tensor clamp_impl(const Tensor& self, std::optional<Scalar> lo, std::optional<Scalar> hi, const Tensor* out,
-                         bool inplace) {
-  BRASA_CHECK(lo.has_value() || hi.has_value(), "clamp: at least one of 'min' or 'max' must not be None");
+static Tensor clamp_impl(const Tensor& self, std::optional<Scalar> lo, std::optional<Scalar> hi,
+                         const Tensor* out, bool inplace) {
+  BRASA_CHECK(lo.has_value() || hi.has_value(),
+              "clamp: at least one of 'min' or 'max' must not be None");
   ScalarType t = self.dtype();
   if (!inplace) {
     if (lo) t = detail::result_type({detail::operand(self), detail::operand(*lo)});
@@ -534,16 +582,18 @@ static const BackwardName kClampBackward("ClampBackward1");
 Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
   autograd::Recorder r(kClampBackward, self);
   Tensor out = clamp_impl(self, min, max, nullptr, false);
-  if (r) r.save(self).finish(out, [min, max](FormulaNode& n, const variable_list& g) {
-    Tensor x = n.saved(0);
-    Tensor keep = ones_like(x, TensorOptions().dtype(kBool));
-    if (min) keep = logical_and(keep, ge(x, *min));
-    if (max) keep = logical_and(keep, le(x, *max));
-    return variable_list{where(keep, g[0], zeros_like(g[0]))};
-  });
+  if (r)
+    r.save(self).finish(out, [min, max](FormulaNode& n, const variable_list& g) {
+      Tensor x = n.saved(0);
+      Tensor keep = ones_like(x, TensorOptions().dtype(kBool));
+      if (min) keep = logical_and(keep, ge(x, *min));
+      if (max) keep = logical_and(keep, le(x, *max));
+      return variable_list{where(keep, g[0], zeros_like(g[0]))};
+    });
   return out;
 }
-Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min,
+             const std::optional<Tensor>& max) {
   BRASA_CHECK(min || max, "clamp: at least one of 'min' or 'max' must not be None");
   Tensor r = self;
   if (min) r = where(lt(r, *min), *min, r);
@@ -552,7 +602,9 @@ Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::op
 }
 Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp(self, min, std::nullopt); }
 Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp(self, std::nullopt, max); }
-Tensor clip(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) { return clamp(self, min, max); }
+Tensor clip(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
+  return clamp(self, min, max);
+}
 Tensor& detail::clamp_inplace(Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
   return autograd::inplace(
       "clamp_", self, [&] { clamp_impl(self, min, max, &self, true); },

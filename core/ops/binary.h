@@ -5,9 +5,9 @@
 
 namespace brasa {
 
-#define BRASA_DECLARE_BINARY(name)                               \
-  Tensor name(const Tensor& a, const Tensor& b);                 \
-  Tensor name(const Tensor& a, const Scalar& b);                 \
+#define BRASA_DECLARE_BINARY(name)               \
+  Tensor name(const Tensor& a, const Tensor& b); \
+  Tensor name(const Tensor& a, const Scalar& b); \
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b);
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
@@ -20,8 +20,10 @@ Tensor rsub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
 Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
 BRASA_DECLARE_BINARY(mul)
 // rounding_mode: none (true division), "trunc" or "floor".
-Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string> rounding_mode = std::nullopt);
-Tensor div(const Tensor& a, const Scalar& b, std::optional<std::string> rounding_mode = std::nullopt);
+Tensor div(const Tensor& a, const Tensor& b,
+           std::optional<std::string> rounding_mode = std::nullopt);
+Tensor div(const Tensor& a, const Scalar& b,
+           std::optional<std::string> rounding_mode = std::nullopt);
 Tensor& div_out(Tensor& out, const Tensor& a, const Tensor& b,
                 std::optional<std::string> rounding_mode = std::nullopt);
 Tensor floor_divide(const Tensor& a, const Tensor& b);
@@ -57,13 +59,18 @@ Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other);
 Tensor where(const Tensor& condition, const Scalar& self, const Scalar& other);
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value);
-Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
-Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
+Tensor clamp(const Tensor& self, std::optional<Scalar> min,
+             std::optional<Scalar> max = std::nullopt);
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min,
+             const std::optional<Tensor>& max);
 Tensor clamp_min(const Tensor& self, const Scalar& min);
 Tensor clamp_max(const Tensor& self, const Scalar& max);
-Tensor clip(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
-Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
-bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+Tensor clip(const Tensor& self, std::optional<Scalar> min,
+            std::optional<Scalar> max = std::nullopt);
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+               bool equal_nan = false);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+              bool equal_nan = false);
 bool equal(const Tensor& a, const Tensor& b);
 
 namespace detail {
@@ -74,7 +81,8 @@ Tensor& add_inplace(Tensor& self, const Tensor& b, const Scalar& alpha);
 Tensor& binary_inplace(const char* op, Tensor& self, const Tensor& b);
 Tensor& div_inplace(Tensor& self, const Tensor& b, std::optional<std::string> mode);
 Tensor& lerp_inplace(Tensor& self, const Tensor& end, const Tensor& w);
-Tensor& addcmul_inplace(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& v, bool div);
+Tensor& addcmul_inplace(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& v,
+                        bool div);
 Tensor& masked_fill_inplace(Tensor& self, const Tensor& mask, const Tensor& value);
 Tensor& clamp_inplace(Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max);
 }  // namespace detail

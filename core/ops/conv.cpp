@@ -141,7 +141,8 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
   ConvGeometry g = geometry(input, weight, bias, stride, padding, dilation, groups);
   autograd::Recorder r(kConvBackward, input, weight, bias);
   Tensor cols, out;
-  if (!(r && r.node().needs(1))) out = kernel<ConvForwardKernel>(input.device())(input, weight, bias, g);
+  if (!(r && r.node().needs(1)))
+    out = kernel<ConvForwardKernel>(input.device())(input, weight, bias, g);
   if (!out.defined()) out = conv_forward(input, weight, bias, g, cols);
   if (r) {
     DimVector wshape(weight.sizes().begin(), weight.sizes().end());
@@ -329,12 +330,14 @@ static Tensor pad_end(const Tensor& x, const DimVector& extra) {
 
 // The named-padding form of a `dims`-d convolution: numeric padding plus the
 // odd element of kSame appended at the end of the input.
-using NumericConv = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef,
-                               int64_t);
-static Tensor conv_named_padding(const char* op, int64_t dims, NumericConv conv, const Tensor& input,
-                                 const Tensor& weight, const Tensor& bias, IntArrayRef stride, ConvPadding padding,
-                                 IntArrayRef dilation, int64_t groups) {
-  BRASA_CHECK(weight.dim() == dims + 2, op, ": expected a ", dims + 2, "-D weight, got shape ", weight.sizes());
+using NumericConv = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, IntArrayRef,
+                               IntArrayRef, IntArrayRef, int64_t);
+static Tensor conv_named_padding(const char* op, int64_t dims, NumericConv conv,
+                                 const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                 IntArrayRef stride, ConvPadding padding, IntArrayRef dilation,
+                                 int64_t groups) {
+  BRASA_CHECK(weight.dim() == dims + 2, op, ": expected a ", dims + 2, "-D weight, got shape ",
+              weight.sizes());
   DimVector pad, extra;
   named_padding(op, padding, stride, dilation, weight, pad, extra);
   return conv(pad_end(input, extra), weight, bias, stride, pad, dilation, groups);
@@ -342,15 +345,18 @@ static Tensor conv_named_padding(const char* op, int64_t dims, NumericConv conv,
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               ConvPadding padding, IntArrayRef dilation, int64_t groups) {
-  return conv_named_padding("conv1d", 1, conv1d, input, weight, bias, stride, padding, dilation, groups);
+  return conv_named_padding("conv1d", 1, conv1d, input, weight, bias, stride, padding, dilation,
+                            groups);
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               ConvPadding padding, IntArrayRef dilation, int64_t groups) {
-  return conv_named_padding("conv2d", 2, conv2d, input, weight, bias, stride, padding, dilation, groups);
+  return conv_named_padding("conv2d", 2, conv2d, input, weight, bias, stride, padding, dilation,
+                            groups);
 }
 Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               ConvPadding padding, IntArrayRef dilation, int64_t groups) {
-  return conv_named_padding("conv3d", 3, conv3d, input, weight, bias, stride, padding, dilation, groups);
+  return conv_named_padding("conv3d", 3, conv3d, input, weight, bias, stride, padding, dilation,
+                            groups);
 }
 
 }  // namespace brasa

@@ -14,24 +14,29 @@ bool has_onednn();
 void set_onednn_enabled(bool enabled);
 bool onednn_enabled();
 
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = {1, 1},
-              IntArrayRef padding = {0, 0}, IntArrayRef dilation = {1, 1}, int64_t groups = 1);
-Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = {1},
-              IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+              IntArrayRef stride = {1, 1}, IntArrayRef padding = {0, 0},
+              IntArrayRef dilation = {1, 1}, int64_t groups = 1);
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+              IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1},
+              int64_t groups = 1);
 
 // Volumetric convolution: input [N, C, D, H, W], weight [out, in / groups, kd, kh, kw].
-Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = {1, 1, 1},
-              IntArrayRef padding = {0, 0, 0}, IntArrayRef dilation = {1, 1, 1}, int64_t groups = 1);
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+              IntArrayRef stride = {1, 1, 1}, IntArrayRef padding = {0, 0, 0},
+              IntArrayRef dilation = {1, 1, 1}, int64_t groups = 1);
 
 // The adjoint of conv2d: weight [in, out / groups, kh, kw]; output size
 // (H - 1) * stride - 2 * padding + dilation * (kh - 1) + output_padding + 1.
-Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = {1, 1},
-                        IntArrayRef padding = {0, 0}, IntArrayRef output_padding = {0, 0}, int64_t groups = 1,
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+                        IntArrayRef stride = {1, 1}, IntArrayRef padding = {0, 0},
+                        IntArrayRef output_padding = {0, 0}, int64_t groups = 1,
                         IntArrayRef dilation = {1, 1});
 
 // conv_transpose2d with H = 1: input [N, C, L], weight [in, out / groups, k].
-Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = {1},
-                        IntArrayRef padding = {0}, IntArrayRef output_padding = {0}, int64_t groups = 1,
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+                        IntArrayRef stride = {1}, IntArrayRef padding = {0},
+                        IntArrayRef output_padding = {0}, int64_t groups = 1,
                         IntArrayRef dilation = {1});
 
 // Padding by name (libtorch's torch::kSame / torch::kValid): kValid is no
@@ -40,11 +45,11 @@ Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor&
 enum class ConvPadding { Same, Valid };
 inline constexpr ConvPadding kSame = ConvPadding::Same;
 inline constexpr ConvPadding kValid = ConvPadding::Valid;
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, ConvPadding padding,
-              IntArrayRef dilation = {1, 1}, int64_t groups = 1);
-Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, ConvPadding padding,
-              IntArrayRef dilation = {1}, int64_t groups = 1);
-Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, ConvPadding padding,
-              IntArrayRef dilation = {1, 1, 1}, int64_t groups = 1);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              ConvPadding padding, IntArrayRef dilation = {1, 1}, int64_t groups = 1);
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              ConvPadding padding, IntArrayRef dilation = {1}, int64_t groups = 1);
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              ConvPadding padding, IntArrayRef dilation = {1, 1, 1}, int64_t groups = 1);
 
 }  // namespace brasa

@@ -76,7 +76,9 @@ void detail::copy_kernel(const Tensor& dst, const Tensor& src) {
   kernel<CopyKernel>(dst.device())(dst, source);
 }
 
-void detail::fill_kernel(const Tensor& dst, const Scalar& v) { kernel<FillKernel>(dst.device())(dst, v); }
+void detail::fill_kernel(const Tensor& dst, const Scalar& v) {
+  kernel<FillKernel>(dst.device())(dst, v);
+}
 
 Tensor clone(const Tensor& t) {
   autograd::Recorder r(kCloneBackward, t);
@@ -89,7 +91,8 @@ Tensor clone(const Tensor& t) {
 Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : clone(t); }
 
 // ---- Tensor::to and fill_ (methods whose work is a copy or a fill) ----
-static const autograd::BackwardName kToCopyBackward("ToCopyBackward0"), kFillBackward("FillBackward0");
+static const autograd::BackwardName kToCopyBackward("ToCopyBackward0"),
+    kFillBackward("FillBackward0");
 
 Tensor Tensor::to(ScalarType t, bool, bool copy) const {
   if (t == dtype() && !copy) return *this;
@@ -120,7 +123,9 @@ Tensor Tensor::to(Device d, bool nb, bool copy) const { return to(d, dtype(), nb
 Tensor Tensor::to(const TensorOptions& o, bool nb, bool copy) const {
   return to(o.has_device() ? o.device() : device(), o.has_dtype() ? o.dtype() : dtype(), nb, copy);
 }
-Tensor Tensor::to(const Tensor& other, bool nb, bool copy) const { return to(other.dtype(), nb, copy); }
+Tensor Tensor::to(const Tensor& other, bool nb, bool copy) const {
+  return to(other.dtype(), nb, copy);
+}
 // With grad, fill_ records a node whose gradient for the old value is zero
 // (and, for a tensor value, the sum of the incoming gradient).
 static Tensor& fill_ad(Tensor& self, const Scalar& v, const Tensor& value_tensor) {
@@ -134,19 +139,21 @@ static Tensor& fill_ad(Tensor& self, const Scalar& v, const Tensor& value_tensor
         autograd::Recorder r(kFillBackward, old, value_tensor);
         Tensor out = empty(old.sizes(), old.options());
         detail::fill_kernel(out, v);
-        if (r) r.finish(out, [](autograd::FormulaNode& n, const autograd::variable_list& g) {
-          autograd::variable_list d(2);
-          if (n.needs(0)) d[0] = zeros_like(g[0]);
-          if (n.needs(1)) d[1] = g[0].sum();
-          return d;
-        });
+        if (r)
+          r.finish(out, [](autograd::FormulaNode& n, const autograd::variable_list& g) {
+            autograd::variable_list d(2);
+            if (n.needs(0)) d[0] = zeros_like(g[0]);
+            if (n.needs(1)) d[1] = g[0].sum();
+            return d;
+          });
         return out;
       },
       value_tensor);
 }
 Tensor& Tensor::fill_(const Scalar& v) { return fill_ad(*this, v, Tensor()); }
 Tensor& Tensor::fill_(const Tensor& v) {
-  BRASA_CHECK(v.dim() == 0, "fill_: only supports 0-dimension value tensor but got tensor with ", v.dim(), " dimensions.");
+  BRASA_CHECK(v.dim() == 0, "fill_: only supports 0-dimension value tensor but got tensor with ",
+              v.dim(), " dimensions.");
   return fill_ad(*this, v.item(), v);
 }
 Tensor& Tensor::zero_() { return fill_(0); }

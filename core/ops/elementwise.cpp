@@ -34,8 +34,12 @@ ScalarType result_type(std::initializer_list<TypedOperand> ops) {
   for (const auto& o : ops) {
     ScalarType t = o.dtype;
     switch (o.priority) {
-      case Priority::Dim: dim = skip_undefined_promote(dim, t); break;
-      case Priority::ZeroDim: zero = skip_undefined_promote(zero, t); break;
+      case Priority::Dim:
+        dim = skip_undefined_promote(dim, t);
+        break;
+      case Priority::ZeroDim:
+        zero = skip_undefined_promote(zero, t);
+        break;
       case Priority::Number:
         // A Python-style float number counts as the default dtype.
         if (isFloatingType(t)) t = get_default_dtype();
@@ -111,14 +115,16 @@ Elementwise& Elementwise::build() {
   place_inputs();
   check_device_available(op_, device_);
   shape_.assign(inputs_[0].sizes().begin(), inputs_[0].sizes().end());
-  for (size_t i = 1; i < inputs_.size(); ++i) shape_ = broadcast_shapes(op_, shape_, inputs_[i].sizes());
+  for (size_t i = 1; i < inputs_.size(); ++i)
+    shape_ = broadcast_shapes(op_, shape_, inputs_[i].sizes());
   bool need_temp = false;
   if (user_out_ && user_out_->defined()) {
     const Tensor& o = *user_out_;
     if (!inplace_ && is_grad_enabled())
       for (const auto& in : inputs_)
         BRASA_CHECK(!in.requires_grad() && !o.requires_grad(), op_,
-                    "(): functions with out=... arguments don't support automatic differentiation, but one of the "
+                    "(): functions with out=... arguments don't support automatic differentiation, "
+                    "but one of the "
                     "arguments requires grad.");
     if (!(o.sizes() == IntArrayRef(shape_))) {
       BRASA_CHECK(!inplace_ && o.numel() == 0, op_, ": output with shape ", o.sizes(),
@@ -150,8 +156,10 @@ Elementwise& Elementwise::build() {
 void Elementwise::finish() {
   if (user_out_ && user_out_->defined()) {
     result_ = *user_out_;
-    if (!out_.is_same(result_)) result_.copy_(out_);
-    else result_.bump_version();
+    if (!out_.is_same(result_))
+      result_.copy_(out_);
+    else
+      result_.bump_version();
   } else {
     result_ = out_;
   }

@@ -20,7 +20,9 @@ Tensor finish(Tensor t, const TensorOptions& o) {
 
 // Factories that compute their values on the host write them into a CPU
 // tensor and move it to the requested device (a no-op for the CPU).
-TensorOptions on_host(const TensorOptions& o) { return o.requires_grad(false).device(Device(kCPU)); }
+TensorOptions on_host(const TensorOptions& o) {
+  return o.requires_grad(false).device(Device(kCPU));
+}
 Tensor finish_on(Tensor host, const TensorOptions& o) {
   if (o.has_device() && !o.device().is_cpu()) host = host.to(o.device());
   return finish(host, o);
@@ -43,8 +45,9 @@ Tensor empty(IntArrayRef size, const TensorOptions& options) {
   check_device_available("empty", options.device());
   ScalarType t = options.dtype();
   auto storage = Storage::allocate(compute_numel(size) * elementSize(t), options.device());
-  return finish(Tensor(make_intrusive<TensorImpl>(std::move(storage), t, size, contiguous_strides(size), 0)),
-                options);
+  return finish(
+      Tensor(make_intrusive<TensorImpl>(std::move(storage), t, size, contiguous_strides(size), 0)),
+      options);
 }
 
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& options) {
@@ -61,7 +64,8 @@ Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& 
   check_device_available("empty_strided", options.device());
   ScalarType t = options.dtype();
   auto storage = Storage::allocate(extent * elementSize(t), options.device());
-  return finish(Tensor(make_intrusive<TensorImpl>(std::move(storage), t, size, stride, 0)), options);
+  return finish(Tensor(make_intrusive<TensorImpl>(std::move(storage), t, size, stride, 0)),
+                options);
 }
 
 Tensor zeros(IntArrayRef size, const TensorOptions& options) {
@@ -100,28 +104,39 @@ static TensorOptions like_options(const Tensor& t, const TensorOptions& o) {
   return r;
 }
 
-Tensor empty_like(const Tensor& t, const TensorOptions& o) { return empty(t.sizes(), like_options(t, o)); }
-Tensor zeros_like(const Tensor& t, const TensorOptions& o) { return zeros(t.sizes(), like_options(t, o)); }
-Tensor ones_like(const Tensor& t, const TensorOptions& o) { return ones(t.sizes(), like_options(t, o)); }
+Tensor empty_like(const Tensor& t, const TensorOptions& o) {
+  return empty(t.sizes(), like_options(t, o));
+}
+Tensor zeros_like(const Tensor& t, const TensorOptions& o) {
+  return zeros(t.sizes(), like_options(t, o));
+}
+Tensor ones_like(const Tensor& t, const TensorOptions& o) {
+  return ones(t.sizes(), like_options(t, o));
+}
 Tensor full_like(const Tensor& t, const Scalar& v, const TensorOptions& o) {
   return full(t.sizes(), v, like_options(t, o));
 }
 
-Tensor arange(const Scalar& end, const TensorOptions& options) { return arange(0, end, 1, options); }
+Tensor arange(const Scalar& end, const TensorOptions& options) {
+  return arange(0, end, 1, options);
+}
 Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options) {
   return arange(start, end, 1, options);
 }
-Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& options) {
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
+              const TensorOptions& options) {
   double s = start.toDouble(), e = end.toDouble(), st = step.toDouble();
   BRASA_CHECK(st != 0, "arange: step must be nonzero");
   BRASA_CHECK(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: ", s, " -> ", e);
-  BRASA_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "arange: upper bound and larger bound inconsistent with step sign (start=",
-              s, ", end=", e, ", step=", st, ")");
+  BRASA_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
+              "arange: upper bound and larger bound inconsistent with step sign (start=", s,
+              ", end=", e, ", step=", st, ")");
   bool integral = start.isIntegral(true) && end.isIntegral(true) && step.isIntegral(true);
   TensorOptions o = on_host(options);
   if (!options.has_dtype()) o = o.dtype(integral ? kLong : get_default_dtype());
-  int64_t n = integral ? (end.toLong() - start.toLong() + step.toLong() + (st > 0 ? -1 : 1)) / step.toLong()
-                       : static_cast<int64_t>(std::ceil((e - s) / st));
+  int64_t n =
+      integral ? (end.toLong() - start.toLong() + step.toLong() + (st > 0 ? -1 : 1)) / step.toLong()
+               : static_cast<int64_t>(std::ceil((e - s) / st));
   Tensor t = empty({std::max<int64_t>(n, 0)}, o);
   BRASA_DISPATCH_ALL_TYPES(t.dtype(), "arange", [&] {
     auto* p = t.data_ptr<scalar_t>();
@@ -135,7 +150,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
   return finish_on(t, options);
 }
 
-Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& options) {
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
+                const TensorOptions& options) {
   BRASA_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
   Tensor t = empty({steps}, on_host(options));
   double s = start.toDouble(), e = end.toDouble();
@@ -189,21 +205,24 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides,
   BRASA_CHECK(sizes.size() == strides.size(), "from_blob: sizes ", sizes, " and strides ", strides,
               " must have the same length");
   int64_t numel = compute_numel(sizes);
-  BRASA_CHECK(data != nullptr || numel == 0, "from_blob: data pointer is null for a tensor of size ",
-              sizes);
+  BRASA_CHECK(data != nullptr || numel == 0,
+              "from_blob: data pointer is null for a tensor of size ", sizes);
   int64_t extent = numel == 0 ? 0 : 1;
   for (size_t i = 0; i < sizes.size() && numel; ++i) extent += (sizes[i] - 1) * strides[i];
   ScalarType t = options.dtype();
   check_device_available("from_blob", options.device());
   DataPtr dp(data, new BlobContext{data, deleter}, delete_blob, options.device(),
              AllocationKind::External);
-  auto storage = Storage(make_intrusive<StorageImpl>(extent * elementSize(t), std::move(dp), nullptr, false));
-  return finish(Tensor(make_intrusive<TensorImpl>(std::move(storage), t, sizes, strides, 0)), options);
+  auto storage =
+      Storage(make_intrusive<StorageImpl>(extent * elementSize(t), std::move(dp), nullptr, false));
+  return finish(Tensor(make_intrusive<TensorImpl>(std::move(storage), t, sizes, strides, 0)),
+                options);
 }
 
 // ---- tensor({...}) ----
 namespace {
-void infer_shape(const NestedList& l, size_t depth, DimVector& shape, bool& any_float, bool& all_bool) {
+void infer_shape(const NestedList& l, size_t depth, DimVector& shape, bool& any_float,
+                 bool& all_bool) {
   if (l.is_scalar()) {
     BRASA_CHECK(depth == shape.size(), "tensor: nested list is ragged (a number at depth ", depth,
                 " where lists of depth ", shape.size(), " were seen)");
@@ -237,8 +256,10 @@ Tensor tensor(const NestedList& values, const TensorOptions& options) {
     cur = &cur->items()[0];
   }
   DimVector checked;
-  if (!(shape.size() && shape.back() == 0)) infer_shape(values, 0, checked, any_float, all_bool);
-  else checked = shape, all_bool = false;
+  if (!(shape.size() && shape.back() == 0))
+    infer_shape(values, 0, checked, any_float, all_bool);
+  else
+    checked = shape, all_bool = false;
   std::vector<Scalar> flat;
   flatten_into(values, flat);
   if (flat.empty()) all_bool = false;

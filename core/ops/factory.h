@@ -21,8 +21,10 @@ Tensor ones_like(const Tensor& t, const TensorOptions& options = {});
 Tensor full_like(const Tensor& t, const Scalar& value, const TensorOptions& options = {});
 Tensor arange(const Scalar& end, const TensorOptions& options = {});
 Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options = {});
-Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& options = {});
-Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& options = {});
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
+              const TensorOptions& options = {});
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
+                const TensorOptions& options = {});
 Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base = 10.0,
                 const TensorOptions& options = {});
 Tensor eye(int64_t n, const TensorOptions& options = {});
@@ -31,7 +33,8 @@ Tensor eye(int64_t n, int64_t m, const TensorOptions& options = {});
 // Wraps memory the caller owns (zero-copy); `deleter` runs when the last
 // tensor using it goes away.
 Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options = {});
-Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options = {});
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides,
+                 const TensorOptions& options = {});
 Tensor from_blob(void* data, IntArrayRef sizes, const std::function<void(void*)>& deleter,
                  const TensorOptions& options = {});
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides,

@@ -16,7 +16,8 @@ namespace {
 
 void check_index_dtype(const char* op, const Tensor& idx) {
   BRASA_CHECK(idx.dtype() == kLong || idx.dtype() == kInt, op,
-              ": tensors used as indices must be long or int tensors (or bool masks), got ", idx.dtype());
+              ": tensors used as indices must be long or int tensors (or bool masks), got ",
+              idx.dtype());
 }
 
 // A vector of indices as int64 values readable on the host.
@@ -29,7 +30,8 @@ Tensor host_indices(const Tensor& index) {
 AdvancedIndex plan_advanced(const char* op, const Tensor& self,
                             const std::vector<std::optional<Tensor>>& indices) {
   BRASA_CHECK(static_cast<int64_t>(indices.size()) <= self.dim(), op,
-              ": too many indices for tensor of dimension ", self.dim(), " (got ", indices.size(), ")");
+              ": too many indices for tensor of dimension ", self.dim(), " (got ", indices.size(),
+              ")");
   AdvancedIndex p;
   for (size_t d = 0; d < indices.size(); ++d) {
     if (indices[d] && indices[d]->defined()) {
@@ -70,8 +72,9 @@ void expand_masks(const char* op, const Tensor& self, int64_t start_dim, const T
                   std::vector<std::optional<Tensor>>& out) {
   for (int64_t k = 0; k < mask.dim(); ++k) {
     int64_t d = start_dim + k;
-    BRASA_CHECK(d < self.dim() && mask.size(k) == self.size(d), op, ": the shape of the mask ", mask.sizes(),
-                " at index ", k, " does not match the shape of the indexed tensor ", self.sizes(), " at index ", d);
+    BRASA_CHECK(d < self.dim() && mask.size(k) == self.size(d), op, ": the shape of the mask ",
+                mask.sizes(), " at index ", k, " does not match the shape of the indexed tensor ",
+                self.sizes(), " at index ", d);
   }
   Tensor nz = nonzero(mask);
   for (int64_t k = 0; k < mask.dim(); ++k) out.push_back(contiguous(nz.select(1, k)));
@@ -110,7 +113,8 @@ Tensor index(const Tensor& self, const IndexList& indices) {
   if (r) {
     DimVector in(self.sizes().begin(), self.sizes().end());
     r.finish(out, [in, indices](FormulaNode&, const variable_list& g) {
-      return variable_list{index_put(zeros(in, g[0].options()), indices, g[0], /*accumulate=*/true)};
+      return variable_list{
+          index_put(zeros(in, g[0].options()), indices, g[0], /*accumulate=*/true)};
     });
   }
   return out;
@@ -126,8 +130,8 @@ Tensor index_kernel(const Tensor& self, const std::vector<std::optional<Tensor>>
   return contiguous(out.permute(final_perm(p)));
 }
 
-Tensor& index_put_kernel(Tensor& self, const std::vector<std::optional<Tensor>>& indices_in, const Tensor& values,
-                         bool accumulate) {
+Tensor& index_put_kernel(Tensor& self, const std::vector<std::optional<Tensor>>& indices_in,
+                         const Tensor& values, bool accumulate) {
   auto indices = expand_all_masks("index_put_", self, indices_in);
   AdvancedIndex p = plan_advanced("index_put_", self, indices);
   BRASA_CHECK(!p.dims.empty(), "index_put_: expected at least one index tensor");
@@ -154,16 +158,19 @@ Tensor& index_put_kernel(Tensor& self, const std::vector<std::optional<Tensor>>&
 
 }  // namespace
 
-Tensor index_put(const Tensor& self, const IndexList& indices, const Tensor& values, bool accumulate) {
+Tensor index_put(const Tensor& self, const IndexList& indices, const Tensor& values,
+                 bool accumulate) {
   autograd::Recorder r(kIndexPutBackward, self, values);
   Tensor out = clone(self);
   index_put_kernel(out, indices, values, accumulate);
-  if (r) r.finish(out, [indices, accumulate](FormulaNode& n, const variable_list& g) {
-    variable_list d(2);
-    if (n.needs(0)) d[0] = accumulate ? g[0] : index_put(g[0], indices, zeros({}, g[0].options()), false);
-    if (n.needs(1)) d[1] = index(g[0], indices);  // the engine sums it to the values' shape
-    return d;
-  });
+  if (r)
+    r.finish(out, [indices, accumulate](FormulaNode& n, const variable_list& g) {
+      variable_list d(2);
+      if (n.needs(0))
+        d[0] = accumulate ? g[0] : index_put(g[0], indices, zeros({}, g[0].options()), false);
+      if (n.needs(1)) d[1] = index(g[0], indices);  // the engine sums it to the values' shape
+      return d;
+    });
   return out;
 }
 
@@ -182,15 +189,19 @@ static Tensor apply_basic(const Tensor& self, ArrayRef<TensorIndex> indices,
   int64_t consumed = 0;
   bool ellipsis = false;
   for (const auto& i : indices) {
-    if (i.is_integer() || i.is_slice()) ++consumed;
-    else if (i.is_tensor()) consumed += (i.tensor().dtype() == kBool || i.tensor().dtype() == kByte) ? std::max<int64_t>(i.tensor().dim(), 0) : 1;
+    if (i.is_integer() || i.is_slice())
+      ++consumed;
+    else if (i.is_tensor())
+      consumed += (i.tensor().dtype() == kBool || i.tensor().dtype() == kByte)
+                      ? std::max<int64_t>(i.tensor().dim(), 0)
+                      : 1;
     else if (i.is_ellipsis()) {
       BRASA_CHECK(!ellipsis, "index: an index can only have a single ellipsis ('...')");
       ellipsis = true;
     }
   }
-  BRASA_CHECK(consumed <= self.dim(), "index: too many indices for tensor of dimension ", self.dim(), " (got ",
-              consumed, ")");
+  BRASA_CHECK(consumed <= self.dim(), "index: too many indices for tensor of dimension ",
+              self.dim(), " (got ", consumed, ")");
   Tensor r = self;
   int64_t dim = 0;
   for (const auto& i : indices) {
@@ -240,7 +251,8 @@ static Tensor apply_basic(const Tensor& self, ArrayRef<TensorIndex> indices,
         tensors.push_back(t);
         dim += mask ? t.dim() : 1;
         if (mask)
-          for (int64_t k = 1; k < t.dim(); ++k) tensors.push_back(std::nullopt);  // placeholders, fixed below
+          for (int64_t k = 1; k < t.dim(); ++k)
+            tensors.push_back(std::nullopt);  // placeholders, fixed below
         break;
       }
     }
@@ -250,11 +262,13 @@ static Tensor apply_basic(const Tensor& self, ArrayRef<TensorIndex> indices,
 
 // Masks spanning k dims were recorded once followed by k-1 placeholders; index()
 // expands a mask itself, so drop the placeholders.
-static std::vector<std::optional<Tensor>> drop_mask_placeholders(const std::vector<std::optional<Tensor>>& in) {
+static std::vector<std::optional<Tensor>> drop_mask_placeholders(
+    const std::vector<std::optional<Tensor>>& in) {
   std::vector<std::optional<Tensor>> out;
   for (size_t i = 0; i < in.size(); ++i) {
     out.push_back(in[i]);
-    if (in[i] && (in[i]->dtype() == kBool || in[i]->dtype() == kByte)) i += std::max<int64_t>(in[i]->dim() - 1, 0);
+    if (in[i] && (in[i]->dtype() == kBool || in[i]->dtype() == kByte))
+      i += std::max<int64_t>(in[i]->dim() - 1, 0);
   }
   return out;
 }
@@ -276,32 +290,39 @@ Tensor& index_put_with(Tensor& self, ArrayRef<TensorIndex> indices, const Tensor
   if (!any) {
     r.copy_(values.dtype() == r.dtype() ? values : values.to(r.dtype()));
   } else {
-    index_put_(r, drop_mask_placeholders(tensors), values.dtype() == r.dtype() ? values : values.to(r.dtype()));
+    index_put_(r, drop_mask_placeholders(tensors),
+               values.dtype() == r.dtype() ? values : values.to(r.dtype()));
   }
   return self;
 }
 
-static Tensor& scatter_kernel(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool add);
-Tensor& scatter_inplace(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool add) {
+static Tensor& scatter_kernel(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                              bool add);
+Tensor& scatter_inplace(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                        bool add) {
   return autograd::inplace(
       add ? "scatter_add_" : "scatter_", self, [&] { scatter_kernel(self, dim, index, src, add); },
-      [&](const Tensor& old) { return add ? scatter_add(old, dim, index, src) : scatter(old, dim, index, src); },
+      [&](const Tensor& old) {
+        return add ? scatter_add(old, dim, index, src) : scatter(old, dim, index, src);
+      },
       src);
 }
-static Tensor& scatter_kernel(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool add) {
+static Tensor& scatter_kernel(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                              bool add) {
   const char* op = add ? "scatter_add_" : "scatter_";
   int64_t d = maybe_wrap_dim(dim, self.dim(), op);
   BRASA_CHECK(index.dtype() == kLong, op, ": expected dtype int64 for index, got ", index.dtype());
   BRASA_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1), op,
-              ": index tensor must have the same number of dimensions as self tensor (", self.dim(), " vs ",
-              index.dim(), ")");
+              ": index tensor must have the same number of dimensions as self tensor (", self.dim(),
+              " vs ", index.dim(), ")");
   BRASA_CHECK(src.dim() == 0 || src.dim() == index.dim(), op,
-              ": index tensor must have the same number of dimensions as src tensor (", src.dim(), " vs ", index.dim(), ")");
+              ": index tensor must have the same number of dimensions as src tensor (", src.dim(),
+              " vs ", index.dim(), ")");
   for (int64_t k = 0; k < index.dim(); ++k) {
     BRASA_CHECK(k == d || index.size(k) <= self.size(k), op, ": expected index ", index.sizes(),
                 " to be smaller than self ", self.sizes(), " apart from dimension ", d);
-    BRASA_CHECK(src.dim() == 0 || index.size(k) <= src.size(k), op, ": expected index ", index.sizes(),
-                " to be smaller than src ", src.sizes());
+    BRASA_CHECK(src.dim() == 0 || index.size(k) <= src.size(k), op, ": expected index ",
+                index.sizes(), " to be smaller than src ", src.sizes());
   }
   Tensor s = src.to(self.device(), self.dtype());
   if (index.numel() == 0) return self;
@@ -310,27 +331,32 @@ static Tensor& scatter_kernel(Tensor& self, int64_t dim, const Tensor& index, co
   return self;
 }
 
-static Tensor& index_add_kernel(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
-                                const Scalar& alpha);
-Tensor& index_add_inplace(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+static Tensor& index_add_kernel(Tensor& self, int64_t dim, const Tensor& index,
+                                const Tensor& source, const Scalar& alpha);
+Tensor& index_add_inplace(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                          const Scalar& alpha) {
   return autograd::inplace(
       "index_add_", self, [&] { index_add_kernel(self, dim, index, source, alpha); },
       [&](const Tensor& old) { return index_add(old, dim, index, source, alpha); }, source);
 }
-static Tensor& index_add_kernel(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
-                                const Scalar& alpha) {
+static Tensor& index_add_kernel(Tensor& self, int64_t dim, const Tensor& index,
+                                const Tensor& source, const Scalar& alpha) {
   int64_t d = maybe_wrap_dim(dim, self.dim(), "index_add_");
   check_index_dtype("index_add_", index);
-  BRASA_CHECK(index.dim() <= 1, "index_add_: index is supposed to be a vector, got ", index.dim(), " dims");
+  BRASA_CHECK(index.dim() <= 1, "index_add_: index is supposed to be a vector, got ", index.dim(),
+              " dims");
   Tensor idx = host_indices(index);
   int64_t n = idx.numel();
-  BRASA_CHECK(source.dim() == self.dim() || (self.dim() <= 1 && source.dim() <= 1), "index_add_: source ",
-              source.sizes(), " and self ", self.sizes(), " must have the same number of dimensions");
+  BRASA_CHECK(source.dim() == self.dim() || (self.dim() <= 1 && source.dim() <= 1),
+              "index_add_: source ", source.sizes(), " and self ", self.sizes(),
+              " must have the same number of dimensions");
   BRASA_CHECK((source.dim() == 0 ? 1 : source.size(d)) == n, "index_add_: number of indices (", n,
-              ") should be equal to source.size(dim) (", (source.dim() == 0 ? 1 : source.size(d)), ")");
+              ") should be equal to source.size(dim) (", (source.dim() == 0 ? 1 : source.size(d)),
+              ")");
   Tensor s = source.dtype() == self.dtype() ? source : source.to(self.dtype());
   for (int64_t i = 0; i < n; ++i) {
-    int64_t ix = wrap_index("index_add_", idx.data_ptr<int64_t>()[i], self.dim() == 0 ? 1 : self.size(d), d);
+    int64_t ix =
+        wrap_index("index_add_", idx.data_ptr<int64_t>()[i], self.dim() == 0 ? 1 : self.size(d), d);
     Tensor dst = self.dim() == 0 ? self : select(self, d, ix);
     Tensor srow = s.dim() == 0 ? s : select(s, d, i);
     detail::add_inplace(dst, srow, alpha);
@@ -355,14 +381,15 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
 }
 static Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
   int64_t d = maybe_wrap_dim(dim, self.dim(), "gather");
-  BRASA_CHECK(index.dtype() == kLong, "gather: expected dtype int64 for index, got ", index.dtype());
+  BRASA_CHECK(index.dtype() == kLong, "gather: expected dtype int64 for index, got ",
+              index.dtype());
   BRASA_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1),
-              "gather: index tensor must have the same number of dimensions as input tensor (", self.dim(), " vs ",
-              index.dim(), ")");
+              "gather: index tensor must have the same number of dimensions as input tensor (",
+              self.dim(), " vs ", index.dim(), ")");
   for (int64_t k = 0; k < index.dim(); ++k)
     BRASA_CHECK(k == d || index.size(k) <= self.size(k), "gather: size of index ", index.sizes(),
-                " does not match input ", self.sizes(), " at dimension ", k, " (index must not be larger except at dim ",
-                d, ")");
+                " does not match input ", self.sizes(), " at dimension ", k,
+                " (index must not be larger except at dim ", d, ")");
   Tensor out = empty(index.sizes(), self.options());
   if (index.numel() == 0) return out;
   kernel<GatherKernel>(self.device())(out, self, d, index);
@@ -373,34 +400,37 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
   autograd::Recorder r(kScatterBackward, self, src);
   Tensor out = clone(self);
   detail::scatter_inplace(out, dim, index, src, false);
-  if (r) r.save(index).finish(out, [dim](FormulaNode& n, const variable_list& g) {
-    variable_list d(2);
-    Tensor idx = n.saved(0);
-    if (n.needs(0)) d[0] = scatter(g[0], dim, idx, Scalar(0));
-    if (n.needs(1)) d[1] = gather(g[0], dim, idx);
-    return d;
-  });
+  if (r)
+    r.save(index).finish(out, [dim](FormulaNode& n, const variable_list& g) {
+      variable_list d(2);
+      Tensor idx = n.saved(0);
+      if (n.needs(0)) d[0] = scatter(g[0], dim, idx, Scalar(0));
+      if (n.needs(1)) d[1] = gather(g[0], dim, idx);
+      return d;
+    });
   return out;
 }
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   autograd::Recorder r(kScatterValueBackward, self);
   Tensor out = clone(self);
   detail::scatter_inplace(out, dim, index, detail::scalar_tensor_of(value, self.dtype()), false);
-  if (r) r.save(index).finish(out, [dim](FormulaNode& n, const variable_list& g) {
-    return variable_list{scatter(g[0], dim, n.saved(0), Scalar(0))};
-  });
+  if (r)
+    r.save(index).finish(out, [dim](FormulaNode& n, const variable_list& g) {
+      return variable_list{scatter(g[0], dim, n.saved(0), Scalar(0))};
+    });
   return out;
 }
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   autograd::Recorder r(kScatterAddBackward, self, src);
   Tensor out = clone(self);
   detail::scatter_inplace(out, dim, index, src, true);
-  if (r) r.save(index).finish(out, [dim](FormulaNode& n, const variable_list& g) {
-    variable_list d(2);
-    if (n.needs(0)) d[0] = g[0];
-    if (n.needs(1)) d[1] = gather(g[0], dim, n.saved(0));
-    return d;
-  });
+  if (r)
+    r.save(index).finish(out, [dim](FormulaNode& n, const variable_list& g) {
+      variable_list d(2);
+      if (n.needs(0)) d[0] = g[0];
+      if (n.needs(1)) d[1] = gather(g[0], dim, n.saved(0));
+      return d;
+    });
   return out;
 }
 
@@ -421,7 +451,8 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
 static Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
   int64_t d = maybe_wrap_dim(dim, self.dim(), "index_select");
   check_index_dtype("index_select", index);
-  BRASA_CHECK(index.dim() <= 1, "index_select: index is supposed to be a vector, got ", index.dim(), " dims");
+  BRASA_CHECK(index.dim() <= 1, "index_select: index is supposed to be a vector, got ", index.dim(),
+              " dims");
   Tensor idx = host_indices(index);
   int64_t n = idx.numel();
   const int64_t* hi = idx.data_ptr<int64_t>();
@@ -437,11 +468,13 @@ static Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor&
   Tensor wrapped = empty({n}, TensorOptions().dtype(kLong));
   int64_t* ix = wrapped.data_ptr<int64_t>();
   for (int64_t i = 0; i < n; ++i) ix[i] = wrap_index("index_select", hi[i], size, d);
-  if (out.numel()) kernel<IndexSelectKernel>(self.device())(out, self, d, wrapped.to(self.device()));
+  if (out.numel())
+    kernel<IndexSelectKernel>(self.device())(out, self, d, wrapped.to(self.device()));
   return out;
 }
 
-Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                 const Scalar& alpha) {
   autograd::Recorder r(kIndexAddBackward, self, source);
   Tensor out = clone(self);
   detail::index_add_inplace(out, dim, index, source, alpha);
@@ -476,7 +509,8 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
   return out;
 }
 static Tensor masked_select_kernel(const Tensor& self, const Tensor& mask) {
-  BRASA_CHECK(mask.dtype() == kBool, "masked_select: expected BoolTensor for mask, got ", mask.dtype());
+  BRASA_CHECK(mask.dtype() == kBool, "masked_select: expected BoolTensor for mask, got ",
+              mask.dtype());
   auto shape = detail::broadcast_shapes("masked_select", self.sizes(), mask.sizes());
   Tensor s = contiguous(self.expand(shape)), m = contiguous(mask.expand(shape));
   return kernel<MaskedSelectKernel>(s.device())(s, m);
@@ -495,7 +529,8 @@ std::vector<Tensor> nonzero_numpy(const Tensor& self) {
 }
 
 Tensor take(const Tensor& self, const Tensor& index) {
-  return index_select(contiguous(self).reshape({-1}), 0, contiguous(index).reshape({-1})).view(index.sizes());
+  return index_select(contiguous(self).reshape({-1}), 0, contiguous(index).reshape({-1}))
+      .view(index.sizes());
 }
 
 }  // namespace brasa

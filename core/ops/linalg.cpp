@@ -16,28 +16,35 @@ namespace brasa {
 namespace {
 
 // c = alpha * a @ b + beta * c on the tensors' device (c contiguous [M, N]).
-void gemm(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha, const Scalar& beta) {
+void gemm(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha,
+          const Scalar& beta) {
   if (a.size(0) == 0 || b.size(1) == 0) return;
   kernel<GemmKernel>(c.device())(a, b, c, alpha, beta);
 }
 
 void check_mm(const char* op, const Tensor& a, const Tensor& b) {
-  BRASA_CHECK(a.dim() == 2, op, ": self must be a matrix, got a ", a.dim(), "-D tensor of shape ", a.sizes());
-  BRASA_CHECK(b.dim() == 2, op, ": mat2 must be a matrix, got a ", b.dim(), "-D tensor of shape ", b.sizes());
-  BRASA_CHECK(a.size(1) == b.size(0), op, ": shapes ", a.sizes(), " and ", b.sizes(), " cannot be multiplied (",
-              a.size(1), " != ", b.size(0), ")");
-  BRASA_CHECK(a.dtype() == b.dtype(), op, ": expected mat1 and mat2 to have the same dtype, but got: ", a.dtype(),
+  BRASA_CHECK(a.dim() == 2, op, ": self must be a matrix, got a ", a.dim(), "-D tensor of shape ",
+              a.sizes());
+  BRASA_CHECK(b.dim() == 2, op, ": mat2 must be a matrix, got a ", b.dim(), "-D tensor of shape ",
+              b.sizes());
+  BRASA_CHECK(a.size(1) == b.size(0), op, ": shapes ", a.sizes(), " and ", b.sizes(),
+              " cannot be multiplied (", a.size(1), " != ", b.size(0), ")");
+  BRASA_CHECK(a.dtype() == b.dtype(), op,
+              ": expected mat1 and mat2 to have the same dtype, but got: ", a.dtype(),
               " != ", b.dtype());
-  BRASA_CHECK(a.device() == b.device(), op, ": expected mat1 and mat2 on the same device, got ", a.device(),
-              " and ", b.device());
+  BRASA_CHECK(a.device() == b.device(), op, ": expected mat1 and mat2 on the same device, got ",
+              a.device(), " and ", b.device());
 }
 
 using autograd::BackwardName;
 using autograd::FormulaNode;
 using autograd::variable_list;
-const BackwardName kMmBackward("MmBackward0"), kBmmBackward("BmmBackward0"), kAddmmBackward("AddmmBackward0");
+const BackwardName kMmBackward("MmBackward0"), kBmmBackward("BmmBackward0"),
+    kAddmmBackward("AddmmBackward0");
 
-bool is_transposed_contiguous(const Tensor& m) { return m.dim() == 2 && m.stride(0) == 1 && m.stride(1) == m.size(0); }
+bool is_transposed_contiguous(const Tensor& m) {
+  return m.dim() == 2 && m.stride(0) == 1 && m.stride(1) == m.size(0);
+}
 
 // Gradients of a = m1 @ m2, each laid out like the input it belongs to: for
 // a transposed input (w.t() in a linear layer) the product is computed
@@ -79,74 +86,83 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   autograd::Recorder r(kMmBackward, a, b);
   Tensor c = empty({a.size(0), b.size(1)}, a.options());
   gemm(a, b, c, 1, 0);
-  if (r) r.save(a, b).finish(c, [](FormulaNode& n, const variable_list& g) {
-    variable_list d(2);
-    const Tensor m1 = n.saved(0), m2 = n.saved(1);
-    if (n.needs(0) && !add_mm_grad_into_leaf(n, 0, true, g[0], m1, m2)) d[0] = mm_mat1_grad(g[0], m1, m2);
-    if (n.needs(1) && !add_mm_grad_into_leaf(n, 1, false, g[0], m1, m2)) d[1] = mm_mat2_grad(g[0], m1, m2);
-    return d;
-  });
+  if (r)
+    r.save(a, b).finish(c, [](FormulaNode& n, const variable_list& g) {
+      variable_list d(2);
+      const Tensor m1 = n.saved(0), m2 = n.saved(1);
+      if (n.needs(0) && !add_mm_grad_into_leaf(n, 0, true, g[0], m1, m2))
+        d[0] = mm_mat1_grad(g[0], m1, m2);
+      if (n.needs(1) && !add_mm_grad_into_leaf(n, 1, false, g[0], m1, m2))
+        d[1] = mm_mat2_grad(g[0], m1, m2);
+      return d;
+    });
   return c;
 }
 
 Tensor& mm_out(Tensor& out, const Tensor& a, const Tensor& b) {
   check_mm("mm", a, b);
-  BRASA_CHECK(out.sizes() == IntArrayRef({a.size(0), b.size(1)}) && out.is_contiguous() && out.dtype() == a.dtype(),
-              "mm_out: out must be a contiguous ", a.dtype(), " tensor of shape [", a.size(0), ", ", b.size(1),
-              "], got ", out.dtype(), " ", out.sizes());
+  BRASA_CHECK(out.sizes() == IntArrayRef({a.size(0), b.size(1)}) && out.is_contiguous() &&
+                  out.dtype() == a.dtype(),
+              "mm_out: out must be a contiguous ", a.dtype(), " tensor of shape [", a.size(0), ", ",
+              b.size(1), "], got ", out.dtype(), " ", out.sizes());
   gemm(a, b, out, 1, 0);
   out.bump_version();
   return out;
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
-  BRASA_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D tensors, got ", a.dim(), "-D and ", b.dim(), "-D");
+  BRASA_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D tensors, got ", a.dim(), "-D and ",
+              b.dim(), "-D");
   BRASA_CHECK(a.size(0) == b.size(0), "bmm: batch sizes differ: ", a.sizes(), " and ", b.sizes());
-  BRASA_CHECK(a.size(2) == b.size(1), "bmm: shapes ", a.sizes(), " and ", b.sizes(), " cannot be multiplied (",
-              a.size(2), " != ", b.size(1), ")");
-  BRASA_CHECK(a.dtype() == b.dtype(), "bmm: expected the same dtype, got ", a.dtype(), " and ", b.dtype());
+  BRASA_CHECK(a.size(2) == b.size(1), "bmm: shapes ", a.sizes(), " and ", b.sizes(),
+              " cannot be multiplied (", a.size(2), " != ", b.size(1), ")");
+  BRASA_CHECK(a.dtype() == b.dtype(), "bmm: expected the same dtype, got ", a.dtype(), " and ",
+              b.dtype());
   int64_t B = a.size(0);
   autograd::Recorder r(kBmmBackward, a, b);
   Tensor c = empty({B, a.size(1), b.size(2)}, a.options());
   kernel<BmmKernel>(c.device())(a, b, c);
-  if (r) r.save(a, b).finish(c, [](FormulaNode& n, const variable_list& g) {
-    variable_list d(2);
-    if (n.needs(0)) d[0] = bmm(g[0], n.saved(1).transpose(1, 2));
-    if (n.needs(1)) d[1] = bmm(n.saved(0).transpose(1, 2), g[0]);
-    return d;
-  });
+  if (r)
+    r.save(a, b).finish(c, [](FormulaNode& n, const variable_list& g) {
+      variable_list d(2);
+      if (n.needs(0)) d[0] = bmm(g[0], n.saved(1).transpose(1, 2));
+      if (n.needs(1)) d[1] = bmm(n.saved(0).transpose(1, 2), g[0]);
+      return d;
+    });
   return c;
 }
 
 Tensor dot(const Tensor& a, const Tensor& b) {
-  BRASA_CHECK(a.dim() == 1 && b.dim() == 1, "dot: 1D tensors expected, but got ", a.dim(), "D and ", b.dim(),
-              "D tensors");
+  BRASA_CHECK(a.dim() == 1 && b.dim() == 1, "dot: 1D tensors expected, but got ", a.dim(), "D and ",
+              b.dim(), "D tensors");
   BRASA_CHECK(a.numel() == b.numel(), "dot: inconsistent tensor size, expected tensor [", a.numel(),
-              "] and src [", b.numel(), "] to have the same number of elements, but got ", a.numel(), " and ",
-              b.numel(), " elements respectively");
-  BRASA_CHECK(a.dtype() == b.dtype(), "dot: expected both vectors to have same dtype, but found ", a.dtype(),
-              " and ", b.dtype());
+              "] and src [", b.numel(), "] to have the same number of elements, but got ",
+              a.numel(), " and ", b.numel(), " elements respectively");
+  BRASA_CHECK(a.dtype() == b.dtype(), "dot: expected both vectors to have same dtype, but found ",
+              a.dtype(), " and ", b.dtype());
   return sum(mul(a, b));
 }
 Tensor vdot(const Tensor& a, const Tensor& b) { return dot(a, b); }
 
 Tensor mv(const Tensor& m, const Tensor& v) {
-  BRASA_CHECK(m.dim() == 2 && v.dim() == 1, "mv: expected a matrix and a vector, got ", m.dim(), "-D and ", v.dim(),
-              "-D");
-  BRASA_CHECK(m.size(1) == v.size(0), "mv: size mismatch, got input (", m.size(0), "x", m.size(1), "), vec (",
-              v.size(0), ")");
+  BRASA_CHECK(m.dim() == 2 && v.dim() == 1, "mv: expected a matrix and a vector, got ", m.dim(),
+              "-D and ", v.dim(), "-D");
+  BRASA_CHECK(m.size(1) == v.size(0), "mv: size mismatch, got input (", m.size(0), "x", m.size(1),
+              "), vec (", v.size(0), ")");
   return mm(m, v.unsqueeze(1)).squeeze(1);
 }
 
 Tensor outer(const Tensor& a, const Tensor& b) {
-  BRASA_CHECK(a.dim() == 1 && b.dim() == 1, "outer: expected 1-D vectors, got ", a.dim(), "-D and ", b.dim(), "-D");
+  BRASA_CHECK(a.dim() == 1 && b.dim() == 1, "outer: expected 1-D vectors, got ", a.dim(), "-D and ",
+              b.dim(), "-D");
   return mul(a.unsqueeze(1), b.unsqueeze(0));
 }
 Tensor ger(const Tensor& a, const Tensor& b) { return outer(a, b); }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   int64_t da = a.dim(), db = b.dim();
-  BRASA_CHECK(da > 0 && db > 0, "matmul: both arguments to matmul need to be at least 1D, but they are ", da,
+  BRASA_CHECK(da > 0 && db > 0,
+              "matmul: both arguments to matmul need to be at least 1D, but they are ", da,
               "D and ", db, "D");
   if (da == 1 && db == 1) return dot(a, b);
   if (da == 2 && db == 1) return mv(a, b);
@@ -165,7 +181,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   // Batched with broadcast batch dims.
   Tensor A = da == 1 ? a.unsqueeze(0) : a, B = db == 1 ? b.unsqueeze(1) : b;
   int64_t M = A.size(-2), K = A.size(-1), K2 = B.size(-2), N = B.size(-1);
-  BRASA_CHECK(K == K2, "matmul: shapes ", a.sizes(), " and ", b.sizes(), " cannot be multiplied (", K, " != ", K2, ")");
+  BRASA_CHECK(K == K2, "matmul: shapes ", a.sizes(), " and ", b.sizes(), " cannot be multiplied (",
+              K, " != ", K2, ")");
   IntArrayRef ba(A.sizes().data(), A.dim() - 2), bb(B.sizes().data(), B.dim() - 2);
   DimVector batch = detail::broadcast_shapes("matmul", ba, bb);
   int64_t nb = compute_numel(batch);
@@ -179,7 +196,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return r.view(shape);
 }
 
-Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
+Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta,
+             const Scalar& alpha) {
   check_mm("addmm", m1, m2);
   autograd::Recorder r(kAddmmBackward, self, m1, m2);
   Tensor c = empty({m1.size(0), m2.size(1)}, m1.options());
@@ -188,7 +206,8 @@ Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scala
     try {
       detail::copy_kernel(c, self.expand(c.sizes()));
     } catch (const Error&) {
-      BRASA_ERROR("addmm: self of shape ", self.sizes(), " cannot be broadcast to the product's shape ", c.sizes());
+      BRASA_ERROR("addmm: self of shape ", self.sizes(),
+                  " cannot be broadcast to the product's shape ", c.sizes());
     }
   }
   gemm(m1, m2, c, alpha, use_self ? beta : Scalar(0));
@@ -198,55 +217,66 @@ Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scala
       variable_list d(3);
       if (n.needs(0)) d[0] = be == 1.0 ? g[0] : g[0] * be;  // the engine sums it to self's shape
       const Tensor ga = al == 1.0 ? g[0] : g[0] * al, m1 = n.saved(0), m2 = n.saved(1);
-      if (n.needs(1) && !add_mm_grad_into_leaf(n, 1, true, ga, m1, m2)) d[1] = mm_mat1_grad(ga, m1, m2);
-      if (n.needs(2) && !add_mm_grad_into_leaf(n, 2, false, ga, m1, m2)) d[2] = mm_mat2_grad(ga, m1, m2);
+      if (n.needs(1) && !add_mm_grad_into_leaf(n, 1, true, ga, m1, m2))
+        d[1] = mm_mat1_grad(ga, m1, m2);
+      if (n.needs(2) && !add_mm_grad_into_leaf(n, 2, false, ga, m1, m2))
+        d[2] = mm_mat2_grad(ga, m1, m2);
       return d;
     });
   }
   return c;
 }
 
-Tensor addmv(const Tensor& self, const Tensor& m, const Tensor& v, const Scalar& beta, const Scalar& alpha) {
-  return addmm(self.dim() == 1 ? self.unsqueeze(1) : self, m, v.unsqueeze(1), beta, alpha).squeeze(1);
+Tensor addmv(const Tensor& self, const Tensor& m, const Tensor& v, const Scalar& beta,
+             const Scalar& alpha) {
+  return addmm(self.dim() == 1 ? self.unsqueeze(1) : self, m, v.unsqueeze(1), beta, alpha)
+      .squeeze(1);
 }
 
 namespace {
 // beta * self + alpha * product; beta = 0 ignores self (NaN included).
-Tensor scaled_sum(const Tensor& self, const Scalar& beta, const Tensor& product, const Scalar& alpha) {
+Tensor scaled_sum(const Tensor& self, const Scalar& beta, const Tensor& product,
+                  const Scalar& alpha) {
   Tensor scaled_product = mul(product, alpha);
   return beta.toDouble() == 0.0 ? scaled_product : add(mul(self, beta), scaled_product);
 }
 }  // namespace
 
-Tensor addbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
+Tensor addbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta,
+              const Scalar& alpha) {
   return scaled_sum(self, beta, sum(bmm(b1, b2), {0}), alpha);
 }
 
-Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
+Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta,
+               const Scalar& alpha) {
   return scaled_sum(self, beta, bmm(b1, b2), alpha);
 }
 
-Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha) {
-  BRASA_CHECK(vec1.dim() == 1 && vec2.dim() == 1, "addr: expected 1-D vectors, got ", vec1.dim(), "-D and ",
-              vec2.dim(), "-D");
-  BRASA_CHECK(vec1.dtype() == vec2.dtype(), "addr: expected vec1 and vec2 to have the same dtype, but got: ",
-              vec1.dtype(), " != ", vec2.dtype());
+Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta,
+            const Scalar& alpha) {
+  BRASA_CHECK(vec1.dim() == 1 && vec2.dim() == 1, "addr: expected 1-D vectors, got ", vec1.dim(),
+              "-D and ", vec2.dim(), "-D");
+  BRASA_CHECK(vec1.dtype() == vec2.dtype(),
+              "addr: expected vec1 and vec2 to have the same dtype, but got: ", vec1.dtype(),
+              " != ", vec2.dtype());
   const std::vector<int64_t> shape = {vec1.size(0), vec2.size(0)};
-  BRASA_CHECK(self.dim() <= 2 && (self.dim() < 1 || self.size(-1) == 1 || self.size(-1) == shape[1]) &&
+  BRASA_CHECK(self.dim() <= 2 &&
+                  (self.dim() < 1 || self.size(-1) == 1 || self.size(-1) == shape[1]) &&
                   (self.dim() < 2 || self.size(0) == 1 || self.size(0) == shape[0]),
-              "addr: self of shape ", self.sizes(), " cannot be broadcast to the outer product's shape ",
-              IntArrayRef(shape));
+              "addr: self of shape ", self.sizes(),
+              " cannot be broadcast to the outer product's shape ", IntArrayRef(shape));
   return scaled_sum(self, beta, outer(vec1, vec2), alpha);
 }
 
 namespace {
 // Writes `compute(self)` into self (recorded as an in-place op under autograd).
 template <class Compute>
-Tensor& assign_result(const char* op, Tensor& self, Compute&& compute, const Tensor& a, const Tensor& b) {
+Tensor& assign_result(const char* op, Tensor& self, Compute&& compute, const Tensor& a,
+                      const Tensor& b) {
   auto checked = [&](const Tensor& s) {
     Tensor v = compute(s);
-    BRASA_CHECK(v.sizes() == s.sizes(), op, ": the result of shape ", v.sizes(), " cannot be written into self of shape ",
-                s.sizes());
+    BRASA_CHECK(v.sizes() == s.sizes(), op, ": the result of shape ", v.sizes(),
+                " cannot be written into self of shape ", s.sizes());
     return v;
   };
   return autograd::inplace(
@@ -262,33 +292,42 @@ Tensor& assign_result(const char* op, Tensor& self, Compute&& compute, const Ten
 Tensor& detail::addmm_inplace(Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta,
                               const Scalar& alpha) {
   check_mm("addmm_", m1, m2);
-  BRASA_CHECK(self.dim() == 2 && self.size(0) == m1.size(0) && self.size(1) == m2.size(1), "addmm_: self of shape ",
-              self.sizes(), " does not match the product's shape [", m1.size(0), ", ", m2.size(1), "]");
-  BRASA_CHECK(self.dtype() == m1.dtype(), "addmm_: expected self and mat1 to have the same dtype, but got: ",
-              self.dtype(), " != ", m1.dtype());
+  BRASA_CHECK(self.dim() == 2 && self.size(0) == m1.size(0) && self.size(1) == m2.size(1),
+              "addmm_: self of shape ", self.sizes(), " does not match the product's shape [",
+              m1.size(0), ", ", m2.size(1), "]");
+  BRASA_CHECK(self.dtype() == m1.dtype(),
+              "addmm_: expected self and mat1 to have the same dtype, but got: ", self.dtype(),
+              " != ", m1.dtype());
   // Without autograd, a contiguous self that shares no storage with the
   // operands is the GEMM's output; otherwise the product is computed apart.
-  if (!autograd::needs_grad(self, m1, m2) && self.is_contiguous() && !self.is_alias_of(m1) && !self.is_alias_of(m2)) {
+  if (!autograd::needs_grad(self, m1, m2) && self.is_contiguous() && !self.is_alias_of(m1) &&
+      !self.is_alias_of(m2)) {
     gemm(m1, m2, self, alpha, beta);
     self.bump_version();
     return self;
   }
-  return assign_result("addmm_", self, [&](const Tensor& s) { return addmm(s, m1, m2, beta, alpha); }, m1, m2);
+  return assign_result(
+      "addmm_", self, [&](const Tensor& s) { return addmm(s, m1, m2, beta, alpha); }, m1, m2);
 }
-Tensor& detail::addmv_inplace(Tensor& self, const Tensor& m, const Tensor& v, const Scalar& beta, const Scalar& alpha) {
-  return assign_result("addmv_", self, [&](const Tensor& s) { return addmv(s, m, v, beta, alpha); }, m, v);
+Tensor& detail::addmv_inplace(Tensor& self, const Tensor& m, const Tensor& v, const Scalar& beta,
+                              const Scalar& alpha) {
+  return assign_result(
+      "addmv_", self, [&](const Tensor& s) { return addmv(s, m, v, beta, alpha); }, m, v);
 }
-Tensor& detail::addr_inplace(Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta,
-                             const Scalar& alpha) {
-  return assign_result("addr_", self, [&](const Tensor& s) { return addr(s, vec1, vec2, beta, alpha); }, vec1, vec2);
+Tensor& detail::addr_inplace(Tensor& self, const Tensor& vec1, const Tensor& vec2,
+                             const Scalar& beta, const Scalar& alpha) {
+  return assign_result(
+      "addr_", self, [&](const Tensor& s) { return addr(s, vec1, vec2, beta, alpha); }, vec1, vec2);
 }
 Tensor& detail::addbmm_inplace(Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta,
                                const Scalar& alpha) {
-  return assign_result("addbmm_", self, [&](const Tensor& s) { return addbmm(s, b1, b2, beta, alpha); }, b1, b2);
+  return assign_result(
+      "addbmm_", self, [&](const Tensor& s) { return addbmm(s, b1, b2, beta, alpha); }, b1, b2);
 }
-Tensor& detail::baddbmm_inplace(Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta,
-                                const Scalar& alpha) {
-  return assign_result("baddbmm_", self, [&](const Tensor& s) { return baddbmm(s, b1, b2, beta, alpha); }, b1, b2);
+Tensor& detail::baddbmm_inplace(Tensor& self, const Tensor& b1, const Tensor& b2,
+                                const Scalar& beta, const Scalar& alpha) {
+  return assign_result(
+      "baddbmm_", self, [&](const Tensor& s) { return baddbmm(s, b1, b2, beta, alpha); }, b1, b2);
 }
 
 // ---- einsum ----
@@ -304,40 +343,54 @@ void sum_out(Operand& op, const std::vector<int>& keep) {
   DimVector dims;
   std::vector<int> labels;
   for (size_t i = 0; i < op.labels.size(); ++i) {
-    if (std::find(keep.begin(), keep.end(), op.labels[i]) == keep.end()) dims.push_back(static_cast<int64_t>(i));
-    else labels.push_back(op.labels[i]);
+    if (std::find(keep.begin(), keep.end(), op.labels[i]) == keep.end())
+      dims.push_back(static_cast<int64_t>(i));
+    else
+      labels.push_back(op.labels[i]);
   }
   if (!dims.empty()) op.t = sum(op.t, dims);
   op.labels = labels;
 }
 
 Operand contract(const Operand& a, const Operand& b, const std::vector<int>& keep) {
-  auto has = [](const std::vector<int>& v, int l) { return std::find(v.begin(), v.end(), l) != v.end(); };
+  auto has = [](const std::vector<int>& v, int l) {
+    return std::find(v.begin(), v.end(), l) != v.end();
+  };
   std::vector<int> batch, aonly, bonly, con;
   for (int l : a.labels) {
-    if (has(b.labels, l)) (has(keep, l) ? batch : con).push_back(l);
-    else aonly.push_back(l);
+    if (has(b.labels, l))
+      (has(keep, l) ? batch : con).push_back(l);
+    else
+      aonly.push_back(l);
   }
   for (int l : b.labels)
     if (!has(a.labels, l)) bonly.push_back(l);
-  auto pos = [](const std::vector<int>& v, int l) { return static_cast<int64_t>(std::find(v.begin(), v.end(), l) - v.begin()); };
+  auto pos = [](const std::vector<int>& v, int l) {
+    return static_cast<int64_t>(std::find(v.begin(), v.end(), l) - v.begin());
+  };
   DimVector pa, pb, bsz;
   int64_t M = 1, N = 1, K = 1;
   for (int l : batch) {
     int64_t sa = a.t.size(pos(a.labels, l)), sb = b.t.size(pos(b.labels, l));
-    BRASA_CHECK(sa == sb || sa == 1 || sb == 1, "einsum: operands do not broadcast for a label (", sa, " vs ", sb, ")");
+    BRASA_CHECK(sa == sb || sa == 1 || sb == 1, "einsum: operands do not broadcast for a label (",
+                sa, " vs ", sb, ")");
     bsz.push_back(std::max(sa, sb));
     pa.push_back(pos(a.labels, l)), pb.push_back(pos(b.labels, l));
   }
   DimVector asz = bsz, bsz2 = bsz;
-  for (int l : aonly) pa.push_back(pos(a.labels, l)), M *= a.t.size(pos(a.labels, l)), asz.push_back(a.t.size(pos(a.labels, l)));
+  for (int l : aonly)
+    pa.push_back(pos(a.labels, l)), M *= a.t.size(pos(a.labels, l)),
+        asz.push_back(a.t.size(pos(a.labels, l)));
   for (int l : con) {
     int64_t sa = a.t.size(pos(a.labels, l)), sb = b.t.size(pos(b.labels, l));
-    BRASA_CHECK(sa == sb, "einsum: subscript is repeated for operands with different sizes (", sa, " vs ", sb, ")");
+    BRASA_CHECK(sa == sb, "einsum: subscript is repeated for operands with different sizes (", sa,
+                " vs ", sb, ")");
     pa.push_back(pos(a.labels, l)), K *= sa, asz.push_back(sa);
   }
   for (int l : con) pb.push_back(pos(b.labels, l)), bsz2.push_back(b.t.size(pos(b.labels, l)));
-  for (int l : bonly) pb.push_back(pos(b.labels, l)), N *= b.t.size(pos(b.labels, l)), bsz2.push_back(b.t.size(pos(b.labels, l)));
+  for (int l : bonly)
+    pb.push_back(pos(b.labels, l)), N *= b.t.size(pos(b.labels, l)),
+        bsz2.push_back(b.t.size(pos(b.labels, l)));
   int64_t nb = compute_numel(bsz);
   Tensor A = a.t.permute(pa).expand(asz).reshape({nb, M, K});
   Tensor B = b.t.permute(pb).expand(bsz2).reshape({nb, K, N});
@@ -352,7 +405,8 @@ Operand contract(const Operand& a, const Operand& b, const std::vector<int>& kee
   return out;
 }
 
-std::vector<int> parse_labels(const std::string& s, int64_t ndim, int64_t& ell_dims, bool is_output) {
+std::vector<int> parse_labels(const std::string& s, int64_t ndim, int64_t& ell_dims,
+                              bool is_output) {
   std::vector<int> labels;
   size_t i = 0;
   int64_t letters = 0;
@@ -360,9 +414,11 @@ std::vector<int> parse_labels(const std::string& s, int64_t ndim, int64_t& ell_d
   while (i < s.size()) {
     char ch = s[i];
     if (ch == '.') {
-      BRASA_CHECK(s.compare(i, 3, "...") == 0, "einsum: found '.' that is not part of any ellipsis in '", s, "'");
+      BRASA_CHECK(s.compare(i, 3, "...") == 0,
+                  "einsum: found '.' that is not part of any ellipsis in '", s, "'");
       int64_t n = is_output ? ell_dims : ndim - letters;
-      BRASA_CHECK(n >= 0, "einsum: the operand has ", ndim, " dims but the subscript '", s, "' needs more");
+      BRASA_CHECK(n >= 0, "einsum: the operand has ", ndim, " dims but the subscript '", s,
+                  "' needs more");
       if (!is_output) ell_dims = std::max(ell_dims, n);
       for (int64_t k = 0; k < n; ++k) labels.push_back(static_cast<int>(256 + (ell_dims - n) + k));
       i += 3;
@@ -391,21 +447,23 @@ Tensor einsum(const std::string& eq_in, TensorList operands) {
     if (c == std::string::npos) break;
     s = c + 1;
   }
-  BRASA_CHECK(terms.size() == operands.size(), "einsum: the equation '", eq_in, "' names ", terms.size(),
-              " operands but ", operands.size(), " were given");
+  BRASA_CHECK(terms.size() == operands.size(), "einsum: the equation '", eq_in, "' names ",
+              terms.size(), " operands but ", operands.size(), " were given");
   std::vector<Operand> ops;
   std::map<int, int> label_count;  // before diagonals merge repeated labels
   int64_t ell = 0;
   for (size_t i = 0; i < terms.size(); ++i) {
     Operand op{operands[i], parse_labels(terms[i], operands[i].dim(), ell, false)};
     for (int l : op.labels) label_count[l]++;
-    BRASA_CHECK(static_cast<int64_t>(op.labels.size()) == operands[i].dim(), "einsum: the subscript '", terms[i],
-                "' has ", op.labels.size(), " labels but operand ", i, " has ", operands[i].dim(), " dims");
+    BRASA_CHECK(static_cast<int64_t>(op.labels.size()) == operands[i].dim(),
+                "einsum: the subscript '", terms[i], "' has ", op.labels.size(),
+                " labels but operand ", i, " has ", operands[i].dim(), " dims");
     // Repeated labels in one operand take the diagonal.
     for (size_t x = 0; x < op.labels.size(); ++x)
       for (size_t y = x + 1; y < op.labels.size(); ++y)
         if (op.labels[x] == op.labels[y]) {
-          op.t = diagonal(op.t, 0, static_cast<int64_t>(x), static_cast<int64_t>(y)).movedim(-1, static_cast<int64_t>(x));
+          op.t = diagonal(op.t, 0, static_cast<int64_t>(x), static_cast<int64_t>(y))
+                     .movedim(-1, static_cast<int64_t>(x));
           op.labels.erase(op.labels.begin() + y);
           --y;
         }
@@ -423,7 +481,8 @@ Tensor einsum(const std::string& eq_in, TensorList operands) {
   for (size_t i = 0; i <= ops.size(); ++i) {
     // Labels still needed: the output's and those of operands not yet used.
     std::vector<int> keep = out;
-    for (size_t j = i + 1; j < ops.size(); ++j) keep.insert(keep.end(), ops[j].labels.begin(), ops[j].labels.end());
+    for (size_t j = i + 1; j < ops.size(); ++j)
+      keep.insert(keep.end(), ops[j].labels.begin(), ops[j].labels.end());
     if (i == 0) {
       if (ops.size() > 1) keep.insert(keep.end(), ops[1].labels.begin(), ops[1].labels.end());
       sum_out(acc, keep);
@@ -440,7 +499,8 @@ Tensor einsum(const std::string& eq_in, TensorList operands) {
   DimVector perm;
   for (int l : out) {
     auto it = std::find(acc.labels.begin(), acc.labels.end(), l);
-    BRASA_CHECK(it != acc.labels.end(), "einsum: output subscript ", static_cast<char>(l < 256 ? l : '.'),
+    BRASA_CHECK(it != acc.labels.end(), "einsum: output subscript ",
+                static_cast<char>(l < 256 ? l : '.'),
                 " does not appear in the equation for any input operand");
     perm.push_back(static_cast<int64_t>(it - acc.labels.begin()));
   }
@@ -449,12 +509,14 @@ Tensor einsum(const std::string& eq_in, TensorList operands) {
 }
 
 Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayRef dims_b) {
-  BRASA_CHECK(dims_a.size() == dims_b.size(), "tensordot: both dimension lists should have same length");
+  BRASA_CHECK(dims_a.size() == dims_b.size(),
+              "tensordot: both dimension lists should have same length");
   std::string ea, eb, eo;
   for (int64_t i = 0; i < a.dim(); ++i) ea += static_cast<char>('a' + i);
   for (int64_t i = 0; i < b.dim(); ++i) eb += static_cast<char>('A' + i);
   for (size_t k = 0; k < dims_a.size(); ++k)
-    eb[maybe_wrap_dim(dims_b[k], b.dim(), "tensordot")] = ea[maybe_wrap_dim(dims_a[k], a.dim(), "tensordot")];
+    eb[maybe_wrap_dim(dims_b[k], b.dim(), "tensordot")] =
+        ea[maybe_wrap_dim(dims_a[k], a.dim(), "tensordot")];
   for (char c : ea)
     if (eb.find(c) == std::string::npos) eo += c;
   for (char c : eb)

@@ -16,12 +16,17 @@ Tensor dot(const Tensor& a, const Tensor& b);
 Tensor vdot(const Tensor& a, const Tensor& b);
 Tensor outer(const Tensor& a, const Tensor& b);
 Tensor ger(const Tensor& a, const Tensor& b);
-Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1);
-Tensor addmv(const Tensor& self, const Tensor& m, const Tensor& v, const Scalar& beta = 1, const Scalar& alpha = 1);
-Tensor addbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1);
-Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta = 1,
+             const Scalar& alpha = 1);
+Tensor addmv(const Tensor& self, const Tensor& m, const Tensor& v, const Scalar& beta = 1,
+             const Scalar& alpha = 1);
+Tensor addbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta = 1,
+              const Scalar& alpha = 1);
+Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta = 1,
+               const Scalar& alpha = 1);
 // beta * self + alpha * outer(vec1, vec2)
-Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1,
+            const Scalar& alpha = 1);
 // "ij,jk->ik", "bij,bjk->bik", "ii->i", "...ij,...jk", implicit output, any operand count.
 Tensor einsum(const std::string& equation, TensorList operands);
 Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayRef dims_b);
@@ -29,13 +34,18 @@ Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayR
 namespace detail {
 // self.addmm_(m1, m2): without autograd, a contiguous self that shares no
 // storage with m1/m2 is the GEMM's output (beta scales it in place).
-Tensor& addmm_inplace(Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha);
+Tensor& addmm_inplace(Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta,
+                      const Scalar& alpha);
 // self.addmv_ / addr_ / addbmm_ / baddbmm_: the out-of-place result, which
 // must have self's shape, written into self.
-Tensor& addmv_inplace(Tensor& self, const Tensor& m, const Tensor& v, const Scalar& beta, const Scalar& alpha);
-Tensor& addr_inplace(Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha);
-Tensor& addbmm_inplace(Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha);
-Tensor& baddbmm_inplace(Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha);
+Tensor& addmv_inplace(Tensor& self, const Tensor& m, const Tensor& v, const Scalar& beta,
+                      const Scalar& alpha);
+Tensor& addr_inplace(Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta,
+                     const Scalar& alpha);
+Tensor& addbmm_inplace(Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta,
+                       const Scalar& alpha);
+Tensor& baddbmm_inplace(Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta,
+                        const Scalar& alpha);
 }  // namespace detail
 
 }  // namespace brasa

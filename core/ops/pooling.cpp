@@ -11,7 +11,9 @@
 namespace brasa {
 namespace {
 
-int64_t at(IntArrayRef v, size_t i, int64_t fallback) { return v.empty() ? fallback : (v.size() == 1 ? v[0] : v[i]); }
+int64_t at(IntArrayRef v, size_t i, int64_t fallback) {
+  return v.empty() ? fallback : (v.size() == 1 ? v[0] : v[i]);
+}
 
 int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
   int64_t span = in + 2 * p - d * (k - 1) - 1;
@@ -23,8 +25,10 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool
 
 PoolGeometry pool_geometry(const char* op, const Tensor& x, IntArrayRef kernel, IntArrayRef stride,
                            IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
-  BRASA_CHECK(x.dim() == 3 || x.dim() == 4, op, ": expected a 3-D or 4-D input, got shape ", x.sizes());
-  BRASA_CHECK(kernel.size() == 1 || kernel.size() == 2, op, ": kernel_size must have 1 or 2 values, got ", kernel);
+  BRASA_CHECK(x.dim() == 3 || x.dim() == 4, op, ": expected a 3-D or 4-D input, got shape ",
+              x.sizes());
+  BRASA_CHECK(kernel.size() == 1 || kernel.size() == 2, op,
+              ": kernel_size must have 1 or 2 values, got ", kernel);
   PoolGeometry g{};
   g.H = x.size(-2);
   g.W = x.size(-1);
@@ -35,8 +39,9 @@ PoolGeometry pool_geometry(const char* op, const Tensor& x, IntArrayRef kernel, 
   g.dh = at(dilation, 0, 1), g.dw = at(dilation, 1, 1);
   BRASA_CHECK(g.kh > 0 && g.kw > 0 && g.sh > 0 && g.sw > 0 && g.dh > 0 && g.dw > 0, op,
               ": kernel, stride and dilation must be positive");
-  BRASA_CHECK(g.ph <= g.kh / 2 && g.pw <= g.kw / 2, op, ": pad should be at most half of kernel size, but got pad=",
-              padding, " and kernel_size=", kernel);
+  BRASA_CHECK(g.ph <= g.kh / 2 && g.pw <= g.kw / 2, op,
+              ": pad should be at most half of kernel size, but got pad=", padding,
+              " and kernel_size=", kernel);
   g.OH = pooled_size(g.H, g.kh, g.sh, g.ph, g.dh, ceil_mode);
   g.OW = pooled_size(g.W, g.kw, g.sw, g.pw, g.dw, ceil_mode);
   BRASA_CHECK(g.OH > 0 && g.OW > 0, op, ": output size is too small for input ", x.sizes());
@@ -53,15 +58,18 @@ DimVector out_shape(const Tensor& x, const PoolGeometry& g) {
 const autograd::BackwardName kMaxPoolBackward("MaxPool2DWithIndicesBackward0");
 
 // Scatters pooled gradients back to the positions in `idx` (per plane).
-Tensor unpool_grad(const Tensor& g, const Tensor& idx, IntArrayRef in_shape, int64_t planes, int64_t HW) {
+Tensor unpool_grad(const Tensor& g, const Tensor& idx, IntArrayRef in_shape, int64_t planes,
+                   int64_t HW) {
   Tensor z = zeros({planes, HW}, g.options());
   return z.scatter_add(1, idx.reshape({planes, -1}), g.reshape({planes, -1})).view(in_shape);
 }
 
 std::tuple<Tensor, Tensor> max_pool(const Tensor& input, IntArrayRef kernel, IntArrayRef stride,
-                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode, bool want_indices) {
+                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                    bool want_indices) {
   PoolGeometry g = pool_geometry("max_pool2d", input, kernel, stride, padding, dilation, ceil_mode);
-  BRASA_CHECK(input.is_floating_point(), "max_pool2d: expected a floating input, got ", input.dtype());
+  BRASA_CHECK(input.is_floating_point(), "max_pool2d: expected a floating input, got ",
+              input.dtype());
   autograd::Recorder r(kMaxPoolBackward, input);
   want_indices = want_indices || static_cast<bool>(r);
   Tensor x = input.contiguous();
@@ -72,18 +80,20 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& input, IntArrayRef kernel, Int
   if (r) {
     DimVector in(input.sizes().begin(), input.sizes().end());
     const int64_t planes = g.planes, HW = g.H * g.W;
-    r.save(idx).finish(std::vector<Tensor>{out, idx},
-                       [in, planes, HW](autograd::FormulaNode& n, const autograd::variable_list& gr) {
-                         return autograd::variable_list{unpool_grad(gr[0], n.saved(0), in, planes, HW)};
-                       });
+    r.save(idx).finish(
+        std::vector<Tensor>{out, idx},
+        [in, planes, HW](autograd::FormulaNode& n, const autograd::variable_list& gr) {
+          return autograd::variable_list{unpool_grad(gr[0], n.saved(0), in, planes, HW)};
+        });
   }
   return {out, idx};
 }
 
 }  // namespace
 
-std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel, IntArrayRef stride,
-                                                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel,
+                                                   IntArrayRef stride, IntArrayRef padding,
+                                                   IntArrayRef dilation, bool ceil_mode) {
   return max_pool(input, kernel, stride, padding, dilation, ceil_mode, true);
 }
 
@@ -93,10 +103,11 @@ Tensor max_pool2d(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, I
   return std::get<0>(max_pool(input, kernel, stride, padding, dilation, ceil_mode, false));
 }
 
-Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
-                  bool count_include_pad) {
+Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
+                  bool ceil_mode, bool count_include_pad) {
   PoolGeometry g = pool_geometry("avg_pool2d", input, kernel, stride, padding, {1}, ceil_mode);
-  BRASA_CHECK(input.is_floating_point(), "avg_pool2d: expected a floating input, got ", input.dtype());
+  BRASA_CHECK(input.is_floating_point(), "avg_pool2d: expected a floating input, got ",
+              input.dtype());
   // Composite and differentiable: zero-pad, take the windows as unfold
   // views, sum them, divide by the window counts.
   // Windows as a view [..., OH, OW, kh, kw] of the padded input.
@@ -114,7 +125,7 @@ Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, I
   region.push_back(Slice(g.pw, g.pw + g.W));
   xp.index_put_(region, input);
   mask.index_put_(region, ones_in);
-  Tensor win = xp.unfold(-2, g.kh, g.sh).unfold(-2, g.kw, g.sw);   // [..., OH', OW', kh, kw]
+  Tensor win = xp.unfold(-2, g.kh, g.sh).unfold(-2, g.kw, g.sw);  // [..., OH', OW', kh, kw]
   Tensor mwin = mask.unfold(-2, g.kh, g.sh).unfold(-2, g.kw, g.sw);
   win = win.narrow(-4, 0, g.OH).narrow(-3, 0, g.OW);
   mwin = mwin.narrow(-4, 0, g.OH).narrow(-3, 0, g.OW);
@@ -123,11 +134,16 @@ Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, I
   if (count_include_pad) {
     // Windows count padding cells but not the extra ceil_mode overhang.
     Tensor pad_mask = zeros(padded_shape, input.options());
-    std::vector<TensorIndex> padded_region(static_cast<size_t>(input.dim() - 2), TensorIndex(Slice()));
+    std::vector<TensorIndex> padded_region(static_cast<size_t>(input.dim() - 2),
+                                           TensorIndex(Slice()));
     padded_region.push_back(Slice(0, g.H + 2 * g.ph));
     padded_region.push_back(Slice(0, g.W + 2 * g.pw));
     pad_mask.index_put_(padded_region, 1.0);
-    counts = pad_mask.unfold(-2, g.kh, g.sh).unfold(-2, g.kw, g.sw).narrow(-4, 0, g.OH).narrow(-3, 0, g.OW).sum({-2, -1});
+    counts = pad_mask.unfold(-2, g.kh, g.sh)
+                 .unfold(-2, g.kw, g.sw)
+                 .narrow(-4, 0, g.OH)
+                 .narrow(-3, 0, g.OW)
+                 .sum({-2, -1});
   } else {
     counts = mwin.sum({-2, -1});
   }

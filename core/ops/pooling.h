@@ -7,13 +7,15 @@
 namespace brasa {
 
 // stride defaults to kernel_size (empty).
-Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
-                  IntArrayRef dilation = {1}, bool ceil_mode = false);
+Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = {0}, IntArrayRef dilation = {1}, bool ceil_mode = false);
 // Also returns the flat index (h * W + w) of each maximum in its plane.
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size,
-                                                   IntArrayRef stride = {}, IntArrayRef padding = {0},
-                                                   IntArrayRef dilation = {1}, bool ceil_mode = false);
-Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
-                  bool ceil_mode = false, bool count_include_pad = true);
+                                                   IntArrayRef stride = {},
+                                                   IntArrayRef padding = {0},
+                                                   IntArrayRef dilation = {1},
+                                                   bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = {0}, bool ceil_mode = false, bool count_include_pad = true);
 
 }  // namespace brasa

@@ -16,7 +16,8 @@ Generator& pick(Generator* g) { return g ? *g : default_generator(); }
 // (the same numbers whatever the device) and copied to t's device.
 template <class F>
 void fill_serial(Tensor& t, const F& draw) {
-  Tensor c = t.is_contiguous() && t.is_cpu() ? t : empty(t.sizes(), t.options().device(Device(kCPU)));
+  Tensor c =
+      t.is_contiguous() && t.is_cpu() ? t : empty(t.sizes(), t.options().device(Device(kCPU)));
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t.dtype(), "random", [&] {
     scalar_t* p = c.data_ptr<scalar_t>();
     for (int64_t i = 0; i < c.numel(); ++i) p[i] = static_cast<scalar_t>(draw());
@@ -40,12 +41,15 @@ void manual_seed(uint64_t seed) { default_generator().set_current_seed(seed); }
 
 Tensor& uniform_(Tensor& t, double from, double to, Generator* gen) {
   check_float("uniform_", t);
-  BRASA_CHECK(from <= to, "uniform_: expects to return a [from, to) range, but found from=", from, " > to=", to);
+  BRASA_CHECK(from <= to, "uniform_: expects to return a [from, to) range, but found from=", from,
+              " > to=", to);
   Generator& g = pick(gen);
   std::lock_guard<std::mutex> lock(g.mutex());
   double span = to - from;
-  if (t.dtype() == kDouble) fill_serial(t, [&] { return from + span * g.next_double(); });
-  else fill_serial(t, [&] { return static_cast<float>(from + span * g.next_float()); });
+  if (t.dtype() == kDouble)
+    fill_serial(t, [&] { return from + span * g.next_double(); });
+  else
+    fill_serial(t, [&] { return static_cast<float>(from + span * g.next_float()); });
   return t;
 }
 
@@ -80,7 +84,8 @@ Tensor& bernoulli_(Tensor& t, double p, Generator* gen) {
 }
 
 Tensor& random_(Tensor& t, int64_t from, int64_t to, Generator* gen) {
-  BRASA_CHECK(from < to, "random_: expects 'from' to be less than 'to', but got from=", from, " >= to=", to);
+  BRASA_CHECK(from < to, "random_: expects 'from' to be less than 'to', but got from=", from,
+              " >= to=", to);
   Generator& g = pick(gen);
   std::lock_guard<std::mutex> lock(g.mutex());
   uint64_t range = static_cast<uint64_t>(to - from);
@@ -102,7 +107,9 @@ Tensor randn(IntArrayRef size, Generator* gen, const TensorOptions& o) {
   if (o.requires_grad()) t.requires_grad_(true);
   return t;
 }
-Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& o) { return randint(0, high, size, o); }
+Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& o) {
+  return randint(0, high, size, o);
+}
 Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& o) {
   Tensor t = empty(size, o.has_dtype() ? o : o.dtype(kLong));
   return random_(t, low, high);
@@ -115,7 +122,8 @@ Tensor randperm(int64_t n, Generator* gen, const TensorOptions& o) {
   Generator& g = pick(gen);
   {
     std::lock_guard<std::mutex> lock(g.mutex());
-    for (int64_t i = n - 1; i > 0; --i) std::swap(perm[i], perm[g.engine()() % static_cast<uint64_t>(i + 1)]);
+    for (int64_t i = n - 1; i > 0; --i)
+      std::swap(perm[i], perm[g.engine()() % static_cast<uint64_t>(i + 1)]);
   }
   Tensor t = empty({n}, (o.has_dtype() ? o : o.dtype(kLong)).device(Device(kCPU)));
   BRASA_DISPATCH_ALL_TYPES(t.dtype(), "randperm", [&] {
@@ -157,7 +165,8 @@ Tensor bernoulli(const Tensor& p, Generator* gen) {
   BRASA_DISPATCH_FLOATING_TYPES(out.dtype(), "bernoulli", [&] {
     scalar_t* o = out.data_ptr<scalar_t>();
     for (int64_t i = 0; i < out.numel(); ++i) {
-      BRASA_CHECK(pp[i] >= 0 && pp[i] <= 1, "bernoulli: expected all probabilities in [0, 1], got ", pp[i]);
+      BRASA_CHECK(pp[i] >= 0 && pp[i] <= 1, "bernoulli: expected all probabilities in [0, 1], got ",
+                  pp[i]);
       o[i] = static_cast<scalar_t>(up[i] < pp[i] ? 1.0f : 0.0f);
     }
   });
@@ -169,20 +178,26 @@ Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
 }
 
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {
-  BRASA_CHECK(probs.dim() == 1 || probs.dim() == 2, "multinomial: prob_dist must be 1 or 2 dim, got ", probs.dim());
+  BRASA_CHECK(probs.dim() == 1 || probs.dim() == 2,
+              "multinomial: prob_dist must be 1 or 2 dim, got ", probs.dim());
   Tensor p2 = contiguous(probs.dim() == 1 ? probs.unsqueeze(0) : probs).to(Device(kCPU), kDouble);
   int64_t rows = p2.size(0), n = p2.size(1);
-  BRASA_CHECK(replacement || num_samples <= n, "multinomial: cannot sample n_sample > prob_dist.size(-1) samples "
-              "without replacement (", num_samples, " > ", n, ")");
+  BRASA_CHECK(replacement || num_samples <= n,
+              "multinomial: cannot sample n_sample > prob_dist.size(-1) samples "
+              "without replacement (",
+              num_samples, " > ", n, ")");
   Tensor out = empty({rows, num_samples}, TensorOptions().dtype(kLong));
   Generator& g = pick(gen);
   std::lock_guard<std::mutex> lock(g.mutex());
   for (int64_t r = 0; r < rows; ++r) {
     std::vector<double> w(p2.data_ptr<double>() + r * n, p2.data_ptr<double>() + (r + 1) * n);
-    for (double v : w) BRASA_CHECK(v >= 0 && std::isfinite(v), "multinomial: probability tensor contains either `inf`, `nan` or element < 0");
+    for (double v : w)
+      BRASA_CHECK(v >= 0 && std::isfinite(v),
+                  "multinomial: probability tensor contains either `inf`, `nan` or element < 0");
     for (int64_t s = 0; s < num_samples; ++s) {
       double total = std::accumulate(w.begin(), w.end(), 0.0);
-      BRASA_CHECK(total > 0, "multinomial: invalid multinomial distribution (sum of probabilities <= 0)");
+      BRASA_CHECK(total > 0,
+                  "multinomial: invalid multinomial distribution (sum of probabilities <= 0)");
       double u = g.next_double() * total, c = 0;
       int64_t pick_i = n - 1;
       for (int64_t i = 0; i < n; ++i) {

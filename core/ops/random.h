@@ -48,11 +48,13 @@ Tensor randperm(int64_t n, Generator* gen, const TensorOptions& options = {});
 Tensor rand_like(const Tensor& t, const TensorOptions& options = {});
 Tensor randn_like(const Tensor& t, const TensorOptions& options = {});
 Tensor randint_like(const Tensor& t, int64_t low, int64_t high);
-Tensor normal(double mean, double std, IntArrayRef size, Generator* gen = nullptr, const TensorOptions& options = {});
+Tensor normal(double mean, double std, IntArrayRef size, Generator* gen = nullptr,
+              const TensorOptions& options = {});
 Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen = nullptr);
 Tensor bernoulli(const Tensor& p, Generator* gen = nullptr);
 Tensor bernoulli(const Tensor& self, double p, Generator* gen = nullptr);
-Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false, Generator* gen = nullptr);
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false,
+                   Generator* gen = nullptr);
 
 Tensor& uniform_(Tensor& t, double from = 0, double to = 1, Generator* gen = nullptr);
 Tensor& normal_(Tensor& t, double mean = 0, double std = 1, Generator* gen = nullptr);

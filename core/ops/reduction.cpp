@@ -33,8 +33,10 @@ RowPlan plan_rows(const char* op, const Tensor& x, IntArrayRef dims, bool keepdi
   for (int64_t d = 0; d < nd; ++d)
     if (reduce[d]) perm.push_back(d), p.R *= x.size(d);
   for (int64_t d = 0; d < nd; ++d) {
-    if (!reduce[d]) p.out_shape.push_back(x.size(d));
-    else if (keepdim) p.out_shape.push_back(1);
+    if (!reduce[d])
+      p.out_shape.push_back(x.size(d));
+    else if (keepdim)
+      p.out_shape.push_back(1);
   }
   bool leading = true;
   for (int64_t d = 0; d < nd; ++d) leading &= (d < nd - nkept) == reduce[d];
@@ -59,29 +61,34 @@ ScalarType sum_dtype(const Tensor& x, std::optional<ScalarType> dtype) {
   return isIntegralType(x.dtype(), true) ? kLong : x.dtype();
 }
 
-Tensor sum_impl(const char* op, const Tensor& xin, IntArrayRef dims, bool keepdim, ScalarType out_t) {
+Tensor sum_impl(const char* op, const Tensor& xin, IntArrayRef dims, bool keepdim,
+                ScalarType out_t) {
   Tensor x = xin.dtype() == out_t ? xin : xin.to(out_t);
   return reduce(plan_rows(op, x, dims, keepdim), out_t, RowReduction::Sum);
 }
 
-Tensor extreme_values(const char* op, const Tensor& x, IntArrayRef dims, bool keepdim, bool is_max) {
+Tensor extreme_values(const char* op, const Tensor& x, IntArrayRef dims, bool keepdim,
+                      bool is_max) {
   RowPlan p = plan_rows(op, x, dims, keepdim);
   BRASA_CHECK(p.R > 0 || x.numel() == 0, op, ": cannot reduce over a zero-size dimension");
-  BRASA_CHECK(p.R > 0, op, ": expected reduction dim to have non-zero size (input shape ", x.sizes(), ")");
+  BRASA_CHECK(p.R > 0, op, ": expected reduction dim to have non-zero size (input shape ",
+              x.sizes(), ")");
   return reduce(p, x.dtype(), is_max ? RowReduction::Max : RowReduction::Min);
 }
 
-std::tuple<Tensor, Tensor> extreme_dim(const char* op, const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
+std::tuple<Tensor, Tensor> extreme_dim(const char* op, const Tensor& x, int64_t dim, bool keepdim,
+                                       bool is_max) {
   RowPlan p = plan_rows(op, x, {dim}, keepdim);
-  BRASA_CHECK(p.R > 0, op, ": expected reduction dim ", dim, " to have non-zero size (input shape ", x.sizes(), ")");
+  BRASA_CHECK(p.R > 0, op, ": expected reduction dim ", dim, " to have non-zero size (input shape ",
+              x.sizes(), ")");
   Tensor vals = empty({p.K}, x.options()), idx = empty({p.K}, x.options().dtype(kLong));
   kernel<ArgExtremeKernel>(x.device())(p, vals, idx, is_max);
   return {vals.view(p.out_shape), idx.view(p.out_shape)};
 }
 
 void check_floating(const char* op, const Tensor& x) {
-  BRASA_CHECK(x.is_floating_point(), op, ": expected a floating point tensor as input, got ", x.dtype(),
-              ". Convert it with .to(kFloat) first.");
+  BRASA_CHECK(x.is_floating_point(), op, ": expected a floating point tensor as input, got ",
+              x.dtype(), ". Convert it with .to(kFloat) first.");
 }
 
 Tensor var_impl(const Tensor& x, IntArrayRef dims, bool unbiased, bool keepdim, bool take_sqrt) {
@@ -113,13 +120,15 @@ Tensor map_rows_along(const char* op, const Tensor& x, int64_t dim, ScalarType o
   return last ? out : contiguous(movedim(out, -1, d));
 }
 
-Tensor softmax_impl(const char* op, const Tensor& x, int64_t dim, std::optional<ScalarType> dtype, bool log) {
+Tensor softmax_impl(const char* op, const Tensor& x, int64_t dim, std::optional<ScalarType> dtype,
+                    bool log) {
   ScalarType t = dtype.value_or(x.dtype());
   BRASA_CHECK(isFloatingType(t), op, ": expected a floating point tensor, got ", t);
   return map_rows_along(op, x, dim, t, log ? RowMap::LogSoftmax : RowMap::Softmax);
 }
 
-Tensor scan_impl(const char* op, const Tensor& x, int64_t dim, std::optional<ScalarType> dtype, bool product) {
+Tensor scan_impl(const char* op, const Tensor& x, int64_t dim, std::optional<ScalarType> dtype,
+                 bool product) {
   ScalarType t = dtype ? *dtype : (isIntegralType(x.dtype(), true) ? kLong : x.dtype());
   return map_rows_along(op, x, dim, t, product ? RowMap::Cumprod : RowMap::Cumsum);
 }
@@ -128,8 +137,8 @@ Tensor scan_impl(const char* op, const Tensor& x, int64_t dim, std::optional<Sca
 using autograd::BackwardName;
 using autograd::FormulaNode;
 using autograd::variable_list;
-const BackwardName kSumBackward("SumBackward1"), kMeanBackward("MeanBackward1"), kProdBackward("ProdBackward1"),
-    kMaxDimBackward("MaxBackward0"), kAmaxBackward("AmaxBackward0"),
+const BackwardName kSumBackward("SumBackward1"), kMeanBackward("MeanBackward1"),
+    kProdBackward("ProdBackward1"), kMaxDimBackward("MaxBackward0"), kAmaxBackward("AmaxBackward0"),
     kVarBackward("VarBackward0"), kStdBackward("StdBackward0"), kNormBackward("NormBackward1"),
     kLogsumexpBackward("LogsumexpBackward0"), kSoftmaxBackward("SoftmaxBackward0"),
     kLogSoftmaxBackward("LogSoftmaxBackward0"), kCumsumBackward("CumsumBackward0"),
@@ -164,8 +173,8 @@ int64_t reduced_count(IntArrayRef in_sizes, const DimVector& dims) {
 // Records a reduction out = f(x) over `dims` whose formula sees the
 // gradient and output brought back to x's shape.
 template <class F>
-void record_reduction(autograd::Recorder& r, const Tensor& x, const Tensor& out, IntArrayRef dims, bool keepdim,
-                      bool save_x, bool save_out, F formula) {
+void record_reduction(autograd::Recorder& r, const Tensor& x, const Tensor& out, IntArrayRef dims,
+                      bool keepdim, bool save_x, bool save_out, F formula) {
   if (!r) return;
   DimVector ds = reduced_dims(x, dims);
   DimVector in(x.sizes().begin(), x.sizes().end());
@@ -183,16 +192,19 @@ Tensor sum(const Tensor& x, std::optional<ScalarType> dtype) { return sum(x, {},
 Tensor sum(const Tensor& x, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
   autograd::Recorder r(kSumBackward, x);
   Tensor out = sum_impl("sum", x, dim, keepdim, sum_dtype(x, dtype));
-  record_reduction(r, x, out, dim, keepdim, false, false,
-                   [](const Tensor& g, const Tensor&, const Tensor&, const DimVector&) { return g; });
+  record_reduction(
+      r, x, out, dim, keepdim, false, false,
+      [](const Tensor& g, const Tensor&, const Tensor&, const DimVector&) { return g; });
   return out;
 }
 
 Tensor mean(const Tensor& x, std::optional<ScalarType> dtype) { return mean(x, {}, false, dtype); }
 Tensor mean(const Tensor& x, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
   ScalarType t = dtype.value_or(x.dtype());
-  BRASA_CHECK(isFloatingType(t), "mean(): could not infer output dtype. Input dtype must be either a floating point "
-              "or complex dtype. Got: ", t);
+  BRASA_CHECK(isFloatingType(t),
+              "mean(): could not infer output dtype. Input dtype must be either a floating point "
+              "or complex dtype. Got: ",
+              t);
   autograd::Recorder r(kMeanBackward, x);
   Tensor s = sum_impl("mean", x, dim, keepdim, t);
   int64_t count = s.numel() == 0 ? 0 : x.numel() / s.numel();
@@ -205,8 +217,11 @@ Tensor mean(const Tensor& x, IntArrayRef dim, bool keepdim, std::optional<Scalar
   return out;
 }
 
-Tensor prod(const Tensor& x, std::optional<ScalarType> dtype) { return prod(flatten(x), 0, false, dtype); }
-static Tensor prod_kernel(const Tensor& x, int64_t dim, bool keepdim, std::optional<ScalarType> dtype);
+Tensor prod(const Tensor& x, std::optional<ScalarType> dtype) {
+  return prod(flatten(x), 0, false, dtype);
+}
+static Tensor prod_kernel(const Tensor& x, int64_t dim, bool keepdim,
+                          std::optional<ScalarType> dtype);
 // d prod / d x_i = product of the others: out / x_i without zeros; with
 // zeros, the exclusive products from both sides (no division).
 static Tensor prod_of_others(const Tensor& x, int64_t dim) {
@@ -233,7 +248,8 @@ Tensor prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<ScalarType
   }
   return out;
 }
-static Tensor prod_kernel(const Tensor& x, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
+static Tensor prod_kernel(const Tensor& x, int64_t dim, bool keepdim,
+                          std::optional<ScalarType> dtype) {
   ScalarType t = sum_dtype(x, dtype);
   Tensor xin = x.dtype() == t ? x : x.to(t);
   RowPlan p = plan_rows("prod", xin, {dim}, keepdim);
@@ -242,18 +258,20 @@ static Tensor prod_kernel(const Tensor& x, int64_t dim, bool keepdim, std::optio
 }
 
 Tensor max(const Tensor& x) {
-  BRASA_CHECK(x.numel() > 0, "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+  BRASA_CHECK(x.numel() > 0,
+              "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
               "reduction dim with the 'dim' argument.");
   return amax(x, {}, false);
 }
 Tensor min(const Tensor& x) {
-  BRASA_CHECK(x.numel() > 0, "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+  BRASA_CHECK(x.numel() > 0,
+              "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
               "reduction dim with the 'dim' argument.");
   return amin(x, {}, false);
 }
 // The gradient goes to the element the index names.
-static std::tuple<Tensor, Tensor> extreme_dim_ad(const char* op, const Tensor& x, int64_t dim, bool keepdim,
-                                                 bool is_max) {
+static std::tuple<Tensor, Tensor> extreme_dim_ad(const char* op, const Tensor& x, int64_t dim,
+                                                 bool keepdim, bool is_max) {
   autograd::Recorder r(kMaxDimBackward, x);
   auto [values, indices] = extreme_dim(op, x, dim, keepdim, is_max);
   if (r) {
@@ -269,50 +287,69 @@ static std::tuple<Tensor, Tensor> extreme_dim_ad(const char* op, const Tensor& x
   }
   return {values, indices};
 }
-std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) { return extreme_dim_ad("max", x, dim, keepdim, true); }
-std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) { return extreme_dim_ad("min", x, dim, keepdim, false); }
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {
+  return extreme_dim_ad("max", x, dim, keepdim, true);
+}
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) {
+  return extreme_dim_ad("min", x, dim, keepdim, false);
+}
 Tensor max(const Tensor& a, const Tensor& b) { return maximum(a, b); }
 Tensor min(const Tensor& a, const Tensor& b) { return minimum(a, b); }
 // Ties share the gradient evenly (PyTorch's amax/amin and max()/min()).
-static Tensor extreme_values_ad(const char* op, const Tensor& x, IntArrayRef dim, bool keepdim, bool is_max) {
+static Tensor extreme_values_ad(const char* op, const Tensor& x, IntArrayRef dim, bool keepdim,
+                                bool is_max) {
   autograd::Recorder r(kAmaxBackward, x);
   Tensor out = extreme_values(op, x, dim, keepdim, is_max);
-  record_reduction(r, x, out, dim, keepdim, true, true,
-                   [keepdim](const Tensor& g, const Tensor& xs, const Tensor& ye, const DimVector& ds) {
-                     Tensor mask = eq(xs, ye).to(g.dtype());
-                     return g * mask / sum(mask, ds, true);
-                   });
+  record_reduction(
+      r, x, out, dim, keepdim, true, true,
+      [keepdim](const Tensor& g, const Tensor& xs, const Tensor& ye, const DimVector& ds) {
+        Tensor mask = eq(xs, ye).to(g.dtype());
+        return g * mask / sum(mask, ds, true);
+      });
   return out;
 }
-Tensor amax(const Tensor& x, IntArrayRef dim, bool keepdim) { return extreme_values_ad("amax", x, dim, keepdim, true); }
-Tensor amin(const Tensor& x, IntArrayRef dim, bool keepdim) { return extreme_values_ad("amin", x, dim, keepdim, false); }
+Tensor amax(const Tensor& x, IntArrayRef dim, bool keepdim) {
+  return extreme_values_ad("amax", x, dim, keepdim, true);
+}
+Tensor amin(const Tensor& x, IntArrayRef dim, bool keepdim) {
+  return extreme_values_ad("amin", x, dim, keepdim, false);
+}
 
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
-  BRASA_CHECK(x.numel() > 0, "argmax(): Expected reduction dim to be specified for input.numel() == 0.");
+  BRASA_CHECK(x.numel() > 0,
+              "argmax(): Expected reduction dim to be specified for input.numel() == 0.");
   if (!dim) return std::get<1>(extreme_dim("argmax", flatten(x), 0, false, true));
   return std::get<1>(extreme_dim("argmax", x, *dim, keepdim, true));
 }
 Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
-  BRASA_CHECK(x.numel() > 0, "argmin(): Expected reduction dim to be specified for input.numel() == 0.");
+  BRASA_CHECK(x.numel() > 0,
+              "argmin(): Expected reduction dim to be specified for input.numel() == 0.");
   if (!dim) return std::get<1>(extreme_dim("argmin", flatten(x), 0, false, false));
   return std::get<1>(extreme_dim("argmin", x, *dim, keepdim, false));
 }
 
-static Tensor var_ad(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim, bool take_sqrt) {
+static Tensor var_ad(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim,
+                     bool take_sqrt) {
   autograd::Recorder r(take_sqrt ? kStdBackward : kVarBackward, x);
   Tensor out = var_impl(x, dim, unbiased, keepdim, take_sqrt);
   record_reduction(r, x, out, dim, keepdim, true, take_sqrt,
-                   [unbiased, take_sqrt](const Tensor& g, const Tensor& xs, const Tensor& ye, const DimVector& ds) {
-                     double n = static_cast<double>(reduced_count(xs.sizes(), ds)) - (unbiased ? 1.0 : 0.0);
+                   [unbiased, take_sqrt](const Tensor& g, const Tensor& xs, const Tensor& ye,
+                                         const DimVector& ds) {
+                     double n = static_cast<double>(reduced_count(xs.sizes(), ds)) -
+                                (unbiased ? 1.0 : 0.0);
                      Tensor centered = xs - mean(xs, ds, true);
                      return take_sqrt ? g * centered / (ye * n) : g * centered * (2.0 / n);
                    });
   return out;
 }
 Tensor var(const Tensor& x, bool unbiased) { return var_ad(x, {}, unbiased, false, false); }
-Tensor var(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim) { return var_ad(x, dim, unbiased, keepdim, false); }
+Tensor var(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim) {
+  return var_ad(x, dim, unbiased, keepdim, false);
+}
 Tensor std(const Tensor& x, bool unbiased) { return var_ad(x, {}, unbiased, false, true); }
-Tensor std(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim) { return var_ad(x, dim, unbiased, keepdim, true); }
+Tensor std(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim) {
+  return var_ad(x, dim, unbiased, keepdim, true);
+}
 std::tuple<Tensor, Tensor> var_mean(const Tensor& x, IntArrayRef dim, bool unbiased, bool keepdim) {
   return {var(x, dim, unbiased, keepdim), mean(x, dim, keepdim)};
 }
@@ -327,18 +364,19 @@ Tensor norm(const Tensor& x, std::optional<Scalar> p_opt, IntArrayRef dim, bool 
   double p = p_opt ? p_opt->toDouble() : 2.0;
   autograd::Recorder r(kNormBackward, x);
   Tensor out = norm_kernel(x, p, dim, keepdim);
-  record_reduction(r, x, out, dim, keepdim, true, true,
-                   [p](const Tensor& g, const Tensor& xs, const Tensor& ye, const DimVector& ds) -> Tensor {
-                     Tensor zero = zeros_like(g);
-                     if (p == 0) return zero;
-                     if (p == 1) return g * sign(xs);
-                     if (std::isinf(p)) {
-                       Tensor mask = eq(abs(xs), ye).to(g.dtype());
-                       return g * sign(xs) * mask / sum(mask, ds, true);
-                     }
-                     Tensor scaled = p == 2 ? xs / ye : xs * pow(abs(xs), p - 2) / pow(ye, p - 1);
-                     return where(eq(ye, 0), zero, g * scaled);
-                   });
+  record_reduction(
+      r, x, out, dim, keepdim, true, true,
+      [p](const Tensor& g, const Tensor& xs, const Tensor& ye, const DimVector& ds) -> Tensor {
+        Tensor zero = zeros_like(g);
+        if (p == 0) return zero;
+        if (p == 1) return g * sign(xs);
+        if (std::isinf(p)) {
+          Tensor mask = eq(abs(xs), ye).to(g.dtype());
+          return g * sign(xs) * mask / sum(mask, ds, true);
+        }
+        Tensor scaled = p == 2 ? xs / ye : xs * pow(abs(xs), p - 2) / pow(ye, p - 1);
+        return where(eq(ye, 0), zero, g * scaled);
+      });
   return out;
 }
 static Tensor norm_kernel(const Tensor& x, double p, IntArrayRef dim, bool keepdim) {
@@ -366,9 +404,13 @@ static Tensor logsumexp_kernel(const Tensor& x, IntArrayRef dim, bool keepdim) {
 }
 
 Tensor all(const Tensor& x) { return bool_reduce("all", x, {}, false, true); }
-Tensor all(const Tensor& x, int64_t dim, bool keepdim) { return bool_reduce("all", x, {dim}, keepdim, true); }
+Tensor all(const Tensor& x, int64_t dim, bool keepdim) {
+  return bool_reduce("all", x, {dim}, keepdim, true);
+}
 Tensor any(const Tensor& x) { return bool_reduce("any", x, {}, false, false); }
-Tensor any(const Tensor& x, int64_t dim, bool keepdim) { return bool_reduce("any", x, {dim}, keepdim, false); }
+Tensor any(const Tensor& x, int64_t dim, bool keepdim) {
+  return bool_reduce("any", x, {dim}, keepdim, false);
+}
 Tensor count_nonzero(const Tensor& x, std::optional<int64_t> dim) {
   Tensor nz = ne(x, 0);
   return dim ? sum(nz, {*dim}) : sum(nz);
@@ -401,7 +443,9 @@ Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype
 }
 
 // Sum from the end: flip, cumsum, flip.
-static Tensor reverse_cumsum(const Tensor& g, int64_t d) { return flip(cumsum(flip(g, {d}), d), {d}); }
+static Tensor reverse_cumsum(const Tensor& g, int64_t d) {
+  return flip(cumsum(flip(g, {d}), d), {d});
+}
 
 Tensor cumsum(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
   autograd::Recorder r(kCumsumBackward, x);
@@ -423,9 +467,11 @@ Tensor cumprod(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
       Tensor xs = n.saved(0), ys = n.saved(1);
       if (xs.dim() == 0) return variable_list{g[0]};
       // dy_j/dx_i = y_j / x_i for j >= i (needs x_i != 0).
-      BRASA_CHECK(!eq(xs, 0).any().item<bool>(),
-                  "cumprod backward: inputs containing zeros are not supported (the gradient would need the "
-                  "products without each zero); use a zero-free input or compute the products explicitly");
+      BRASA_CHECK(
+          !eq(xs, 0).any().item<bool>(),
+          "cumprod backward: inputs containing zeros are not supported (the gradient would need "
+          "the "
+          "products without each zero); use a zero-free input or compute the products explicitly");
       return variable_list{reverse_cumsum(g[0] * ys, d) / xs};
     });
   }

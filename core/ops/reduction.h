@@ -7,11 +7,14 @@
 namespace brasa {
 
 Tensor sum(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
-Tensor sum(const Tensor& x, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor sum(const Tensor& x, IntArrayRef dim, bool keepdim = false,
+           std::optional<ScalarType> dtype = std::nullopt);
 Tensor mean(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
-Tensor mean(const Tensor& x, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor mean(const Tensor& x, IntArrayRef dim, bool keepdim = false,
+            std::optional<ScalarType> dtype = std::nullopt);
 Tensor prod(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
-Tensor prod(const Tensor& x, int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor prod(const Tensor& x, int64_t dim, bool keepdim = false,
+            std::optional<ScalarType> dtype = std::nullopt);
 Tensor max(const Tensor& x);
 std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor max(const Tensor& a, const Tensor& b);
@@ -27,8 +30,10 @@ Tensor var(const Tensor& x, bool unbiased = true);
 Tensor var(const Tensor& x, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
 Tensor std(const Tensor& x, bool unbiased = true);
 Tensor std(const Tensor& x, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
-std::tuple<Tensor, Tensor> var_mean(const Tensor& x, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
-std::tuple<Tensor, Tensor> std_mean(const Tensor& x, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, IntArrayRef dim, bool unbiased = true,
+                                    bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, IntArrayRef dim, bool unbiased = true,
+                                    bool keepdim = false);
 // p: 2 (default), 1, inf, -inf, 0 or any positive number; "fro" is p = 2.
 Tensor norm(const Tensor& x, const Scalar& p = 2);
 Tensor norm(const Tensor& x, std::optional<Scalar> p, IntArrayRef dim, bool keepdim = false);

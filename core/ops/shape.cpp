@@ -39,8 +39,8 @@ DimVector infer_size(const char* op, IntArrayRef size, int64_t numel) {
     }
   }
   if (infer >= 0) {
-    BRASA_CHECK(known != 0 && numel % known == 0, op, ": shape ", size, " is invalid for input of size ",
-                numel);
+    BRASA_CHECK(known != 0 && numel % known == 0, op, ": shape ", size,
+                " is invalid for input of size ", numel);
     out[infer] = numel / known;
   } else {
     BRASA_CHECK(known == numel, op, ": shape ", size, " is invalid for input of size ", numel);
@@ -51,7 +51,8 @@ DimVector infer_size(const char* op, IntArrayRef size, int64_t numel) {
 // Strides for viewing (sizes, strides) as `shape` without copying, if possible
 // (PyTorch's computeStride): groups of old dims that are contiguous among
 // themselves can be split or merged freely.
-std::optional<DimVector> view_strides(IntArrayRef old_size, IntArrayRef old_stride, IntArrayRef shape) {
+std::optional<DimVector> view_strides(IntArrayRef old_size, IntArrayRef old_stride,
+                                      IntArrayRef shape) {
   DimVector out(shape.size());
   if (old_size.empty()) {
     std::fill(out.begin(), out.end(), 1);
@@ -85,7 +86,6 @@ std::optional<DimVector> view_strides(IntArrayRef old_size, IntArrayRef old_stri
   return out;
 }
 
-
 using autograd::BackwardName;
 using autograd::FormulaNode;
 using autograd::variable_list;
@@ -96,7 +96,9 @@ template <class F>
 Tensor recorded(const BackwardName& name, const Tensor& in, Tensor out, F grad_of) {
   if (!autograd::needs_grad(in)) return out;
   autograd::Recorder r(name, in);
-  r.finish(out, [grad_of](FormulaNode&, const variable_list& g) { return variable_list{grad_of(g[0])}; });
+  r.finish(out, [grad_of](FormulaNode&, const variable_list& g) {
+    return variable_list{grad_of(g[0])};
+  });
   return out;
 }
 
@@ -109,18 +111,21 @@ Tensor viewed(const BackwardName& name, const Tensor& in, Tensor out, autograd::
 DimVector dims_of(IntArrayRef s) { return DimVector(s.begin(), s.end()); }
 
 const BackwardName kViewBackward("ViewBackward0"), kPermuteBackward("PermuteBackward0"),
-    kTransposeBackward("TransposeBackward0"), kTBackward("TBackward0"), kSqueezeBackward("SqueezeBackward0"),
-    kUnsqueezeBackward("UnsqueezeBackward0"), kExpandBackward("ExpandBackward0"), kSliceBackward("SliceBackward0"),
-    kSelectBackward("SelectBackward0"), kUnfoldBackward("UnfoldBackward0"), kDiagonalBackward("DiagonalBackward0"),
-    kCatBackward("CatBackward0"), kFlipBackward("FlipBackward0"), kRepeatBackward("RepeatBackward0"),
-    kDiagEmbedBackward("DiagBackward0"), kTrilBackward("TrilBackward0"), kTriuBackward("TriuBackward0");
+    kTransposeBackward("TransposeBackward0"), kTBackward("TBackward0"),
+    kSqueezeBackward("SqueezeBackward0"), kUnsqueezeBackward("UnsqueezeBackward0"),
+    kExpandBackward("ExpandBackward0"), kSliceBackward("SliceBackward0"),
+    kSelectBackward("SelectBackward0"), kUnfoldBackward("UnfoldBackward0"),
+    kDiagonalBackward("DiagonalBackward0"), kCatBackward("CatBackward0"),
+    kFlipBackward("FlipBackward0"), kRepeatBackward("RepeatBackward0"),
+    kDiagEmbedBackward("DiagBackward0"), kTrilBackward("TrilBackward0"),
+    kTriuBackward("TriuBackward0");
 
 }  // namespace
 
 int64_t maybe_wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   int64_t n = std::max<int64_t>(ndim, 1);
-  BRASA_CHECK(dim >= -n && dim < n, op, ": dimension out of range (expected to be in range of [", -n,
-              ", ", n - 1, "], but got ", dim, ")");
+  BRASA_CHECK(dim >= -n && dim < n, op, ": dimension out of range (expected to be in range of [",
+              -n, ", ", n - 1, "], but got ", dim, ")");
   return dim < 0 ? dim + n : dim;
 }
 
@@ -129,7 +134,8 @@ Tensor view(const Tensor& t, IntArrayRef size) {
   auto st = view_strides(t.sizes(), t.strides(), shape);
   BRASA_CHECK(st.has_value(), "view: size ", t.sizes(), " with strides ", t.strides(),
               " is not compatible with the requested shape ", IntArrayRef(shape),
-              " (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
+              " (at least one dimension spans across two contiguous subspaces). Use .reshape(...) "
+              "instead.");
   DimVector in = dims_of(t.sizes());
   return recorded(kViewBackward, t, make_view(t, shape, *st, t.storage_offset()),
                   [in](const Tensor& g) { return reshape(g, in); });
@@ -145,7 +151,8 @@ Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
   if (t.dim() == 0) return reshape(t, {1});
   int64_t s = maybe_wrap_dim(start_dim, t.dim(), "flatten");
   int64_t e = maybe_wrap_dim(end_dim, t.dim(), "flatten");
-  BRASA_CHECK(s <= e, "flatten: start_dim (", start_dim, ") cannot come after end_dim (", end_dim, ")");
+  BRASA_CHECK(s <= e, "flatten: start_dim (", start_dim, ") cannot come after end_dim (", end_dim,
+              ")");
   DimVector shape;
   for (int64_t d = 0; d < s; ++d) shape.push_back(t.size(d));
   int64_t m = 1;
@@ -166,8 +173,9 @@ Tensor unflatten(const Tensor& t, int64_t dim, IntArrayRef sizes) {
 }
 
 Tensor permute(const Tensor& t, IntArrayRef dims) {
-  BRASA_CHECK(static_cast<int64_t>(dims.size()) == t.dim(), "permute: number of dims don't match (input has ",
-              t.dim(), " dims, permutation ", dims, " has ", dims.size(), ")");
+  BRASA_CHECK(static_cast<int64_t>(dims.size()) == t.dim(),
+              "permute: number of dims don't match (input has ", t.dim(), " dims, permutation ",
+              dims, " has ", dims.size(), ")");
   DimVector size(dims.size()), stride(dims.size());
   std::vector<bool> seen(dims.size(), false);
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -178,7 +186,8 @@ Tensor permute(const Tensor& t, IntArrayRef dims) {
     stride[i] = t.stride(d);
   }
   DimVector inverse(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) inverse[maybe_wrap_dim(dims[i], t.dim(), "permute")] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < dims.size(); ++i)
+    inverse[maybe_wrap_dim(dims[i], t.dim(), "permute")] = static_cast<int64_t>(i);
   return recorded(kPermuteBackward, t, make_view(t, size, stride, t.storage_offset()),
                   [inverse](const Tensor& g) { return permute(g, inverse); });
 }
@@ -194,8 +203,10 @@ Tensor movedim(const Tensor& t, int64_t src, int64_t dst) {
 
 Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
   if (t.dim() == 0) return t;
-  int64_t a = maybe_wrap_dim(d0, t.dim(), "transpose"), b = maybe_wrap_dim(d1, t.dim(), "transpose");
-  DimVector size(t.sizes().begin(), t.sizes().end()), stride(t.strides().begin(), t.strides().end());
+  int64_t a = maybe_wrap_dim(d0, t.dim(), "transpose"),
+          b = maybe_wrap_dim(d1, t.dim(), "transpose");
+  DimVector size(t.sizes().begin(), t.sizes().end()),
+      stride(t.strides().begin(), t.strides().end());
   std::swap(size[a], size[b]);
   std::swap(stride[a], stride[b]);
   return recorded(kTransposeBackward, t, make_view(t, size, stride, t.storage_offset()),
@@ -229,8 +240,10 @@ Tensor squeeze(const Tensor& t, int64_t dim) {
   DimVector in = dims_of(t.sizes());
   auto back = [in](const Tensor& g) { return reshape(g, in); };
   if (t.dim() == 0 || t.size(d) != 1)
-    return recorded(kSqueezeBackward, t, make_view(t, t.sizes(), t.strides(), t.storage_offset()), back);
-  DimVector size(t.sizes().begin(), t.sizes().end()), stride(t.strides().begin(), t.strides().end());
+    return recorded(kSqueezeBackward, t, make_view(t, t.sizes(), t.strides(), t.storage_offset()),
+                    back);
+  DimVector size(t.sizes().begin(), t.sizes().end()),
+      stride(t.strides().begin(), t.strides().end());
   size.erase(d);
   stride.erase(d);
   return recorded(kSqueezeBackward, t, make_view(t, size, stride, t.storage_offset()), back);
@@ -238,7 +251,8 @@ Tensor squeeze(const Tensor& t, int64_t dim) {
 
 Tensor unsqueeze(const Tensor& t, int64_t dim) {
   int64_t d = maybe_wrap_dim(dim, t.dim() + 1, "unsqueeze");
-  DimVector size(t.sizes().begin(), t.sizes().end()), stride(t.strides().begin(), t.strides().end());
+  DimVector size(t.sizes().begin(), t.sizes().end()),
+      stride(t.strides().begin(), t.strides().end());
   int64_t st = d < t.dim() ? t.size(d) * t.stride(d) : 1;
   size.insert(d, 1);
   stride.insert(d, st);
@@ -248,8 +262,9 @@ Tensor unsqueeze(const Tensor& t, int64_t dim) {
 }
 
 Tensor expand(const Tensor& t, IntArrayRef size) {
-  BRASA_CHECK(static_cast<int64_t>(size.size()) >= t.dim(), "expand: the number of sizes provided (",
-              size.size(), ") must be greater or equal to the number of dimensions in the tensor (", t.dim(),
+  BRASA_CHECK(static_cast<int64_t>(size.size()) >= t.dim(),
+              "expand: the number of sizes provided (", size.size(),
+              ") must be greater or equal to the number of dimensions in the tensor (", t.dim(),
               ")");
   int64_t n = static_cast<int64_t>(size.size()), off = n - t.dim();
   DimVector osize(n), ostride(n);
@@ -258,7 +273,8 @@ Tensor expand(const Tensor& t, IntArrayRef size) {
     int64_t cur = d >= 0 ? t.size(d) : 1;
     int64_t want = size[i];
     if (want == -1) {
-      BRASA_CHECK(d >= 0, "expand: -1 is not allowed in a leading, non-existing dimension (", i, ")");
+      BRASA_CHECK(d >= 0, "expand: -1 is not allowed in a leading, non-existing dimension (", i,
+                  ")");
       want = cur;
     }
     BRASA_CHECK(cur == want || cur == 1, "expand: the expanded size of the tensor (", want,
@@ -276,7 +292,8 @@ Tensor broadcast_to(const Tensor& t, IntArrayRef size) { return expand(t, size);
 
 std::vector<Tensor> broadcast_tensors(TensorList tensors) {
   DimVector shape;
-  for (const auto& t : tensors) shape = detail::broadcast_shapes("broadcast_tensors", shape, t.sizes());
+  for (const auto& t : tensors)
+    shape = detail::broadcast_shapes("broadcast_tensors", shape, t.sizes());
   std::vector<Tensor> out;
   for (const auto& t : tensors) out.push_back(expand(t, shape));
   return out;
@@ -286,15 +303,16 @@ Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
   BRASA_CHECK(t.dim() > 0, "narrow: cannot be applied to a 0-dim tensor");
   int64_t d = maybe_wrap_dim(dim, t.dim(), "narrow");
   int64_t sz = t.size(d);
-  BRASA_CHECK(start >= -sz && start <= sz, "narrow: start (", start, ") out of range for dimension ", d,
-              " of size ", sz);
+  BRASA_CHECK(start >= -sz && start <= sz, "narrow: start (", start,
+              ") out of range for dimension ", d, " of size ", sz);
   if (start < 0) start += sz;
   BRASA_CHECK(length >= 0 && start + length <= sz, "narrow: start (", start, ") + length (", length,
               ") exceeds dimension size (", sz, ")");
   return slice(t, d, start, start + length);
 }
 
-Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
+Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+             int64_t step) {
   BRASA_CHECK(t.dim() > 0, "slice: cannot be applied to a 0-dim tensor");
   BRASA_CHECK(step > 0, "slice: step must be positive, got ", step);
   int64_t d = maybe_wrap_dim(dim, t.dim(), "slice");
@@ -304,7 +322,8 @@ Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start, std::op
   if (e < 0) e += sz;
   s = std::clamp<int64_t>(s, 0, sz);
   e = std::clamp<int64_t>(e, s, sz);
-  DimVector size(t.sizes().begin(), t.sizes().end()), stride(t.strides().begin(), t.strides().end());
+  DimVector size(t.sizes().begin(), t.sizes().end()),
+      stride(t.strides().begin(), t.strides().end());
   size[d] = (e - s + step - 1) / step;
   stride[d] = t.stride(d) * step;
   return viewed(kSliceBackward, t, make_view(t, size, stride, t.storage_offset() + s * t.stride(d)),
@@ -315,23 +334,26 @@ Tensor select(const Tensor& t, int64_t dim, int64_t index) {
   BRASA_CHECK(t.dim() > 0, "select: cannot be applied to a 0-dim tensor");
   int64_t d = maybe_wrap_dim(dim, t.dim(), "select");
   int64_t sz = t.size(d);
-  BRASA_CHECK(index >= -sz && index < sz, "select: index ", index, " out of range for tensor of size ",
-              t.sizes(), " at dimension ", d);
+  BRASA_CHECK(index >= -sz && index < sz, "select: index ", index,
+              " out of range for tensor of size ", t.sizes(), " at dimension ", d);
   if (index < 0) index += sz;
-  DimVector size(t.sizes().begin(), t.sizes().end()), stride(t.strides().begin(), t.strides().end());
+  DimVector size(t.sizes().begin(), t.sizes().end()),
+      stride(t.strides().begin(), t.strides().end());
   size.erase(d);
   stride.erase(d);
-  return viewed(kSelectBackward, t, make_view(t, size, stride, t.storage_offset() + index * t.stride(d)),
+  return viewed(kSelectBackward, t,
+                make_view(t, size, stride, t.storage_offset() + index * t.stride(d)),
                 [d, index](const Tensor& x) { return select(x, d, index); });
 }
 
 Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step) {
   int64_t d = maybe_wrap_dim(dim, t.dim(), "unfold");
   int64_t sz = t.dim() == 0 ? 1 : t.size(d);
-  BRASA_CHECK(size >= 0 && size <= sz, "unfold: maximum size for tensor at dimension ", d, " is ", sz,
-              " but size is ", size);
+  BRASA_CHECK(size >= 0 && size <= sz, "unfold: maximum size for tensor at dimension ", d, " is ",
+              sz, " but size is ", size);
   BRASA_CHECK(step > 0, "unfold: step is ", step, " but must be > 0");
-  DimVector osize(t.sizes().begin(), t.sizes().end()), ostride(t.strides().begin(), t.strides().end());
+  DimVector osize(t.sizes().begin(), t.sizes().end()),
+      ostride(t.strides().begin(), t.strides().end());
   auto fn = [d, size, step](const Tensor& x) { return unfold(x, d, size, step); };
   if (t.dim() == 0) {
     osize = {size};
@@ -347,7 +369,8 @@ Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step) {
 }
 
 Tensor diagonal(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2) {
-  int64_t a = maybe_wrap_dim(dim1, t.dim(), "diagonal"), b = maybe_wrap_dim(dim2, t.dim(), "diagonal");
+  int64_t a = maybe_wrap_dim(dim1, t.dim(), "diagonal"),
+          b = maybe_wrap_dim(dim2, t.dim(), "diagonal");
   BRASA_CHECK(a != b, "diagonal: dimensions cannot be identical ", dim1, ", ", dim2);
   int64_t off = t.storage_offset(), len;
   if (offset >= 0) {
@@ -367,31 +390,37 @@ Tensor diagonal(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2) {
                 [offset, a, b](const Tensor& x) { return diagonal(x, offset, a, b); });
 }
 
-Tensor as_strided(const Tensor& t, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset) {
-  BRASA_CHECK(size.size() == stride.size(), "as_strided: mismatch in length of strides and shape (", size,
-              " vs ", stride, ")");
+Tensor as_strided(const Tensor& t, IntArrayRef size, IntArrayRef stride,
+                  std::optional<int64_t> storage_offset) {
+  BRASA_CHECK(size.size() == stride.size(), "as_strided: mismatch in length of strides and shape (",
+              size, " vs ", stride, ")");
   int64_t off = storage_offset.value_or(t.storage_offset());
   BRASA_CHECK(off >= 0, "as_strided: negative storage offset ", off);
   int64_t extent = 0;
   bool empty_view = false;
   for (size_t i = 0; i < size.size(); ++i) {
-    BRASA_CHECK(size[i] >= 0 && stride[i] >= 0, "as_strided: negative size or stride in ", size, " / ", stride);
+    BRASA_CHECK(size[i] >= 0 && stride[i] >= 0, "as_strided: negative size or stride in ", size,
+                " / ", stride);
     if (size[i] == 0) empty_view = true;
     extent += (size[i] - 1) * stride[i];
   }
   if (!empty_view) {
     int64_t needed = (off + extent + 1) * t.element_size();
-    BRASA_CHECK(static_cast<size_t>(needed) <= t.storage()->nbytes(), "as_strided: setStorage: sizes ", size,
-                ", strides ", stride, " and storage offset ", off, " require ", needed,
+    BRASA_CHECK(static_cast<size_t>(needed) <= t.storage()->nbytes(),
+                "as_strided: setStorage: sizes ", size, ", strides ", stride,
+                " and storage offset ", off, " require ", needed,
                 " bytes but the storage holds only ", t.storage()->nbytes());
   }
   Tensor out = make_view(t, size, stride, off);
   if (autograd::needs_grad(t)) {
     // The backward maps positions through t's own (dense) layout.
-    BRASA_CHECK(autograd::is_non_overlapping_and_dense(t), "as_strided: backward through as_strided of an input ",
-                "with overlapping or non-dense memory (strides ", t.strides(), ") is not supported");
-    autograd::record_view(autograd::as_strided_backward_name(), t, out,
-                          autograd::as_strided_fn(size, stride, off - t.storage_offset(), t.strides()));
+    BRASA_CHECK(autograd::is_non_overlapping_and_dense(t),
+                "as_strided: backward through as_strided of an input ",
+                "with overlapping or non-dense memory (strides ", t.strides(),
+                ") is not supported");
+    autograd::record_view(
+        autograd::as_strided_backward_name(), t, out,
+        autograd::as_strided_fn(size, stride, off - t.storage_offset(), t.strides()));
   }
   return out;
 }
@@ -415,10 +444,13 @@ std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim) {
   BRASA_CHECK(split_size >= 0, "split: split_size must be non-negative, got ", split_size);
   int64_t d = maybe_wrap_dim(dim, t.dim(), "split");
   int64_t sz = t.size(d);
-  BRASA_CHECK(split_size > 0 || sz == 0, "split: split_size can only be 0 if dimension size is 0, but got dimension size of ", sz);
+  BRASA_CHECK(split_size > 0 || sz == 0,
+              "split: split_size can only be 0 if dimension size is 0, but got dimension size of ",
+              sz);
   std::vector<Tensor> out;
   if (sz == 0) return {t};
-  for (int64_t s = 0; s < sz; s += split_size) out.push_back(slice(t, d, s, std::min(sz, s + split_size)));
+  for (int64_t s = 0; s < sz; s += split_size)
+    out.push_back(slice(t, d, s, std::min(sz, s + split_size)));
   return out;
 }
 
@@ -429,8 +461,9 @@ std::vector<Tensor> split_with_sizes(const Tensor& t, IntArrayRef sizes, int64_t
     BRASA_CHECK(s >= 0, "split_with_sizes: negative split size ", s);
     total += s;
   }
-  BRASA_CHECK(total == t.size(d), "split_with_sizes: expects split_sizes to sum exactly to ", t.size(d),
-              " (input tensor's size at dimension ", d, "), but got split_sizes=", sizes);
+  BRASA_CHECK(total == t.size(d), "split_with_sizes: expects split_sizes to sum exactly to ",
+              t.size(d), " (input tensor's size at dimension ", d,
+              "), but got split_sizes=", sizes);
   std::vector<Tensor> out;
   int64_t s = 0;
   for (auto n : sizes) out.push_back(slice(t, d, s, s + n)), s += n;
@@ -461,11 +494,12 @@ Tensor cat(TensorList tensors, int64_t dim) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     if (t.dim() == 1 && t.numel() == 0) continue;
-    BRASA_CHECK(t.dim() == ref->dim(), "cat: tensors must have same number of dimensions: got ", ref->dim(),
-                " and ", t.dim(), " (tensor ", i, ")");
+    BRASA_CHECK(t.dim() == ref->dim(), "cat: tensors must have same number of dimensions: got ",
+                ref->dim(), " and ", t.dim(), " (tensor ", i, ")");
     for (int64_t k = 0; k < t.dim(); ++k)
-      BRASA_CHECK(k == d || t.size(k) == ref->size(k), "cat: sizes of tensors must match except in dimension ",
-                  d, ". Expected size ", ref->size(k), " but got size ", t.size(k), " for tensor number ", i,
+      BRASA_CHECK(k == d || t.size(k) == ref->size(k),
+                  "cat: sizes of tensors must match except in dimension ", d, ". Expected size ",
+                  ref->size(k), " but got size ", t.size(k), " for tensor number ", i,
                   " in the list");
     total += t.size(d);
   }
@@ -501,8 +535,9 @@ Tensor concat(TensorList tensors, int64_t dim) { return cat(tensors, dim); }
 Tensor stack(TensorList tensors, int64_t dim) {
   BRASA_CHECK(!tensors.empty(), "stack: expects a non-empty TensorList");
   for (size_t i = 1; i < tensors.size(); ++i)
-    BRASA_CHECK(tensors[i].sizes() == tensors[0].sizes(), "stack: expects each tensor to be equal size, but got ",
-                tensors[0].sizes(), " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
+    BRASA_CHECK(tensors[i].sizes() == tensors[0].sizes(),
+                "stack: expects each tensor to be equal size, but got ", tensors[0].sizes(),
+                " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
   int64_t d = maybe_wrap_dim(dim, tensors[0].dim() + 1, "stack");
   std::vector<Tensor> us;
   for (const auto& t : tensors) us.push_back(unsqueeze(t, d));
@@ -523,7 +558,8 @@ Tensor vstack(TensorList tensors) {
 static Tensor flip_kernel(const Tensor& t, IntArrayRef dims);
 Tensor flip(const Tensor& t, IntArrayRef dims) {
   DimVector ds = dims_of(dims);
-  return recorded(kFlipBackward, t, flip_kernel(t, dims), [ds](const Tensor& g) { return flip(g, ds); });
+  return recorded(kFlipBackward, t, flip_kernel(t, dims),
+                  [ds](const Tensor& g) { return flip(g, ds); });
 }
 
 static Tensor flip_kernel(const Tensor& t, IntArrayRef dims) {
@@ -543,10 +579,12 @@ static Tensor flip_kernel(const Tensor& t, IntArrayRef dims) {
 
 Tensor roll(const Tensor& t, IntArrayRef shifts, IntArrayRef dims) {
   if (dims.empty()) {
-    BRASA_CHECK(shifts.size() == 1, "roll: shifts ", shifts, " must have one entry when dims is empty");
+    BRASA_CHECK(shifts.size() == 1, "roll: shifts ", shifts,
+                " must have one entry when dims is empty");
     return roll(flatten(t), shifts, {0}).view(t.sizes());
   }
-  BRASA_CHECK(shifts.size() == dims.size(), "roll: shifts and dimensions must align. shifts: ", shifts.size(),
+  BRASA_CHECK(shifts.size() == dims.size(),
+              "roll: shifts and dimensions must align. shifts: ", shifts.size(),
               ", dims: ", dims.size());
   Tensor cur = t;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -561,8 +599,9 @@ Tensor roll(const Tensor& t, IntArrayRef shifts, IntArrayRef dims) {
 }
 
 Tensor repeat(const Tensor& t, IntArrayRef repeats) {
-  BRASA_CHECK(static_cast<int64_t>(repeats.size()) >= t.dim(), "repeat: number of dimensions of repeat dims (",
-              repeats.size(), ") can not be smaller than number of dimensions of tensor (", t.dim(), ")");
+  BRASA_CHECK(static_cast<int64_t>(repeats.size()) >= t.dim(),
+              "repeat: number of dimensions of repeat dims (", repeats.size(),
+              ") can not be smaller than number of dimensions of tensor (", t.dim(), ")");
   int64_t n = static_cast<int64_t>(repeats.size());
   // View the input as [1, s0, 1, s1, ...] expanded to [r0, s0, r1, s1, ...].
   DimVector padded(n - t.dim(), 1), xs, target, out_shape;
@@ -596,13 +635,17 @@ Tensor tile(const Tensor& t, IntArrayRef dims) {
 }
 
 Tensor diag(const Tensor& t, int64_t k) {
-  BRASA_CHECK(t.dim() == 1 || t.dim() == 2, "diag: expected a 1-D or 2-D tensor, got ", t.dim(), "-D");
+  BRASA_CHECK(t.dim() == 1 || t.dim() == 2, "diag: expected a 1-D or 2-D tensor, got ", t.dim(),
+              "-D");
   if (t.dim() == 2) return clone(diagonal(t, k, 0, 1));
   int64_t n = t.size(0) + std::abs(k);
   autograd::Recorder r(kDiagEmbedBackward, t);
   Tensor out = zeros({n, n}, t.options());
   detail::copy_kernel(diagonal(out, k, 0, 1), t);
-  if (r) r.finish(out, [k](FormulaNode&, const variable_list& g) { return variable_list{diagonal(g[0], k, 0, 1)}; });
+  if (r)
+    r.finish(out, [k](FormulaNode&, const variable_list& g) {
+      return variable_list{diagonal(g[0], k, 0, 1)};
+    });
   return out;
 }
 
@@ -618,9 +661,10 @@ static Tensor triangle(const Tensor& t, int64_t k, bool lower, const char* op) {
     int64_t e = lower ? cols : std::clamp<int64_t>(i + k, 0, cols);
     if (b < e) detail::fill_kernel(slice(select(m, 1, i), 1, b, e), 0);
   }
-  if (r) r.finish(out, [k, lower](FormulaNode&, const variable_list& g) {
-    return variable_list{lower ? tril(g[0], k) : triu(g[0], k)};
-  });
+  if (r)
+    r.finish(out, [k, lower](FormulaNode&, const variable_list& g) {
+      return variable_list{lower ? tril(g[0], k) : triu(g[0], k)};
+    });
   return out;
 }
 Tensor tril(const Tensor& t, int64_t k) { return triangle(t, k, true, "tril"); }

@@ -27,13 +27,16 @@ enum class Kind {
 
 ScalarType out_dtype(const char* name, Kind k, ScalarType in) {
   switch (k) {
-    case Kind::Keep: return in;
-    case Kind::FloatOut: return isIntegralType(in, true) ? get_default_dtype() : in;
+    case Kind::Keep:
+      return in;
+    case Kind::FloatOut:
+      return isIntegralType(in, true) ? get_default_dtype() : in;
     case Kind::FloatOnly:
       BRASA_CHECK(isFloatingType(in), name, ": not implemented for dtype ", in,
                   " (expected a floating tensor)");
       return in;
-    case Kind::BoolOut: return kBool;
+    case Kind::BoolOut:
+      return kBool;
     case Kind::Bits:
       BRASA_CHECK(isIntegralType(in, true), name,
                   ": only integral and bool tensors are supported, got ", in);
@@ -60,46 +63,76 @@ constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOverTwo = 0.886
 // node (a BackwardName registers itself for the gradcheck table).
 const char* const kNotDifferentiable = nullptr;
 const UnaryRow unary_rows[] = {
-    {"neg", Kind::Keep, BackwardName("NegBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return neg(g); }},
-    {"abs", Kind::Keep, BackwardName("AbsBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g * sign(x); }},
-    {"sign", Kind::Keep, BackwardName("SignBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
-    {"exp", Kind::FloatOut, BackwardName("ExpBackward0"), false, true, [](const Tensor& g, const Tensor&, const Tensor& y) { return g * y; }},
-    {"exp2", Kind::FloatOut, BackwardName("Exp2Backward0"), false, true, [](const Tensor& g, const Tensor&, const Tensor& y) { return g * y * kLn2; }},
-    {"expm1", Kind::FloatOut, BackwardName("Expm1Backward0"), false, true, [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (y + 1); }},
-    {"log", Kind::FloatOut, BackwardName("LogBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g / x; }},
-    {"log2", Kind::FloatOut, BackwardName("Log2Backward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g / (x * kLn2); }},
-    {"log10", Kind::FloatOut, BackwardName("Log10Backward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g / (x * kLn10); }},
-    {"log1p", Kind::FloatOut, BackwardName("Log1PBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g / (x + 1); }},
-    {"sqrt", Kind::FloatOut, BackwardName("SqrtBackward0"), false, true, [](const Tensor& g, const Tensor&, const Tensor& y) { return g / (y * 2); }},
+    {"neg", Kind::Keep, BackwardName("NegBackward0"), false, false,
+     [](const Tensor& g, const Tensor&, const Tensor&) { return neg(g); }},
+    {"abs", Kind::Keep, BackwardName("AbsBackward0"), true, false,
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return g * sign(x); }},
+    {"sign", Kind::Keep, BackwardName("SignBackward0"), false, false,
+     [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
+    {"exp", Kind::FloatOut, BackwardName("ExpBackward0"), false, true,
+     [](const Tensor& g, const Tensor&, const Tensor& y) { return g * y; }},
+    {"exp2", Kind::FloatOut, BackwardName("Exp2Backward0"), false, true,
+     [](const Tensor& g, const Tensor&, const Tensor& y) { return g * y * kLn2; }},
+    {"expm1", Kind::FloatOut, BackwardName("Expm1Backward0"), false, true,
+     [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (y + 1); }},
+    {"log", Kind::FloatOut, BackwardName("LogBackward0"), true, false,
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return g / x; }},
+    {"log2", Kind::FloatOut, BackwardName("Log2Backward0"), true, false,
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return g / (x * kLn2); }},
+    {"log10", Kind::FloatOut, BackwardName("Log10Backward0"), true, false,
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return g / (x * kLn10); }},
+    {"log1p", Kind::FloatOut, BackwardName("Log1PBackward0"), true, false,
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return g / (x + 1); }},
+    {"sqrt", Kind::FloatOut, BackwardName("SqrtBackward0"), false, true,
+     [](const Tensor& g, const Tensor&, const Tensor& y) { return g / (y * 2); }},
     {"rsqrt", Kind::FloatOut, BackwardName("RsqrtBackward0"), false, true,
      [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (y * y * y) * -0.5; }},
     {"reciprocal", Kind::FloatOut, BackwardName("ReciprocalBackward0"), false, true,
      [](const Tensor& g, const Tensor&, const Tensor& y) { return -(g * y * y); }},
-    {"sin", Kind::FloatOut, BackwardName("SinBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g * cos(x); }},
-    {"cos", Kind::FloatOut, BackwardName("CosBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return -(g * sin(x)); }},
-    {"tan", Kind::FloatOut, BackwardName("TanBackward0"), false, true, [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (y * y + 1); }},
+    {"sin", Kind::FloatOut, BackwardName("SinBackward0"), true, false,
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return g * cos(x); }},
+    {"cos", Kind::FloatOut, BackwardName("CosBackward0"), true, false,
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return -(g * sin(x)); }},
+    {"tan", Kind::FloatOut, BackwardName("TanBackward0"), false, true,
+     [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (y * y + 1); }},
     {"asin", Kind::FloatOut, BackwardName("AsinBackward0"), true, false,
      [](const Tensor& g, const Tensor& x, const Tensor&) { return g * rsqrt(1 - x * x); }},
     {"acos", Kind::FloatOut, BackwardName("AcosBackward0"), true, false,
      [](const Tensor& g, const Tensor& x, const Tensor&) { return -(g * rsqrt(1 - x * x)); }},
-    {"atan", Kind::FloatOut, BackwardName("AtanBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g / (x * x + 1); }},
-    {"sinh", Kind::FloatOut, BackwardName("SinhBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g * cosh(x); }},
-    {"cosh", Kind::FloatOut, BackwardName("CoshBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g * sinh(x); }},
-    {"tanh", Kind::FloatOut, BackwardName("TanhBackward0"), false, true, [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (1 - y * y); }},
+    {"atan", Kind::FloatOut, BackwardName("AtanBackward0"), true, false,
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return g / (x * x + 1); }},
+    {"sinh", Kind::FloatOut, BackwardName("SinhBackward0"), true, false,
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return g * cosh(x); }},
+    {"cosh", Kind::FloatOut, BackwardName("CoshBackward0"), true, false,
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return g * sinh(x); }},
+    {"tanh", Kind::FloatOut, BackwardName("TanhBackward0"), false, true,
+     [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (1 - y * y); }},
     {"sigmoid", Kind::FloatOut, BackwardName("SigmoidBackward0"), false, true,
      [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (y * (1 - y)); }},
     {"relu", Kind::Keep, BackwardName("ReluBackward0"), false, true,
-     [](const Tensor& g, const Tensor&, const Tensor& y) { return detail::threshold_backward(g, y); }},
+     [](const Tensor& g, const Tensor&, const Tensor& y) {
+       return detail::threshold_backward(g, y);
+     }},
     {"erf", Kind::FloatOut, BackwardName("ErfBackward0"), true, false,
-     [](const Tensor& g, const Tensor& x, const Tensor&) { return g * exp(-(x * x)) * kTwoOverSqrtPi; }},
+     [](const Tensor& g, const Tensor& x, const Tensor&) {
+       return g * exp(-(x * x)) * kTwoOverSqrtPi;
+     }},
     {"erfinv", Kind::FloatOut, BackwardName("ErfinvBackward0"), false, true,
-     [](const Tensor& g, const Tensor&, const Tensor& y) { return g * exp(y * y) * kSqrtPiOverTwo; }},
-    {"floor", Kind::Keep, BackwardName("FloorBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
-    {"ceil", Kind::Keep, BackwardName("CeilBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
-    {"round", Kind::Keep, BackwardName("RoundBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
-    {"trunc", Kind::Keep, BackwardName("TruncBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
-    {"frac", Kind::FloatOnly, BackwardName("FracBackward0"), false, false, [](const Tensor& g, const Tensor&, const Tensor&) { return g; }},
-    {"square", Kind::Keep, BackwardName("SquareBackward0"), true, false, [](const Tensor& g, const Tensor& x, const Tensor&) { return g * x * 2; }},
+     [](const Tensor& g, const Tensor&, const Tensor& y) {
+       return g * exp(y * y) * kSqrtPiOverTwo;
+     }},
+    {"floor", Kind::Keep, BackwardName("FloorBackward0"), false, false,
+     [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
+    {"ceil", Kind::Keep, BackwardName("CeilBackward0"), false, false,
+     [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
+    {"round", Kind::Keep, BackwardName("RoundBackward0"), false, false,
+     [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
+    {"trunc", Kind::Keep, BackwardName("TruncBackward0"), false, false,
+     [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); }},
+    {"frac", Kind::FloatOnly, BackwardName("FracBackward0"), false, false,
+     [](const Tensor& g, const Tensor&, const Tensor&) { return g; }},
+    {"square", Kind::Keep, BackwardName("SquareBackward0"), true, false,
+     [](const Tensor& g, const Tensor& x, const Tensor&) { return g * x * 2; }},
     {"logical_not", Kind::BoolOut, BackwardName(kNotDifferentiable), false, false, nullptr},
     {"bitwise_not", Kind::Bits, BackwardName(kNotDifferentiable), false, false, nullptr},
     {"isnan", Kind::BoolOut, BackwardName(kNotDifferentiable), false, false, nullptr},
@@ -120,8 +153,10 @@ Tensor unary_kernel(UnaryOp op, const Tensor& x, const Tensor* out, bool inplace
   ScalarType t = out_dtype(r.name, r.kind, x.dtype());
   Elementwise e(r.name, r.kind == Kind::BoolOut ? kBool : t, out, inplace);
   // Predicates read the input in its own dtype.
-  if (r.kind == Kind::BoolOut) e.input(x).build();
-  else e.input(x, t).build();
+  if (r.kind == Kind::BoolOut)
+    e.input(x).build();
+  else
+    e.input(x, t).build();
   kernel<UnaryKernel>(e.device())(e, op, t);
   return e.result();
 }
@@ -142,11 +177,11 @@ Tensor unary_ad(UnaryOp op, const Tensor& x) {
 
 }  // namespace
 
-#define BRASA_DEFINE_UNARY(name)                                                              \
-  Tensor name(const Tensor& x) { return unary_ad(UnaryOp::name, x); }                         \
-  Tensor& name##_out(Tensor& out, const Tensor& x) {                                          \
-    unary_kernel(UnaryOp::name, x, &out, false);                                              \
-    return out;                                                                               \
+#define BRASA_DEFINE_UNARY(name)                                      \
+  Tensor name(const Tensor& x) { return unary_ad(UnaryOp::name, x); } \
+  Tensor& name##_out(Tensor& out, const Tensor& x) {                  \
+    unary_kernel(UnaryOp::name, x, &out, false);                      \
+    return out;                                                       \
   }
 BRASA_DEFINE_UNARY(neg)
 BRASA_DEFINE_UNARY(abs)
@@ -195,9 +230,10 @@ Tensor detail::threshold_backward(const Tensor& g, const Tensor& y) {
   e.input(g).input(y, g.dtype()).build();
   kernel<ThresholdBackwardKernel>(e.device())(e, g.dtype());
   Tensor out = e.result();
-  if (r) r.save(y).finish(out, [](autograd::FormulaNode& n, const autograd::variable_list& gg) {
-    return autograd::variable_list{threshold_backward(gg[0], n.saved(0))};
-  });
+  if (r)
+    r.save(y).finish(out, [](autograd::FormulaNode& n, const autograd::variable_list& gg) {
+      return autograd::variable_list{threshold_backward(gg[0], n.saved(0))};
+    });
   return out;
 }
 
@@ -215,29 +251,30 @@ Tensor& detail::unary_inplace(UnaryOp op, Tensor& x) {
       [&](const Tensor& old) { return unary_ad(op, old); });
 }
 
-static Tensor nan_to_num_kernel(const Tensor& x, std::optional<double> nan, std::optional<double> posinf,
-                                std::optional<double> neginf);
+static Tensor nan_to_num_kernel(const Tensor& x, std::optional<double> nan,
+                                std::optional<double> posinf, std::optional<double> neginf);
 static const autograd::BackwardName kNanToNumBackward("NanToNumBackward0");
 Tensor nan_to_num(const Tensor& x, std::optional<double> nan, std::optional<double> posinf,
                   std::optional<double> neginf) {
   if (!x.is_floating_point()) return clone(x);
   autograd::Recorder r(kNanToNumBackward, x);
   Tensor y = nan_to_num_kernel(x, nan, posinf, neginf);
-  if (r) r.save(x).finish(y, [](autograd::FormulaNode& n, const autograd::variable_list& g) {
-    return autograd::variable_list{g[0] * isfinite(n.saved(0))};
-  });
+  if (r)
+    r.save(x).finish(y, [](autograd::FormulaNode& n, const autograd::variable_list& g) {
+      return autograd::variable_list{g[0] * isfinite(n.saved(0))};
+    });
   return y;
 }
 
-static Tensor nan_to_num_kernel(const Tensor& x, std::optional<double> nan, std::optional<double> posinf,
-                                std::optional<double> neginf) {
+static Tensor nan_to_num_kernel(const Tensor& x, std::optional<double> nan,
+                                std::optional<double> posinf, std::optional<double> neginf) {
   Elementwise e("nan_to_num", x.dtype());
   e.input(x).build();
   // Defaults: nan -> 0, +/-inf -> the dtype's largest finite magnitude.
-  const double big = x.dtype() == kHalf ? 65504.0
+  const double big = x.dtype() == kHalf       ? 65504.0
                      : x.dtype() == kBFloat16 ? 3.3895313892515355e38
-                     : x.dtype() == kFloat    ? static_cast<double>(std::numeric_limits<float>::max())
-                                              : std::numeric_limits<double>::max();
+                     : x.dtype() == kFloat ? static_cast<double>(std::numeric_limits<float>::max())
+                                           : std::numeric_limits<double>::max();
   kernel<NanToNumKernel>(e.device())(e, x.dtype(), nan.value_or(0.0), posinf.value_or(big),
                                      neginf.value_or(-big));
   return e.result();

@@ -50,12 +50,13 @@ BRASA_DECLARE_UNARY(isfinite)
 Tensor negative(const Tensor& x);
 Tensor absolute(const Tensor& x);
 Tensor nan_to_num(const Tensor& x, std::optional<double> nan = std::nullopt,
-                  std::optional<double> posinf = std::nullopt, std::optional<double> neginf = std::nullopt);
+                  std::optional<double> posinf = std::nullopt,
+                  std::optional<double> neginf = std::nullopt);
 
 namespace detail {
 Tensor& unary_inplace(UnaryOp op, Tensor& x);
 // Gradient of relu given its output y: g where y > 0, else 0 (one pass).
 Tensor threshold_backward(const Tensor& g, const Tensor& y);
-}
+}  // namespace detail
 
 }  // namespace brasa

@@ -52,39 +52,72 @@ T erfinv_scalar(T y) {
 template <UnaryOp op, class M>
 inline M unary_math(M x) {
   using U = UnaryOp;
-  if constexpr (op == U::neg) return -x;
-  else if constexpr (op == U::abs) return x < M(0) ? -x : x;
-  else if constexpr (op == U::sign) return static_cast<M>((M(0) < x) - (x < M(0)));
-  else if constexpr (op == U::exp) return std::exp(x);
-  else if constexpr (op == U::exp2) return std::exp2(x);
-  else if constexpr (op == U::expm1) return std::expm1(x);
-  else if constexpr (op == U::log) return std::log(x);
-  else if constexpr (op == U::log2) return std::log2(x);
-  else if constexpr (op == U::log10) return std::log10(x);
-  else if constexpr (op == U::log1p) return std::log1p(x);
-  else if constexpr (op == U::sqrt) return std::sqrt(x);
-  else if constexpr (op == U::rsqrt) return M(1) / std::sqrt(x);
-  else if constexpr (op == U::reciprocal) return M(1) / x;
-  else if constexpr (op == U::sin) return std::sin(x);
-  else if constexpr (op == U::cos) return std::cos(x);
-  else if constexpr (op == U::tan) return std::tan(x);
-  else if constexpr (op == U::asin) return std::asin(x);
-  else if constexpr (op == U::acos) return std::acos(x);
-  else if constexpr (op == U::atan) return std::atan(x);
-  else if constexpr (op == U::sinh) return std::sinh(x);
-  else if constexpr (op == U::cosh) return std::cosh(x);
-  else if constexpr (op == U::tanh) return std::tanh(x);
-  else if constexpr (op == U::sigmoid) return M(1) / (M(1) + std::exp(-x));
-  else if constexpr (op == U::relu) return x > M(0) ? x : (x != x ? x : M(0));
-  else if constexpr (op == U::erf) return std::erf(x);
-  else if constexpr (op == U::erfinv) return erfinv_scalar<M>(x);
-  else if constexpr (op == U::floor) return std::floor(x);
-  else if constexpr (op == U::ceil) return std::ceil(x);
-  else if constexpr (op == U::round) return std::nearbyint(x);
-  else if constexpr (op == U::trunc) return std::trunc(x);
-  else if constexpr (op == U::frac) return x - std::trunc(x);
-  else if constexpr (op == U::square) return x * x;
-  else static_assert(op == U::neg, "unary_math: not a math op");
+  if constexpr (op == U::neg)
+    return -x;
+  else if constexpr (op == U::abs)
+    return x < M(0) ? -x : x;
+  else if constexpr (op == U::sign)
+    return static_cast<M>((M(0) < x) - (x < M(0)));
+  else if constexpr (op == U::exp)
+    return std::exp(x);
+  else if constexpr (op == U::exp2)
+    return std::exp2(x);
+  else if constexpr (op == U::expm1)
+    return std::expm1(x);
+  else if constexpr (op == U::log)
+    return std::log(x);
+  else if constexpr (op == U::log2)
+    return std::log2(x);
+  else if constexpr (op == U::log10)
+    return std::log10(x);
+  else if constexpr (op == U::log1p)
+    return std::log1p(x);
+  else if constexpr (op == U::sqrt)
+    return std::sqrt(x);
+  else if constexpr (op == U::rsqrt)
+    return M(1) / std::sqrt(x);
+  else if constexpr (op == U::reciprocal)
+    return M(1) / x;
+  else if constexpr (op == U::sin)
+    return std::sin(x);
+  else if constexpr (op == U::cos)
+    return std::cos(x);
+  else if constexpr (op == U::tan)
+    return std::tan(x);
+  else if constexpr (op == U::asin)
+    return std::asin(x);
+  else if constexpr (op == U::acos)
+    return std::acos(x);
+  else if constexpr (op == U::atan)
+    return std::atan(x);
+  else if constexpr (op == U::sinh)
+    return std::sinh(x);
+  else if constexpr (op == U::cosh)
+    return std::cosh(x);
+  else if constexpr (op == U::tanh)
+    return std::tanh(x);
+  else if constexpr (op == U::sigmoid)
+    return M(1) / (M(1) + std::exp(-x));
+  else if constexpr (op == U::relu)
+    return x > M(0) ? x : (x != x ? x : M(0));
+  else if constexpr (op == U::erf)
+    return std::erf(x);
+  else if constexpr (op == U::erfinv)
+    return erfinv_scalar<M>(x);
+  else if constexpr (op == U::floor)
+    return std::floor(x);
+  else if constexpr (op == U::ceil)
+    return std::ceil(x);
+  else if constexpr (op == U::round)
+    return std::nearbyint(x);
+  else if constexpr (op == U::trunc)
+    return std::trunc(x);
+  else if constexpr (op == U::frac)
+    return x - std::trunc(x);
+  else if constexpr (op == U::square)
+    return x * x;
+  else
+    static_assert(op == U::neg, "unary_math: not a math op");
 }
 
 }  // namespace brasa

@@ -10,7 +10,8 @@
 
 namespace brasa::optim {
 
-Optimizer::Optimizer(std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOptions> defaults)
+Optimizer::Optimizer(std::vector<OptimizerParamGroup> groups,
+                     std::unique_ptr<OptimizerOptions> defaults)
     : defaults_(std::move(defaults)) {
   for (auto& g : groups) add_param_group(g);
 }
@@ -22,10 +23,12 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
     const Tensor& p = g.params()[i];
     BRASA_CHECK(p.defined() && p.is_leaf(), "optimizer: can't optimize a non-leaf Tensor");
     for (size_t j = 0; j < i; ++j)
-      BRASA_CHECK(!g.params()[j].is_same(p), "optimizer: a parameter group contains the same parameter twice");
+      BRASA_CHECK(!g.params()[j].is_same(p),
+                  "optimizer: a parameter group contains the same parameter twice");
     for (const auto& other : groups_)
       for (const auto& q : other.params())
-        BRASA_CHECK(!q.is_same(p), "optimizer: some parameters appear in more than one parameter group");
+        BRASA_CHECK(!q.is_same(p),
+                    "optimizer: some parameters appear in more than one parameter group");
   }
   groups_.push_back(std::move(g));
 }
@@ -46,12 +49,14 @@ Tensor run_closure(const std::function<Tensor()>& closure) {
 
 // ---- SGD ----
 SGD::SGD(std::vector<Tensor> params, SGDOptions options)
-    : SGD(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, std::move(options)) {}
+    : SGD(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))},
+          std::move(options)) {}
 SGD::SGD(std::vector<OptimizerParamGroup> groups, SGDOptions options)
     : Optimizer({}, std::make_unique<SGDOptions>(options)) {
   BRASA_CHECK(options.lr_ >= 0, "SGD: invalid learning rate: ", options.lr_);
   BRASA_CHECK(options.momentum_ >= 0, "SGD: invalid momentum value: ", options.momentum_);
-  BRASA_CHECK(options.weight_decay_ >= 0, "SGD: invalid weight_decay value: ", options.weight_decay_);
+  BRASA_CHECK(options.weight_decay_ >= 0,
+              "SGD: invalid weight_decay value: ", options.weight_decay_);
   BRASA_CHECK(!options.nesterov_ || (options.momentum_ > 0 && options.dampening_ == 0),
               "SGD: nesterov momentum requires a momentum and zero dampening");
   for (auto& g : groups) add_param_group(g);
@@ -85,14 +90,17 @@ Tensor SGD::step(std::function<Tensor()> closure) {
 
 // ---- Adam / AdamW ----
 Adam::Adam(std::vector<Tensor> params, AdamOptions options)
-    : Adam(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, std::move(options)) {}
+    : Adam(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))},
+           std::move(options)) {}
 Adam::Adam(std::vector<OptimizerParamGroup> groups, AdamOptions options)
     : Optimizer({}, options.clone()) {
   auto [b1, b2] = options.betas_;
   BRASA_CHECK(options.lr_ >= 0, "Adam: invalid learning rate: ", options.lr_);
   BRASA_CHECK(options.eps_ >= 0, "Adam: invalid epsilon value: ", options.eps_);
-  BRASA_CHECK(b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1, "Adam: invalid beta parameters: (", b1, ", ", b2, ")");
-  BRASA_CHECK(options.weight_decay_ >= 0, "Adam: invalid weight_decay value: ", options.weight_decay_);
+  BRASA_CHECK(b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1, "Adam: invalid beta parameters: (", b1, ", ",
+              b2, ")");
+  BRASA_CHECK(options.weight_decay_ >= 0,
+              "Adam: invalid weight_decay value: ", options.weight_decay_);
   for (auto& g : groups) add_param_group(g);
 }
 
@@ -118,8 +126,10 @@ Tensor Adam::step(std::function<Tensor()> closure) {
       }
       ++st.step;
       if (o.weight_decay_ != 0) {
-        if (decoupled_weight_decay_) p.mul_(1 - o.lr_ * o.weight_decay_);
-        else grad = grad + p * o.weight_decay_;
+        if (decoupled_weight_decay_)
+          p.mul_(1 - o.lr_ * o.weight_decay_);
+        else
+          grad = grad + p * o.weight_decay_;
       }
       Tensor& m = st.buffers["exp_avg"];
       Tensor& v = st.buffers["exp_avg_sq"];
@@ -145,9 +155,10 @@ Tensor Adam::step(std::function<Tensor()> closure) {
 // ---- RMSprop ----
 RMSprop::RMSprop(std::vector<Tensor> params, RMSpropOptions options)
     : Optimizer({OptimizerParamGroup(std::move(params))}, options.clone()) {
-  BRASA_CHECK(options.lr_ >= 0 && options.eps_ >= 0 && options.alpha_ >= 0 && options.momentum_ >= 0,
-              "RMSprop: invalid options (lr ", options.lr_, ", eps ", options.eps_, ", alpha ", options.alpha_,
-              ", momentum ", options.momentum_, ")");
+  BRASA_CHECK(
+      options.lr_ >= 0 && options.eps_ >= 0 && options.alpha_ >= 0 && options.momentum_ >= 0,
+      "RMSprop: invalid options (lr ", options.lr_, ", eps ", options.eps_, ", alpha ",
+      options.alpha_, ", momentum ", options.momentum_, ")");
 }
 
 Tensor RMSprop::step(std::function<Tensor()> closure) {
@@ -192,8 +203,8 @@ Adagrad::Adagrad(std::vector<Tensor> params, AdagradOptions options)
     : Optimizer({OptimizerParamGroup(std::move(params))}, options.clone()) {
   BRASA_CHECK(options.lr_ >= 0 && options.lr_decay_ >= 0 && options.eps_ >= 0 &&
                   options.initial_accumulator_value_ >= 0,
-              "Adagrad: invalid options (lr ", options.lr_, ", lr_decay ", options.lr_decay_, ", eps ", options.eps_,
-              ")");
+              "Adagrad: invalid options (lr ", options.lr_, ", lr_decay ", options.lr_decay_,
+              ", eps ", options.eps_, ")");
 }
 
 Tensor Adagrad::step(std::function<Tensor()> closure) {

@@ -84,16 +84,36 @@ class Optimizer {
 
 struct SGDOptions : OptimizerOptions {
   explicit SGDOptions(double lr) : lr_(lr) {}
-  SGDOptions& lr(double v) { lr_ = v; return *this; }
-  SGDOptions& momentum(double v) { momentum_ = v; return *this; }
-  SGDOptions& dampening(double v) { dampening_ = v; return *this; }
-  SGDOptions& weight_decay(double v) { weight_decay_ = v; return *this; }
-  SGDOptions& nesterov(bool v) { nesterov_ = v; return *this; }
-  SGDOptions& maximize(bool v) { maximize_ = v; return *this; }
+  SGDOptions& lr(double v) {
+    lr_ = v;
+    return *this;
+  }
+  SGDOptions& momentum(double v) {
+    momentum_ = v;
+    return *this;
+  }
+  SGDOptions& dampening(double v) {
+    dampening_ = v;
+    return *this;
+  }
+  SGDOptions& weight_decay(double v) {
+    weight_decay_ = v;
+    return *this;
+  }
+  SGDOptions& nesterov(bool v) {
+    nesterov_ = v;
+    return *this;
+  }
+  SGDOptions& maximize(bool v) {
+    maximize_ = v;
+    return *this;
+  }
   double lr() const { return lr_; }
   double get_lr() const override { return lr_; }
   void set_lr(double v) override { lr_ = v; }
-  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<SGDOptions>(*this); }
+  std::unique_ptr<OptimizerOptions> clone() const override {
+    return std::make_unique<SGDOptions>(*this);
+  }
   void visit(const std::function<void(const char*, double&)>& fn) override;
   double lr_, momentum_ = 0, dampening_ = 0, weight_decay_ = 0;
   bool nesterov_ = false, maximize_ = false;
@@ -108,15 +128,35 @@ class SGD : public Optimizer {
 
 struct AdamOptions : OptimizerOptions {
   explicit AdamOptions(double lr = 1e-3) : lr_(lr) {}
-  AdamOptions& lr(double v) { lr_ = v; return *this; }
-  AdamOptions& betas(std::tuple<double, double> b) { betas_ = b; return *this; }
-  AdamOptions& eps(double v) { eps_ = v; return *this; }
-  AdamOptions& weight_decay(double v) { weight_decay_ = v; return *this; }
-  AdamOptions& amsgrad(bool v) { amsgrad_ = v; return *this; }
-  AdamOptions& maximize(bool v) { maximize_ = v; return *this; }
+  AdamOptions& lr(double v) {
+    lr_ = v;
+    return *this;
+  }
+  AdamOptions& betas(std::tuple<double, double> b) {
+    betas_ = b;
+    return *this;
+  }
+  AdamOptions& eps(double v) {
+    eps_ = v;
+    return *this;
+  }
+  AdamOptions& weight_decay(double v) {
+    weight_decay_ = v;
+    return *this;
+  }
+  AdamOptions& amsgrad(bool v) {
+    amsgrad_ = v;
+    return *this;
+  }
+  AdamOptions& maximize(bool v) {
+    maximize_ = v;
+    return *this;
+  }
   double get_lr() const override { return lr_; }
   void set_lr(double v) override { lr_ = v; }
-  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdamOptions>(*this); }
+  std::unique_ptr<OptimizerOptions> clone() const override {
+    return std::make_unique<AdamOptions>(*this);
+  }
   void visit(const std::function<void(const char*, double&)>& fn) override;
   double lr_;
   std::tuple<double, double> betas_{0.9, 0.999};
@@ -138,7 +178,9 @@ class Adam : public Optimizer {
 
 struct AdamWOptions : AdamOptions {
   explicit AdamWOptions(double lr = 1e-3) : AdamOptions(lr) { weight_decay_ = 1e-2; }
-  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdamWOptions>(*this); }
+  std::unique_ptr<OptimizerOptions> clone() const override {
+    return std::make_unique<AdamWOptions>(*this);
+  }
 };
 class AdamW : public Adam {
  public:
@@ -147,15 +189,35 @@ class AdamW : public Adam {
 
 struct RMSpropOptions : OptimizerOptions {
   explicit RMSpropOptions(double lr = 1e-2) : lr_(lr) {}
-  RMSpropOptions& lr(double v) { lr_ = v; return *this; }
-  RMSpropOptions& alpha(double v) { alpha_ = v; return *this; }
-  RMSpropOptions& eps(double v) { eps_ = v; return *this; }
-  RMSpropOptions& weight_decay(double v) { weight_decay_ = v; return *this; }
-  RMSpropOptions& momentum(double v) { momentum_ = v; return *this; }
-  RMSpropOptions& centered(bool v) { centered_ = v; return *this; }
+  RMSpropOptions& lr(double v) {
+    lr_ = v;
+    return *this;
+  }
+  RMSpropOptions& alpha(double v) {
+    alpha_ = v;
+    return *this;
+  }
+  RMSpropOptions& eps(double v) {
+    eps_ = v;
+    return *this;
+  }
+  RMSpropOptions& weight_decay(double v) {
+    weight_decay_ = v;
+    return *this;
+  }
+  RMSpropOptions& momentum(double v) {
+    momentum_ = v;
+    return *this;
+  }
+  RMSpropOptions& centered(bool v) {
+    centered_ = v;
+    return *this;
+  }
   double get_lr() const override { return lr_; }
   void set_lr(double v) override { lr_ = v; }
-  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<RMSpropOptions>(*this); }
+  std::unique_ptr<OptimizerOptions> clone() const override {
+    return std::make_unique<RMSpropOptions>(*this);
+  }
   void visit(const std::function<void(const char*, double&)>& fn) override;
   double lr_, alpha_ = 0.99, eps_ = 1e-8, weight_decay_ = 0, momentum_ = 0;
   bool centered_ = false;
@@ -168,14 +230,31 @@ class RMSprop : public Optimizer {
 
 struct AdagradOptions : OptimizerOptions {
   explicit AdagradOptions(double lr = 1e-2) : lr_(lr) {}
-  AdagradOptions& lr(double v) { lr_ = v; return *this; }
-  AdagradOptions& lr_decay(double v) { lr_decay_ = v; return *this; }
-  AdagradOptions& weight_decay(double v) { weight_decay_ = v; return *this; }
-  AdagradOptions& initial_accumulator_value(double v) { initial_accumulator_value_ = v; return *this; }
-  AdagradOptions& eps(double v) { eps_ = v; return *this; }
+  AdagradOptions& lr(double v) {
+    lr_ = v;
+    return *this;
+  }
+  AdagradOptions& lr_decay(double v) {
+    lr_decay_ = v;
+    return *this;
+  }
+  AdagradOptions& weight_decay(double v) {
+    weight_decay_ = v;
+    return *this;
+  }
+  AdagradOptions& initial_accumulator_value(double v) {
+    initial_accumulator_value_ = v;
+    return *this;
+  }
+  AdagradOptions& eps(double v) {
+    eps_ = v;
+    return *this;
+  }
   double get_lr() const override { return lr_; }
   void set_lr(double v) override { lr_ = v; }
-  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdagradOptions>(*this); }
+  std::unique_ptr<OptimizerOptions> clone() const override {
+    return std::make_unique<AdagradOptions>(*this);
+  }
   void visit(const std::function<void(const char*, double&)>& fn) override;
   double lr_, lr_decay_ = 0, weight_decay_ = 0, initial_accumulator_value_ = 0, eps_ = 1e-10;
 };

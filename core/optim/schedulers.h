@@ -85,7 +85,8 @@ class CosineAnnealingLR : public LRScheduler {
 
 class LinearLR : public LRScheduler {
  public:
-  LinearLR(Optimizer& o, double start_factor = 1.0 / 3, double end_factor = 1.0, int64_t total_iters = 5);
+  LinearLR(Optimizer& o, double start_factor = 1.0 / 3, double end_factor = 1.0,
+           int64_t total_iters = 5);
 
  protected:
   double lr_at(size_t g, int64_t epoch) const override;
@@ -100,14 +101,15 @@ class OneCycleLR : public LRScheduler {
   // With cycle_momentum (PyTorch's default) the momentum (SGD, RMSprop) or
   // beta1 (Adam, AdamW) runs the opposite way: max_momentum down to
   // base_momentum while the lr rises, and back.
-  OneCycleLR(Optimizer& o, double max_lr, int64_t total_steps, double pct_start = 0.3, double div_factor = 25,
-             double final_div_factor = 1e4, bool cycle_momentum = true, double base_momentum = 0.85,
-             double max_momentum = 0.95);
+  OneCycleLR(Optimizer& o, double max_lr, int64_t total_steps, double pct_start = 0.3,
+             double div_factor = 25, double final_div_factor = 1e4, bool cycle_momentum = true,
+             double base_momentum = 0.85, double max_momentum = 0.95);
 
  protected:
   double lr_at(size_t g, int64_t epoch) const override;
   void apply_extra(int64_t epoch) override;
-  // cos-annealed position of `epoch` in the schedule: phase 0 (up) or 1 (down) and the fraction done.
+  // cos-annealed position of `epoch` in the schedule: phase 0 (up) or 1 (down) and the fraction
+  // done.
   std::pair<int, double> phase(int64_t epoch) const;
   double max_lr_, initial_lr_, min_lr_;
   int64_t total_steps_;
@@ -119,7 +121,8 @@ class OneCycleLR : public LRScheduler {
 // Runs `schedulers[i]` from milestones[i-1] on (warm-up then decay).
 class SequentialLR : public LRScheduler {
  public:
-  SequentialLR(Optimizer& o, std::vector<std::shared_ptr<LRScheduler>> schedulers, std::vector<int64_t> milestones);
+  SequentialLR(Optimizer& o, std::vector<std::shared_ptr<LRScheduler>> schedulers,
+               std::vector<int64_t> milestones);
 
  protected:
   double lr_at(size_t g, int64_t epoch) const override;
@@ -132,8 +135,9 @@ class SequentialLR : public LRScheduler {
 class ReduceLROnPlateau : public SchedulerState {
  public:
   enum class Mode { kMin, kMax };
-  ReduceLROnPlateau(Optimizer& o, Mode mode = Mode::kMin, double factor = 0.1, int64_t patience = 10,
-                    double threshold = 1e-4, int64_t cooldown = 0, double min_lr = 0, double eps = 1e-8);
+  ReduceLROnPlateau(Optimizer& o, Mode mode = Mode::kMin, double factor = 0.1,
+                    int64_t patience = 10, double threshold = 1e-4, int64_t cooldown = 0,
+                    double min_lr = 0, double eps = 1e-8);
   void step(double metric);
   std::vector<double> get_last_lr() const;
   // "best", "num_bad_epochs" and "cooldown_counter".

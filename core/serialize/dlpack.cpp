@@ -19,11 +19,24 @@ DLDataType dl_type(ScalarType t) {
   d.lanes = 1;
   d.bits = static_cast<uint8_t>(elementSize(t) * 8);
   switch (t) {
-    case kFloat: case kDouble: case kHalf: d.code = kDLFloat; break;
-    case kBFloat16: d.code = kDLBfloat; break;
-    case kByte: d.code = kDLUInt; break;
-    case kBool: d.code = kDLUInt; d.bits = 8; break;
-    default: d.code = kDLInt; break;
+    case kFloat:
+    case kDouble:
+    case kHalf:
+      d.code = kDLFloat;
+      break;
+    case kBFloat16:
+      d.code = kDLBfloat;
+      break;
+    case kByte:
+      d.code = kDLUInt;
+      break;
+    case kBool:
+      d.code = kDLUInt;
+      d.bits = 8;
+      break;
+    default:
+      d.code = kDLInt;
+      break;
   }
   return d;
 }
@@ -49,7 +62,8 @@ ScalarType from_dl(DLDataType d) {
       if (d.bits == 8) return kByte;
       break;
   }
-  BRASA_ERROR("from_dlpack: unsupported DLPack dtype (code ", int(d.code), ", ", int(d.bits), " bits)");
+  BRASA_ERROR("from_dlpack: unsupported DLPack dtype (code ", int(d.code), ", ", int(d.bits),
+              " bits)");
 }
 
 }  // namespace
@@ -78,7 +92,8 @@ Tensor from_dlpack(DLManagedTensor* src) {
   const DLTensor& d = src->dl_tensor;
   if (d.device.device_type != kDLCPU) {
     if (src->deleter) src->deleter(src);
-    BRASA_ERROR("from_dlpack: only CPU tensors are supported in this build (device type ", int(d.device.device_type), ")");
+    BRASA_ERROR("from_dlpack: only CPU tensors are supported in this build (device type ",
+                int(d.device.device_type), ")");
   }
   ScalarType t;
   try {
@@ -92,9 +107,12 @@ Tensor from_dlpack(DLManagedTensor* src) {
   std::vector<int64_t> strides = d.strides ? std::vector<int64_t>(d.strides, d.strides + d.ndim)
                                            : std::vector<int64_t>(dense.begin(), dense.end());
   void* data = static_cast<char*>(d.data) + d.byte_offset;
-  return from_blob(data, sizes, strides, [src](void*) {
-    if (src->deleter) src->deleter(src);
-  }, TensorOptions().dtype(t));
+  return from_blob(
+      data, sizes, strides,
+      [src](void*) {
+        if (src->deleter) src->deleter(src);
+      },
+      TensorOptions().dtype(t));
 }
 
 }  // namespace brasa

@@ -17,16 +17,26 @@ const char kMagic[] = "\x93NUMPY";
 
 std::string descr_of(ScalarType t) {
   switch (t) {
-    case kFloat: return "<f4";
-    case kDouble: return "<f8";
-    case kHalf: return "<f2";
-    case kLong: return "<i8";
-    case kInt: return "<i4";
-    case kShort: return "<i2";
-    case kChar: return "|i1";
-    case kByte: return "|u1";
-    case kBool: return "|b1";
-    default: BRASA_ERROR("save_npy: dtype ", t, " has no NumPy equivalent (bfloat16 is not a NumPy type)");
+    case kFloat:
+      return "<f4";
+    case kDouble:
+      return "<f8";
+    case kHalf:
+      return "<f2";
+    case kLong:
+      return "<i8";
+    case kInt:
+      return "<i4";
+    case kShort:
+      return "<i2";
+    case kChar:
+      return "|i1";
+    case kByte:
+      return "|u1";
+    case kBool:
+      return "|b1";
+    default:
+      BRASA_ERROR("save_npy: dtype ", t, " has no NumPy equivalent (bfloat16 is not a NumPy type)");
   }
 }
 
@@ -50,7 +60,8 @@ ScalarType dtype_of(const std::string& d, const std::string& path) {
 // Value of `key` in the header dict, as written by NumPy: 'key': value,
 std::string header_field(const std::string& h, const std::string& key, const std::string& path) {
   auto k = h.find("'" + key + "'");
-  BRASA_CHECK(k != std::string::npos, "load_npy: '", path, "': header has no '", key, "' entry: ", h);
+  BRASA_CHECK(k != std::string::npos, "load_npy: '", path, "': header has no '", key,
+              "' entry: ", h);
   auto colon = h.find(':', k);
   BRASA_CHECK(colon != std::string::npos, "load_npy: '", path, "': malformed header: ", h);
   size_t s = colon + 1;
@@ -58,12 +69,14 @@ std::string header_field(const std::string& h, const std::string& key, const std
   BRASA_CHECK(s < h.size(), "load_npy: '", path, "': malformed header: ", h);
   if (h[s] == '(') {
     auto e = h.find(')', s);
-    BRASA_CHECK(e != std::string::npos, "load_npy: '", path, "': unterminated shape tuple in header: ", h);
+    BRASA_CHECK(e != std::string::npos, "load_npy: '", path,
+                "': unterminated shape tuple in header: ", h);
     return h.substr(s, e - s + 1);
   }
   if (h[s] == '\'') {
     auto e = h.find('\'', s + 1);
-    BRASA_CHECK(e != std::string::npos, "load_npy: '", path, "': unterminated string in header: ", h);
+    BRASA_CHECK(e != std::string::npos, "load_npy: '", path,
+                "': unterminated string in header: ", h);
     return h.substr(s + 1, e - s - 1);
   }
   auto e = h.find_first_of(",}", s);
@@ -80,7 +93,8 @@ DimVector parse_shape(const std::string& tuple, const std::string& path) {
     size_t a = item.find_first_not_of(' '), b = item.find_last_not_of(' ');
     if (a == std::string::npos) continue;
     item = item.substr(a, b - a + 1);
-    BRASA_CHECK(!item.empty() && item.find_first_not_of("0123456789") == std::string::npos && item.size() < 19,
+    BRASA_CHECK(!item.empty() && item.find_first_not_of("0123456789") == std::string::npos &&
+                    item.size() < 19,
                 "load_npy: '", path, "': invalid dimension '", item, "' in shape ", tuple);
     shape.push_back(std::stoll(item));
   }
@@ -94,7 +108,8 @@ void save_npy(const std::string& path, const Tensor& t) {
   Tensor c = contiguous(t);
   std::ostringstream h;
   h << "{'descr': '" << descr << "', 'fortran_order': False, 'shape': (";
-  for (int64_t i = 0; i < t.dim(); ++i) h << t.size(i) << (t.dim() == 1 || i + 1 < t.dim() ? ", " : "");
+  for (int64_t i = 0; i < t.dim(); ++i)
+    h << t.size(i) << (t.dim() == 1 || i + 1 < t.dim() ? ", " : "");
   h << "), }";
   std::string header = h.str();
   if (t.dim() == 1) header.replace(header.find(", ), }"), 6, ",), }");
@@ -120,7 +135,14 @@ void save_npy(const std::string& path, const Tensor& t) {
       n -= static_cast<size_t>(w);
     }
   };
-  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+  unsigned char pre[10] = {0x93,
+                           'N',
+                           'U',
+                           'M',
+                           'P',
+                           'Y',
+                           1,
+                           0,
                            static_cast<unsigned char>(header.size() & 0xff),
                            static_cast<unsigned char>(header.size() >> 8)};
   write_all(pre, 10);
@@ -146,13 +168,16 @@ Tensor load_npy(const std::string& path) {
   char pre[8];
   BRASA_CHECK(file_size >= 10 && f.read(pre, 8), "load_npy: '", path, "' is truncated (", file_size,
               " bytes, shorter than the .npy preamble)");
-  BRASA_CHECK(std::memcmp(pre, kMagic, 6) == 0, "load_npy: '", path, "' is not a .npy file (bad magic string)");
+  BRASA_CHECK(std::memcmp(pre, kMagic, 6) == 0, "load_npy: '", path,
+              "' is not a .npy file (bad magic string)");
   int major = static_cast<unsigned char>(pre[6]);
-  BRASA_CHECK(major >= 1 && major <= 3, "load_npy: '", path, "': unsupported format version ", major);
+  BRASA_CHECK(major >= 1 && major <= 3, "load_npy: '", path, "': unsupported format version ",
+              major);
   uint32_t hlen = 0;
   unsigned char lb[4] = {};
   int nlen = major == 1 ? 2 : 4;
-  BRASA_CHECK(f.read(reinterpret_cast<char*>(lb), nlen), "load_npy: '", path, "' is truncated in the header length");
+  BRASA_CHECK(f.read(reinterpret_cast<char*>(lb), nlen), "load_npy: '", path,
+              "' is truncated in the header length");
   for (int i = nlen - 1; i >= 0; --i) hlen = (hlen << 8) | lb[i];
   int64_t data_start = 8 + nlen + static_cast<int64_t>(hlen);
   BRASA_CHECK(data_start <= file_size, "load_npy: '", path, "' is truncated: header of ", hlen,
@@ -161,15 +186,18 @@ Tensor load_npy(const std::string& path) {
   f.read(header.data(), hlen);
   std::string descr = header_field(header, "descr", path);
   std::string fortran = header_field(header, "fortran_order", path);
-  BRASA_CHECK(fortran == "False" || fortran == "True", "load_npy: '", path, "': bad fortran_order '", fortran, "'");
+  BRASA_CHECK(fortran == "False" || fortran == "True", "load_npy: '", path,
+              "': bad fortran_order '", fortran, "'");
   std::string shape_s = header_field(header, "shape", path);
-  BRASA_CHECK(shape_s.size() >= 2 && shape_s.front() == '(', "load_npy: '", path, "': bad shape ", shape_s);
+  BRASA_CHECK(shape_s.size() >= 2 && shape_s.front() == '(', "load_npy: '", path, "': bad shape ",
+              shape_s);
   DimVector shape = parse_shape(shape_s, path);
   ScalarType t = dtype_of(descr, path);
   int64_t numel = compute_numel(shape);
   int64_t nbytes = numel * static_cast<int64_t>(elementSize(t));
-  BRASA_CHECK(data_start + nbytes <= file_size, "load_npy: '", path, "' is truncated: shape ", IntArrayRef(shape),
-              " of ", t, " needs ", nbytes, " data bytes but only ", file_size - data_start, " are present");
+  BRASA_CHECK(data_start + nbytes <= file_size, "load_npy: '", path, "' is truncated: shape ",
+              IntArrayRef(shape), " of ", t, " needs ", nbytes, " data bytes but only ",
+              file_size - data_start, " are present");
   bool is_fortran = fortran == "True";
   DimVector rev;
   for (size_t i = shape.size(); i-- > 0;) rev.push_back(shape[i]);
@@ -179,7 +207,8 @@ Tensor load_npy(const std::string& path) {
     // NumPy bools are bytes; anything but 0/1 would be undefined behaviour here.
     uint8_t* b = static_cast<uint8_t*>(out.data_ptr());
     for (int64_t i = 0; i < numel; ++i)
-      BRASA_CHECK(b[i] <= 1, "load_npy: '", path, "': invalid bool byte ", int(b[i]), " at element ", i);
+      BRASA_CHECK(b[i] <= 1, "load_npy: '", path, "': invalid bool byte ", int(b[i]),
+                  " at element ", i);
   }
   if (is_fortran) {
     DimVector perm;

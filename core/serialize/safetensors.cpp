@@ -17,17 +17,28 @@ namespace {
 
 const char* dtype_name(ScalarType t) {
   switch (t) {
-    case kFloat: return "F32";
-    case kDouble: return "F64";
-    case kHalf: return "F16";
-    case kBFloat16: return "BF16";
-    case kLong: return "I64";
-    case kInt: return "I32";
-    case kShort: return "I16";
-    case kChar: return "I8";
-    case kByte: return "U8";
-    case kBool: return "BOOL";
-    default: BRASA_ERROR("safetensors: unsupported dtype ", t);
+    case kFloat:
+      return "F32";
+    case kDouble:
+      return "F64";
+    case kHalf:
+      return "F16";
+    case kBFloat16:
+      return "BF16";
+    case kLong:
+      return "I64";
+    case kInt:
+      return "I32";
+    case kShort:
+      return "I16";
+    case kChar:
+      return "I8";
+    case kByte:
+      return "U8";
+    case kBool:
+      return "BOOL";
+    default:
+      BRASA_ERROR("safetensors: unsupported dtype ", t);
   }
 }
 
@@ -36,7 +47,8 @@ ScalarType dtype_of(const std::string& s, const std::string& path, const std::st
       {"F32", kFloat}, {"F64", kDouble}, {"F16", kHalf}, {"BF16", kBFloat16}, {"I64", kLong},
       {"I32", kInt},   {"I16", kShort},  {"I8", kChar},  {"U8", kByte},       {"BOOL", kBool}};
   auto it = names.find(s);
-  BRASA_CHECK(it != names.end(), "safetensors: '", path, "': tensor '", key, "' has unsupported dtype '", s, "'");
+  BRASA_CHECK(it != names.end(), "safetensors: '", path, "': tensor '", key,
+              "' has unsupported dtype '", s, "'");
   return it->second;
 }
 
@@ -62,7 +74,8 @@ void remove_stale_temps(const std::string& dir, const std::string& name) {
     char* end = nullptr;
     long pid = std::strtol(f.c_str() + prefix.size(), &end, 10);
     if (pid <= 0 || *end != '\0') continue;
-    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) ::unlink((dir + "/" + f).c_str());
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      ::unlink((dir + "/" + f).c_str());
   }
   ::closedir(d);
 }
@@ -97,7 +110,8 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
   }
 }
 
-void save_safetensors(const std::string& path, const TensorDict& tensors, const Metadata& metadata) {
+void save_safetensors(const std::string& path, const TensorDict& tensors,
+                      const Metadata& metadata) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::vector<Tensor> contiguous;
@@ -105,9 +119,11 @@ void save_safetensors(const std::string& path, const TensorDict& tensors, const 
   for (const auto& item : tensors) {
     BRASA_CHECK(item.key() != "__metadata__", "save_safetensors: '__metadata__' is reserved");
     Tensor t = item.value().detach().contiguous();
-    BRASA_CHECK(t.is_cpu(), "save_safetensors: tensor '", item.key(), "' is on ", t.device(), "; move it to CPU");
+    BRASA_CHECK(t.is_cpu(), "save_safetensors: tensor '", item.key(), "' is on ", t.device(),
+                "; move it to CPU");
     size_t n = t.nbytes();
-    header[item.key()] = {{"dtype", dtype_name(t.dtype())}, {"shape", t.sizes().vec()},
+    header[item.key()] = {{"dtype", dtype_name(t.dtype())},
+                          {"shape", t.sizes().vec()},
                           {"data_offsets", {offset, offset + n}}};
     offset += n;
     contiguous.push_back(t);
@@ -130,16 +146,18 @@ TensorDict load_safetensors(const std::string& path, Metadata* metadata) {
   BRASA_CHECK(bytes.size() >= 8, "load_safetensors: '", path, "' is truncated (", bytes.size(),
               " bytes, shorter than the 8-byte header length)");
   uint64_t len = 0;
-  for (int i = 0; i < 8; ++i) len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
-  BRASA_CHECK(len <= bytes.size() - 8, "load_safetensors: '", path, "' is truncated: header length ", len,
-              " exceeds the file size ", bytes.size());
+  for (int i = 0; i < 8; ++i)
+    len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  BRASA_CHECK(len <= bytes.size() - 8, "load_safetensors: '", path,
+              "' is truncated: header length ", len, " exceeds the file size ", bytes.size());
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(bytes.substr(8, len));
   } catch (const std::exception& e) {
     BRASA_ERROR("load_safetensors: '", path, "' has a corrupt JSON header: ", e.what());
   }
-  BRASA_CHECK(header.is_object(), "load_safetensors: '", path, "': the header is not a JSON object");
+  BRASA_CHECK(header.is_object(), "load_safetensors: '", path,
+              "': the header is not a JSON object");
   const size_t data_start = 8 + len, data_size = bytes.size() - data_start;
   TensorDict out;
   // Keep the file's order: sort entries by their data offset.
@@ -147,12 +165,15 @@ TensorDict load_safetensors(const std::string& path, Metadata* metadata) {
   for (auto it = header.begin(); it != header.end(); ++it) {
     if (it.key() == "__metadata__") {
       if (metadata)
-        for (auto m = it.value().begin(); m != it.value().end(); ++m) (*metadata)[m.key()] = m.value().get<std::string>();
+        for (auto m = it.value().begin(); m != it.value().end(); ++m)
+          (*metadata)[m.key()] = m.value().get<std::string>();
       continue;
     }
     const auto& e = it.value();
-    BRASA_CHECK(e.is_object() && e.contains("dtype") && e.contains("shape") && e.contains("data_offsets"),
-                "load_safetensors: '", path, "': entry '", it.key(), "' lacks dtype, shape or data_offsets");
+    BRASA_CHECK(
+        e.is_object() && e.contains("dtype") && e.contains("shape") && e.contains("data_offsets"),
+        "load_safetensors: '", path, "': entry '", it.key(),
+        "' lacks dtype, shape or data_offsets");
     order.push_back({e["data_offsets"][0].get<size_t>(), it.key()});
   }
   std::sort(order.begin(), order.end());
@@ -163,14 +184,16 @@ TensorDict load_safetensors(const std::string& path, Metadata* metadata) {
     size_t b = e["data_offsets"][0].get<size_t>(), en = e["data_offsets"][1].get<size_t>();
     int64_t numel = 1;
     for (auto s : shape) {
-      BRASA_CHECK(s >= 0, "load_safetensors: '", path, "': tensor '", key, "' has a negative dimension");
+      BRASA_CHECK(s >= 0, "load_safetensors: '", path, "': tensor '", key,
+                  "' has a negative dimension");
       numel *= s;
     }
-    BRASA_CHECK(b <= en && en <= data_size, "load_safetensors: '", path, "': tensor '", key, "' has data offsets [",
-                b, ", ", en, "] outside the ", data_size, " data bytes (file truncated?)");
-    BRASA_CHECK(en - b == static_cast<size_t>(numel) * elementSize(t), "load_safetensors: '", path, "': tensor '",
-                key, "' of shape ", IntArrayRef(shape), " and dtype ", t, " needs ", numel * elementSize(t),
-                " bytes but its offsets span ", en - b);
+    BRASA_CHECK(b <= en && en <= data_size, "load_safetensors: '", path, "': tensor '", key,
+                "' has data offsets [", b, ", ", en, "] outside the ", data_size,
+                " data bytes (file truncated?)");
+    BRASA_CHECK(en - b == static_cast<size_t>(numel) * elementSize(t), "load_safetensors: '", path,
+                "': tensor '", key, "' of shape ", IntArrayRef(shape), " and dtype ", t, " needs ",
+                numel * elementSize(t), " bytes but its offsets span ", en - b);
     Tensor x = empty(shape, TensorOptions().dtype(t));
     if (en > b) std::memcpy(x.data_ptr(), bytes.data() + data_start + b, en - b);
     out.insert(key, x);

@@ -14,7 +14,8 @@ namespace brasa::serialize {
 using TensorDict = OrderedDict<std::string, Tensor>;
 using Metadata = std::map<std::string, std::string>;
 
-void save_safetensors(const std::string& path, const TensorDict& tensors, const Metadata& metadata = {});
+void save_safetensors(const std::string& path, const TensorDict& tensors,
+                      const Metadata& metadata = {});
 // Errors name the path and what is wrong (truncated, bad header, bad offsets).
 TensorDict load_safetensors(const std::string& path, Metadata* metadata = nullptr);
 

@@ -3,7 +3,9 @@
 
 namespace brasa {
 
-void save(const Tensor& tensor, const std::string& path) { save(std::vector<Tensor>{tensor}, path); }
+void save(const Tensor& tensor, const std::string& path) {
+  save(std::vector<Tensor>{tensor}, path);
+}
 
 void load(Tensor& tensor, const std::string& path) {
   std::vector<Tensor> ts;
@@ -24,7 +26,8 @@ void load(std::vector<Tensor>& tensors, const std::string& path) {
   tensors.clear();
   for (size_t i = 0; i < d.size(); ++i) {
     const Tensor* t = d.find(std::to_string(i));
-    BRASA_CHECK(t, "load: '", path, "' is not a tensor list saved by brasa::save (no entry '", i, "')");
+    BRASA_CHECK(t, "load: '", path, "' is not a tensor list saved by brasa::save (no entry '", i,
+                "')");
     tensors.push_back(*t);
   }
 }

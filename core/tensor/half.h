@@ -23,9 +23,10 @@ inline uint16_t float_to_half_bits(float f) {
   uint32_t x = float_bits(f);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t ax = x & 0x7fffffffu;
-  if (ax >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0));
+  if (ax >= 0x7f800000u)
+    return static_cast<uint16_t>(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0));
   if (ax >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
-  if (ax < 0x38800000u) {                                              // subnormal or zero
+  if (ax < 0x38800000u) {                                               // subnormal or zero
     float v = bits_float(ax) + 0.5f;  // align so that the low bits hold the half subnormal
     return static_cast<uint16_t>(sign | (float_bits(v) - 0x3f000000u));
   }
@@ -76,6 +77,8 @@ struct BFloat16 {
 };
 
 inline std::ostream& operator<<(std::ostream& os, Half h) { return os << static_cast<float>(h); }
-inline std::ostream& operator<<(std::ostream& os, BFloat16 h) { return os << static_cast<float>(h); }
+inline std::ostream& operator<<(std::ostream& os, BFloat16 h) {
+  return os << static_cast<float>(h);
+}
 
 }  // namespace brasa

@@ -25,8 +25,9 @@ class TensorIndex {
   TensorIndex(std::nullopt_t) : type_(TensorIndexType::None) {}
   TensorIndex(EllipsisIndexType) : type_(TensorIndexType::Ellipsis) {}
   TensorIndex(const char* s) : type_(TensorIndexType::Ellipsis) {
-    BRASA_CHECK(std::string(s) == "...", "TensorIndex: expected \"...\" to represent an ellipsis index, but got \"",
-                s, "\"");
+    BRASA_CHECK(std::string(s) == "...",
+                "TensorIndex: expected \"...\" to represent an ellipsis index, but got \"", s,
+                "\"");
   }
   template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
   TensorIndex(T i) : type_(TensorIndexType::Integer), integer_(static_cast<int64_t>(i)) {}
@@ -55,4 +56,3 @@ class TensorIndex {
 };
 
 }  // namespace brasa::indexing
-

@@ -16,7 +16,8 @@ constexpr int64_t kThreshold = 1000;
 double value_at(const Tensor& t, int64_t offset_elems) {
   const char* base = static_cast<const char*>(t.data_ptr());
   return BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t.dtype(), "print", [&]() -> double {
-    return static_cast<double>(static_cast<opmath_t<scalar_t>>(reinterpret_cast<const scalar_t*>(base)[offset_elems]));
+    return static_cast<double>(
+        static_cast<opmath_t<scalar_t>>(reinterpret_cast<const scalar_t*>(base)[offset_elems]));
   });
 }
 
@@ -53,11 +54,14 @@ struct Formatter {
     for (double v : vals)
       if (std::isfinite(v) && v != 0) nz.push_back(std::abs(v));
     if (nz.empty()) return;
-    double lo = *std::min_element(nz.begin(), nz.end()), hi = *std::max_element(nz.begin(), nz.end());
+    double lo = *std::min_element(nz.begin(), nz.end()),
+           hi = *std::max_element(nz.begin(), nz.end());
     for (double v : nz)
       if (v != std::ceil(v)) int_mode = false;
-    if (int_mode) sci = hi / lo > 1000.0 || hi > 1.0e8;
-    else sci = hi / lo > 1000.0 || hi > 1.0e8 || lo < 1.0e-4;
+    if (int_mode)
+      sci = hi / lo > 1000.0 || hi > 1.0e8;
+    else
+      sci = hi / lo > 1000.0 || hi > 1.0e8 || lo < 1.0e-4;
     for (double v : vals)
       if (std::isfinite(v) && v != 0) width = std::max(width, format_raw(v).size());
   }
@@ -77,9 +81,11 @@ struct Formatter {
   }
 };
 
-void vector_str(std::ostream& os, const Tensor& t, int64_t offset, int indent, bool summarize, const Formatter& f) {
+void vector_str(std::ostream& os, const Tensor& t, int64_t offset, int indent, bool summarize,
+                const Formatter& f) {
   const size_t element_length = f.width + 2;
-  const int64_t per_line = std::max<int64_t>(1, (kLineWidth - indent) / static_cast<int64_t>(element_length));
+  const int64_t per_line =
+      std::max<int64_t>(1, (kLineWidth - indent) / static_cast<int64_t>(element_length));
   std::vector<std::string> items;
   int64_t n = t.size(t.dim() - 1), st = t.stride(t.dim() - 1);
   for (int64_t i = 0; i < n; ++i) {
@@ -93,16 +99,18 @@ void vector_str(std::ostream& os, const Tensor& t, int64_t offset, int indent, b
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) {
       os << ",";
-      if (static_cast<int64_t>(i) % per_line == 0) os << "\n" << std::string(indent + 1, ' ');
-      else os << " ";
+      if (static_cast<int64_t>(i) % per_line == 0)
+        os << "\n" << std::string(indent + 1, ' ');
+      else
+        os << " ";
     }
     os << items[i];
   }
   os << "]";
 }
 
-void tensor_str(std::ostream& os, const Tensor& t, int64_t dim, int64_t offset, int indent, bool summarize,
-                const Formatter& f) {
+void tensor_str(std::ostream& os, const Tensor& t, int64_t dim, int64_t offset, int indent,
+                bool summarize, const Formatter& f) {
   if (dim == t.dim() - 1) {
     // Re-root the vector printer at this offset: it reads the last dim only.
     vector_str(os, t, offset, indent, summarize, f);
@@ -142,16 +150,20 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t_any) {
       s << (t.dim() == 1 ? ",)" : ")");
       suffixes.push_back(s.str());
     }
-    if (t.dtype() != get_default_dtype()) suffixes.push_back(std::string("dtype=") + python_name(t.dtype()));
+    if (t.dtype() != get_default_dtype())
+      suffixes.push_back(std::string("dtype=") + python_name(t.dtype()));
   } else {
     bool summarize = t.numel() > kThreshold;
     Formatter f(t, summarize);
-    if (t.dim() == 0) body << f.format(value_at(t, 0));
-    else tensor_str(body, t, 0, 0, indent, summarize, f);
+    if (t.dim() == 0)
+      body << f.format(value_at(t, 0));
+    else
+      tensor_str(body, t, 0, 0, indent, summarize, f);
     if (t.dtype() != get_default_dtype() && t.dtype() != kLong && t.dtype() != kBool)
       suffixes.push_back(std::string("dtype=") + python_name(t.dtype()));
   }
-  if (!t_any.device().is_cpu()) suffixes.insert(suffixes.begin(), "device='" + t_any.device().str() + "'");
+  if (!t_any.device().is_cpu())
+    suffixes.insert(suffixes.begin(), "device='" + t_any.device().str() + "'");
   if (t_any.requires_grad()) suffixes.push_back("requires_grad=True");
   os << "tensor(" << body.str();
   for (const auto& s : suffixes) os << ", " << s;

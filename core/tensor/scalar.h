@@ -43,9 +43,7 @@ class Scalar {
   int64_t toLong() const { return tag_ == Tag::Double ? static_cast<int64_t>(d_) : i_; }
   int toInt() const { return static_cast<int>(toLong()); }
   bool toBool() const { return to<bool>(); }
-  Scalar operator-() const {
-    return tag_ == Tag::Double ? Scalar(-d_) : Scalar(-i_);
-  }
+  Scalar operator-() const { return tag_ == Tag::Double ? Scalar(-d_) : Scalar(-i_); }
 
  private:
   enum class Tag : uint8_t { Double, Int, Bool } tag_;

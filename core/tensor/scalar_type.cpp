@@ -4,24 +4,35 @@ namespace brasa {
 
 size_t elementSize(ScalarType t) {
   switch (t) {
-    case kByte: case kChar: case kBool: return 1;
-    case kShort: case kHalf: case kBFloat16: return 2;
-    case kInt: case kFloat: return 4;
-    case kLong: case kDouble: return 8;
-    default: BRASA_ERROR("elementSize: undefined dtype");
+    case kByte:
+    case kChar:
+    case kBool:
+      return 1;
+    case kShort:
+    case kHalf:
+    case kBFloat16:
+      return 2;
+    case kInt:
+    case kFloat:
+      return 4;
+    case kLong:
+    case kDouble:
+      return 8;
+    default:
+      BRASA_ERROR("elementSize: undefined dtype");
   }
 }
 
 const char* toString(ScalarType t) {
-  static const char* names[] = {"Byte", "Char", "Short", "Int", "Long", "Half",
-                                "Float", "Double", "Bool", "BFloat16", "Undefined"};
+  static const char* names[] = {"Byte",  "Char",   "Short", "Int",      "Long",     "Half",
+                                "Float", "Double", "Bool",  "BFloat16", "Undefined"};
   return names[static_cast<int>(t)];
 }
 
 const char* python_name(ScalarType t) {
-  static const char* names[] = {"torch.uint8", "torch.int8", "torch.int16", "torch.int32",
-                                "torch.int64", "torch.float16", "torch.float32", "torch.float64",
-                                "torch.bool", "torch.bfloat16", "undefined"};
+  static const char* names[] = {"torch.uint8", "torch.int8",     "torch.int16",   "torch.int32",
+                                "torch.int64", "torch.float16",  "torch.float32", "torch.float64",
+                                "torch.bool",  "torch.bfloat16", "undefined"};
   return names[static_cast<int>(t)];
 }
 

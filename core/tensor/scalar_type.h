@@ -9,7 +9,17 @@
 namespace brasa {
 
 enum class ScalarType : int8_t {
-  Byte, Char, Short, Int, Long, Half, Float, Double, Bool, BFloat16, Undefined
+  Byte,
+  Char,
+  Short,
+  Int,
+  Long,
+  Half,
+  Float,
+  Double,
+  Bool,
+  BFloat16,
+  Undefined
 };
 
 constexpr ScalarType kByte = ScalarType::Byte, kUInt8 = ScalarType::Byte;
@@ -24,8 +34,8 @@ constexpr ScalarType kBool = ScalarType::Bool;
 constexpr ScalarType kBFloat16 = ScalarType::BFloat16;
 
 size_t elementSize(ScalarType t);
-const char* toString(ScalarType t);        // "Float"
-const char* python_name(ScalarType t);     // "torch.float32"
+const char* toString(ScalarType t);     // "Float"
+const char* python_name(ScalarType t);  // "torch.float32"
 inline std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << toString(t); }
 
 inline bool isFloatingType(ScalarType t) {
@@ -38,9 +48,13 @@ inline bool isIntegralType(ScalarType t, bool includeBool) {
 // PyTorch's promote_types: the smallest type both convert to without losing category.
 ScalarType promoteTypes(ScalarType a, ScalarType b);
 
-template <class T> struct CppTypeToScalarType;
-#define BRASA_TYPE_MAP(T, S) \
-  template <> struct CppTypeToScalarType<T> { static constexpr ScalarType value = S; };
+template <class T>
+struct CppTypeToScalarType;
+#define BRASA_TYPE_MAP(T, S)               \
+  template <>                              \
+  struct CppTypeToScalarType<T> {          \
+    static constexpr ScalarType value = S; \
+  };
 BRASA_TYPE_MAP(uint8_t, kByte)
 BRASA_TYPE_MAP(int8_t, kChar)
 BRASA_TYPE_MAP(int16_t, kShort)
@@ -60,24 +74,25 @@ BRASA_TYPE_MAP(BFloat16, kBFloat16)
     return __VA_ARGS__();              \
   }
 #define BRASA_DISPATCH_FAIL(t, name) \
-  default: BRASA_ERROR(name, ": not implemented for dtype ", t);
+  default:                           \
+    BRASA_ERROR(name, ": not implemented for dtype ", t);
 
-#define BRASA_DISPATCH_FLOATING_TYPES(t, name, ...)              \
-  [&] {                                                          \
-    switch (t) {                                                 \
-      BRASA_DISPATCH_CASE(::brasa::kFloat, float, __VA_ARGS__)   \
-      BRASA_DISPATCH_CASE(::brasa::kDouble, double, __VA_ARGS__) \
-      BRASA_DISPATCH_CASE(::brasa::kHalf, ::brasa::Half, __VA_ARGS__) \
+#define BRASA_DISPATCH_FLOATING_TYPES(t, name, ...)                           \
+  [&] {                                                                       \
+    switch (t) {                                                              \
+      BRASA_DISPATCH_CASE(::brasa::kFloat, float, __VA_ARGS__)                \
+      BRASA_DISPATCH_CASE(::brasa::kDouble, double, __VA_ARGS__)              \
+      BRASA_DISPATCH_CASE(::brasa::kHalf, ::brasa::Half, __VA_ARGS__)         \
       BRASA_DISPATCH_CASE(::brasa::kBFloat16, ::brasa::BFloat16, __VA_ARGS__) \
-      BRASA_DISPATCH_FAIL(t, name)                               \
-    }                                                            \
+      BRASA_DISPATCH_FAIL(t, name)                                            \
+    }                                                                         \
   }()
 
-#define BRASA_DISPATCH_INTEGRAL_CASES(...)                        \
-  BRASA_DISPATCH_CASE(::brasa::kByte, uint8_t, __VA_ARGS__)      \
-  BRASA_DISPATCH_CASE(::brasa::kChar, int8_t, __VA_ARGS__)       \
-  BRASA_DISPATCH_CASE(::brasa::kShort, int16_t, __VA_ARGS__)     \
-  BRASA_DISPATCH_CASE(::brasa::kInt, int32_t, __VA_ARGS__)       \
+#define BRASA_DISPATCH_INTEGRAL_CASES(...)                   \
+  BRASA_DISPATCH_CASE(::brasa::kByte, uint8_t, __VA_ARGS__)  \
+  BRASA_DISPATCH_CASE(::brasa::kChar, int8_t, __VA_ARGS__)   \
+  BRASA_DISPATCH_CASE(::brasa::kShort, int16_t, __VA_ARGS__) \
+  BRASA_DISPATCH_CASE(::brasa::kInt, int32_t, __VA_ARGS__)   \
   BRASA_DISPATCH_CASE(::brasa::kLong, int64_t, __VA_ARGS__)
 
 #define BRASA_DISPATCH_INTEGRAL_TYPES(t, name, ...) \
@@ -88,45 +103,55 @@ BRASA_TYPE_MAP(BFloat16, kBFloat16)
     }                                               \
   }()
 
-#define BRASA_DISPATCH_INTEGRAL_AND_BOOL(t, name, ...)         \
-  [&] {                                                        \
-    switch (t) {                                               \
-      BRASA_DISPATCH_INTEGRAL_CASES(__VA_ARGS__)               \
-      BRASA_DISPATCH_CASE(::brasa::kBool, bool, __VA_ARGS__)   \
-      BRASA_DISPATCH_FAIL(t, name)                             \
-    }                                                          \
+#define BRASA_DISPATCH_INTEGRAL_AND_BOOL(t, name, ...)       \
+  [&] {                                                      \
+    switch (t) {                                             \
+      BRASA_DISPATCH_INTEGRAL_CASES(__VA_ARGS__)             \
+      BRASA_DISPATCH_CASE(::brasa::kBool, bool, __VA_ARGS__) \
+      BRASA_DISPATCH_FAIL(t, name)                           \
+    }                                                        \
   }()
 
-#define BRASA_DISPATCH_ALL_TYPES(t, name, ...)                            \
-  [&] {                                                                   \
-    switch (t) {                                                          \
-      BRASA_DISPATCH_INTEGRAL_CASES(__VA_ARGS__)                          \
-      BRASA_DISPATCH_CASE(::brasa::kFloat, float, __VA_ARGS__)            \
-      BRASA_DISPATCH_CASE(::brasa::kDouble, double, __VA_ARGS__)          \
-      BRASA_DISPATCH_CASE(::brasa::kHalf, ::brasa::Half, __VA_ARGS__)     \
+#define BRASA_DISPATCH_ALL_TYPES(t, name, ...)                                \
+  [&] {                                                                       \
+    switch (t) {                                                              \
+      BRASA_DISPATCH_INTEGRAL_CASES(__VA_ARGS__)                              \
+      BRASA_DISPATCH_CASE(::brasa::kFloat, float, __VA_ARGS__)                \
+      BRASA_DISPATCH_CASE(::brasa::kDouble, double, __VA_ARGS__)              \
+      BRASA_DISPATCH_CASE(::brasa::kHalf, ::brasa::Half, __VA_ARGS__)         \
       BRASA_DISPATCH_CASE(::brasa::kBFloat16, ::brasa::BFloat16, __VA_ARGS__) \
-      BRASA_DISPATCH_FAIL(t, name)                                        \
-    }                                                                     \
+      BRASA_DISPATCH_FAIL(t, name)                                            \
+    }                                                                         \
   }()
 
-#define BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t, name, ...)                   \
-  [&] {                                                                   \
-    switch (t) {                                                          \
-      BRASA_DISPATCH_INTEGRAL_CASES(__VA_ARGS__)                          \
-      BRASA_DISPATCH_CASE(::brasa::kFloat, float, __VA_ARGS__)            \
-      BRASA_DISPATCH_CASE(::brasa::kDouble, double, __VA_ARGS__)          \
-      BRASA_DISPATCH_CASE(::brasa::kHalf, ::brasa::Half, __VA_ARGS__)     \
+#define BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t, name, ...)                       \
+  [&] {                                                                       \
+    switch (t) {                                                              \
+      BRASA_DISPATCH_INTEGRAL_CASES(__VA_ARGS__)                              \
+      BRASA_DISPATCH_CASE(::brasa::kFloat, float, __VA_ARGS__)                \
+      BRASA_DISPATCH_CASE(::brasa::kDouble, double, __VA_ARGS__)              \
+      BRASA_DISPATCH_CASE(::brasa::kHalf, ::brasa::Half, __VA_ARGS__)         \
       BRASA_DISPATCH_CASE(::brasa::kBFloat16, ::brasa::BFloat16, __VA_ARGS__) \
-      BRASA_DISPATCH_CASE(::brasa::kBool, bool, __VA_ARGS__)              \
-      BRASA_DISPATCH_FAIL(t, name)                                        \
-    }                                                                     \
+      BRASA_DISPATCH_CASE(::brasa::kBool, bool, __VA_ARGS__)                  \
+      BRASA_DISPATCH_FAIL(t, name)                                            \
+    }                                                                         \
   }()
 
 // The type arithmetic on scalar_t is carried out in: float for 16-bit floats.
-template <class T> struct OpMath { using type = T; };
-template <> struct OpMath<Half> { using type = float; };
-template <> struct OpMath<BFloat16> { using type = float; };
-template <class T> using opmath_t = typename OpMath<T>::type;
+template <class T>
+struct OpMath {
+  using type = T;
+};
+template <>
+struct OpMath<Half> {
+  using type = float;
+};
+template <>
+struct OpMath<BFloat16> {
+  using type = float;
+};
+template <class T>
+using opmath_t = typename OpMath<T>::type;
 
 // Value conversion between storage types. Floating -> integral goes through
 // int64 so that negative values wrap as in PyTorch instead of being undefined.

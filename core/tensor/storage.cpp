@@ -43,7 +43,8 @@ class LargeBlockCache {
     pthread_atfork(nullptr, nullptr, [] { new (&instance().mu_) std::mutex(); });
   }
   static LargeBlockCache& instance() {
-    static LargeBlockCache* c = new LargeBlockCache();  // never destroyed: blocks may outlive statics
+    static LargeBlockCache* c =
+        new LargeBlockCache();  // never destroyed: blocks may outlive statics
     return *c;
   }
   LargeBlock* take(size_t nbytes) {
@@ -144,12 +145,18 @@ Storage Storage::allocate(size_t nbytes, Device device) {
 
 const char* allocation_kind_name(AllocationKind k) {
   switch (k) {
-    case AllocationKind::Plain: return "plain";
-    case AllocationKind::External: return "external";
-    case AllocationKind::Memfd: return "memfd";
-    case AllocationKind::NamedSegment: return "named segment";
-    case AllocationKind::CUDA: return "cuda";
-    case AllocationKind::CUDAIpc: return "cuda ipc";
+    case AllocationKind::Plain:
+      return "plain";
+    case AllocationKind::External:
+      return "external";
+    case AllocationKind::Memfd:
+      return "memfd";
+    case AllocationKind::NamedSegment:
+      return "named segment";
+    case AllocationKind::CUDA:
+      return "cuda";
+    case AllocationKind::CUDAIpc:
+      return "cuda ipc";
   }
   return "unknown";
 }
@@ -172,7 +179,8 @@ void register_allocation_importer(AllocationKind kind, AllocationImporter import
 DataPtr import_allocation(const AllocationHandle& h) {
   AllocationImporter f = g_importers[static_cast<int>(h.kind)].load();
   BRASA_CHECK(f != nullptr, "import_allocation: no importer for ", allocation_kind_name(h.kind),
-              " allocations is registered in this process (", h.nbytes, " bytes on ", h.device, ")");
+              " allocations is registered in this process (", h.nbytes, " bytes on ", h.device,
+              ")");
   return f(h);
 }
 
@@ -197,7 +205,8 @@ AllocationHandle StorageImpl::export_handle() const {
 }
 
 void StorageImpl::resize(size_t nbytes) {
-  BRASA_CHECK(resizable_ && allocator_, "resize: storage is not resizable (from_blob or foreign memory)");
+  BRASA_CHECK(resizable_ && allocator_,
+              "resize: storage is not resizable (from_blob or foreign memory)");
   if (nbytes <= nbytes_) return;
   DataPtr nd = allocator_->allocate(nbytes);
   if (nbytes_ > 0) std::memcpy(nd.get(), data_.get(), nbytes_);
@@ -209,10 +218,15 @@ Device::Device(const std::string& spec) : type_(kCPU), index_(-1) {
   std::string kind = spec, idx;
   auto colon = spec.find(':');
   if (colon != std::string::npos) kind = spec.substr(0, colon), idx = spec.substr(colon + 1);
-  if (kind == "cpu") type_ = kCPU;
-  else if (kind == "cuda") type_ = kCUDA;
-  else if (kind == "privateuseone") type_ = kPrivateUse1;
-  else BRASA_ERROR("Device: expected a device string like 'cpu', 'cuda' or 'cuda:1', got '", spec, "'");
+  if (kind == "cpu")
+    type_ = kCPU;
+  else if (kind == "cuda")
+    type_ = kCUDA;
+  else if (kind == "privateuseone")
+    type_ = kPrivateUse1;
+  else
+    BRASA_ERROR("Device: expected a device string like 'cpu', 'cuda' or 'cuda:1', got '", spec,
+                "'");
   if (!idx.empty()) {
     BRASA_CHECK(idx.find_first_not_of("0123456789") == std::string::npos && idx.size() < 4,
                 "Device: invalid device index in '", spec, "'");
@@ -222,9 +236,12 @@ Device::Device(const std::string& spec) : type_(kCPU), index_(-1) {
 
 const char* device_type_name(DeviceType t) {
   switch (t) {
-    case kCPU: return "cpu";
-    case kCUDA: return "cuda";
-    case kPrivateUse1: return "privateuseone";
+    case kCPU:
+      return "cpu";
+    case kCUDA:
+      return "cuda";
+    case kPrivateUse1:
+      return "privateuseone";
   }
   return "unknown";
 }

@@ -110,12 +110,18 @@ class Tensor {
     return reinterpret_cast<T*>(impl()->data());
   }
   template <class T>
-  const T* const_data_ptr() const { return data_ptr<T>(); }
+  const T* const_data_ptr() const {
+    return data_ptr<T>();
+  }
   template <class T>
-  T* mutable_data_ptr() const { return data_ptr<T>(); }
+  T* mutable_data_ptr() const {
+    return data_ptr<T>();
+  }
   Scalar item() const;
   template <class T>
-  T item() const { return item().to<T>(); }
+  T item() const {
+    return item().to<T>();
+  }
   template <class T, size_t N>
   TensorAccessor<T, N> accessor() const& {
     check_accessor(N);
@@ -140,7 +146,8 @@ class Tensor {
   void retain_grad() const;
   bool retains_grad() const;
   void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
-                bool create_graph = false, std::optional<std::vector<Tensor>> inputs = std::nullopt) const;
+                bool create_graph = false,
+                std::optional<std::vector<Tensor>> inputs = std::nullopt) const;
   Tensor& detach_();
   Tensor data() const { return detach(); }
   bool is_view() const { return impl()->view_base() != nullptr; }
@@ -305,14 +312,17 @@ class Tensor {
   Tensor& bitwise_not_();
   Tensor& fmod_(const Tensor& o);
   Tensor& remainder_(const Tensor& o);
-  Tensor& nan_to_num_(std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
+  Tensor& nan_to_num_(std::optional<double> nan = std::nullopt,
+                      std::optional<double> posinf = std::nullopt,
                       std::optional<double> neginf = std::nullopt);
   Tensor& operator&=(const Tensor& o) { return bitwise_and_(o); }
   Tensor& operator|=(const Tensor& o) { return bitwise_or_(o); }
   Tensor& operator^=(const Tensor& o) { return bitwise_xor_(o); }
   bool equal(const Tensor& o) const;
-  bool allclose(const Tensor& o, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
-  Tensor isclose(const Tensor& o, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  bool allclose(const Tensor& o, double rtol = 1e-5, double atol = 1e-8,
+                bool equal_nan = false) const;
+  Tensor isclose(const Tensor& o, double rtol = 1e-5, double atol = 1e-8,
+                 bool equal_nan = false) const;
   Tensor logical_and(const Tensor& o) const;
   Tensor logical_or(const Tensor& o) const;
   Tensor logical_xor(const Tensor& o) const;
@@ -324,7 +334,8 @@ class Tensor {
   Tensor isnan() const;
   Tensor isinf() const;
   Tensor isfinite() const;
-  Tensor nan_to_num(std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
+  Tensor nan_to_num(std::optional<double> nan = std::nullopt,
+                    std::optional<double> posinf = std::nullopt,
                     std::optional<double> neginf = std::nullopt) const;
 
 #define BRASA_UNARY_METHOD(name) \
@@ -366,11 +377,14 @@ class Tensor {
 
   // ---- reductions ----
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false,
+             std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor mean(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dim, bool keepdim = false,
+              std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor prod(std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor prod(int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false,
+              std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor max() const;
   std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
   Tensor min() const;
@@ -383,11 +397,15 @@ class Tensor {
   // reduce over dim 0 (in libtorch they silently pick `unbiased`).
   Tensor var() const { return var_all(true); }
   template <class B, std::enable_if_t<std::is_same_v<B, bool>, int> = 0>
-  Tensor var(B unbiased) const { return var_all(unbiased); }
+  Tensor var(B unbiased) const {
+    return var_all(unbiased);
+  }
   Tensor var(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
   Tensor std() const { return std_all(true); }
   template <class B, std::enable_if_t<std::is_same_v<B, bool>, int> = 0>
-  Tensor std(B unbiased) const { return std_all(unbiased); }
+  Tensor std(B unbiased) const {
+    return std_all(unbiased);
+  }
   Tensor std(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
   Tensor var_all(bool unbiased) const;
   Tensor std_all(bool unbiased) const;
@@ -403,9 +421,11 @@ class Tensor {
   Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
-  std::tuple<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1,
+                                  bool descending = false) const;
   Tensor argsort(int64_t dim = -1, bool descending = false) const;
-  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true,
+                                  bool sorted = true) const;
   Tensor flip(IntArrayRef dims) const;
   Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
   Tensor repeat(IntArrayRef repeats) const;
@@ -418,8 +438,10 @@ class Tensor {
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
   Tensor index_select(int64_t dim, const Tensor& index) const;
-  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
-  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source,
+                   const Scalar& alpha = 1) const;
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source,
+                     const Scalar& alpha = 1);
   Tensor masked_select(const Tensor& mask) const;
   Tensor nonzero() const;
 
@@ -431,16 +453,25 @@ class Tensor {
   Tensor dot(const Tensor& o) const;
   Tensor outer(const Tensor& o) const;
   Tensor ger(const Tensor& o) const { return outer(o); }
-  Tensor addmm(const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor& addmm_(const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1);
-  Tensor addbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor baddbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor& addbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1);
-  Tensor& baddbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1);
-  Tensor addmv(const Tensor& m, const Tensor& v, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor addmm(const Tensor& m1, const Tensor& m2, const Scalar& beta = 1,
+               const Scalar& alpha = 1) const;
+  Tensor& addmm_(const Tensor& m1, const Tensor& m2, const Scalar& beta = 1,
+                 const Scalar& alpha = 1);
+  Tensor addbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1,
+                const Scalar& alpha = 1) const;
+  Tensor baddbmm(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1,
+                 const Scalar& alpha = 1) const;
+  Tensor& addbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1,
+                  const Scalar& alpha = 1);
+  Tensor& baddbmm_(const Tensor& b1, const Tensor& b2, const Scalar& beta = 1,
+                   const Scalar& alpha = 1);
+  Tensor addmv(const Tensor& m, const Tensor& v, const Scalar& beta = 1,
+               const Scalar& alpha = 1) const;
   Tensor& addmv_(const Tensor& m, const Tensor& v, const Scalar& beta = 1, const Scalar& alpha = 1);
-  Tensor addr(const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor& addr_(const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor addr(const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1,
+              const Scalar& alpha = 1) const;
+  Tensor& addr_(const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1,
+                const Scalar& alpha = 1);
 
   // ---- random (in place) ----
   Tensor& uniform_(double from = 0, double to = 1);

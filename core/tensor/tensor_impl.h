@@ -29,7 +29,8 @@ class TensorImpl : public intrusive_ptr_target {
   int64_t storage_offset() const { return storage_offset_; }
   bool is_contiguous() const { return is_contiguous_; }
   char* data() const {
-    return static_cast<char*>(storage_->data()) + storage_offset_ * static_cast<int64_t>(elementSize(dtype_));
+    return static_cast<char*>(storage_->data()) +
+           storage_offset_ * static_cast<int64_t>(elementSize(dtype_));
   }
 
   void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides);
@@ -38,14 +39,18 @@ class TensorImpl : public intrusive_ptr_target {
   void set_dtype(ScalarType t) { dtype_ = t; }
 
   // A view made while grad mode was on requires grad when its base does.
-  bool requires_grad() const { return requires_grad_ || (view_base_ && view_base_->requires_grad_); }
+  bool requires_grad() const {
+    return requires_grad_ || (view_base_ && view_base_->requires_grad_);
+  }
   bool requires_grad_flag() const { return requires_grad_; }
   // The tensor this one is a view of (the root: never itself a view), or null.
   TensorImpl* view_base() const { return view_base_.get(); }
   void set_view_base(intrusive_ptr<TensorImpl> base) { view_base_ = std::move(base); }
   void set_requires_grad(bool r) { requires_grad_ = r; }
   AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
-  void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> m) { autograd_meta_ = std::move(m); }
+  void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> m) {
+    autograd_meta_ = std::move(m);
+  }
 
  private:
   void refresh();

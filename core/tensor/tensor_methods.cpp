@@ -17,35 +17,42 @@
 namespace brasa {
 
 void Tensor::throw_undefined() {
-  BRASA_ERROR("Tensor: the tensor is undefined (default-constructed or reset); call an op on a defined tensor");
+  BRASA_ERROR(
+      "Tensor: the tensor is undefined (default-constructed or reset); call an op on a defined "
+      "tensor");
 }
 
 void Tensor::check_dtype(ScalarType expected, const char* what) const {
-  BRASA_CHECK(dtype() == expected, what, ": expected scalar type ", expected, " but found ", dtype());
+  BRASA_CHECK(dtype() == expected, what, ": expected scalar type ", expected, " but found ",
+              dtype());
 }
 
 void Tensor::check_accessor(size_t n) const {
-  BRASA_CHECK(static_cast<size_t>(dim()) == n, "accessor: TensorAccessor expected ", n, " dims but tensor has ",
-              dim());
+  BRASA_CHECK(static_cast<size_t>(dim()) == n, "accessor: TensorAccessor expected ", n,
+              " dims but tensor has ", dim());
 }
 
 int64_t Tensor::size(int64_t d) const { return sizes()[maybe_wrap_dim(d, dim(), "size")]; }
 int64_t Tensor::stride(int64_t d) const { return strides()[maybe_wrap_dim(d, dim(), "stride")]; }
 
 Scalar Tensor::item() const {
-  BRASA_CHECK(numel() == 1, "item: a Tensor with ", numel(), " elements cannot be converted to Scalar");
+  BRASA_CHECK(numel() == 1, "item: a Tensor with ", numel(),
+              " elements cannot be converted to Scalar");
   if (!is_cpu()) return to(Device(kCPU)).item();  // the value is read on the host
   return BRASA_DISPATCH_ALL_TYPES_AND_BOOL(dtype(), "item", [&]() -> Scalar {
     scalar_t v = *reinterpret_cast<const scalar_t*>(data_ptr());
-    if constexpr (std::is_same_v<scalar_t, bool>) return Scalar(v);
-    else if constexpr (std::is_floating_point_v<opmath_t<scalar_t>>) return Scalar(static_cast<double>(static_cast<opmath_t<scalar_t>>(v)));
-    else return Scalar(static_cast<int64_t>(v));
+    if constexpr (std::is_same_v<scalar_t, bool>)
+      return Scalar(v);
+    else if constexpr (std::is_floating_point_v<opmath_t<scalar_t>>)
+      return Scalar(static_cast<double>(static_cast<opmath_t<scalar_t>>(v)));
+    else
+      return Scalar(static_cast<int64_t>(v));
   });
 }
 
 bool Tensor::is_nonzero() const {
-  BRASA_CHECK(numel() == 1, "is_nonzero: Boolean value of Tensor with ", numel() == 0 ? "no values" : "more than one value",
-              " is ambiguous");
+  BRASA_CHECK(numel() == 1, "is_nonzero: Boolean value of Tensor with ",
+              numel() == 0 ? "no values" : "more than one value", " is ambiguous");
   return item().toBool();
 }
 
@@ -60,14 +67,17 @@ Tensor Tensor::detach() const {
 // ---- views ----
 Tensor Tensor::view(IntArrayRef size) const { return brasa::view(*this, size); }
 Tensor Tensor::view(ScalarType t) const {
-  BRASA_CHECK(elementSize(t) == elementSize(dtype()), "view(dtype): only dtypes of the same element size are supported (",
-              dtype(), " -> ", t, ")");
+  BRASA_CHECK(elementSize(t) == elementSize(dtype()),
+              "view(dtype): only dtypes of the same element size are supported (", dtype(), " -> ",
+              t, ")");
   auto impl2 = make_intrusive<TensorImpl>(storage(), t, sizes(), strides(), storage_offset());
   return Tensor(std::move(impl2));
 }
 Tensor Tensor::reshape(IntArrayRef size) const { return brasa::reshape(*this, size); }
 Tensor Tensor::flatten(int64_t s, int64_t e) const { return brasa::flatten(*this, s, e); }
-Tensor Tensor::unflatten(int64_t d, IntArrayRef sizes) const { return brasa::unflatten(*this, d, sizes); }
+Tensor Tensor::unflatten(int64_t d, IntArrayRef sizes) const {
+  return brasa::unflatten(*this, d, sizes);
+}
 Tensor Tensor::permute(IntArrayRef dims) const { return brasa::permute(*this, dims); }
 Tensor Tensor::movedim(int64_t s, int64_t d) const { return brasa::movedim(*this, s, d); }
 Tensor Tensor::transpose(int64_t a, int64_t b) const { return brasa::transpose(*this, a, b); }
@@ -76,20 +86,31 @@ Tensor Tensor::squeeze() const { return brasa::squeeze(*this); }
 Tensor Tensor::squeeze(int64_t d) const { return brasa::squeeze(*this, d); }
 Tensor Tensor::unsqueeze(int64_t d) const { return brasa::unsqueeze(*this, d); }
 Tensor Tensor::expand(IntArrayRef size, bool) const { return brasa::expand(*this, size); }
-Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const { return brasa::narrow(*this, d, s, l); }
-Tensor Tensor::slice(int64_t d, std::optional<int64_t> s, std::optional<int64_t> e, int64_t st) const {
+Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const {
+  return brasa::narrow(*this, d, s, l);
+}
+Tensor Tensor::slice(int64_t d, std::optional<int64_t> s, std::optional<int64_t> e,
+                     int64_t st) const {
   return brasa::slice(*this, d, s, e, st);
 }
 Tensor Tensor::select(int64_t d, int64_t i) const { return brasa::select(*this, d, i); }
-Tensor Tensor::unfold(int64_t d, int64_t s, int64_t st) const { return brasa::unfold(*this, d, s, st); }
-Tensor Tensor::diagonal(int64_t o, int64_t a, int64_t b) const { return brasa::diagonal(*this, o, a, b); }
+Tensor Tensor::unfold(int64_t d, int64_t s, int64_t st) const {
+  return brasa::unfold(*this, d, s, st);
+}
+Tensor Tensor::diagonal(int64_t o, int64_t a, int64_t b) const {
+  return brasa::diagonal(*this, o, a, b);
+}
 Tensor Tensor::as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> off) const {
   return brasa::as_strided(*this, size, stride, off);
 }
 std::vector<Tensor> Tensor::chunk(int64_t c, int64_t d) const { return brasa::chunk(*this, c, d); }
 std::vector<Tensor> Tensor::split(int64_t s, int64_t d) const { return brasa::split(*this, s, d); }
-std::vector<Tensor> Tensor::split(IntArrayRef s, int64_t d) const { return brasa::split_with_sizes(*this, s, d); }
-std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef s, int64_t d) const { return brasa::split_with_sizes(*this, s, d); }
+std::vector<Tensor> Tensor::split(IntArrayRef s, int64_t d) const {
+  return brasa::split_with_sizes(*this, s, d);
+}
+std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef s, int64_t d) const {
+  return brasa::split_with_sizes(*this, s, d);
+}
 std::vector<Tensor> Tensor::unbind(int64_t d) const { return brasa::unbind(*this, d); }
 
 // In-place shape changes rewrite this tensor's own metadata.
@@ -104,11 +125,15 @@ Tensor& Tensor::squeeze_() { return restride(*this, squeeze()); }
 Tensor& Tensor::squeeze_(int64_t d) { return restride(*this, squeeze(d)); }
 Tensor& Tensor::unsqueeze_(int64_t d) { return restride(*this, unsqueeze(d)); }
 
-Tensor Tensor::index(ArrayRef<TensorIndex> indices) const { return detail::index_with(*this, indices); }
+Tensor Tensor::index(ArrayRef<TensorIndex> indices) const {
+  return detail::index_with(*this, indices);
+}
 Tensor Tensor::index(std::initializer_list<TensorIndex> indices) const {
   return detail::index_with(*this, ArrayRef<TensorIndex>(indices.begin(), indices.size()));
 }
-Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Tensor& v) { return detail::index_put_with(*this, indices, v); }
+Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Tensor& v) {
+  return detail::index_put_with(*this, indices, v);
+}
 Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Scalar& v) {
   return detail::index_put_with(*this, indices, scalar_tensor(v, TensorOptions().dtype(dtype())));
 }
@@ -120,38 +145,61 @@ Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Sca
 }
 
 // ---- elementwise ----
-static Tensor wrap_scalar(const Tensor& self, const Scalar& s) { return detail::wrap_number(self, s); }
+static Tensor wrap_scalar(const Tensor& self, const Scalar& s) {
+  return detail::wrap_number(self, s);
+}
 Tensor Tensor::add(const Tensor& o, const Scalar& a) const { return brasa::add(*this, o, a); }
 Tensor Tensor::add(const Scalar& o, const Scalar& a) const { return brasa::add(*this, o, a); }
 Tensor& Tensor::add_(const Tensor& o, const Scalar& a) { return detail::add_inplace(*this, o, a); }
-Tensor& Tensor::add_(const Scalar& o, const Scalar& a) { return detail::add_inplace(*this, wrap_scalar(*this, o), a); }
+Tensor& Tensor::add_(const Scalar& o, const Scalar& a) {
+  return detail::add_inplace(*this, wrap_scalar(*this, o), a);
+}
 Tensor Tensor::sub(const Tensor& o, const Scalar& a) const { return brasa::sub(*this, o, a); }
 Tensor Tensor::sub(const Scalar& o, const Scalar& a) const { return brasa::sub(*this, o, a); }
 Tensor& Tensor::sub_(const Tensor& o, const Scalar& a) {
-  BRASA_CHECK(!(dtype() == kBool && o.dtype() == kBool), "sub_: subtraction, the `-` operator, with two bool tensors is not supported.");
+  BRASA_CHECK(!(dtype() == kBool && o.dtype() == kBool),
+              "sub_: subtraction, the `-` operator, with two bool tensors is not supported.");
   return detail::add_inplace(*this, o, -a);
 }
-Tensor& Tensor::sub_(const Scalar& o, const Scalar& a) { return detail::add_inplace(*this, wrap_scalar(*this, o), -a); }
+Tensor& Tensor::sub_(const Scalar& o, const Scalar& a) {
+  return detail::add_inplace(*this, wrap_scalar(*this, o), -a);
+}
 Tensor Tensor::mul(const Tensor& o) const { return brasa::mul(*this, o); }
 Tensor Tensor::mul(const Scalar& o) const { return brasa::mul(*this, o); }
 Tensor& Tensor::mul_(const Tensor& o) { return detail::binary_inplace("mul", *this, o); }
-Tensor& Tensor::mul_(const Scalar& o) { return detail::binary_inplace("mul", *this, wrap_scalar(*this, o)); }
-Tensor Tensor::div(const Tensor& o, std::optional<std::string> m) const { return brasa::div(*this, o, m); }
-Tensor Tensor::div(const Scalar& o, std::optional<std::string> m) const { return brasa::div(*this, o, m); }
-Tensor& Tensor::div_(const Tensor& o, std::optional<std::string> m) { return detail::div_inplace(*this, o, m); }
-Tensor& Tensor::div_(const Scalar& o, std::optional<std::string> m) { return detail::div_inplace(*this, wrap_scalar(*this, o), m); }
+Tensor& Tensor::mul_(const Scalar& o) {
+  return detail::binary_inplace("mul", *this, wrap_scalar(*this, o));
+}
+Tensor Tensor::div(const Tensor& o, std::optional<std::string> m) const {
+  return brasa::div(*this, o, m);
+}
+Tensor Tensor::div(const Scalar& o, std::optional<std::string> m) const {
+  return brasa::div(*this, o, m);
+}
+Tensor& Tensor::div_(const Tensor& o, std::optional<std::string> m) {
+  return detail::div_inplace(*this, o, m);
+}
+Tensor& Tensor::div_(const Scalar& o, std::optional<std::string> m) {
+  return detail::div_inplace(*this, wrap_scalar(*this, o), m);
+}
 Tensor Tensor::pow(const Tensor& e) const { return brasa::pow(*this, e); }
 Tensor Tensor::pow(const Scalar& e) const { return brasa::pow(*this, e); }
 Tensor& Tensor::pow_(const Tensor& e) { return detail::binary_inplace("pow", *this, e); }
-Tensor& Tensor::pow_(const Scalar& e) { return detail::binary_inplace("pow", *this, wrap_scalar(*this, e)); }
+Tensor& Tensor::pow_(const Scalar& e) {
+  return detail::binary_inplace("pow", *this, wrap_scalar(*this, e));
+}
 Tensor Tensor::atan2(const Tensor& o) const { return brasa::atan2(*this, o); }
 Tensor& Tensor::atan2_(const Tensor& o) { return detail::binary_inplace("atan2", *this, o); }
 Tensor Tensor::fmod(const Tensor& o) const { return brasa::fmod(*this, o); }
 Tensor Tensor::fmod(const Scalar& o) const { return brasa::fmod(*this, o); }
-Tensor& Tensor::fmod_(const Scalar& o) { return detail::binary_inplace("fmod", *this, wrap_scalar(*this, o)); }
+Tensor& Tensor::fmod_(const Scalar& o) {
+  return detail::binary_inplace("fmod", *this, wrap_scalar(*this, o));
+}
 Tensor Tensor::remainder(const Tensor& o) const { return brasa::remainder(*this, o); }
 Tensor Tensor::remainder(const Scalar& o) const { return brasa::remainder(*this, o); }
-Tensor& Tensor::remainder_(const Scalar& o) { return detail::binary_inplace("remainder", *this, wrap_scalar(*this, o)); }
+Tensor& Tensor::remainder_(const Scalar& o) {
+  return detail::binary_inplace("remainder", *this, wrap_scalar(*this, o));
+}
 Tensor Tensor::minimum(const Tensor& o) const { return brasa::minimum(*this, o); }
 Tensor Tensor::maximum(const Tensor& o) const { return brasa::maximum(*this, o); }
 Tensor Tensor::lerp(const Tensor& e, const Scalar& w) const { return brasa::lerp(*this, e, w); }
@@ -159,25 +207,47 @@ Tensor Tensor::lerp(const Tensor& e, const Tensor& w) const { return brasa::lerp
 Tensor& Tensor::lerp_(const Tensor& e, const Scalar& w) {
   return detail::lerp_inplace(*this, e, scalar_tensor(w, TensorOptions().dtype(dtype())));
 }
-Tensor Tensor::addcmul(const Tensor& a, const Tensor& b, const Scalar& v) const { return brasa::addcmul(*this, a, b, v); }
-Tensor& Tensor::addcmul_(const Tensor& a, const Tensor& b, const Scalar& v) { return detail::addcmul_inplace(*this, a, b, v, false); }
-Tensor Tensor::addcdiv(const Tensor& a, const Tensor& b, const Scalar& v) const { return brasa::addcdiv(*this, a, b, v); }
-Tensor& Tensor::addcdiv_(const Tensor& a, const Tensor& b, const Scalar& v) { return detail::addcmul_inplace(*this, a, b, v, true); }
-Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const { return brasa::clamp(*this, lo, hi); }
-Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) { return detail::clamp_inplace(*this, lo, hi); }
+Tensor Tensor::addcmul(const Tensor& a, const Tensor& b, const Scalar& v) const {
+  return brasa::addcmul(*this, a, b, v);
+}
+Tensor& Tensor::addcmul_(const Tensor& a, const Tensor& b, const Scalar& v) {
+  return detail::addcmul_inplace(*this, a, b, v, false);
+}
+Tensor Tensor::addcdiv(const Tensor& a, const Tensor& b, const Scalar& v) const {
+  return brasa::addcdiv(*this, a, b, v);
+}
+Tensor& Tensor::addcdiv_(const Tensor& a, const Tensor& b, const Scalar& v) {
+  return detail::addcmul_inplace(*this, a, b, v, true);
+}
+Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
+  return brasa::clamp(*this, lo, hi);
+}
+Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  return detail::clamp_inplace(*this, lo, hi);
+}
 Tensor Tensor::clamp_min(const Scalar& lo) const { return brasa::clamp_min(*this, lo); }
-Tensor& Tensor::clamp_min_(const Scalar& lo) { return detail::clamp_inplace(*this, lo, std::nullopt); }
+Tensor& Tensor::clamp_min_(const Scalar& lo) {
+  return detail::clamp_inplace(*this, lo, std::nullopt);
+}
 Tensor Tensor::clamp_max(const Scalar& hi) const { return brasa::clamp_max(*this, hi); }
-Tensor& Tensor::clamp_max_(const Scalar& hi) { return detail::clamp_inplace(*this, std::nullopt, hi); }
+Tensor& Tensor::clamp_max_(const Scalar& hi) {
+  return detail::clamp_inplace(*this, std::nullopt, hi);
+}
 Tensor Tensor::where(const Tensor& c, const Tensor& o) const { return brasa::where(c, *this, o); }
-Tensor Tensor::masked_fill(const Tensor& m, const Scalar& v) const { return brasa::masked_fill(*this, m, v); }
-Tensor Tensor::masked_fill(const Tensor& m, const Tensor& v) const { return brasa::masked_fill(*this, m, v); }
+Tensor Tensor::masked_fill(const Tensor& m, const Scalar& v) const {
+  return brasa::masked_fill(*this, m, v);
+}
+Tensor Tensor::masked_fill(const Tensor& m, const Tensor& v) const {
+  return brasa::masked_fill(*this, m, v);
+}
 Tensor& Tensor::masked_fill_(const Tensor& m, const Scalar& v) {
   return detail::masked_fill_inplace(*this, m, scalar_tensor(v, TensorOptions().dtype(dtype())));
 }
-Tensor& Tensor::masked_fill_(const Tensor& m, const Tensor& v) { return detail::masked_fill_inplace(*this, m, v); }
-#define BRASA_CMP_METHODS(name)                                                   \
-  Tensor Tensor::name(const Tensor& o) const { return brasa::name(*this, o); }   \
+Tensor& Tensor::masked_fill_(const Tensor& m, const Tensor& v) {
+  return detail::masked_fill_inplace(*this, m, v);
+}
+#define BRASA_CMP_METHODS(name)                                                \
+  Tensor Tensor::name(const Tensor& o) const { return brasa::name(*this, o); } \
   Tensor Tensor::name(const Scalar& o) const { return brasa::name(*this, o); }
 BRASA_CMP_METHODS(eq)
 BRASA_CMP_METHODS(ne)
@@ -186,11 +256,13 @@ BRASA_CMP_METHODS(le)
 BRASA_CMP_METHODS(gt)
 BRASA_CMP_METHODS(ge)
 #undef BRASA_CMP_METHODS
-#define BRASA_INPLACE_BINARY(name)                                                               \
+#define BRASA_INPLACE_BINARY(name) \
   Tensor& Tensor::name##_(const Tensor& o) { return detail::binary_inplace(#name, *this, o); }
-#define BRASA_INPLACE_BINARY_SCALAR(name)                                                        \
-  BRASA_INPLACE_BINARY(name)                                                                     \
-  Tensor& Tensor::name##_(const Scalar& o) { return detail::binary_inplace(#name, *this, wrap_scalar(*this, o)); }
+#define BRASA_INPLACE_BINARY_SCALAR(name)                               \
+  BRASA_INPLACE_BINARY(name)                                            \
+  Tensor& Tensor::name##_(const Scalar& o) {                            \
+    return detail::binary_inplace(#name, *this, wrap_scalar(*this, o)); \
+  }
 BRASA_INPLACE_BINARY_SCALAR(eq)
 BRASA_INPLACE_BINARY_SCALAR(ne)
 BRASA_INPLACE_BINARY_SCALAR(lt)
@@ -209,12 +281,17 @@ BRASA_INPLACE_BINARY(remainder)
 #undef BRASA_INPLACE_BINARY
 Tensor& Tensor::logical_not_() { return copy_(brasa::logical_not(*this)); }
 Tensor& Tensor::bitwise_not_() { return detail::unary_inplace(UnaryOp::bitwise_not, *this); }
-Tensor& Tensor::nan_to_num_(std::optional<double> n, std::optional<double> p, std::optional<double> q) {
+Tensor& Tensor::nan_to_num_(std::optional<double> n, std::optional<double> p,
+                            std::optional<double> q) {
   return copy_(brasa::nan_to_num(*this, n, p, q));
 }
 bool Tensor::equal(const Tensor& o) const { return brasa::equal(*this, o); }
-bool Tensor::allclose(const Tensor& o, double r, double a, bool n) const { return brasa::allclose(*this, o, r, a, n); }
-Tensor Tensor::isclose(const Tensor& o, double r, double a, bool n) const { return brasa::isclose(*this, o, r, a, n); }
+bool Tensor::allclose(const Tensor& o, double r, double a, bool n) const {
+  return brasa::allclose(*this, o, r, a, n);
+}
+Tensor Tensor::isclose(const Tensor& o, double r, double a, bool n) const {
+  return brasa::isclose(*this, o, r, a, n);
+}
 Tensor Tensor::logical_and(const Tensor& o) const { return brasa::logical_and(*this, o); }
 Tensor Tensor::logical_or(const Tensor& o) const { return brasa::logical_or(*this, o); }
 Tensor Tensor::logical_xor(const Tensor& o) const { return brasa::logical_xor(*this, o); }
@@ -226,12 +303,13 @@ Tensor Tensor::bitwise_not() const { return brasa::bitwise_not(*this); }
 Tensor Tensor::isnan() const { return brasa::isnan(*this); }
 Tensor Tensor::isinf() const { return brasa::isinf(*this); }
 Tensor Tensor::isfinite() const { return brasa::isfinite(*this); }
-Tensor Tensor::nan_to_num(std::optional<double> n, std::optional<double> p, std::optional<double> q) const {
+Tensor Tensor::nan_to_num(std::optional<double> n, std::optional<double> p,
+                          std::optional<double> q) const {
   return brasa::nan_to_num(*this, n, p, q);
 }
 
-#define BRASA_UNARY_METHOD_DEF(name)                                           \
-  Tensor Tensor::name() const { return brasa::name(*this); }                   \
+#define BRASA_UNARY_METHOD_DEF(name)                         \
+  Tensor Tensor::name() const { return brasa::name(*this); } \
   Tensor& Tensor::name##_() { return detail::unary_inplace(UnaryOp::name, *this); }
 BRASA_UNARY_METHOD_DEF(neg)
 BRASA_UNARY_METHOD_DEF(abs)
@@ -269,11 +347,17 @@ BRASA_UNARY_METHOD_DEF(square)
 
 // ---- reductions ----
 Tensor Tensor::sum(std::optional<ScalarType> t) const { return brasa::sum(*this, t); }
-Tensor Tensor::sum(IntArrayRef d, bool k, std::optional<ScalarType> t) const { return brasa::sum(*this, d, k, t); }
+Tensor Tensor::sum(IntArrayRef d, bool k, std::optional<ScalarType> t) const {
+  return brasa::sum(*this, d, k, t);
+}
 Tensor Tensor::mean(std::optional<ScalarType> t) const { return brasa::mean(*this, t); }
-Tensor Tensor::mean(IntArrayRef d, bool k, std::optional<ScalarType> t) const { return brasa::mean(*this, d, k, t); }
+Tensor Tensor::mean(IntArrayRef d, bool k, std::optional<ScalarType> t) const {
+  return brasa::mean(*this, d, k, t);
+}
 Tensor Tensor::prod(std::optional<ScalarType> t) const { return brasa::prod(*this, t); }
-Tensor Tensor::prod(int64_t d, bool k, std::optional<ScalarType> t) const { return brasa::prod(*this, d, k, t); }
+Tensor Tensor::prod(int64_t d, bool k, std::optional<ScalarType> t) const {
+  return brasa::prod(*this, d, k, t);
+}
 Tensor Tensor::max() const { return brasa::max(*this); }
 std::tuple<Tensor, Tensor> Tensor::max(int64_t d, bool k) const { return brasa::max(*this, d, k); }
 Tensor Tensor::min() const { return brasa::min(*this); }
@@ -287,34 +371,63 @@ Tensor Tensor::var(IntArrayRef d, bool u, bool k) const { return brasa::var(*thi
 Tensor Tensor::std_all(bool u) const { return brasa::std(*this, u); }
 Tensor Tensor::std(IntArrayRef d, bool u, bool k) const { return brasa::std(*this, d, u, k); }
 Tensor Tensor::norm(const Scalar& p) const { return brasa::norm(*this, p); }
-Tensor Tensor::norm(std::optional<Scalar> p, IntArrayRef d, bool k) const { return brasa::norm(*this, p, d, k); }
+Tensor Tensor::norm(std::optional<Scalar> p, IntArrayRef d, bool k) const {
+  return brasa::norm(*this, p, d, k);
+}
 Tensor Tensor::logsumexp(IntArrayRef d, bool k) const { return brasa::logsumexp(*this, d, k); }
 Tensor Tensor::all() const { return brasa::all(*this); }
 Tensor Tensor::all(int64_t d, bool k) const { return brasa::all(*this, d, k); }
 Tensor Tensor::any() const { return brasa::any(*this); }
 Tensor Tensor::any(int64_t d, bool k) const { return brasa::any(*this, d, k); }
-Tensor Tensor::softmax(int64_t d, std::optional<ScalarType> t) const { return brasa::softmax(*this, d, t); }
-Tensor Tensor::log_softmax(int64_t d, std::optional<ScalarType> t) const { return brasa::log_softmax(*this, d, t); }
-Tensor Tensor::cumsum(int64_t d, std::optional<ScalarType> t) const { return brasa::cumsum(*this, d, t); }
-Tensor Tensor::cumprod(int64_t d, std::optional<ScalarType> t) const { return brasa::cumprod(*this, d, t); }
-std::tuple<Tensor, Tensor> Tensor::sort(int64_t d, bool desc) const { return brasa::sort(*this, d, desc); }
-std::tuple<Tensor, Tensor> Tensor::sort(std::optional<bool> s, int64_t d, bool desc) const { return brasa::sort(*this, s, d, desc); }
+Tensor Tensor::softmax(int64_t d, std::optional<ScalarType> t) const {
+  return brasa::softmax(*this, d, t);
+}
+Tensor Tensor::log_softmax(int64_t d, std::optional<ScalarType> t) const {
+  return brasa::log_softmax(*this, d, t);
+}
+Tensor Tensor::cumsum(int64_t d, std::optional<ScalarType> t) const {
+  return brasa::cumsum(*this, d, t);
+}
+Tensor Tensor::cumprod(int64_t d, std::optional<ScalarType> t) const {
+  return brasa::cumprod(*this, d, t);
+}
+std::tuple<Tensor, Tensor> Tensor::sort(int64_t d, bool desc) const {
+  return brasa::sort(*this, d, desc);
+}
+std::tuple<Tensor, Tensor> Tensor::sort(std::optional<bool> s, int64_t d, bool desc) const {
+  return brasa::sort(*this, s, d, desc);
+}
 Tensor Tensor::argsort(int64_t d, bool desc) const { return brasa::argsort(*this, d, desc); }
-std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t d, bool l, bool s) const { return brasa::topk(*this, k, d, l, s); }
+std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t d, bool l, bool s) const {
+  return brasa::topk(*this, k, d, l, s);
+}
 Tensor Tensor::flip(IntArrayRef d) const { return brasa::flip(*this, d); }
 Tensor Tensor::roll(IntArrayRef s, IntArrayRef d) const { return brasa::roll(*this, s, d); }
 Tensor Tensor::repeat(IntArrayRef r) const { return brasa::repeat(*this, r); }
 Tensor Tensor::tile(IntArrayRef d) const { return brasa::tile(*this, d); }
 Tensor Tensor::gather(int64_t d, const Tensor& i) const { return brasa::gather(*this, d, i); }
-Tensor Tensor::scatter(int64_t d, const Tensor& i, const Tensor& s) const { return brasa::scatter(*this, d, i, s); }
-Tensor Tensor::scatter(int64_t d, const Tensor& i, const Scalar& v) const { return brasa::scatter(*this, d, i, v); }
-Tensor& Tensor::scatter_(int64_t d, const Tensor& i, const Tensor& s) { return detail::scatter_inplace(*this, d, i, s, false); }
-Tensor& Tensor::scatter_(int64_t d, const Tensor& i, const Scalar& v) {
-  return detail::scatter_inplace(*this, d, i, scalar_tensor(v, TensorOptions().dtype(dtype())), false);
+Tensor Tensor::scatter(int64_t d, const Tensor& i, const Tensor& s) const {
+  return brasa::scatter(*this, d, i, s);
 }
-Tensor Tensor::scatter_add(int64_t d, const Tensor& i, const Tensor& s) const { return brasa::scatter_add(*this, d, i, s); }
-Tensor& Tensor::scatter_add_(int64_t d, const Tensor& i, const Tensor& s) { return detail::scatter_inplace(*this, d, i, s, true); }
-Tensor Tensor::index_select(int64_t d, const Tensor& i) const { return brasa::index_select(*this, d, i); }
+Tensor Tensor::scatter(int64_t d, const Tensor& i, const Scalar& v) const {
+  return brasa::scatter(*this, d, i, v);
+}
+Tensor& Tensor::scatter_(int64_t d, const Tensor& i, const Tensor& s) {
+  return detail::scatter_inplace(*this, d, i, s, false);
+}
+Tensor& Tensor::scatter_(int64_t d, const Tensor& i, const Scalar& v) {
+  return detail::scatter_inplace(*this, d, i, scalar_tensor(v, TensorOptions().dtype(dtype())),
+                                 false);
+}
+Tensor Tensor::scatter_add(int64_t d, const Tensor& i, const Tensor& s) const {
+  return brasa::scatter_add(*this, d, i, s);
+}
+Tensor& Tensor::scatter_add_(int64_t d, const Tensor& i, const Tensor& s) {
+  return detail::scatter_inplace(*this, d, i, s, true);
+}
+Tensor Tensor::index_select(int64_t d, const Tensor& i) const {
+  return brasa::index_select(*this, d, i);
+}
 Tensor Tensor::index_add(int64_t d, const Tensor& i, const Tensor& s, const Scalar& a) const {
   return brasa::index_add(*this, d, i, s, a);
 }
@@ -381,7 +494,9 @@ Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
 Tensor operator/(const Scalar& a, const Tensor& b) {
-  return div(scalar_tensor(a, TensorOptions().dtype(detail::result_type({detail::operand(a), detail::operand(b)}))), b);
+  return div(scalar_tensor(a, TensorOptions().dtype(
+                                  detail::result_type({detail::operand(a), detail::operand(b)}))),
+             b);
 }
 Tensor operator%(const Tensor& a, const Tensor& b) { return remainder(a, b); }
 Tensor operator%(const Tensor& a, const Scalar& b) { return remainder(a, b); }

@@ -11,7 +11,8 @@ static std::string full_message(const std::string& msg, const std::string& cond,
 }
 
 Error::Error(std::string message, std::string condition, const char* file, int line)
-    : std::runtime_error(full_message(message, condition, file, line)), message_(std::move(message)) {}
+    : std::runtime_error(full_message(message, condition, file, line)),
+      message_(std::move(message)) {}
 
 namespace detail {
 void throw_error(const char* condition, const char* file, int line, std::string msg) {

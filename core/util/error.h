@@ -28,18 +28,19 @@ std::string str(const Args&... args) {
 }  // namespace detail
 }  // namespace brasa
 
-#define BRASA_CHECK(cond, ...)                                                                \
-  do {                                                                                        \
-    if (__builtin_expect(!(cond), 0))                                                         \
+#define BRASA_CHECK(cond, ...)                                                                    \
+  do {                                                                                            \
+    if (__builtin_expect(!(cond), 0))                                                             \
       ::brasa::detail::throw_error(#cond, __FILE__, __LINE__, ::brasa::detail::str(__VA_ARGS__)); \
   } while (0)
 
-#define BRASA_INTERNAL_ASSERT(cond, ...)                                                       \
-  do {                                                                                         \
-    if (__builtin_expect(!(cond), 0))                                                          \
-      ::brasa::detail::throw_error(#cond, __FILE__, __LINE__,                                  \
+#define BRASA_INTERNAL_ASSERT(cond, ...)                                                           \
+  do {                                                                                             \
+    if (__builtin_expect(!(cond), 0))                                                              \
+      ::brasa::detail::throw_error(#cond, __FILE__, __LINE__,                                      \
                                    ::brasa::detail::str("internal assert failed: ", ##__VA_ARGS__, \
-                                                        " (please report a bug)"));            \
+                                                        " (please report a bug)"));                \
   } while (0)
 
-#define BRASA_ERROR(...) ::brasa::detail::throw_error("", __FILE__, __LINE__, ::brasa::detail::str(__VA_ARGS__))
+#define BRASA_ERROR(...) \
+  ::brasa::detail::throw_error("", __FILE__, __LINE__, ::brasa::detail::str(__VA_ARGS__))

@@ -27,7 +27,9 @@ class intrusive_ptr {
   intrusive_ptr(const intrusive_ptr& o) : p_(o.p_) { retain(); }
   intrusive_ptr(intrusive_ptr&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
   template <class U>
-  intrusive_ptr(const intrusive_ptr<U>& o) : p_(o.get()) { retain(); }
+  intrusive_ptr(const intrusive_ptr<U>& o) : p_(o.get()) {
+    retain();
+  }
   ~intrusive_ptr() { release(); }
   intrusive_ptr& operator=(const intrusive_ptr& o) {
     intrusive_ptr(o).swap(*this);

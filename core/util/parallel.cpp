@@ -124,9 +124,9 @@ int default_threads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-std::mutex g_pool_mu;            // guards creation/replacement of the pool
-std::mutex g_run_mu;             // one parallel job at a time on the pool
-ThreadPool* g_pool = nullptr;    // leaked on purpose in forked children
+std::mutex g_pool_mu;          // guards creation/replacement of the pool
+std::mutex g_run_mu;           // one parallel job at a time on the pool
+ThreadPool* g_pool = nullptr;  // leaked on purpose in forked children
 std::atomic<int> g_num_threads{0};
 
 void after_fork_in_child() {
@@ -190,8 +190,8 @@ void parallel_run(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {
   int n = get_num_threads();
   int64_t range = end - begin;
-  int64_t max_chunks = std::max<int64_t>(1, (range + std::max<int64_t>(grain, 1) - 1) /
-                                                std::max<int64_t>(grain, 1));
+  int64_t max_chunks =
+      std::max<int64_t>(1, (range + std::max<int64_t>(grain, 1) - 1) / std::max<int64_t>(grain, 1));
   // Up to 4 chunks per thread, taken dynamically: a worker that wakes late
   // still finds work instead of leaving everything to the caller.
   int nchunks = static_cast<int>(std::min<int64_t>(4 * n, max_chunks));

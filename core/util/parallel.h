@@ -29,7 +29,7 @@ namespace detail {
 void pin_blas_threads();
 void parallel_run(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn);
-}
+}  // namespace detail
 
 // Runs fn(b, e) over disjoint chunks covering [begin, end), each at least `grain`
 // long (but the last), on up to get_num_threads() threads. Exceptions thrown by

@@ -18,7 +18,9 @@ class SmallVector {
   explicit SmallVector(size_t n, T v = T()) { resize(n, v); }
   SmallVector(std::initializer_list<T> il) { assign(il.begin(), il.end()); }
   template <class It, std::enable_if_t<!std::is_integral_v<It>, int> = 0>
-  SmallVector(It b, It e) { assign(b, e); }
+  SmallVector(It b, It e) {
+    assign(b, e);
+  }
   SmallVector(const SmallVector& o) { assign(o.begin(), o.end()); }
   SmallVector& operator=(const SmallVector& o) {
     if (this != &o) assign(o.begin(), o.end());

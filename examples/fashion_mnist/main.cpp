@@ -31,11 +31,12 @@ struct Args {
 };
 
 [[noreturn]] void usage(const std::string& error) {
-  std::fprintf(stderr,
-               "%s\nusage: fashion_mnist [--model cnn|mlp] [--epochs N] [--batch-size B] [--lr LR]\n"
-               "                     [--optimizer sgd|adam] [--threads T] [--data DIR] [--checkpoint FILE]\n"
-               "                     [--metrics FILE] [--resume] [--seed S]\n",
-               error.c_str());
+  std::fprintf(
+      stderr,
+      "%s\nusage: fashion_mnist [--model cnn|mlp] [--epochs N] [--batch-size B] [--lr LR]\n"
+      "                     [--optimizer sgd|adam] [--threads T] [--data DIR] [--checkpoint FILE]\n"
+      "                     [--metrics FILE] [--resume] [--seed S]\n",
+      error.c_str());
   std::exit(2);
 }
 
@@ -48,19 +49,32 @@ Args parse(int argc, char** argv) {
       return argv[++i];
     };
     try {
-      if (k == "--model") a.model = value();
-      else if (k == "--epochs") a.epochs = std::stoll(value());
-      else if (k == "--batch-size") a.batch_size = std::stoll(value());
-      else if (k == "--lr") a.lr = std::stod(value());
-      else if (k == "--optimizer") a.optimizer = value();
-      else if (k == "--threads") a.threads = std::stoll(value());
-      else if (k == "--data") a.data = value();
-      else if (k == "--checkpoint") a.checkpoint = value();
-      else if (k == "--metrics") a.metrics = value();
-      else if (k == "--seed") a.seed = std::stoll(value());
-      else if (k == "--resume") a.resume = true;
-      else if (k == "--help" || k == "-h") usage("Train a CNN or MLP on Fashion-MNIST.");
-      else usage("unknown option " + k);
+      if (k == "--model")
+        a.model = value();
+      else if (k == "--epochs")
+        a.epochs = std::stoll(value());
+      else if (k == "--batch-size")
+        a.batch_size = std::stoll(value());
+      else if (k == "--lr")
+        a.lr = std::stod(value());
+      else if (k == "--optimizer")
+        a.optimizer = value();
+      else if (k == "--threads")
+        a.threads = std::stoll(value());
+      else if (k == "--data")
+        a.data = value();
+      else if (k == "--checkpoint")
+        a.checkpoint = value();
+      else if (k == "--metrics")
+        a.metrics = value();
+      else if (k == "--seed")
+        a.seed = std::stoll(value());
+      else if (k == "--resume")
+        a.resume = true;
+      else if (k == "--help" || k == "-h")
+        usage("Train a CNN or MLP on Fashion-MNIST.");
+      else
+        usage("unknown option " + k);
     } catch (const std::invalid_argument&) {
       usage("bad number for " + k);
     }
@@ -115,7 +129,10 @@ struct EpochResult {
 class Progress {
  public:
   Progress(int64_t epoch, int64_t epochs, int64_t total)
-      : epoch_(epoch), epochs_(epochs), total_(total), tty_(isatty(fileno(stderr))),
+      : epoch_(epoch),
+        epochs_(epochs),
+        total_(total),
+        tty_(isatty(fileno(stderr))),
         start_(std::chrono::steady_clock::now()) {}
   void update(int64_t done, double running_loss, bool last) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -125,10 +142,11 @@ class Progress {
     printed_quarter_ = quarter ? done / quarter : 0;
     const int width = 30;
     int filled = static_cast<int>(width * done / std::max<int64_t>(total_, 1));
-    std::fprintf(stderr, "%sepoch %ld/%ld [%s%s] %6ld/%ld  %7.0f samples/s  loss %.4f%s", tty_ ? "\r" : "",
-                 static_cast<long>(epoch_), static_cast<long>(epochs_), std::string(filled, '#').c_str(),
-                 std::string(width - filled, '.').c_str(), static_cast<long>(done), static_cast<long>(total_),
-                 secs > 0 ? done / secs : 0.0, running_loss, tty_ && !last ? "" : "\n");
+    std::fprintf(stderr, "%sepoch %ld/%ld [%s%s] %6ld/%ld  %7.0f samples/s  loss %.4f%s",
+                 tty_ ? "\r" : "", static_cast<long>(epoch_), static_cast<long>(epochs_),
+                 std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
+                 static_cast<long>(done), static_cast<long>(total_), secs > 0 ? done / secs : 0.0,
+                 running_loss, tty_ && !last ? "" : "\n");
     std::fflush(stderr);
   }
 
@@ -150,7 +168,8 @@ double evaluate(Model& model, const data::TensorDataset& test, double* accuracy)
     int64_t len = std::min(B, n - s);
     Tensor x = normalize(test.data().narrow(0, s, len)), y = test.targets().narrow(0, s, len);
     Tensor logits = model.forward(x);
-    loss_sum += F::cross_entropy(logits, y, F::CrossEntropyFuncOptions().reduction(kSum)).item<double>();
+    loss_sum +=
+        F::cross_entropy(logits, y, F::CrossEntropyFuncOptions().reduction(kSum)).item<double>();
     correct += logits.argmax(1).eq(y).sum().item<int64_t>();
   }
   model.train();
@@ -163,24 +182,29 @@ int train(const Args& a, std::shared_ptr<Model> model) {
   data::datasets::MNIST train_set(a.data, data::datasets::MNIST::Mode::kTrain);
   data::datasets::MNIST test_set(a.data, data::datasets::MNIST::Mode::kTest);
   std::unique_ptr<optim::Optimizer> opt;
-  if (a.optimizer == "adam") opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(a.lr));
-  else opt = std::make_unique<optim::SGD>(model->parameters(), optim::SGDOptions(a.lr).momentum(0.9));
+  if (a.optimizer == "adam")
+    opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(a.lr));
+  else
+    opt = std::make_unique<optim::SGD>(model->parameters(), optim::SGDOptions(a.lr).momentum(0.9));
 
   int64_t first_epoch = 1;
   if (a.resume) {
     auto meta = serialize::load_checkpoint(a.checkpoint, *model, opt.get());
     first_epoch = std::stoll(meta.at("epoch")) + 1;
-    std::printf("resumed from %s after epoch %ld\n", a.checkpoint.c_str(), static_cast<long>(first_epoch - 1));
+    std::printf("resumed from %s after epoch %ld\n", a.checkpoint.c_str(),
+                static_cast<long>(first_epoch - 1));
   } else {
-    std::ofstream(a.metrics) << "epoch,train_loss,test_loss,test_accuracy,seconds,samples_per_second\n";
+    std::ofstream(a.metrics)
+        << "epoch,train_loss,test_loss,test_accuracy,seconds,samples_per_second\n";
   }
-  std::printf("model %s, optimizer %s (lr %g), batch %ld, %d threads, %ld training samples\n", a.model.c_str(),
-              a.optimizer.c_str(), a.lr, static_cast<long>(a.batch_size), get_num_threads(),
-              static_cast<long>(train_set.size()));
+  std::printf("model %s, optimizer %s (lr %g), batch %ld, %d threads, %ld training samples\n",
+              a.model.c_str(), a.optimizer.c_str(), a.lr, static_cast<long>(a.batch_size),
+              get_num_threads(), static_cast<long>(train_set.size()));
   std::fflush(stdout);
 
   auto loader = data::make_data_loader<data::samplers::RandomSampler>(
-      data::TensorDataset(train_set.data(), train_set.targets()), data::DataLoaderOptions(a.batch_size));
+      data::TensorDataset(train_set.data(), train_set.targets()),
+      data::DataLoaderOptions(a.batch_size));
   double accuracy = 0;
   for (int64_t epoch = first_epoch; epoch <= a.epochs; ++epoch) {
     manual_seed(static_cast<uint64_t>(a.seed * 1000 + epoch));  // this epoch's shuffle
@@ -199,23 +223,27 @@ int train(const Args& a, std::shared_ptr<Model> model) {
       running = batches == 0 ? l : 0.98 * running + 0.02 * l;
       seen += b;
       ++batches;
-      if (batches % 20 == 0 || seen == train_set.size()) progress.update(seen, running, seen == train_set.size());
+      if (batches % 20 == 0 || seen == train_set.size())
+        progress.update(seen, running, seen == train_set.size());
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double test_loss = evaluate(*model, test_set, &accuracy);
-    EpochResult r{loss_sum / static_cast<double>(seen), test_loss, accuracy, secs, static_cast<double>(seen) / secs};
-    std::printf("epoch %ld: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s (%.0f samples/s)\n",
-                static_cast<long>(epoch), r.train_loss, r.test_loss, 100 * r.test_accuracy, r.seconds,
-                r.samples_per_second);
+    EpochResult r{loss_sum / static_cast<double>(seen), test_loss, accuracy, secs,
+                  static_cast<double>(seen) / secs};
+    std::printf(
+        "epoch %ld: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s (%.0f "
+        "samples/s)\n",
+        static_cast<long>(epoch), r.train_loss, r.test_loss, 100 * r.test_accuracy, r.seconds,
+        r.samples_per_second);
     std::fflush(stdout);
-    std::ofstream(a.metrics, std::ios::app) << epoch << "," << r.train_loss << "," << r.test_loss << ","
-                                            << r.test_accuracy << "," << r.seconds << "," << r.samples_per_second
-                                            << "\n";
-    serialize::save_checkpoint(a.checkpoint, *model, opt.get(), {{"epoch", std::to_string(epoch)},
-                                                                 {"model", a.model}});
+    std::ofstream(a.metrics, std::ios::app)
+        << epoch << "," << r.train_loss << "," << r.test_loss << "," << r.test_accuracy << ","
+        << r.seconds << "," << r.samples_per_second << "\n";
+    serialize::save_checkpoint(a.checkpoint, *model, opt.get(),
+                               {{"epoch", std::to_string(epoch)}, {"model", a.model}});
   }
-  std::printf("final test accuracy %.2f%% (metrics: %s, checkpoint: %s)\n", 100 * accuracy, a.metrics.c_str(),
-              a.checkpoint.c_str());
+  std::printf("final test accuracy %.2f%% (metrics: %s, checkpoint: %s)\n", 100 * accuracy,
+              a.metrics.c_str(), a.checkpoint.c_str());
   return 0;
 }
 

@@ -114,7 +114,8 @@ TEST(Distributed, FreeFunctions) {
 // tcp://host:port and file://path, with rank and world size given: the
 // address and the path are agreed on through the shared store first.
 TEST(Distributed, InitMethodsTcpAndFile) {
-  if (backend() == "mpi") GTEST_SKIP() << "the mpi backend takes rank and size from MPI, not an init_method";
+  if (backend() == "mpi")
+    GTEST_SKIP() << "the mpi backend takes rank and size from MPI, not an init_method";
   const auto& r = dist::testing::shared_rendezvous();
   static int round = 0;
   const std::string key = "init_methods/" + std::to_string(round++);
@@ -128,7 +129,8 @@ TEST(Distributed, InitMethodsTcpAndFile) {
     const int port = probe->port();
     probe.reset();  // free again for init_process_group's server
     r.store->set(key + "/port", std::to_string(port));
-    r.store->set(key + "/file", ::testing::TempDir() + "brasa_init_file_" + std::to_string(::getpid()));
+    r.store->set(key + "/file",
+                 ::testing::TempDir() + "brasa_init_file_" + std::to_string(::getpid()));
   }
   const std::string port = dist::to_string(r.store->get(key + "/port"));
   const std::string file = dist::to_string(r.store->get(key + "/file"));
@@ -146,8 +148,10 @@ TEST(Distributed, InitMethodsTcpAndFile) {
     while (r.store->add(key + "/done/" + method, 0) < r.world_size)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  EXPECT_ERROR("needs world_size > 0 and 0 <= rank < world_size", dist::init_process_group("gloo", "file://" + file));
-  EXPECT_ERROR("is not env://, tcp://host:port or file://path", dist::init_process_group("gloo", "udp://x"));
+  EXPECT_ERROR("needs world_size > 0 and 0 <= rank < world_size",
+               dist::init_process_group("gloo", "file://" + file));
+  EXPECT_ERROR("is not env://, tcp://host:port or file://path",
+               dist::init_process_group("gloo", "udp://x"));
 }
 
 TEST(Distributed, LibtorchSpellingsCompileAndWork) {

@@ -18,25 +18,27 @@ inline std::vector<int64_t> shape(const Tensor& t) { return t.sizes().vec(); }
 
 }  // namespace brasa::testing
 
-#define EXPECT_VALUES(t, ...) EXPECT_EQ(::brasa::testing::values(t), (std::vector<double>__VA_ARGS__))
-#define EXPECT_SHAPE(t, ...) EXPECT_EQ(::brasa::testing::shape(t), (std::vector<int64_t>__VA_ARGS__))
-#define EXPECT_CLOSE(t, expected, tol)                                      \
-  do {                                                                      \
-    auto _v = ::brasa::testing::values(t);                                  \
-    std::vector<double> _e = expected;                                      \
-    ASSERT_EQ(_v.size(), _e.size());                                        \
+#define EXPECT_VALUES(t, ...) \
+  EXPECT_EQ(::brasa::testing::values(t), (std::vector<double> __VA_ARGS__))
+#define EXPECT_SHAPE(t, ...) \
+  EXPECT_EQ(::brasa::testing::shape(t), (std::vector<int64_t> __VA_ARGS__))
+#define EXPECT_CLOSE(t, expected, tol)                                                         \
+  do {                                                                                         \
+    auto _v = ::brasa::testing::values(t);                                                     \
+    std::vector<double> _e = expected;                                                         \
+    ASSERT_EQ(_v.size(), _e.size());                                                           \
     for (size_t _i = 0; _i < _v.size(); ++_i) EXPECT_NEAR(_v[_i], _e[_i], tol) << "at " << _i; \
   } while (0)
 
 // Expects a brasa::Error whose message contains `needle`.
 #define EXPECT_ERROR(needle, ...) EXPECT_ERROR_IMPL((__VA_ARGS__), needle)
-#define EXPECT_ERROR_IMPL(stmt, needle)                                                     \
-  do {                                                                                 \
-    try {                                                                              \
-      (void)(stmt);                                                                    \
-      ADD_FAILURE() << "no error from: " #stmt;                                        \
-    } catch (const Error& e) {                                                         \
-      EXPECT_NE(e.message().find(needle), std::string::npos)                           \
+#define EXPECT_ERROR_IMPL(stmt, needle)                                                          \
+  do {                                                                                           \
+    try {                                                                                        \
+      (void)(stmt);                                                                              \
+      ADD_FAILURE() << "no error from: " #stmt;                                                  \
+    } catch (const Error& e) {                                                                   \
+      EXPECT_NE(e.message().find(needle), std::string::npos)                                     \
           << "message of " #stmt " was: " << e.message() << "\nexpected to contain: " << needle; \
-    }                                                                                  \
+    }                                                                                            \
   } while (0)

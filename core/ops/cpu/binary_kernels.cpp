@@ -14,8 +14,10 @@ namespace {
 // a * b for integral types; for bool a logical and (bool arithmetic warns).
 template <class T>
 T integral_product(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) return a && b;
-  else return static_cast<T>(a * b);
+  if constexpr (std::is_same_v<T, bool>)
+    return a && b;
+  else
+    return static_cast<T>(a * b);
 }
 
 template <class T>
@@ -79,16 +81,32 @@ void arith_cpu(detail::Elementwise& e, BinaryOp op, ScalarType t, const Scalar& 
       const M al = alpha.to<M>();
       switch (op) {
         case BinaryOp::Add:
-          if (al == M(1)) cpu::run<T, T, T>(e, [](M a, M b) { return a + b; });
-          else cpu::run<T, T, T>(e, [al](M a, M b) { return a + al * b; });
+          if (al == M(1))
+            cpu::run<T, T, T>(e, [](M a, M b) { return a + b; });
+          else
+            cpu::run<T, T, T>(e, [al](M a, M b) { return a + al * b; });
           break;
-        case BinaryOp::Mul: cpu::run<T, T, T>(e, [](M a, M b) { return a * b; }); break;
-        case BinaryOp::Div: cpu::run<T, T, T>(e, [](M a, M b) { return a / b; }); break;
-        case BinaryOp::DivTrunc: cpu::run<T, T, T>(e, [](M a, M b) { return std::trunc(a / b); }); break;
-        case BinaryOp::DivFloor: cpu::run<T, T, T>(e, [](M a, M b) { return floor_div_float(a, b); }); break;
-        case BinaryOp::Pow: cpu::run<T, T, T>(e, [](M a, M b) { return std::pow(a, b); }); break;
-        case BinaryOp::Atan2: cpu::run<T, T, T>(e, [](M a, M b) { return std::atan2(a, b); }); break;
-        case BinaryOp::Fmod: cpu::run<T, T, T>(e, [](M a, M b) { return std::fmod(a, b); }); break;
+        case BinaryOp::Mul:
+          cpu::run<T, T, T>(e, [](M a, M b) { return a * b; });
+          break;
+        case BinaryOp::Div:
+          cpu::run<T, T, T>(e, [](M a, M b) { return a / b; });
+          break;
+        case BinaryOp::DivTrunc:
+          cpu::run<T, T, T>(e, [](M a, M b) { return std::trunc(a / b); });
+          break;
+        case BinaryOp::DivFloor:
+          cpu::run<T, T, T>(e, [](M a, M b) { return floor_div_float(a, b); });
+          break;
+        case BinaryOp::Pow:
+          cpu::run<T, T, T>(e, [](M a, M b) { return std::pow(a, b); });
+          break;
+        case BinaryOp::Atan2:
+          cpu::run<T, T, T>(e, [](M a, M b) { return std::atan2(a, b); });
+          break;
+        case BinaryOp::Fmod:
+          cpu::run<T, T, T>(e, [](M a, M b) { return std::fmod(a, b); });
+          break;
         case BinaryOp::Remainder:
           cpu::run<T, T, T>(e, [](M a, M b) {
             M m = std::fmod(a, b);
@@ -97,10 +115,12 @@ void arith_cpu(detail::Elementwise& e, BinaryOp op, ScalarType t, const Scalar& 
           });
           break;
         case BinaryOp::Minimum:
-          cpu::run<T, T, T>(e, [](M a, M b) { return (a != a || b != b) ? a + b : std::min(a, b); });
+          cpu::run<T, T, T>(e,
+                            [](M a, M b) { return (a != a || b != b) ? a + b : std::min(a, b); });
           break;
         case BinaryOp::Maximum:
-          cpu::run<T, T, T>(e, [](M a, M b) { return (a != a || b != b) ? a + b : std::max(a, b); });
+          cpu::run<T, T, T>(e,
+                            [](M a, M b) { return (a != a || b != b) ? a + b : std::max(a, b); });
           break;
       }
     });
@@ -110,26 +130,37 @@ void arith_cpu(detail::Elementwise& e, BinaryOp op, ScalarType t, const Scalar& 
       const T al = alpha.to<T>();
       auto& z = zero_div;
       switch (op) {
-        case BinaryOp::Add: cpu::run<T, T, T>(e, [al](T a, T b) { return static_cast<T>(a + al * b); }); break;
+        case BinaryOp::Add:
+          cpu::run<T, T, T>(e, [al](T a, T b) { return static_cast<T>(a + al * b); });
+          break;
         case BinaryOp::Mul:
           cpu::run<T, T, T>(e, [](T a, T b) { return integral_product(a, b); });
           break;
         case BinaryOp::DivTrunc:
         case BinaryOp::DivFloor: {
           bool floor = op == BinaryOp::DivFloor;
-          cpu::run<T, T, T>(e, [&z, floor](T a, T b) { return int_divmod<T>(a, b, floor, false, false, z); });
+          cpu::run<T, T, T>(
+              e, [&z, floor](T a, T b) { return int_divmod<T>(a, b, floor, false, false, z); });
           break;
         }
-        case BinaryOp::Pow: cpu::run<T, T, T>(e, [](T a, T b) { return int_pow<T>(a, b); }); break;
+        case BinaryOp::Pow:
+          cpu::run<T, T, T>(e, [](T a, T b) { return int_pow<T>(a, b); });
+          break;
         case BinaryOp::Fmod:
         case BinaryOp::Remainder: {
           bool rem = op == BinaryOp::Remainder;
-          cpu::run<T, T, T>(e, [&z, rem](T a, T b) { return int_divmod<T>(a, b, false, true, rem, z); });
+          cpu::run<T, T, T>(
+              e, [&z, rem](T a, T b) { return int_divmod<T>(a, b, false, true, rem, z); });
           break;
         }
-        case BinaryOp::Minimum: cpu::run<T, T, T>(e, [](T a, T b) { return std::min(a, b); }); break;
-        case BinaryOp::Maximum: cpu::run<T, T, T>(e, [](T a, T b) { return std::max(a, b); }); break;
-        default: BRASA_INTERNAL_ASSERT(false, "integral arithmetic op");
+        case BinaryOp::Minimum:
+          cpu::run<T, T, T>(e, [](T a, T b) { return std::min(a, b); });
+          break;
+        case BinaryOp::Maximum:
+          cpu::run<T, T, T>(e, [](T a, T b) { return std::max(a, b); });
+          break;
+        default:
+          BRASA_INTERNAL_ASSERT(false, "integral arithmetic op");
       }
     });
   }
@@ -141,15 +172,33 @@ void compare_cpu(detail::Elementwise& e, CompareOp c, ScalarType t) {
     using T = scalar_t;
     using M = opmath_t<T>;
     switch (c) {
-      case CompareOp::Eq: cpu::run<bool, T, T>(e, [](M x, M y) { return x == y; }); break;
-      case CompareOp::Ne: cpu::run<bool, T, T>(e, [](M x, M y) { return x != y; }); break;
-      case CompareOp::Lt: cpu::run<bool, T, T>(e, [](M x, M y) { return x < y; }); break;
-      case CompareOp::Le: cpu::run<bool, T, T>(e, [](M x, M y) { return x <= y; }); break;
-      case CompareOp::Gt: cpu::run<bool, T, T>(e, [](M x, M y) { return x > y; }); break;
-      case CompareOp::Ge: cpu::run<bool, T, T>(e, [](M x, M y) { return x >= y; }); break;
-      case CompareOp::LogicalAnd: cpu::run<bool, T, T>(e, [](M x, M y) { return x != M(0) && y != M(0); }); break;
-      case CompareOp::LogicalOr: cpu::run<bool, T, T>(e, [](M x, M y) { return x != M(0) || y != M(0); }); break;
-      case CompareOp::LogicalXor: cpu::run<bool, T, T>(e, [](M x, M y) { return (x != M(0)) != (y != M(0)); }); break;
+      case CompareOp::Eq:
+        cpu::run<bool, T, T>(e, [](M x, M y) { return x == y; });
+        break;
+      case CompareOp::Ne:
+        cpu::run<bool, T, T>(e, [](M x, M y) { return x != y; });
+        break;
+      case CompareOp::Lt:
+        cpu::run<bool, T, T>(e, [](M x, M y) { return x < y; });
+        break;
+      case CompareOp::Le:
+        cpu::run<bool, T, T>(e, [](M x, M y) { return x <= y; });
+        break;
+      case CompareOp::Gt:
+        cpu::run<bool, T, T>(e, [](M x, M y) { return x > y; });
+        break;
+      case CompareOp::Ge:
+        cpu::run<bool, T, T>(e, [](M x, M y) { return x >= y; });
+        break;
+      case CompareOp::LogicalAnd:
+        cpu::run<bool, T, T>(e, [](M x, M y) { return x != M(0) && y != M(0); });
+        break;
+      case CompareOp::LogicalOr:
+        cpu::run<bool, T, T>(e, [](M x, M y) { return x != M(0) || y != M(0); });
+        break;
+      case CompareOp::LogicalXor:
+        cpu::run<bool, T, T>(e, [](M x, M y) { return (x != M(0)) != (y != M(0)); });
+        break;
     }
   });
 }
@@ -158,9 +207,15 @@ void bitwise_cpu(detail::Elementwise& e, BitwiseOp op, ScalarType t) {
   BRASA_DISPATCH_INTEGRAL_AND_BOOL(t, e.op(), [&] {
     using T = scalar_t;
     switch (op) {
-      case BitwiseOp::And: cpu::run<T, T, T>(e, [](T x, T y) { return static_cast<T>(x & y); }); break;
-      case BitwiseOp::Or: cpu::run<T, T, T>(e, [](T x, T y) { return static_cast<T>(x | y); }); break;
-      case BitwiseOp::Xor: cpu::run<T, T, T>(e, [](T x, T y) { return static_cast<T>(x ^ y); }); break;
+      case BitwiseOp::And:
+        cpu::run<T, T, T>(e, [](T x, T y) { return static_cast<T>(x & y); });
+        break;
+      case BitwiseOp::Or:
+        cpu::run<T, T, T>(e, [](T x, T y) { return static_cast<T>(x | y); });
+        break;
+      case BitwiseOp::Xor:
+        cpu::run<T, T, T>(e, [](T x, T y) { return static_cast<T>(x ^ y); });
+        break;
     }
   });
 }
@@ -178,8 +233,12 @@ void addc_cpu(detail::Elementwise& e, ScalarType t, const Scalar& value, bool di
   BRASA_DISPATCH_ALL_TYPES(t, e.op(), [&] {
     using M = opmath_t<scalar_t>;
     const M v = value.to<M>();
-    if (div) cpu::run<scalar_t, scalar_t, scalar_t, scalar_t>(e, [v](M s, M a, M b) { return s + v * (a / b); });
-    else cpu::run<scalar_t, scalar_t, scalar_t, scalar_t>(e, [v](M s, M a, M b) { return s + v * a * b; });
+    if (div)
+      cpu::run<scalar_t, scalar_t, scalar_t, scalar_t>(
+          e, [v](M s, M a, M b) { return s + v * (a / b); });
+    else
+      cpu::run<scalar_t, scalar_t, scalar_t, scalar_t>(
+          e, [v](M s, M a, M b) { return s + v * a * b; });
   });
 }
 
@@ -203,9 +262,12 @@ void clamp_cpu(detail::Elementwise& e, ScalarType t, const std::optional<Scalar>
     using M = opmath_t<scalar_t>;
     const bool has_lo = lo.has_value(), has_hi = hi.has_value();
     const M l = has_lo ? lo->to<M>() : M(0), h = has_hi ? hi->to<M>() : M(0);
-    if (has_lo && has_hi) cpu::run<scalar_t, scalar_t>(e, [l, h](M x) { return std::min(std::max(x, l), h); });
-    else if (has_lo) cpu::run<scalar_t, scalar_t>(e, [l](M x) { return std::max(x, l); });
-    else cpu::run<scalar_t, scalar_t>(e, [h](M x) { return std::min(x, h); });
+    if (has_lo && has_hi)
+      cpu::run<scalar_t, scalar_t>(e, [l, h](M x) { return std::min(std::max(x, l), h); });
+    else if (has_lo)
+      cpu::run<scalar_t, scalar_t>(e, [l](M x) { return std::max(x, l); });
+    else
+      cpu::run<scalar_t, scalar_t>(e, [h](M x) { return std::min(x, h); });
   });
 }
 

@@ -114,12 +114,14 @@ void col2im_cpu(const Tensor& cols, const Tensor& gx, const ConvGeometry& g) {
 }
 
 // The forward through oneDNN (float32; see onednn_conv_usable).
-Tensor direct_forward_cpu(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeometry& g) {
+Tensor direct_forward_cpu(const Tensor& x, const Tensor& w, const Tensor& b,
+                          const ConvGeometry& g) {
   if (!detail::onednn_conv_usable(x.dtype())) return Tensor();
   Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b.defined() ? b.contiguous() : Tensor();
   Tensor y = empty({g.N, g.O, g.OH, g.OW}, x.options());
   detail::onednn_conv_forward(xc.data_ptr<float>(), wc.data_ptr<float>(),
-                              bc.defined() ? bc.data_ptr<float>() : nullptr, y.data_ptr<float>(), g);
+                              bc.defined() ? bc.data_ptr<float>() : nullptr, y.data_ptr<float>(),
+                              g);
   return y;
 }
 

@@ -365,7 +365,7 @@ void fill_cpu(const Tensor& dst, const Scalar& v) {
     loop.run([value, stream](char** data, const int64_t* s, int64_t n) {
       if (s[0] == sizeof(scalar_t)) {
         write_run(reinterpret_cast<scalar_t*>(data[0]), n, stream,
-                       [value](int64_t) { return value; });
+                  [value](int64_t) { return value; });
       } else {
         for (int64_t i = 0; i < n; ++i) *reinterpret_cast<scalar_t*>(data[0] + i * s[0]) = value;
       }

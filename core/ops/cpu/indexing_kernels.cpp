@@ -18,7 +18,8 @@ namespace {
 // Reads index i of an int32/int64 tensor laid out contiguously.
 inline int64_t read_index(const Tensor& idx, int64_t i) {
   const void* p = idx.data_ptr();
-  return idx.dtype() == kLong ? static_cast<const int64_t*>(p)[i] : static_cast<const int32_t*>(p)[i];
+  return idx.dtype() == kLong ? static_cast<const int64_t*>(p)[i]
+                              : static_cast<const int32_t*>(p)[i];
 }
 
 // Element offset in self of every broadcast position of the indices.
@@ -60,16 +61,17 @@ void index_cpu(const Tensor& self, const AdvancedIndex& p, const Tensor& out) {
   // Contiguous trailing run: copy rows with memcpy.
   const bool rows = !p.rest.empty() && self.is_contiguous() && p.rest.back() == self.dim() - 1 &&
                     p.dims.back() < p.rest.front();
-  parallel_for(0, nb, std::max<int64_t>(1, 16384 / std::max<int64_t>(nr, 1)), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      if (rows) {
-        std::memcpy(dst + b * nr * es, src + base[b] * es, nr * es);
-        continue;
-      }
-      for (int64_t r = 0; r < nr; ++r)
-        std::memcpy(dst + (b * nr + r) * es, src + (base[b] + roff[r]) * es, es);
-    }
-  });
+  parallel_for(0, nb, std::max<int64_t>(1, 16384 / std::max<int64_t>(nr, 1)),
+               [&](int64_t b0, int64_t b1) {
+                 for (int64_t b = b0; b < b1; ++b) {
+                   if (rows) {
+                     std::memcpy(dst + b * nr * es, src + base[b] * es, nr * es);
+                     continue;
+                   }
+                   for (int64_t r = 0; r < nr; ++r)
+                     std::memcpy(dst + (b * nr + r) * es, src + (base[b] + roff[r]) * es, es);
+                 }
+               });
 }
 
 void index_put_cpu(const Tensor& self, const AdvancedIndex& p, const Tensor& v, bool accumulate) {
@@ -84,7 +86,8 @@ void index_put_cpu(const Tensor& self, const AdvancedIndex& p, const Tensor& v, 
       for (int64_t r = 0; r < nr; ++r) {
         scalar_t& d = dst[base[b] + roff[r]];
         if (accumulate) {
-          if constexpr (std::is_same_v<scalar_t, bool>) d = d || src[b * nr + r];
+          if constexpr (std::is_same_v<scalar_t, bool>)
+            d = d || src[b * nr + r];
           else
             d = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(d) +
                                       static_cast<opmath_t<scalar_t>>(src[b * nr + r]));
@@ -105,9 +108,12 @@ void scatter_cpu(const Tensor& self, int64_t d, const Tensor& index, const Tenso
   for (size_t k = 0; k < ist.size() && k < st.size(); ++k) ist[k] = st[k];
   loop.add_raw(static_cast<char*>(self.data_ptr()), ist, self.element_size());
   loop.add(index);
-  if (s.dim() == 0) loop.add(s);
-  else loop.add(s.as_strided(index.sizes(), s.strides()));
-  const int64_t size = self.dim() == 0 ? 1 : self.size(d), stride = self.dim() == 0 ? 0 : self.stride(d);
+  if (s.dim() == 0)
+    loop.add(s);
+  else
+    loop.add(s.as_strided(index.sizes(), s.strides()));
+  const int64_t size = self.dim() == 0 ? 1 : self.size(d),
+                stride = self.dim() == 0 ? 0 : self.stride(d);
   std::atomic<int64_t> bad{INT64_MIN};
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(self.dtype(), op, [&] {
     using T = scalar_t;
@@ -122,16 +128,18 @@ void scatter_cpu(const Tensor& self, int64_t d, const Tensor& index, const Tenso
         T* dst = reinterpret_cast<T*>(p[0] + i * s[0]) + ix * stride;
         T v = *reinterpret_cast<const T*>(p[2] + i * s[2]);
         if (add) {
-          if constexpr (std::is_same_v<T, bool>) *dst = *dst || v;
-          else *dst = static_cast<T>(static_cast<opmath_t<T>>(*dst) + static_cast<opmath_t<T>>(v));
+          if constexpr (std::is_same_v<T, bool>)
+            *dst = *dst || v;
+          else
+            *dst = static_cast<T>(static_cast<opmath_t<T>>(*dst) + static_cast<opmath_t<T>>(v));
         } else {
           *dst = v;
         }
       }
     });
   });
-  BRASA_CHECK(bad.load() == INT64_MIN, op, ": index ", bad.load(), " is out of bounds for dimension ", d,
-              " with size ", size);
+  BRASA_CHECK(bad.load() == INT64_MIN, op, ": index ", bad.load(),
+              " is out of bounds for dimension ", d, " with size ", size);
 }
 
 void gather_cpu(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index) {
@@ -141,7 +149,8 @@ void gather_cpu(const Tensor& out, const Tensor& self, int64_t d, const Tensor& 
   DimVector st(index.dim(), 0);
   for (int64_t k = 0; k < index.dim() && k < self.dim(); ++k) st[k] = k == d ? 0 : self.stride(k);
   loop.add_raw(static_cast<char*>(self.data_ptr()), st, self.element_size());
-  const int64_t size = self.dim() == 0 ? 1 : self.size(d), stride = self.dim() == 0 ? 0 : self.stride(d);
+  const int64_t size = self.dim() == 0 ? 1 : self.size(d),
+                stride = self.dim() == 0 ? 0 : self.stride(d);
   std::atomic<int64_t> bad{INT64_MIN};
   const int64_t es = self.element_size();
   loop.run([&](char** p, const int64_t* s, int64_t n) {
@@ -155,8 +164,8 @@ void gather_cpu(const Tensor& out, const Tensor& self, int64_t d, const Tensor& 
       std::memcpy(p[0] + i * s[0], p[2] + i * s[2] + ix * stride * es, es);
     }
   });
-  BRASA_CHECK(bad.load() == INT64_MIN, "gather: index ", bad.load(), " is out of bounds for dimension ", d,
-              " with size ", size);
+  BRASA_CHECK(bad.load() == INT64_MIN, "gather: index ", bad.load(),
+              " is out of bounds for dimension ", d, " with size ", size);
 }
 
 void index_select_cpu(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index) {
@@ -166,9 +175,11 @@ void index_select_cpu(const Tensor& out, const Tensor& self, int64_t d, const Te
     const int64_t row = self.numel() / std::max<int64_t>(size, 1) * self.element_size();
     const char* src = static_cast<const char*>(self.data_ptr());
     char* dst = static_cast<char*>(out.data_ptr());
-    parallel_for(0, n, std::max<int64_t>(1, 65536 / std::max<int64_t>(row, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * row, src + ix[i] * row, row);
-    });
+    parallel_for(0, n, std::max<int64_t>(1, 65536 / std::max<int64_t>(row, 1)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t i = b; i < e; ++i)
+                     std::memcpy(dst + i * row, src + ix[i] * row, row);
+                 });
     return;
   }
   for (int64_t i = 0; i < n; ++i) detail::copy_kernel(select(out, d, i), select(self, d, ix[i]));

@@ -23,15 +23,17 @@ struct BlasMatrix {
 
 BlasMatrix as_blas(const Tensor& m) {
   int64_t r = m.size(0), c = m.size(1);
-  if (m.stride(1) == 1 && (m.stride(0) >= std::max<int64_t>(1, c) || r == 1)) return {m, false, std::max<int64_t>(m.stride(0), std::max<int64_t>(c, 1))};
-  if (m.stride(0) == 1 && (m.stride(1) >= std::max<int64_t>(1, r) || c == 1)) return {m, true, std::max<int64_t>(m.stride(1), std::max<int64_t>(r, 1))};
+  if (m.stride(1) == 1 && (m.stride(0) >= std::max<int64_t>(1, c) || r == 1))
+    return {m, false, std::max<int64_t>(m.stride(0), std::max<int64_t>(c, 1))};
+  if (m.stride(0) == 1 && (m.stride(1) >= std::max<int64_t>(1, r) || c == 1))
+    return {m, true, std::max<int64_t>(m.stride(1), std::max<int64_t>(r, 1))};
   Tensor cm = contiguous(m);
   return {cm, false, std::max<int64_t>(c, 1)};
 }
 
 template <class T>
-void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
-               int64_t ldb, T beta, T* C, int64_t ldc) {
+void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
+               const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
   auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   if (beta == T(0)) {
     // OpenBLAS clears C for beta = 0 in a pass of its own that runs at about
@@ -47,7 +49,8 @@ void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const
 }
 
 template <class T>
-void gemm_blas(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha_s, const Scalar& beta_s) {
+void gemm_blas(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha_s,
+               const Scalar& beta_s) {
   int64_t M = a.size(0), K = a.size(1), N = b.size(1);
   detail::pin_blas_threads();
   BlasMatrix A = as_blas(a), B = as_blas(b);
@@ -69,7 +72,8 @@ void gemm_blas(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& 
     int64_t block = std::max<int64_t>(1, (M + nt - 1) / nt);
     parallel_for(0, M, block, [&](int64_t r0, int64_t r1) {
       const T* as = A.trans ? ap + r0 : ap + r0 * A.ld;
-      blas_gemm<T>(A.trans, B.trans, r1 - r0, N, K, alpha, as, A.ld, bp, B.ld, beta, cp + r0 * N, N);
+      blas_gemm<T>(A.trans, B.trans, r1 - r0, N, K, alpha, as, A.ld, bp, B.ld, beta, cp + r0 * N,
+                   N);
     });
   } else {
     int64_t block = std::max<int64_t>(1, (N + nt - 1) / nt);
@@ -82,7 +86,8 @@ void gemm_blas(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& 
 
 // C = alpha * A @ B + beta * C with C contiguous [M, N]. BLAS runs single-
 // threaded; large products are split into row (or column) blocks on our pool.
-void gemm_cpu(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha_s, const Scalar& beta_s) {
+void gemm_cpu(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha_s,
+              const Scalar& beta_s) {
   int64_t M = a.size(0), K = a.size(1), N = b.size(1);
   if (M == 0 || N == 0) return;
   ScalarType t = c.dtype();
@@ -122,7 +127,8 @@ void bmm_cpu(const Tensor& a, const Tensor& b, const Tensor& c) {
   const int64_t B = a.size(0), per = a.size(1) * a.size(2) * b.size(2);
   // Many small products: one per thread; few large ones: each split inside gemm.
   parallel_for(0, B, per >= (int64_t(1) << 20) ? B : 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t i = b0; i < b1; ++i) gemm_cpu(a.select(0, i), b.select(0, i), c.select(0, i), 1, 0);
+    for (int64_t i = b0; i < b1; ++i)
+      gemm_cpu(a.select(0, i), b.select(0, i), c.select(0, i), 1, 0);
   });
 }
 

@@ -12,7 +12,8 @@ void StridedLoop::add(const Tensor& t) {
   for (int64_t d = 0; d < td; ++d) {
     int64_t ld = nd - td + d;
     int64_t sz = t.size(d);
-    BRASA_INTERNAL_ASSERT(sz == shape_[ld] || sz == 1, "operand does not broadcast to the loop shape");
+    BRASA_INTERNAL_ASSERT(sz == shape_[ld] || sz == 1,
+                          "operand does not broadcast to the loop shape");
     st[ld] = sz == 1 ? 0 : t.stride(d) * es;
   }
   strides_[nops_] = st;
@@ -43,8 +44,7 @@ void StridedLoop::coalesce() {
   DimVector cstrides[kMaxOperands];
   for (size_t d = 0; d < shape.size(); ++d) {
     bool merge = !cshape.empty();
-    for (int k = 0; merge && k < nops_; ++k)
-      merge = cstrides[k].back() == strides[k][d] * shape[d];
+    for (int k = 0; merge && k < nops_; ++k) merge = cstrides[k].back() == strides[k][d] * shape[d];
     if (merge) {
       cshape.back() *= shape[d];
       for (int k = 0; k < nops_; ++k) cstrides[k].back() = strides[k][d];

@@ -125,10 +125,12 @@ void max_pool2d_cpu(const Tensor& x, const Tensor& out, const Tensor& idx, const
     scalar_t* op = out.data_ptr<scalar_t>();
     int64_t* ip = idx.defined() ? idx.data_ptr<int64_t>() : nullptr;
     const int64_t in_plane = g.H * g.W, out_plane = g.OH * g.OW;
-    parallel_for(0, g.planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(in_plane, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t p = b; p < e; ++p)
-        max_pool_plane(xp + p * in_plane, op + p * out_plane, ip ? ip + p * out_plane : nullptr, g);
-    });
+    parallel_for(0, g.planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(in_plane, 1)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t p = b; p < e; ++p)
+                     max_pool_plane(xp + p * in_plane, op + p * out_plane,
+                                    ip ? ip + p * out_plane : nullptr, g);
+                 });
   });
 }
 

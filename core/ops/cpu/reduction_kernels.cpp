@@ -139,7 +139,8 @@ void sum_cpu(const RowPlan& p, const Tensor& out) {
 
 template <class T>
 bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<opmath_t<T>>) return static_cast<opmath_t<T>>(v) != static_cast<opmath_t<T>>(v);
+  if constexpr (std::is_floating_point_v<opmath_t<T>>)
+    return static_cast<opmath_t<T>>(v) != static_cast<opmath_t<T>>(v);
   return false;
 }
 
@@ -227,7 +228,8 @@ void reduce_rows_cpu(const RowPlan& p, const Tensor& out, RowReduction op, const
   using RR = RowReduction;
   const ScalarType t = p.rows.dtype();
   switch (op) {
-    case RR::Sum: return sum_cpu(p, out);
+    case RR::Sum:
+      return sum_cpu(p, out);
     case RR::Prod:
       BRASA_DISPATCH_ALL_TYPES(t, "prod", [&] {
         reduce_rows<scalar_t, scalar_t>(p, out, [](const scalar_t* r, int64_t n) {
@@ -263,8 +265,10 @@ void reduce_rows_cpu(const RowPlan& p, const Tensor& out, RowReduction op, const
       const bool is_all = op == RR::All;
       BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t, is_all ? "all" : "any", [&] {
         auto f = [is_all](const scalar_t* r, int64_t n) { return all_or_any(r, n, is_all); };
-        if (out.dtype() == kByte) reduce_rows<scalar_t, uint8_t>(p, out, f);
-        else reduce_rows<scalar_t, bool>(p, out, f);
+        if (out.dtype() == kByte)
+          reduce_rows<scalar_t, uint8_t>(p, out, f);
+        else
+          reduce_rows<scalar_t, bool>(p, out, f);
       });
       return;
     }
@@ -301,48 +305,54 @@ void arg_extreme_cpu(const RowPlan& p, const Tensor& vals, const Tensor& idx, bo
 void softmax_rows(const Tensor& in, const Tensor& out, int64_t K, int64_t R, bool log) {
   const ScalarType t = in.dtype();
   const char* op = log ? "log_softmax" : "softmax";
-  if (t == kFloat) return softmax_rows_float(in.data_ptr<float>(), out.data_ptr<float>(), K, R, log);
-    BRASA_DISPATCH_FLOATING_TYPES(t, op, [&] {
-      using M = opmath_t<scalar_t>;
-      const scalar_t* ip = in.data_ptr<scalar_t>();
-      scalar_t* op_ = out.data_ptr<scalar_t>();
-      for_each_row(K, R, [&](int64_t k) {
-        const scalar_t* r = ip + k * R;
-        scalar_t* o = op_ + k * R;
-        M m = -INFINITY;
-        for (int64_t i = 0; i < R; ++i) m = std::max<M>(m, r[i]);
-        if (m == -INFINITY) m = 0;
-        M s = 0;
-        for (int64_t i = 0; i < R; ++i) s += std::exp(M(r[i]) - m);
-        M ls = m + std::log(s);
-        for (int64_t i = 0; i < R; ++i) o[i] = static_cast<scalar_t>(log ? M(r[i]) - ls : std::exp(M(r[i]) - ls));
-      });
+  if (t == kFloat)
+    return softmax_rows_float(in.data_ptr<float>(), out.data_ptr<float>(), K, R, log);
+  BRASA_DISPATCH_FLOATING_TYPES(t, op, [&] {
+    using M = opmath_t<scalar_t>;
+    const scalar_t* ip = in.data_ptr<scalar_t>();
+    scalar_t* op_ = out.data_ptr<scalar_t>();
+    for_each_row(K, R, [&](int64_t k) {
+      const scalar_t* r = ip + k * R;
+      scalar_t* o = op_ + k * R;
+      M m = -INFINITY;
+      for (int64_t i = 0; i < R; ++i) m = std::max<M>(m, r[i]);
+      if (m == -INFINITY) m = 0;
+      M s = 0;
+      for (int64_t i = 0; i < R; ++i) s += std::exp(M(r[i]) - m);
+      M ls = m + std::log(s);
+      for (int64_t i = 0; i < R; ++i)
+        o[i] = static_cast<scalar_t>(log ? M(r[i]) - ls : std::exp(M(r[i]) - ls));
     });
+  });
 }
 
 void scan_rows(const Tensor& in, const Tensor& out, int64_t K, int64_t R, bool product) {
   const ScalarType t = in.dtype();
   const char* op = product ? "cumprod" : "cumsum";
-    BRASA_DISPATCH_ALL_TYPES(t, op, [&] {
-      using M = opmath_t<scalar_t>;
-      const scalar_t* ip = in.data_ptr<scalar_t>();
-      scalar_t* o = out.data_ptr<scalar_t>();
-      for_each_row(K, R, [&](int64_t k) {
-        M acc = product ? M(1) : M(0);
-        for (int64_t i = 0; i < R; ++i) {
-          acc = product ? acc * M(ip[k * R + i]) : acc + M(ip[k * R + i]);
-          o[k * R + i] = static_cast<scalar_t>(acc);
-        }
-      });
+  BRASA_DISPATCH_ALL_TYPES(t, op, [&] {
+    using M = opmath_t<scalar_t>;
+    const scalar_t* ip = in.data_ptr<scalar_t>();
+    scalar_t* o = out.data_ptr<scalar_t>();
+    for_each_row(K, R, [&](int64_t k) {
+      M acc = product ? M(1) : M(0);
+      for (int64_t i = 0; i < R; ++i) {
+        acc = product ? acc * M(ip[k * R + i]) : acc + M(ip[k * R + i]);
+        o[k * R + i] = static_cast<scalar_t>(acc);
+      }
     });
+  });
 }
 
 void map_rows_cpu(const Tensor& in, const Tensor& out, int64_t K, int64_t R, RowMap op) {
   switch (op) {
-    case RowMap::Softmax: return softmax_rows(in, out, K, R, false);
-    case RowMap::LogSoftmax: return softmax_rows(in, out, K, R, true);
-    case RowMap::Cumsum: return scan_rows(in, out, K, R, false);
-    case RowMap::Cumprod: return scan_rows(in, out, K, R, true);
+    case RowMap::Softmax:
+      return softmax_rows(in, out, K, R, false);
+    case RowMap::LogSoftmax:
+      return softmax_rows(in, out, K, R, true);
+    case RowMap::Cumsum:
+      return scan_rows(in, out, K, R, false);
+    case RowMap::Cumprod:
+      return scan_rows(in, out, K, R, true);
   }
 }
 

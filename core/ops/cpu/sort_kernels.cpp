@@ -19,43 +19,51 @@ bool less_nan_last(M a, M b) {
   return a < b;
 }
 
-void sort_rows_cpu(const Tensor& rows, const Tensor& vals, const Tensor& idx, bool descending, bool stable) {
+void sort_rows_cpu(const Tensor& rows, const Tensor& vals, const Tensor& idx, bool descending,
+                   bool stable) {
   const int64_t R = rows.size(1), K = rows.size(0), k = vals.size(1);
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(rows.dtype(), "sort", [&] {
     using M = opmath_t<scalar_t>;
     const scalar_t* in = rows.data_ptr<scalar_t>();
     scalar_t* v = vals.data_ptr<scalar_t>();
     int64_t* ix = idx.data_ptr<int64_t>();
-    parallel_for(0, K, std::max<int64_t>(1, 4096 / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
-      std::vector<int64_t> order(R);
-      for (int64_t row = b; row < e; ++row) {
-        const scalar_t* r = in + row * R;
-        std::iota(order.begin(), order.end(), 0);
-        auto cmp = [&](int64_t i, int64_t j) {
-          return descending ? less_nan_last<M>(M(r[j]), M(r[i])) : less_nan_last<M>(M(r[i]), M(r[j]));
-        };
-        if (k < R && !stable) std::partial_sort(order.begin(), order.begin() + k, order.end(), cmp);
-        else if (stable) std::stable_sort(order.begin(), order.end(), cmp);
-        else std::sort(order.begin(), order.end(), cmp);
-        for (int64_t i = 0; i < k; ++i) {
-          ix[row * k + i] = order[i];
-          v[row * k + i] = r[order[i]];
-        }
-      }
-    });
+    parallel_for(0, K, std::max<int64_t>(1, 4096 / std::max<int64_t>(R, 1)),
+                 [&](int64_t b, int64_t e) {
+                   std::vector<int64_t> order(R);
+                   for (int64_t row = b; row < e; ++row) {
+                     const scalar_t* r = in + row * R;
+                     std::iota(order.begin(), order.end(), 0);
+                     auto cmp = [&](int64_t i, int64_t j) {
+                       return descending ? less_nan_last<M>(M(r[j]), M(r[i]))
+                                         : less_nan_last<M>(M(r[i]), M(r[j]));
+                     };
+                     if (k < R && !stable)
+                       std::partial_sort(order.begin(), order.begin() + k, order.end(), cmp);
+                     else if (stable)
+                       std::stable_sort(order.begin(), order.end(), cmp);
+                     else
+                       std::sort(order.begin(), order.end(), cmp);
+                     for (int64_t i = 0; i < k; ++i) {
+                       ix[row * k + i] = order[i];
+                       v[row * k + i] = r[order[i]];
+                     }
+                   }
+                 });
   });
 }
 
-std::tuple<Tensor, Tensor, Tensor> unique_cpu(const Tensor& flat, IntArrayRef like_shape, bool return_inverse,
-                                              bool return_counts) {
+std::tuple<Tensor, Tensor, Tensor> unique_cpu(const Tensor& flat, IntArrayRef like_shape,
+                                              bool return_inverse, bool return_counts) {
   const int64_t n = flat.numel();
-  Tensor values, inverse = empty({0}, flat.options().dtype(kLong)), counts = empty({0}, flat.options().dtype(kLong));
+  Tensor values, inverse = empty({0}, flat.options().dtype(kLong)),
+                 counts = empty({0}, flat.options().dtype(kLong));
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(flat.dtype(), "unique", [&] {
     using M = opmath_t<scalar_t>;
     const scalar_t* p = flat.data_ptr<scalar_t>();
     std::vector<int64_t> order(n);
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return less_nan_last<M>(M(p[i]), M(p[j])); });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t i, int64_t j) { return less_nan_last<M>(M(p[i]), M(p[j])); });
     std::vector<int64_t> group(n);
     std::vector<scalar_t> uniq;
     std::vector<int64_t> cnt;

@@ -31,9 +31,8 @@ void math_op(Elementwise& e, ScalarType t) {
     return;
   }
   if constexpr (identity_on_integers(op)) {
-    BRASA_DISPATCH_INTEGRAL_TYPES(t, e.op(), [&] {
-      run<scalar_t, scalar_t>(e, [](scalar_t x) { return x; });
-    });
+    BRASA_DISPATCH_INTEGRAL_TYPES(
+        t, e.op(), [&] { run<scalar_t, scalar_t>(e, [](scalar_t x) { return x; }); });
   } else if constexpr (keeps_integers(op)) {
     BRASA_CHECK(t != kBool, e.op(), ": not implemented for dtype Bool");
     BRASA_DISPATCH_INTEGRAL_TYPES(t, e.op(), [&] {
@@ -65,8 +64,7 @@ void exp_floats(char* out, const char* in, const int64_t* s, int64_t n, bool str
       const int64_t to_aligned = (32 - reinterpret_cast<uintptr_t>(o) % 32) % 32 / 4;
       const int64_t head = std::min<int64_t>(n, to_aligned);
       through_buffer(0, head);
-      for (i = head; i + 8 <= n; i += 8)
-        _mm256_stream_ps(o + i, exp_8(_mm256_loadu_ps(x + i)));
+      for (i = head; i + 8 <= n; i += 8) _mm256_stream_ps(o + i, exp_8(_mm256_loadu_ps(x + i)));
       _mm_sfence();  // streaming stores are weakly ordered: publish them before the pool's join
     } else {
       for (; i + 8 <= n; i += 8) _mm256_storeu_ps(o + i, exp_8(_mm256_loadu_ps(x + i)));
@@ -84,9 +82,10 @@ void exp_floats(char* out, const char* in, const int64_t* s, int64_t n, bool str
 void exp_op(Elementwise& e, ScalarType t) {
   if (t != kFloat) return math_op<U::exp>(e, t);
   StridedLoop loop = make_loop(e);
-  const bool stream = stream_output(loop.numel() * int64_t(sizeof(float)), loop.data(0),
-                                    loop.data(1), nullptr);
-  loop.run([stream](char** d, const int64_t* s, int64_t n) { exp_floats(d[0], d[1], s, n, stream); });
+  const bool stream =
+      stream_output(loop.numel() * int64_t(sizeof(float)), loop.data(0), loop.data(1), nullptr);
+  loop.run(
+      [stream](char** d, const int64_t* s, int64_t n) { exp_floats(d[0], d[1], s, n, stream); });
   e.finish();
 }
 
@@ -97,9 +96,12 @@ void predicate_op(Elementwise& e, U op) {
     if (op == U::logical_not) {
       run<bool, T>(e, [](M v) { return v == M(0); });
     } else if constexpr (std::is_floating_point_v<M>) {
-      if (op == U::isnan) run<bool, T>(e, [](M v) { return v != v; });
-      else if (op == U::isinf) run<bool, T>(e, [](M v) { return std::isinf(v); });
-      else run<bool, T>(e, [](M v) { return std::isfinite(v); });
+      if (op == U::isnan)
+        run<bool, T>(e, [](M v) { return v != v; });
+      else if (op == U::isinf)
+        run<bool, T>(e, [](M v) { return std::isinf(v); });
+      else
+        run<bool, T>(e, [](M v) { return std::isfinite(v); });
     } else {
       const bool value = op == U::isfinite;  // integers are never nan/inf
       run<bool, T>(e, [value](M) { return value; });
@@ -119,44 +121,79 @@ void bitwise_not_op(Elementwise& e, ScalarType t) {
 
 void unary_cpu(Elementwise& e, UnaryOp op, ScalarType t) {
   switch (op) {
-    case U::neg: return math_op<U::neg>(e, t);
-    case U::abs: return math_op<U::abs>(e, t);
-    case U::sign: return math_op<U::sign>(e, t);
-    case U::exp: return exp_op(e, t);
-    case U::exp2: return math_op<U::exp2>(e, t);
-    case U::expm1: return math_op<U::expm1>(e, t);
-    case U::log: return math_op<U::log>(e, t);
-    case U::log2: return math_op<U::log2>(e, t);
-    case U::log10: return math_op<U::log10>(e, t);
-    case U::log1p: return math_op<U::log1p>(e, t);
-    case U::sqrt: return math_op<U::sqrt>(e, t);
-    case U::rsqrt: return math_op<U::rsqrt>(e, t);
-    case U::reciprocal: return math_op<U::reciprocal>(e, t);
-    case U::sin: return math_op<U::sin>(e, t);
-    case U::cos: return math_op<U::cos>(e, t);
-    case U::tan: return math_op<U::tan>(e, t);
-    case U::asin: return math_op<U::asin>(e, t);
-    case U::acos: return math_op<U::acos>(e, t);
-    case U::atan: return math_op<U::atan>(e, t);
-    case U::sinh: return math_op<U::sinh>(e, t);
-    case U::cosh: return math_op<U::cosh>(e, t);
-    case U::tanh: return math_op<U::tanh>(e, t);
-    case U::sigmoid: return math_op<U::sigmoid>(e, t);
-    case U::relu: return math_op<U::relu>(e, t);
-    case U::erf: return math_op<U::erf>(e, t);
-    case U::erfinv: return math_op<U::erfinv>(e, t);
-    case U::floor: return math_op<U::floor>(e, t);
-    case U::ceil: return math_op<U::ceil>(e, t);
-    case U::round: return math_op<U::round>(e, t);
-    case U::trunc: return math_op<U::trunc>(e, t);
-    case U::frac: return math_op<U::frac>(e, t);
-    case U::square: return math_op<U::square>(e, t);
-    case U::bitwise_not: return bitwise_not_op(e, t);
+    case U::neg:
+      return math_op<U::neg>(e, t);
+    case U::abs:
+      return math_op<U::abs>(e, t);
+    case U::sign:
+      return math_op<U::sign>(e, t);
+    case U::exp:
+      return exp_op(e, t);
+    case U::exp2:
+      return math_op<U::exp2>(e, t);
+    case U::expm1:
+      return math_op<U::expm1>(e, t);
+    case U::log:
+      return math_op<U::log>(e, t);
+    case U::log2:
+      return math_op<U::log2>(e, t);
+    case U::log10:
+      return math_op<U::log10>(e, t);
+    case U::log1p:
+      return math_op<U::log1p>(e, t);
+    case U::sqrt:
+      return math_op<U::sqrt>(e, t);
+    case U::rsqrt:
+      return math_op<U::rsqrt>(e, t);
+    case U::reciprocal:
+      return math_op<U::reciprocal>(e, t);
+    case U::sin:
+      return math_op<U::sin>(e, t);
+    case U::cos:
+      return math_op<U::cos>(e, t);
+    case U::tan:
+      return math_op<U::tan>(e, t);
+    case U::asin:
+      return math_op<U::asin>(e, t);
+    case U::acos:
+      return math_op<U::acos>(e, t);
+    case U::atan:
+      return math_op<U::atan>(e, t);
+    case U::sinh:
+      return math_op<U::sinh>(e, t);
+    case U::cosh:
+      return math_op<U::cosh>(e, t);
+    case U::tanh:
+      return math_op<U::tanh>(e, t);
+    case U::sigmoid:
+      return math_op<U::sigmoid>(e, t);
+    case U::relu:
+      return math_op<U::relu>(e, t);
+    case U::erf:
+      return math_op<U::erf>(e, t);
+    case U::erfinv:
+      return math_op<U::erfinv>(e, t);
+    case U::floor:
+      return math_op<U::floor>(e, t);
+    case U::ceil:
+      return math_op<U::ceil>(e, t);
+    case U::round:
+      return math_op<U::round>(e, t);
+    case U::trunc:
+      return math_op<U::trunc>(e, t);
+    case U::frac:
+      return math_op<U::frac>(e, t);
+    case U::square:
+      return math_op<U::square>(e, t);
+    case U::bitwise_not:
+      return bitwise_not_op(e, t);
     case U::logical_not:
     case U::isnan:
     case U::isinf:
-    case U::isfinite: return predicate_op(e, op);
-    case U::count: break;
+    case U::isfinite:
+      return predicate_op(e, op);
+    case U::count:
+      break;
   }
   BRASA_INTERNAL_ASSERT(false, "unary_cpu: unknown op code ", int(op));
 }
@@ -165,9 +202,8 @@ void nan_to_num_cpu(Elementwise& e, ScalarType t, double nan, double posinf, dou
   BRASA_DISPATCH_FLOATING_TYPES(t, "nan_to_num", [&] {
     using M = opmath_t<scalar_t>;
     const M n = static_cast<M>(nan), p = static_cast<M>(posinf), q = static_cast<M>(neginf);
-    run<scalar_t, scalar_t>(e, [n, p, q](M v) {
-      return v != v ? n : (v == INFINITY ? p : (v == -INFINITY ? q : v));
-    });
+    run<scalar_t, scalar_t>(
+        e, [n, p, q](M v) { return v != v ? n : (v == INFINITY ? p : (v == -INFINITY ? q : v)); });
   });
 }
 

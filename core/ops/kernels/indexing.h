@@ -21,12 +21,12 @@ inline int64_t wrap_index(const char* op, int64_t v, int64_t size, int64_t dim) 
 // result is laid out B-first: the broadcast shape of the indices, then the
 // dims that are not indexed (ops/indexing.cpp permutes it to PyTorch's order).
 struct AdvancedIndex {
-  std::vector<int64_t> dims;     // indexed dims of self, in order
-  std::vector<Tensor> indices;   // one per indexed dim: long or int, expanded to bshape, contiguous
-  std::vector<int64_t> rest;     // the other dims
-  DimVector bshape;              // broadcast shape of the index tensors
-  bool adjacent = true;          // the indexed dims are next to each other
-  DimVector result_shape;        // bshape + the sizes of the rest dims
+  std::vector<int64_t> dims;    // indexed dims of self, in order
+  std::vector<Tensor> indices;  // one per indexed dim: long or int, expanded to bshape, contiguous
+  std::vector<int64_t> rest;    // the other dims
+  DimVector bshape;             // broadcast shape of the index tensors
+  bool adjacent = true;         // the indexed dims are next to each other
+  DimVector result_shape;       // bshape + the sizes of the rest dims
 };
 
 // out (result_shape, contiguous) <- self at the indices.

@@ -34,7 +34,8 @@ struct ReduceRowsKernel {
 // Values and int64 indices of each row's max (or min); the first NaN wins.
 struct ArgExtremeKernel {
   static constexpr const char* name = "max/min along a dim";
-  using Fn = void (*)(const RowPlan& plan, const Tensor& values, const Tensor& indices, bool is_max);
+  using Fn = void (*)(const RowPlan& plan, const Tensor& values, const Tensor& indices,
+                      bool is_max);
 };
 
 // Row-by-row maps of a [K, R] contiguous input into an output of its shape.

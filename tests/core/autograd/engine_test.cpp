@@ -7,7 +7,6 @@ namespace {
 
 using autograd::variable_list;
 
-
 TEST(AutogradDocs, GradOfQuadraticAtOneIsSeven) {
   Tensor x = tensor({1.0}).requires_grad_();
   Tensor y = x * x + 5 * x + 4;
@@ -54,8 +53,10 @@ TEST(AutogradDocs, DataDependentControlFlowWithInPlaceRowUpdates) {
   Tensor w = randn({3}).requires_grad_();
   Tensor rows = zeros({4, 3});
   for (int64_t i = 0; i < 4; ++i) {
-    if (i % 2 == 0) rows[i] = w * static_cast<double>(i + 1);  // operator= on a row: copy_ through a view
-    else rows.index_put_({i}, w.pow(2));
+    if (i % 2 == 0)
+      rows[i] = w * static_cast<double>(i + 1);  // operator= on a row: copy_ through a view
+    else
+      rows.index_put_({i}, w.pow(2));
   }
   Tensor loss = rows.sum();
   loss.backward();
@@ -157,24 +158,32 @@ TEST(AutogradErrors, BackwardTwiceModifiedSavedInPlaceOnLeafAndMore) {
   Tensor s = randn({16, 128}).requires_grad_();
   Tensor sm = s.softmax(1);
   sm.mul_(2);
-  EXPECT_ERROR("one of the variables needed for gradient computation has been modified by an inplace operation: "
-               "[CPUFloatType [16, 128]], which is output 0 of SoftmaxBackward0, is at version 1; expected version "
-               "0 instead",
-               sm.sum().backward());
+  EXPECT_ERROR(
+      "one of the variables needed for gradient computation has been modified by an inplace "
+      "operation: "
+      "[CPUFloatType [16, 128]], which is output 0 of SoftmaxBackward0, is at version 1; expected "
+      "version "
+      "0 instead",
+      sm.sum().backward());
 
-  EXPECT_ERROR("a leaf Variable that requires grad is being used in an in-place operation", x.add_(1));
+  EXPECT_ERROR("a leaf Variable that requires grad is being used in an in-place operation",
+               x.add_(1));
   EXPECT_ERROR("a view of a leaf Variable that requires grad", x.narrow(0, 0, 2).mul_(2));
   EXPECT_ERROR("grad can be implicitly created only for scalar outputs", (x * 2).backward());
-  EXPECT_ERROR("Mismatch in shape: grad_output[0] has a shape of [2] and output[0] has a shape of [3]",
-               autograd::grad({x * 2}, {x}, {ones({2})}));
+  EXPECT_ERROR(
+      "Mismatch in shape: grad_output[0] has a shape of [2] and output[0] has a shape of [3]",
+      autograd::grad({x * 2}, {x}, {ones({2})}));
   Tensor unused = randn({2}).requires_grad_();
-  EXPECT_ERROR("appears to not have been used in the graph", autograd::grad({(x * 2).sum()}, {x, unused}));
-  auto g = autograd::grad({(x * 2).sum()}, {x, unused}, {}, std::nullopt, false, /*allow_unused=*/true);
+  EXPECT_ERROR("appears to not have been used in the graph",
+               autograd::grad({(x * 2).sum()}, {x, unused}));
+  auto g =
+      autograd::grad({(x * 2).sum()}, {x, unused}, {}, std::nullopt, false, /*allow_unused=*/true);
   EXPECT_FALSE(g[1].defined());
   EXPECT_ERROR("does not require grad", tensor({1.0}).backward());
   EXPECT_ERROR("only Tensors of floating point dtype", tensor({1, 2}).requires_grad_());
   Tensor out = empty({3});
-  EXPECT_ERROR("functions with out=... arguments don't support automatic differentiation", add_out(out, x, x));
+  EXPECT_ERROR("functions with out=... arguments don't support automatic differentiation",
+               add_out(out, x, x));
   {
     NoGradGuard g;
     add_out(out, x, x);  // fine without grad
@@ -185,10 +194,11 @@ TEST(AutogradErrors, BackwardTwiceModifiedSavedInPlaceOnLeafAndMore) {
 
 TEST(AutogradErrors, ModifiedInputOfAnotherOpNamesItsProducer) {
   Tensor a = randn({4}).requires_grad_();
-  Tensor b = a * 2;        // MulBackward0 output
-  Tensor c = b.sin();      // saves b
+  Tensor b = a * 2;    // MulBackward0 output
+  Tensor c = b.sin();  // saves b
   b.add_(1);
-  EXPECT_ERROR("which is output 0 of MulBackward0, is at version 1; expected version 0", c.sum().backward());
+  EXPECT_ERROR("which is output 0 of MulBackward0, is at version 1; expected version 0",
+               c.sum().backward());
 }
 
 TEST(AutogradHooks, TensorHooksRunInOrderAndMayReplaceTheGradient) {
@@ -274,24 +284,27 @@ TEST(AutogradEngine, AccumulateGradReusesTheIncomingBuffer) {
 
 struct WrongShape : autograd::Function<WrongShape> {
   static Tensor forward(autograd::AutogradContext*, Tensor x) { return x * 1; }
-  static variable_list backward(autograd::AutogradContext*, variable_list) { return {ones({5, 2})}; }
+  static variable_list backward(autograd::AutogradContext*, variable_list) {
+    return {ones({5, 2})};
+  }
 };
 
 TEST(AutogradEngine, ValidatesGradientShapes) {
   Tensor x = randn({3}).requires_grad_();
-  EXPECT_ERROR("returned an invalid gradient at index 0 - got [5, 2] but expected shape compatible with [3]",
-               WrongShape::apply(x).sum().backward());
+  EXPECT_ERROR(
+      "returned an invalid gradient at index 0 - got [5, 2] but expected shape compatible with [3]",
+      WrongShape::apply(x).sum().backward());
 }
 
 TEST(AutogradEngine, ViewOfNonLeafInPlaceAndBaseModifiedThroughAnotherView) {
   Tensor x = tensor({1.0, 2.0, 3.0, 4.0}).requires_grad_();
   Tensor y = x * 1;
   Tensor v1 = y.narrow(0, 0, 2), v2 = y.narrow(0, 1, 2);
-  v1.mul_(10);                      // y = [10, 20, 3, 4] * x-path
-  Tensor out = (v2 * v2).sum();     // v2 sees y after the write: [20, 3]
+  v1.mul_(10);                   // y = [10, 20, 3, 4] * x-path
+  Tensor out = (v2 * v2).sum();  // v2 sees y after the write: [20, 3]
   out.backward();
-  // y1 = 10 x1, y2 = x2: d/dx (100 x1^2 ... ) -> out = (10 x1)^2 + x2^2 wait v2 = [y1, y2] = [10*x1? no]
-  // v1 covers y[0..1], v2 covers y[1..2]: v2 = [10 * x1(index 1), x2(index 2)].
+  // y1 = 10 x1, y2 = x2: d/dx (100 x1^2 ... ) -> out = (10 x1)^2 + x2^2 wait v2 = [y1, y2] =
+  // [10*x1? no] v1 covers y[0..1], v2 covers y[1..2]: v2 = [10 * x1(index 1), x2(index 2)].
   EXPECT_VALUES(x.grad(), {0, 2 * 100 * 2, 2 * 3, 0});
 }
 
@@ -387,7 +400,8 @@ TEST(AutogradFunction, CustomFunctionsDifferentiate) {
   EXPECT_VALUES(s.grad(), {100, 1, 10});
 
   Tensor p = randn({2}).requires_grad_(), q = randn({2}).requires_grad_();
-  EXPECT_ERROR("returned an incorrect number of gradients (expected 2, got 1)", WrongCount::apply(p, q).sum().backward());
+  EXPECT_ERROR("returned an incorrect number of gradients (expected 2, got 1)",
+               WrongCount::apply(p, q).sum().backward());
 }
 
 TEST(AutogradAnomaly, NamesTheForwardOpWhoseBackwardMadeNaN) {
@@ -416,7 +430,8 @@ TEST(AutogradGradcheck, DetectsAWrongFormula) {
   };
   Tensor x = randn({3}, TensorOptions().dtype(kDouble)).requires_grad_();
   auto fn = [](const variable_list& v) { return variable_list{BadSquare::apply(v[0])}; };
-  EXPECT_ERROR("Jacobian mismatch for output 0 with respect to input 0", autograd::gradcheck(fn, {x}));
+  EXPECT_ERROR("Jacobian mismatch for output 0 with respect to input 0",
+               autograd::gradcheck(fn, {x}));
   autograd::GradcheckOptions quiet;
   quiet.raise_exception = false;
   EXPECT_FALSE(autograd::gradcheck(fn, {x}, quiet));

@@ -28,7 +28,9 @@ Tensor R(IntArrayRef s) { return randn(s, f64()).requires_grad_(); }
 Tensor Pos(IntArrayRef s) { return (rand(s, f64()) + 0.5).detach().requires_grad_(); }
 Tensor Unit(IntArrayRef s) { return ((rand(s, f64()) - 0.5) * 1.6).detach().requires_grad_(); }
 // Non-contiguous leaf: the transpose of a [s1, s0] tensor.
-Tensor NonContig(int64_t a, int64_t b) { return randn({b, a}, f64()).t().detach().requires_grad_(); }
+Tensor NonContig(int64_t a, int64_t b) {
+  return randn({b, a}, f64()).t().detach().requires_grad_();
+}
 Tensor Idx(std::initializer_list<int64_t> v) { return tensor(std::vector<int64_t>(v)); }
 
 variable_list one(const Tensor& t) { return {t}; }
@@ -56,24 +58,49 @@ std::vector<OpCase> make_table() {
     int domain;  // 0: any, 1: positive, 2: (-0.8, 0.8)
   };
   const UnaryEntry unary[] = {
-      {"neg", neg, 0},       {"abs", abs, 0},       {"sign", sign, 0},       {"exp", exp, 0},
-      {"exp2", exp2, 0},     {"expm1", expm1, 0},   {"log", log, 1},         {"log2", log2, 1},
-      {"log10", log10, 1},   {"log1p", log1p, 1},   {"sqrt", sqrt, 1},       {"rsqrt", rsqrt, 1},
-      {"reciprocal", reciprocal, 1}, {"sin", sin, 0}, {"cos", cos, 0},       {"tan", tan, 2},
-      {"asin", asin, 2},     {"acos", acos, 2},     {"atan", atan, 0},       {"sinh", sinh, 0},
-      {"cosh", cosh, 0},     {"tanh", tanh, 0},     {"sigmoid", sigmoid, 0}, {"relu", relu, 0},
-      {"erf", erf, 0},       {"erfinv", erfinv, 2}, {"floor", floor, 0},     {"ceil", ceil, 0},
-      {"round", round, 0},   {"trunc", trunc, 0},   {"frac", frac, 0},       {"square", square, 0},
+      {"neg", neg, 0},
+      {"abs", abs, 0},
+      {"sign", sign, 0},
+      {"exp", exp, 0},
+      {"exp2", exp2, 0},
+      {"expm1", expm1, 0},
+      {"log", log, 1},
+      {"log2", log2, 1},
+      {"log10", log10, 1},
+      {"log1p", log1p, 1},
+      {"sqrt", sqrt, 1},
+      {"rsqrt", rsqrt, 1},
+      {"reciprocal", reciprocal, 1},
+      {"sin", sin, 0},
+      {"cos", cos, 0},
+      {"tan", tan, 2},
+      {"asin", asin, 2},
+      {"acos", acos, 2},
+      {"atan", atan, 0},
+      {"sinh", sinh, 0},
+      {"cosh", cosh, 0},
+      {"tanh", tanh, 0},
+      {"sigmoid", sigmoid, 0},
+      {"relu", relu, 0},
+      {"erf", erf, 0},
+      {"erfinv", erfinv, 2},
+      {"floor", floor, 0},
+      {"ceil", ceil, 0},
+      {"round", round, 0},
+      {"trunc", trunc, 0},
+      {"frac", frac, 0},
+      {"square", square, 0},
   };
   for (const auto& u : unary) {
-    std::function<Tensor()> make = u.domain == 1 ? std::function<Tensor()>(pos34)
+    std::function<Tensor()> make = u.domain == 1   ? std::function<Tensor()>(pos34)
                                    : u.domain == 2 ? std::function<Tensor()>(unit34)
                                                    : std::function<Tensor()>(r34);
     U f = u.f;
     entry(u.name, in1(make), [f](const variable_list& v) { return one(f(v[0])); });
     // Non-contiguous input through the same op.
     if (u.domain == 0)
-      entry(std::string(u.name) + " (non-contiguous)", in1(nc34), [f](const variable_list& v) { return one(f(v[0])); });
+      entry(std::string(u.name) + " (non-contiguous)", in1(nc34),
+            [f](const variable_list& v) { return one(f(v[0])); });
   }
   entry("in-place exp_ on a non-leaf", in1(r34), [](const variable_list& v) {
     Tensor y = v[0] * 1.5;
@@ -83,32 +110,59 @@ std::vector<OpCase> make_table() {
   entry("nan_to_num", in1(r34), [](const variable_list& v) { return one(nan_to_num(v[0])); });
 
   // ---- binary, with broadcasting and non-contiguous operands ----
-  entry("add broadcast", in2(r34, r4), [](const variable_list& v) { return one(add(v[0], v[1], 2.5)); });
-  entry("sub non-contiguous", in2(nc34, r34), [](const variable_list& v) { return one(sub(v[0], v[1], 0.5)); });
+  entry("add broadcast", in2(r34, r4),
+        [](const variable_list& v) { return one(add(v[0], v[1], 2.5)); });
+  entry("sub non-contiguous", in2(nc34, r34),
+        [](const variable_list& v) { return one(sub(v[0], v[1], 0.5)); });
   entry("mul broadcast", in2(r34, r4), [](const variable_list& v) { return one(v[0] * v[1]); });
   entry("mul scalar", in1(r34), [](const variable_list& v) { return one(v[0] * 3.0); });
-  entry("div", in2(r34, [] { return Pos({4}); }), [](const variable_list& v) { return one(v[0] / v[1]); });
+  entry("div", in2(r34, [] { return Pos({4}); }),
+        [](const variable_list& v) { return one(v[0] / v[1]); });
   entry("div floor", in2(r34, [] { return Pos({4}); }),
-      [](const variable_list& v) { return one(div(v[0], v[1], "floor") + v[0]); });
+        [](const variable_list& v) { return one(div(v[0], v[1], "floor") + v[0]); });
   entry("pow tensor", in2(pos34, r34), [](const variable_list& v) { return one(pow(v[0], v[1])); });
   entry("pow scalar", in1(pos34), [](const variable_list& v) { return one(pow(v[0], 2.5)); });
-  entry("pow scalar base", in1(r34), [](const variable_list& v) { return one(pow(Scalar(1.7), v[0])); });
+  entry("pow scalar base", in1(r34),
+        [](const variable_list& v) { return one(pow(Scalar(1.7), v[0])); });
   entry("atan2", in2(r34, r34), [](const variable_list& v) { return one(atan2(v[0], v[1])); });
-  entry("fmod", in2([] { return Pos({3, 4}) * 3; }, [] { return Pos({4}); }),
-      [](const variable_list& v) { return one(fmod(v[0], v[1])); });
-  entry("remainder", in2([] { return Pos({3, 4}) * 3; }, [] { return Pos({4}); }),
-      [](const variable_list& v) { return one(remainder(v[0], v[1])); });
+  entry("fmod",
+        in2(
+            [] {
+              return Pos({3, 4}) * 3;
+            },
+            [] { return Pos({4}); }),
+        [](const variable_list& v) { return one(fmod(v[0], v[1])); });
+  entry("remainder",
+        in2(
+            [] {
+              return Pos({3, 4}) * 3;
+            },
+            [] { return Pos({4}); }),
+        [](const variable_list& v) { return one(remainder(v[0], v[1])); });
   entry("minimum", in2(r34, r34), [](const variable_list& v) { return one(minimum(v[0], v[1])); });
   entry("maximum", in2(r34, r4), [](const variable_list& v) { return one(maximum(v[0], v[1])); });
-  entry("lerp", [] { return variable_list{R({3, 4}), R({3, 4}), Unit({4})}; },
+  entry(
+      "lerp",
+      [] {
+        return variable_list{R({3, 4}), R({3, 4}), Unit({4})};
+      },
       [](const variable_list& v) { return one(lerp(v[0], v[1], v[2])); });
-  entry("addcmul", [] { return variable_list{R({3, 4}), R({3, 4}), R({4})}; },
+  entry(
+      "addcmul",
+      [] {
+        return variable_list{R({3, 4}), R({3, 4}), R({4})};
+      },
       [](const variable_list& v) { return one(addcmul(v[0], v[1], v[2], 0.7)); });
-  entry("addcdiv", [] { return variable_list{R({3, 4}), R({3, 4}), Pos({4})}; },
+  entry(
+      "addcdiv",
+      [] {
+        return variable_list{R({3, 4}), R({3, 4}), Pos({4})};
+      },
       [](const variable_list& v) { return one(addcdiv(v[0], v[1], v[2], 0.7)); });
-  entry("where", in2(r34, r4), [](const variable_list& v) { return one(where(v[0] > 0, v[0], v[1])); });
+  entry("where", in2(r34, r4),
+        [](const variable_list& v) { return one(where(v[0] > 0, v[0], v[1])); });
   entry("masked_fill tensor value", in2(r34, [] { return R({}); }),
-      [](const variable_list& v) { return one(masked_fill(v[0], v[0] > 0, v[1])); });
+        [](const variable_list& v) { return one(masked_fill(v[0], v[0] > 0, v[1])); });
   entry("clamp", in1(r34), [](const variable_list& v) { return one(clamp(v[0], -0.5, 0.5)); });
   entry("clamp tensor bounds", in2(r34, r4), [](const variable_list& v) {
     return one(clamp(v[0], std::optional<Tensor>(v[1]), std::optional<Tensor>()));
@@ -116,7 +170,8 @@ std::vector<OpCase> make_table() {
 
   // ---- copies ----
   entry("clone", in1(nc34), [](const variable_list& v) { return one(v[0].clone()); });
-  entry("to (copy)", in1(r34), [](const variable_list& v) { return one(v[0].to(kDouble, false, true)); });
+  entry("to (copy)", in1(r34),
+        [](const variable_list& v) { return one(v[0].to(kDouble, false, true)); });
   entry("copy_ broadcast into a fresh tensor", in1(r4), [](const variable_list& v) {
     Tensor z = zeros({3, 4}, f64());
     z.copy_(v[0]);
@@ -136,35 +191,74 @@ std::vector<OpCase> make_table() {
 
   // ---- views and shape ----
   entry("view", in1(r34), [](const variable_list& v) { return one(v[0].view({2, 6})); });
-  entry("reshape non-contiguous", in1(nc34), [](const variable_list& v) { return one(v[0].reshape({12})); });
-  entry("permute", [] { return variable_list{R({2, 3, 4})}; },
-      [](const variable_list& v) { return one(v[0].permute({2, 0, 1})); });
+  entry("reshape non-contiguous", in1(nc34),
+        [](const variable_list& v) { return one(v[0].reshape({12})); });
+  entry(
+      "permute",
+      [] {
+        return variable_list{R({2, 3, 4})};
+      },
+      [](const variable_list& v) {
+        return one(v[0].permute({2, 0, 1}));
+      });
   entry("t", in1(r34), [](const variable_list& v) { return one(v[0].t() * 2); });
-  entry("transpose", [] { return variable_list{R({2, 3, 4})}; },
+  entry(
+      "transpose",
+      [] {
+        return variable_list{R({2, 3, 4})};
+      },
       [](const variable_list& v) { return one(v[0].transpose(0, 2) * 2); });
-  entry("squeeze/unsqueeze", [] { return variable_list{R({3, 1, 4})}; },
+  entry(
+      "squeeze/unsqueeze",
+      [] {
+        return variable_list{R({3, 1, 4})};
+      },
       [](const variable_list& v) { return one(v[0].squeeze(1).unsqueeze(0)); });
-  entry("squeeze all", [] { return variable_list{R({3, 1, 4})}; },
+  entry(
+      "squeeze all",
+      [] {
+        return variable_list{R({3, 1, 4})};
+      },
       [](const variable_list& v) { return one(v[0].squeeze()); });
-  entry("expand", in1([] { return R({3, 1}); }), [](const variable_list& v) { return one(v[0].expand({2, 3, 4})); });
-  entry("slice with step", in1(r34), [](const variable_list& v) { return one(v[0].slice(1, 0, 4, 2)); });
-  entry("narrow of non-contiguous", in1(nc34), [](const variable_list& v) { return one(v[0].narrow(0, 1, 2)); });
+  entry("expand", in1([] {
+          return R({3, 1});
+        }),
+        [](const variable_list& v) {
+          return one(v[0].expand({2, 3, 4}));
+        });
+  entry("slice with step", in1(r34),
+        [](const variable_list& v) { return one(v[0].slice(1, 0, 4, 2)); });
+  entry("narrow of non-contiguous", in1(nc34),
+        [](const variable_list& v) { return one(v[0].narrow(0, 1, 2)); });
   entry("select", in1(r34), [](const variable_list& v) { return one(v[0].select(1, 2)); });
   entry("unfold (overlapping windows)", in1([] { return R({7}); }),
-      [](const variable_list& v) { return one(v[0].unfold(0, 3, 2)); });
+        [](const variable_list& v) { return one(v[0].unfold(0, 3, 2)); });
   entry("diagonal", in1(r34), [](const variable_list& v) { return one(v[0].diagonal(1)); });
-  entry("as_strided (overlapping)", in1([] { return R({6}); }),
-      [](const variable_list& v) { return one(v[0].as_strided({3, 3}, {1, 1}, 0)); });
+  entry("as_strided (overlapping)", in1([] { return R({6}); }), [](const variable_list& v) {
+    return one(v[0].as_strided({3, 3}, {1, 1}, 0));
+  });
   entry("chunk/split/unbind", in1(r34), [](const variable_list& v) {
     auto c = v[0].chunk(2, 1);
     auto u = v[0].unbind(0);
     return variable_list{c[0] * c[1], u[2] * 3};
   });
-  entry("cat", in2(r34, [] { return R({3, 2}); }), [](const variable_list& v) { return one(cat({v[0], v[1]}, 1)); });
+  entry("cat",
+        in2(r34,
+            [] {
+              return R({3, 2});
+            }),
+        [](const variable_list& v) {
+          return one(cat({v[0], v[1]}, 1));
+        });
   entry("stack", in2(r34, r34), [](const variable_list& v) { return one(stack({v[0], v[1]}, 1)); });
   entry("flip", in1(r34), [](const variable_list& v) { return one(v[0].flip({0, 1})); });
   entry("roll", in1(r34), [](const variable_list& v) { return one(v[0].roll({1, -1}, {0, 1})); });
-  entry("repeat", in1([] { return R({2, 3}); }), [](const variable_list& v) { return one(v[0].repeat({2, 1, 2})); });
+  entry("repeat", in1([] {
+          return R({2, 3});
+        }),
+        [](const variable_list& v) {
+          return one(v[0].repeat({2, 1, 2}));
+        });
   entry("diag of a vector", in1(r4), [](const variable_list& v) { return one(diag(v[0], 1)); });
   entry("diag of a matrix", in1(r34), [](const variable_list& v) { return one(diag(v[0], -1)); });
   entry("tril", in1(r34), [](const variable_list& v) { return one(tril(v[0], 1)); });
@@ -172,20 +266,40 @@ std::vector<OpCase> make_table() {
 
   // ---- reductions ----
   entry("sum all", in1(nc34), [](const variable_list& v) { return one(v[0].sum()); });
-  entry("sum dims keepdim", [] { return variable_list{R({2, 3, 4})}; },
-      [](const variable_list& v) { return one(v[0].sum({0, 2}, true)); });
+  entry(
+      "sum dims keepdim",
+      [] {
+        return variable_list{R({2, 3, 4})};
+      },
+      [](const variable_list& v) {
+        return one(v[0].sum({0, 2}, true));
+      });
   entry("mean dim", in1(r34), [](const variable_list& v) { return one(v[0].mean({1})); });
   entry("prod all", in1(r34), [](const variable_list& v) { return one(v[0].prod()); });
   entry("prod dim", in1(r34), [](const variable_list& v) { return one(v[0].prod(1, true)); });
-  entry("max/min all", in1(r34), [](const variable_list& v) { return variable_list{v[0].max(), v[0].min()}; });
+  entry("max/min all", in1(r34), [](const variable_list& v) {
+    return variable_list{v[0].max(), v[0].min()};
+  });
   entry("max dim", in1(r34), [](const variable_list& v) { return one(std::get<0>(v[0].max(1))); });
-  entry("min dim keepdim", in1(r34), [](const variable_list& v) { return one(std::get<0>(v[0].min(0, true))); });
-  entry("amax/amin dims", [] { return variable_list{R({2, 3, 4})}; },
-      [](const variable_list& v) { return variable_list{v[0].amax({0, 2}), v[0].amin({1}, true)}; });
-  entry("var", in1(r34), [](const variable_list& v) { return variable_list{v[0].var({1}), v[0].var(false)}; });
-  entry("std", in1(r34), [](const variable_list& v) { return variable_list{v[0].std({0}, true, true), v[0].std()}; });
+  entry("min dim keepdim", in1(r34),
+        [](const variable_list& v) { return one(std::get<0>(v[0].min(0, true))); });
+  entry(
+      "amax/amin dims",
+      [] {
+        return variable_list{R({2, 3, 4})};
+      },
+      [](const variable_list& v) {
+        return variable_list{v[0].amax({0, 2}), v[0].amin({1}, true)};
+      });
+  entry("var", in1(r34), [](const variable_list& v) {
+    return variable_list{v[0].var({1}), v[0].var(false)};
+  });
+  entry("std", in1(r34), [](const variable_list& v) {
+    return variable_list{v[0].std({0}, true, true), v[0].std()};
+  });
   entry("norm p=2 / 1 / 3 / inf", in1(r34), [](const variable_list& v) {
-    return variable_list{v[0].norm(), v[0].norm(1, {1}), v[0].norm(3, {0}, true), v[0].norm(INFINITY, {1})};
+    return variable_list{v[0].norm(), v[0].norm(1, {1}), v[0].norm(3, {0}, true),
+                         v[0].norm(INFINITY, {1})};
   });
   entry("logsumexp", in1(r34), [](const variable_list& v) { return one(v[0].logsumexp({1})); });
   entry("softmax", in1(nc34), [](const variable_list& v) { return one(v[0].softmax(1)); });
@@ -194,22 +308,52 @@ std::vector<OpCase> make_table() {
   entry("cumprod", in1(r34), [](const variable_list& v) { return one(v[0].cumprod(0)); });
 
   // ---- linear algebra ----
-  entry("mm", in2(r34, [] { return R({4, 2}); }), [](const variable_list& v) { return one(mm(v[0], v[1])); });
+  entry("mm",
+        in2(r34,
+            [] {
+              return R({4, 2});
+            }),
+        [](const variable_list& v) { return one(mm(v[0], v[1])); });
   entry("mm non-contiguous", in2(nc34, [] { return NonContig(4, 2); }),
-      [](const variable_list& v) { return one(mm(v[0], v[1])); });
-  entry("bmm", in2([] { return R({2, 3, 4}); }, [] { return R({2, 4, 2}); }),
-      [](const variable_list& v) { return one(bmm(v[0], v[1])); });
-  entry("addmm", [] { return variable_list{R({2}), R({3, 4}), R({4, 2})}; },
+        [](const variable_list& v) { return one(mm(v[0], v[1])); });
+  entry("bmm",
+        in2(
+            [] {
+              return R({2, 3, 4});
+            },
+            [] {
+              return R({2, 4, 2});
+            }),
+        [](const variable_list& v) { return one(bmm(v[0], v[1])); });
+  entry(
+      "addmm",
+      [] {
+        return variable_list{R({2}), R({3, 4}), R({4, 2})};
+      },
       [](const variable_list& v) { return one(addmm(v[0], v[1], v[2], 0.5, 2.0)); });
-  entry("addmv and addr", [] { return variable_list{R({3}), R({3, 4}), R({4})}; }, [](const variable_list& v) {
-    return variable_list{addmv(v[0], v[1], v[2], 0.5, 2.0), addr(v[1], v[0], v[2], 0.5, 2.0)};
-  });
-  entry("addbmm and baddbmm", [] { return variable_list{R({3, 2}), R({2, 3, 4}), R({2, 4, 2})}; },
+  entry(
+      "addmv and addr",
+      [] {
+        return variable_list{R({3}), R({3, 4}), R({4})};
+      },
       [](const variable_list& v) {
-        return variable_list{addbmm(v[0], v[1], v[2], 0.5, 2.0), baddbmm(v[0], v[1], v[2], 0.5, 2.0)};
+        return variable_list{addmv(v[0], v[1], v[2], 0.5, 2.0), addr(v[1], v[0], v[2], 0.5, 2.0)};
       });
-  entry("addmm_ addmv_ addr_ baddbmm_ (in place on non-leaves)",
-      [] { return variable_list{R({3, 4}), R({4, 2}), R({3}), R({4})}; }, [](const variable_list& v) {
+  entry(
+      "addbmm and baddbmm",
+      [] {
+        return variable_list{R({3, 2}), R({2, 3, 4}), R({2, 4, 2})};
+      },
+      [](const variable_list& v) {
+        return variable_list{addbmm(v[0], v[1], v[2], 0.5, 2.0),
+                             baddbmm(v[0], v[1], v[2], 0.5, 2.0)};
+      });
+  entry(
+      "addmm_ addmv_ addr_ baddbmm_ (in place on non-leaves)",
+      [] {
+        return variable_list{R({3, 4}), R({4, 2}), R({3}), R({4})};
+      },
+      [](const variable_list& v) {
         Tensor a = v[0].mm(v[1]) * 1.0, b = v[2] * 1.0, c = v[0] * 1.0, d = v[0].unsqueeze(0) * 1.0;
         a.addmm_(v[0], v[1], 0.5, 2.0);
         b.addmv_(v[0], v[3], 0.5, 2.0);
@@ -217,13 +361,26 @@ std::vector<OpCase> make_table() {
         d.baddbmm_(v[0].unsqueeze(0), v[1].mm(v[1].t()).unsqueeze(0), 0.5, 2.0);
         return variable_list{a, b, c, d};
       });
-  entry("matmul broadcast batch", in2([] { return R({2, 1, 3, 4}); }, [] { return R({3, 4, 2}); }),
-      [](const variable_list& v) { return one(matmul(v[0], v[1])); });
+  entry("matmul broadcast batch",
+        in2(
+            [] {
+              return R({2, 1, 3, 4});
+            },
+            [] {
+              return R({3, 4, 2});
+            }),
+        [](const variable_list& v) { return one(matmul(v[0], v[1])); });
   entry("matmul vector cases", in2(r4, r34), [](const variable_list& v) {
     return variable_list{matmul(v[1], v[0]), matmul(v[0], v[0]), outer(v[0], v[0])};
   });
-  entry("einsum", in2(r34, [] { return R({4, 2}); }),
-      [](const variable_list& v) { return one(einsum("ij,jk->ik", {v[0], v[1]})); });
+  entry("einsum",
+        in2(r34,
+            [] {
+              return R({4, 2});
+            }),
+        [](const variable_list& v) {
+          return one(einsum("ij,jk->ik", {v[0], v[1]}));
+        });
 
   // ---- indexing ----
   entry("index with tensors and a mask", in1(r34), [](const variable_list& v) {
@@ -240,17 +397,37 @@ std::vector<OpCase> make_table() {
   entry("gather", in1(r34), [](const variable_list& v) {
     return one(v[0].gather(1, tensor(std::vector<int64_t>{0, 3, 3, 1, 2, 2}).view({3, 2})));
   });
-  entry("scatter (tensor and value)", in2(r34, [] { return R({3, 2}); }), [](const variable_list& v) {
-    Tensor idx = tensor(std::vector<int64_t>{0, 3, 1, 2, 2, 0}).view({3, 2});
-    return variable_list{v[0].scatter(1, idx, v[1]), v[0].scatter(1, idx, 5.0)};
+  entry("scatter (tensor and value)",
+        in2(r34,
+            [] {
+              return R({3, 2});
+            }),
+        [](const variable_list& v) {
+          Tensor idx = tensor(std::vector<int64_t>{0, 3, 1, 2, 2, 0}).view({3, 2});
+          return variable_list{v[0].scatter(1, idx, v[1]), v[0].scatter(1, idx, 5.0)};
+        });
+  entry("scatter_add",
+        in2(r34,
+            [] {
+              return R({3, 2});
+            }),
+        [](const variable_list& v) {
+          return one(v[0].scatter_add(
+              1, tensor(std::vector<int64_t>{0, 0, 1, 2, 3, 3}).view({3, 2}), v[1]));
+        });
+  entry("index_select", in1(r34), [](const variable_list& v) {
+    return one(v[0].index_select(1, Idx({3, 0, 3})));
   });
-  entry("scatter_add", in2(r34, [] { return R({3, 2}); }), [](const variable_list& v) {
-    return one(v[0].scatter_add(1, tensor(std::vector<int64_t>{0, 0, 1, 2, 3, 3}).view({3, 2}), v[1]));
-  });
-  entry("index_select", in1(r34), [](const variable_list& v) { return one(v[0].index_select(1, Idx({3, 0, 3}))); });
-  entry("index_add", in2(r34, [] { return R({3, 2}); }),
-      [](const variable_list& v) { return one(v[0].index_add(1, Idx({1, 1}), v[1], 2.0)); });
-  entry("masked_select", in1(r34), [](const variable_list& v) { return one(v[0].masked_select(v[0].detach() > 0)); });
+  entry("index_add",
+        in2(r34,
+            [] {
+              return R({3, 2});
+            }),
+        [](const variable_list& v) {
+          return one(v[0].index_add(1, Idx({1, 1}), v[1], 2.0));
+        });
+  entry("masked_select", in1(r34),
+        [](const variable_list& v) { return one(v[0].masked_select(v[0].detach() > 0)); });
   entry("take", in1(r34), [](const variable_list& v) { return one(take(v[0], Idx({0, 11, 5}))); });
   entry("sort/topk/kthvalue", in1(r34), [](const variable_list& v) {
     return variable_list{std::get<0>(v[0].sort(1)), std::get<0>(v[0].topk(2, 0)),
@@ -258,119 +435,237 @@ std::vector<OpCase> make_table() {
   });
 
   // ---- convolution, pooling and nn::functional ----
-  entry("conv2d stride/padding/dilation/groups",
-        [] { return variable_list{R({2, 4, 7, 6}), R({6, 2, 3, 2}), R({6})}; },
-        [](const variable_list& v) { return one(conv2d(v[0], v[1], v[2], {2, 1}, {1, 0}, {1, 2}, 2)); },
-        /*gradgrad=*/false);
-  entry("conv_transpose2d", [] { return variable_list{R({1, 2, 3, 3}), R({2, 2, 2, 3}), R({2})}; },
-        [](const variable_list& v) { return one(conv_transpose2d(v[0], v[1], v[2], {2, 2}, {0, 1}, {1, 0})); },
-        false);
-  entry("conv1d", [] { return variable_list{R({2, 3, 9}), R({4, 3, 3})}; },
-        [](const variable_list& v) { return one(conv1d(v[0], v[1], Tensor(), {2}, {1})); }, false);
-  entry("conv_transpose1d", [] { return variable_list{R({2, 4, 5}), R({4, 3, 3}), R({6})}; },
-        [](const variable_list& v) { return one(conv_transpose1d(v[0], v[1], v[2], {2}, {1}, {1}, 2)); }, false);
-  entry("conv2d padding kSame (even kernel: extra padding at the end)",
-        [] { return variable_list{R({1, 2, 5, 4}), R({3, 2, 4, 2}), R({3})}; },
-        [](const variable_list& v) { return one(conv2d(v[0], v[1], v[2], {1, 1}, kSame, {1, 2})); }, false);
-  entry("conv3d stride/padding/dilation/groups", [] { return variable_list{R({1, 4, 5, 4, 4}), R({4, 2, 2, 2, 3}), R({4})}; },
-        [](const variable_list& v) { return one(conv3d(v[0], v[1], v[2], {2, 1, 1}, {1, 0, 1}, {2, 1, 1}, 2)); },
-        false);
-  entry("conv3d padding kSame", [] { return variable_list{R({1, 2, 3, 3, 4}), R({2, 2, 2, 3, 2})}; },
-        [](const variable_list& v) { return one(conv3d(v[0], v[1], Tensor(), {1}, kSame)); }, false);
-  entry("pad reflect / replicate / circular", [] { return variable_list{R({1, 2, 3, 4})}; },
-        [](const variable_list& v) {
-          return variable_list{F::pad(v[0], F::PadFuncOptions({2, 1, 1, 2}).mode(kReflect)),
-                               F::pad(v[0], F::PadFuncOptions({1, 3}).mode(kReplicate)),
-                               F::pad(v[0], F::PadFuncOptions({4, 1, 3, 0}).mode(kCircular))};
-        });
-  entry("conv1d padding kSame", [] { return variable_list{R({2, 2, 6}), R({2, 2, 4})}; },
-        [](const variable_list& v) { return one(conv1d(v[0], v[1], Tensor(), {1}, kSame)); }, false);
-  entry("max_pool2d (overlapping windows, padding)", in1([] { return R({2, 3, 7, 7}); }),
+  entry(
+      "conv2d stride/padding/dilation/groups",
+      [] {
+        return variable_list{R({2, 4, 7, 6}), R({6, 2, 3, 2}), R({6})};
+      },
+      [](const variable_list& v) {
+        return one(conv2d(v[0], v[1], v[2], {2, 1}, {1, 0}, {1, 2}, 2));
+      },
+      /*gradgrad=*/false);
+  entry(
+      "conv_transpose2d",
+      [] {
+        return variable_list{R({1, 2, 3, 3}), R({2, 2, 2, 3}), R({2})};
+      },
+      [](const variable_list& v) {
+        return one(conv_transpose2d(v[0], v[1], v[2], {2, 2}, {0, 1}, {1, 0}));
+      },
+      false);
+  entry(
+      "conv1d",
+      [] {
+        return variable_list{R({2, 3, 9}), R({4, 3, 3})};
+      },
+      [](const variable_list& v) { return one(conv1d(v[0], v[1], Tensor(), {2}, {1})); }, false);
+  entry(
+      "conv_transpose1d",
+      [] {
+        return variable_list{R({2, 4, 5}), R({4, 3, 3}), R({6})};
+      },
+      [](const variable_list& v) {
+        return one(conv_transpose1d(v[0], v[1], v[2], {2}, {1}, {1}, 2));
+      },
+      false);
+  entry(
+      "conv2d padding kSame (even kernel: extra padding at the end)",
+      [] {
+        return variable_list{R({1, 2, 5, 4}), R({3, 2, 4, 2}), R({3})};
+      },
+      [](const variable_list& v) {
+        return one(conv2d(v[0], v[1], v[2], {1, 1}, kSame, {1, 2}));
+      },
+      false);
+  entry(
+      "conv3d stride/padding/dilation/groups",
+      [] {
+        return variable_list{R({1, 4, 5, 4, 4}), R({4, 2, 2, 2, 3}), R({4})};
+      },
+      [](const variable_list& v) {
+        return one(conv3d(v[0], v[1], v[2], {2, 1, 1}, {1, 0, 1}, {2, 1, 1}, 2));
+      },
+      false);
+  entry(
+      "conv3d padding kSame",
+      [] {
+        return variable_list{R({1, 2, 3, 3, 4}), R({2, 2, 2, 3, 2})};
+      },
+      [](const variable_list& v) { return one(conv3d(v[0], v[1], Tensor(), {1}, kSame)); }, false);
+  entry(
+      "pad reflect / replicate / circular",
+      [] {
+        return variable_list{R({1, 2, 3, 4})};
+      },
+      [](const variable_list& v) {
+        return variable_list{F::pad(v[0], F::PadFuncOptions({2, 1, 1, 2}).mode(kReflect)),
+                             F::pad(v[0], F::PadFuncOptions({1, 3}).mode(kReplicate)),
+                             F::pad(v[0], F::PadFuncOptions({4, 1, 3, 0}).mode(kCircular))};
+      });
+  entry(
+      "conv1d padding kSame",
+      [] {
+        return variable_list{R({2, 2, 6}), R({2, 2, 4})};
+      },
+      [](const variable_list& v) { return one(conv1d(v[0], v[1], Tensor(), {1}, kSame)); }, false);
+  entry("max_pool2d (overlapping windows, padding)", in1([] {
+          return R({2, 3, 7, 7});
+        }),
         [](const variable_list& v) { return one(max_pool2d(v[0], {3}, {2}, {1})); });
-  entry("avg_pool2d ceil_mode and padding", in1([] { return R({1, 2, 6, 5}); }), [](const variable_list& v) {
-    return variable_list{avg_pool2d(v[0], {2}, {2}, {1}, true), avg_pool2d(v[0], {3, 2}, {1}, {0}, false, false)};
-  });
-  entry("linear", [] { return variable_list{R({5, 4}), R({3, 4}), R({3})}; },
-        [](const variable_list& v) { return one(F::linear(v[0], v[1], v[2])); });
-  entry("cross_entropy (weights, ignore_index, label smoothing)", [] { return variable_list{R({5, 4}), Pos({4})}; },
+  entry("avg_pool2d ceil_mode and padding", in1([] {
+          return R({1, 2, 6, 5});
+        }),
         [](const variable_list& v) {
-          Tensor target = Idx({0, 3, -100, 1, 3});
-          return variable_list{F::cross_entropy(v[0], target),
-                               F::cross_entropy(v[0], target,
-                                                F::CrossEntropyFuncOptions().weight(v[1]).label_smoothing(0.2)),
-                               F::nll_loss(v[0].log_softmax(1), target, F::NLLLossFuncOptions().reduction(kSum))};
+          return variable_list{avg_pool2d(v[0], {2}, {2}, {1}, true),
+                               avg_pool2d(v[0], {3, 2}, {1}, {0}, false, false)};
         });
-  entry("cross_entropy with probabilities", in2([] { return R({3, 4}); }, [] { return Pos({3, 4}); }),
+  entry(
+      "linear",
+      [] {
+        return variable_list{R({5, 4}), R({3, 4}), R({3})};
+      },
+      [](const variable_list& v) { return one(F::linear(v[0], v[1], v[2])); });
+  entry(
+      "cross_entropy (weights, ignore_index, label smoothing)",
+      [] {
+        return variable_list{R({5, 4}), Pos({4})};
+      },
+      [](const variable_list& v) {
+        Tensor target = Idx({0, 3, -100, 1, 3});
+        return variable_list{
+            F::cross_entropy(v[0], target),
+            F::cross_entropy(v[0], target,
+                             F::CrossEntropyFuncOptions().weight(v[1]).label_smoothing(0.2)),
+            F::nll_loss(v[0].log_softmax(1), target, F::NLLLossFuncOptions().reduction(kSum))};
+      });
+  entry("cross_entropy with probabilities",
+        in2(
+            [] {
+              return R({3, 4});
+            },
+            [] {
+              return Pos({3, 4});
+            }),
         [](const variable_list& v) { return one(F::cross_entropy(v[0], v[1].softmax(1))); });
   entry("mse/l1 loss", in2(r34, r34), [](const variable_list& v) {
     return variable_list{F::mse_loss(v[0], v[1]), F::l1_loss(v[0], v[1], kSum)};
   });
   entry("gelu/silu/leaky_relu", in1(r34), [](const variable_list& v) {
-    return variable_list{F::gelu(v[0]), F::gelu(v[0], "tanh"), F::silu(v[0]), F::leaky_relu(v[0], 0.1)};
+    return variable_list{F::gelu(v[0]), F::gelu(v[0], "tanh"), F::silu(v[0]),
+                         F::leaky_relu(v[0], 0.1)};
   });
   entry("elu/selu/softplus/mish/hardtanh/relu6", in1(r34), [](const variable_list& v) {
-    return variable_list{F::elu(v[0], 0.7), F::selu(v[0]), F::softplus(v[0], 2.0, 1.0), F::mish(v[0]),
-                         F::hardtanh(v[0], -0.5, 0.5), F::relu6(v[0] * 4)};
+    return variable_list{F::elu(v[0], 0.7),
+                         F::selu(v[0]),
+                         F::softplus(v[0], 2.0, 1.0),
+                         F::mish(v[0]),
+                         F::hardtanh(v[0], -0.5, 0.5),
+                         F::relu6(v[0] * 4)};
   });
-  entry("batch_norm (training, running stats updated)", [] { return variable_list{R({4, 3, 2}), R({3}), R({3})}; },
-        [](const variable_list& v) {
-          Tensor rm = zeros({3}, f64()), rv = ones({3}, f64());
-          return one(F::batch_norm(v[0], rm, rv, v[1], v[2], true));
-        });
-  entry("batch_norm (eval)", [] { return variable_list{R({4, 3}), R({3})}; }, [](const variable_list& v) {
-    return one(F::batch_norm(v[0], full({3}, 0.1, f64()), full({3}, 2.0, f64()), v[1], Tensor(), false));
-  });
-  entry("layer_norm / group_norm", [] { return variable_list{R({2, 4, 3}), R({3}), R({4})}; },
-        [](const variable_list& v) {
-          return variable_list{F::layer_norm(v[0], {3}, v[1], Tensor()), F::group_norm(v[0], 2, v[2], v[2])};
-        });
+  entry(
+      "batch_norm (training, running stats updated)",
+      [] {
+        return variable_list{R({4, 3, 2}), R({3}), R({3})};
+      },
+      [](const variable_list& v) {
+        Tensor rm = zeros({3}, f64()), rv = ones({3}, f64());
+        return one(F::batch_norm(v[0], rm, rv, v[1], v[2], true));
+      });
+  entry(
+      "batch_norm (eval)",
+      [] {
+        return variable_list{R({4, 3}), R({3})};
+      },
+      [](const variable_list& v) {
+        return one(F::batch_norm(v[0], full({3}, 0.1, f64()), full({3}, 2.0, f64()), v[1], Tensor(),
+                                 false));
+      });
+  entry(
+      "layer_norm / group_norm",
+      [] {
+        return variable_list{R({2, 4, 3}), R({3}), R({4})};
+      },
+      [](const variable_list& v) {
+        return variable_list{F::layer_norm(v[0], {3}, v[1], Tensor()),
+                             F::group_norm(v[0], 2, v[2], v[2])};
+      });
   // padding_idx 3 is not looked up: its zero gradient is by design (not a Jacobian), tested in nn/.
-  entry("embedding with padding_idx", in1([] { return R({5, 3}); }), [](const variable_list& v) {
-    return one(F::embedding(tensor(std::vector<int64_t>{1, 0, 4, 1}).view({2, 2}), v[0], 3));
-  });
-  entry("embedding_bag sum (per_sample_weights), mean, max", [] { return variable_list{R({5, 3}), R({7})}; },
+  entry("embedding with padding_idx", in1([] {
+          return R({5, 3});
+        }),
         [](const variable_list& v) {
-          Tensor in = tensor(std::vector<int64_t>{1, 2, 4, 4, 3, 0, 2}), off = tensor(std::vector<int64_t>{0, 2, 2, 5});
-          return variable_list{F::embedding_bag(in, v[0], off, EmbeddingBagMode::Sum, v[1]),
-                               F::embedding_bag(in, v[0], off, EmbeddingBagMode::Mean),
-                               F::embedding_bag(in, v[0], off, kMax)};
-        },
-        false);
-  entry("adaptive_avg_pool2d", in1([] { return R({1, 2, 5, 4}); }),
-        [](const variable_list& v) { return one(F::adaptive_avg_pool2d(v[0], {3, 3})); });
-  entry("interpolate nearest/bilinear, adaptive_max_pool2d", in1([] { return R({1, 2, 3, 4}); }),
-        [](const variable_list& v) {
-          return variable_list{F::interpolate(v[0], {5, 3}), F::interpolate(v[0], {4, 6}, "bilinear"),
-                               F::interpolate(v[0], {2, 7}, "bilinear", true), F::adaptive_max_pool2d(v[0], {2, 3})};
+          return one(F::embedding(tensor(std::vector<int64_t>{1, 0, 4, 1}).view({2, 2}), v[0], 3));
         });
-  entry("multi-head attention (module, float mask)", in1([] { return R({3, 2, 4}); }), [](const variable_list& v) {
-    static nn::MultiheadAttention mha = [] {
-      manual_seed(21);
-      nn::MultiheadAttention m(4, 2);
-      m->to(kDouble);
-      return m;
-    }();
-    Tensor mask = tensor({{0.0, -1.0, 0.5}, {0.2, 0.0, -0.3}, {0.0, 0.0, 0.0}}, f64());
-    auto [o, w] = mha(v[0], v[0], v[0], Tensor(), true, mask);
-    return variable_list{o, w};
-  });
-  entry("dropout2d (fixed seed)", in1([] { return R({2, 4, 3, 3}); }), [](const variable_list& v) {
-    manual_seed(4);
-    return one(F::dropout2d(v[0], 0.5, true));
-  });
+  entry(
+      "embedding_bag sum (per_sample_weights), mean, max",
+      [] {
+        return variable_list{R({5, 3}), R({7})};
+      },
+      [](const variable_list& v) {
+        Tensor in = tensor(std::vector<int64_t>{1, 2, 4, 4, 3, 0, 2}),
+               off = tensor(std::vector<int64_t>{0, 2, 2, 5});
+        return variable_list{F::embedding_bag(in, v[0], off, EmbeddingBagMode::Sum, v[1]),
+                             F::embedding_bag(in, v[0], off, EmbeddingBagMode::Mean),
+                             F::embedding_bag(in, v[0], off, kMax)};
+      },
+      false);
+  entry("adaptive_avg_pool2d", in1([] {
+          return R({1, 2, 5, 4});
+        }),
+        [](const variable_list& v) {
+          return one(F::adaptive_avg_pool2d(v[0], {3, 3}));
+        });
+  entry("interpolate nearest/bilinear, adaptive_max_pool2d", in1([] {
+          return R({1, 2, 3, 4});
+        }),
+        [](const variable_list& v) {
+          return variable_list{
+              F::interpolate(v[0], {5, 3}), F::interpolate(v[0], {4, 6}, "bilinear"),
+              F::interpolate(v[0], {2, 7}, "bilinear", true), F::adaptive_max_pool2d(v[0], {2, 3})};
+        });
+  entry("multi-head attention (module, float mask)", in1([] {
+          return R({3, 2, 4});
+        }),
+        [](const variable_list& v) {
+          static nn::MultiheadAttention mha = [] {
+            manual_seed(21);
+            nn::MultiheadAttention m(4, 2);
+            m->to(kDouble);
+            return m;
+          }();
+          Tensor mask = tensor({{0.0, -1.0, 0.5}, {0.2, 0.0, -0.3}, {0.0, 0.0, 0.0}}, f64());
+          auto [o, w] = mha(v[0], v[0], v[0], Tensor(), true, mask);
+          return variable_list{o, w};
+        });
+  entry("dropout2d (fixed seed)", in1([] {
+          return R({2, 4, 3, 3});
+        }),
+        [](const variable_list& v) {
+          manual_seed(4);
+          return one(F::dropout2d(v[0], 0.5, true));
+        });
   entry("bce / bce_with_logits / smooth_l1 / huber / kl_div",
-        in2([] { return Unit({3, 4}); }, [] { return (rand({3, 4}, f64()) * 0.8 + 0.1).detach().requires_grad_(); }),
+        in2(
+            [] {
+              return Unit({3, 4});
+            },
+            [] {
+              return (rand({3, 4}, f64()) * 0.8 + 0.1).detach().requires_grad_();
+            }),
         [](const variable_list& v) {
           Tensor p = v[1], target = rand({3, 4}, f64()).round();
           manual_seed(9);
           Tensor fixed = rand({3, 4}, f64());
-          return variable_list{F::binary_cross_entropy(p, fixed),
-                               F::binary_cross_entropy_with_logits(v[0], fixed, Tensor(), full({4}, 2.0, f64())),
-                               F::smooth_l1_loss(v[0], fixed * 0.2, kSum, 0.5), F::huber_loss(v[0], fixed, kMean, 0.3),
-                               F::kl_div(v[0].log_softmax(1), p.softmax(1), kSum)};
+          return variable_list{
+              F::binary_cross_entropy(p, fixed),
+              F::binary_cross_entropy_with_logits(v[0], fixed, Tensor(), full({4}, 2.0, f64())),
+              F::smooth_l1_loss(v[0], fixed * 0.2, kSum, 0.5),
+              F::huber_loss(v[0], fixed, kMean, 0.3),
+              F::kl_div(v[0].log_softmax(1), p.softmax(1), kSum)};
         });
   entry("cosine_similarity / normalize / pad", in2(r34, r34), [](const variable_list& v) {
-    return variable_list{F::cosine_similarity(v[0], v[1]), F::normalize(v[0], 2.0, 0), F::pad(v[0], {1, 2, 0, 1}, 0.5)};
+    return variable_list{F::cosine_similarity(v[0], v[1]), F::normalize(v[0], 2.0, 0),
+                         F::pad(v[0], {1, 2, 0, 1}, 0.5)};
   });
   entry("dropout (fixed seed)", in1(r34), [](const variable_list& v) {
     manual_seed(3);
@@ -415,7 +710,8 @@ TEST(GradcheckTableCoverage, CoverageOfRegisteredFormulas) {
     for (const auto& o : outs)
       if (o.defined() && o.requires_grad()) {
         collect_names(o.grad_fn(), names, seen);
-        Tensor go = ones_like(o).requires_grad_(c.gradgrad);  // as gradgradcheck: grad_outputs require grad
+        Tensor go =
+            ones_like(o).requires_grad_(c.gradgrad);  // as gradgradcheck: grad_outputs require grad
         variable_list g = autograd::grad({o}, in, {go}, true, /*create_graph=*/c.gradgrad, true);
         for (const auto& gi : g)
           if (gi.defined() && gi.requires_grad()) collect_names(gi.grad_fn(), names, seen);
@@ -426,7 +722,8 @@ TEST(GradcheckTableCoverage, CoverageOfRegisteredFormulas) {
   std::vector<std::string> missing;
   for (const char* n : autograd::registered_backward_names())
     if (!names.count(n)) missing.push_back(n);
-  EXPECT_TRUE(missing.empty()) << "backward formulas without a gradcheck table entry: " << ::testing::PrintToString(missing);
+  EXPECT_TRUE(missing.empty()) << "backward formulas without a gradcheck table entry: "
+                               << ::testing::PrintToString(missing);
   EXPECT_GT(autograd::registered_backward_names().size(), 80u);
 }
 

@@ -34,7 +34,7 @@ TEST(GradientSink, PostAccumulateHookKeepsTheInPlacePath) {
   const void* buffer = l.w.grad().data_ptr();
   l.loss().backward();
   EXPECT_EQ(autograd::in_place_accumulation_count(), before + 1);  // added by the GEMM
-  EXPECT_EQ(calls, 1);                                             // and the hook ran once, after it
+  EXPECT_EQ(calls, 1);  // and the hook ran once, after it
   EXPECT_EQ(l.w.grad().data_ptr(), buffer);
   EXPECT_TRUE(seen.allclose(l.dw() * 2, 1e-5, 1e-5));
   EXPECT_TRUE(l.w.grad().allclose(l.dw() * 2, 1e-5, 1e-5));

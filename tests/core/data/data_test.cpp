@@ -15,10 +15,13 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string be32(uint32_t v) {
-  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
+  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+          static_cast<char>(v)};
 }
 
-void write_plain(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+void write_plain(const fs::path& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary) << bytes;
+}
 void write_gz(const fs::path& p, const std::string& bytes) {
   gzFile f = gzopen(p.c_str(), "wb");
   gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
@@ -34,7 +37,10 @@ struct TempDir {
 };
 
 // Three 2x2 images and their labels.
-std::string images() { return be32(2051) + be32(3) + be32(2) + be32(2) + std::string("\x00\xff\x10\x20\x01\x02\x03\x04\x05\x06\x07\x08", 12); }
+std::string images() {
+  return be32(2051) + be32(3) + be32(2) + be32(2) +
+         std::string("\x00\xff\x10\x20\x01\x02\x03\x04\x05\x06\x07\x08", 12);
+}
 std::string labels() { return be32(2049) + be32(3) + std::string("\x07\x00\x09", 3); }
 
 TEST(Data, MnistReadsPlainAndGzipIdx) {
@@ -78,8 +84,8 @@ TEST(Data, SamplersCoverEveryIndexOncePerEpochAndLoaderBatches) {
   for (int64_t i = 0; i < 10; ++i) EXPECT_EQ(seen.count(i), 1u);
 
   Tensor x = arange(10, TensorOptions().dtype(kFloat)).view({10, 1}), y = arange(10);
-  auto loader = data::make_data_loader<data::samplers::SequentialSampler>(data::TensorDataset(x, y),
-                                                                          data::DataLoaderOptions(4));
+  auto loader = data::make_data_loader<data::samplers::SequentialSampler>(
+      data::TensorDataset(x, y), data::DataLoaderOptions(4));
   std::vector<int64_t> sizes;
   std::vector<double> firsts;
   for (auto& batch : *loader) {
@@ -101,7 +107,8 @@ struct Squares : data::datasets::Dataset<Squares> {
   explicit Squares(size_t n) : n(n) {}
   data::Example<> get(size_t i) override {
     double v = static_cast<double>(i);
-    return {tensor({v, v * v}), scalar_tensor(static_cast<int64_t>(i) % 3, TensorOptions().dtype(kLong))};
+    return {tensor({v, v * v}),
+            scalar_tensor(static_cast<int64_t>(i) % 3, TensorOptions().dtype(kLong))};
   }
   std::optional<size_t> size() const override { return n; }
   size_t n;
@@ -113,7 +120,9 @@ struct Unsized : data::datasets::Dataset<Unsized> {
 
 TEST(Data, UserDatasetsWithGetAndSizeStackMapAndLoad) {
   auto loader = data::make_data_loader<data::samplers::SequentialSampler>(
-      Squares(7).map(data::transforms::Stack<>()).map(data::transforms::Lambda<>([](Tensor t) { return t + 1; })),
+      Squares(7).map(data::transforms::Stack<>()).map(data::transforms::Lambda<>([](Tensor t) {
+        return t + 1;
+      })),
       data::DataLoaderOptions(3).workers(2));
   std::vector<double> firsts, squares;
   std::vector<int64_t> sizes;
@@ -121,7 +130,8 @@ TEST(Data, UserDatasetsWithGetAndSizeStackMapAndLoad) {
     sizes.push_back(batch.data.size(0));
     EXPECT_EQ(batch.target.dtype(), kLong);
     firsts.push_back(batch.data[0][0].item<double>());
-    for (int64_t r = 0; r < batch.data.size(0); ++r) squares.push_back(batch.data[r][1].item<double>());
+    for (int64_t r = 0; r < batch.data.size(0); ++r)
+      squares.push_back(batch.data[r][1].item<double>());
   }
   EXPECT_EQ(sizes, (std::vector<int64_t>{3, 3, 1}));
   EXPECT_EQ(firsts, (std::vector<double>{1, 4, 7}));
@@ -130,7 +140,8 @@ TEST(Data, UserDatasetsWithGetAndSizeStackMapAndLoad) {
   auto batch = direct.get_batch({3, 1});
   EXPECT_SHAPE(batch.data, {2, 2});
   EXPECT_VALUES(batch.target, {0, 1});
-  EXPECT_ERROR("only sized datasets can be loaded", data::make_data_loader(Unsized(), data::DataLoaderOptions(2)));
+  EXPECT_ERROR("only sized datasets can be loaded",
+               data::make_data_loader(Unsized(), data::DataLoaderOptions(2)));
 }
 
 TEST(Data, DistributedSamplersSplitEveryEpochExactlyOnce) {
@@ -139,9 +150,13 @@ TEST(Data, DistributedSamplersSplitEveryEpochExactlyOnce) {
     std::vector<std::vector<int64_t>> per_rank(3);
     for (int64_t r = 0; r < 3; ++r) {
       std::unique_ptr<data::samplers::Sampler> s;
-      if (shuffle) s = std::make_unique<data::samplers::DistributedRandomSampler>(10, 3, r, /*allow_duplicates=*/false);
-      else s = std::make_unique<data::samplers::DistributedSequentialSampler>(10, 3, r, false);
-      for (auto b = s->next(2); !b.empty(); b = s->next(2)) per_rank[r].insert(per_rank[r].end(), b.begin(), b.end());
+      if (shuffle)
+        s = std::make_unique<data::samplers::DistributedRandomSampler>(10, 3, r,
+                                                                       /*allow_duplicates=*/false);
+      else
+        s = std::make_unique<data::samplers::DistributedSequentialSampler>(10, 3, r, false);
+      for (auto b = s->next(2); !b.empty(); b = s->next(2))
+        per_rank[r].insert(per_rank[r].end(), b.begin(), b.end());
       all.insert(per_rank[r].begin(), per_rank[r].end());
       EXPECT_EQ(per_rank[r].size(), 3u);  // 10 / 3 without duplicates
     }
@@ -169,8 +184,8 @@ TEST(Data, DistributedSamplersSplitEveryEpochExactlyOnce) {
 
 TEST(Data, ThreadWorkersKeepOrderAndReportErrors) {
   Tensor x = arange(100, TensorOptions().dtype(kFloat)).view({100, 1}), y = arange(100);
-  auto serial = data::make_data_loader<data::samplers::SequentialSampler>(data::TensorDataset(x, y),
-                                                                          data::DataLoaderOptions(7));
+  auto serial = data::make_data_loader<data::samplers::SequentialSampler>(
+      data::TensorDataset(x, y), data::DataLoaderOptions(7));
   auto threaded = data::make_data_loader<data::samplers::SequentialSampler>(
       data::TensorDataset(x, y), data::DataLoaderOptions(7).workers(3).prefetch_factor(2));
   for (int epoch = 0; epoch < 2; ++epoch) {
@@ -192,7 +207,8 @@ TEST(Data, ThreadWorkersKeepOrderAndReportErrors) {
       return {zeros({1}), zeros({1})};
     }
   };
-  auto failing = data::make_data_loader<data::samplers::SequentialSampler>(Failing{}, data::DataLoaderOptions(1).workers(2));
+  auto failing = data::make_data_loader<data::samplers::SequentialSampler>(
+      Failing{}, data::DataLoaderOptions(1).workers(2));
   try {
     for (auto& batch : *failing) (void)batch;
     ADD_FAILURE() << "no error";
@@ -234,7 +250,8 @@ TEST(Data, MapTransformsNormalizeFlipCropLambdaStack) {
   manual_seed(2);
   auto crop = data::transforms::RandomCrop(2, 1)({x, y});
   EXPECT_SHAPE(crop.data, {2, 1, 2, 2});
-  auto loader = data::make_data_loader<data::samplers::SequentialSampler>(ds, data::DataLoaderOptions(2));
+  auto loader =
+      data::make_data_loader<data::samplers::SequentialSampler>(ds, data::DataLoaderOptions(2));
   for (auto& batch : *loader) EXPECT_SHAPE(batch.data, {2, 1, 2, 3});
 }
 

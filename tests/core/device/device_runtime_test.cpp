@@ -145,7 +145,8 @@ TEST_F(DeviceSeam, WhatTheDeviceLacksIsAClearError) {
   EXPECT_ERROR("expected all tensors to be on the same device", a + ones({2}));
   EXPECT_ERROR("device privateuseone:3 does not exist (1 privateuseone device(s) present)",
                zeros({2}, Device(kPrivateUse1, 3)));
-  EXPECT_ERROR("a runtime for privateuseone is already registered", register_device_runtime(&runtime_));
+  EXPECT_ERROR("a runtime for privateuseone is already registered",
+               register_device_runtime(&runtime_));
 }
 
 TEST(DeviceRuntime, MissingDevicesAndTheCPURuntime) {
@@ -160,7 +161,8 @@ TEST(DeviceRuntime, MissingDevicesAndTheCPURuntime) {
   e.record(cpu.current_stream(Device(kCPU)));
   EXPECT_TRUE(e.query());
   { DeviceGuard g(Device(kCPU)); }
-  EXPECT_ERROR("unregister_device_runtime: the CPU runtime is built in", unregister_device_runtime(kCPU));
+  EXPECT_ERROR("unregister_device_runtime: the CPU runtime is built in",
+               unregister_device_runtime(kCPU));
 }
 
 }  // namespace

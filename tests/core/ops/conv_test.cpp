@@ -18,7 +18,8 @@ struct Result {
 
 // Forward with oneDNN on or off, the weight frozen; backward to the input
 // and the bias when `gy` is given.
-Result run(bool onednn, const Geometry& g, const Tensor& x0, const Tensor& w, const Tensor& b0, const Tensor& gy) {
+Result run(bool onednn, const Geometry& g, const Tensor& x0, const Tensor& w, const Tensor& b0,
+           const Tensor& gy) {
   set_onednn_enabled(onednn);
   Tensor x = x0.clone().requires_grad_(gy.defined());
   Tensor b = g.bias ? b0.clone().requires_grad_(gy.defined()) : Tensor();
@@ -50,8 +51,8 @@ TEST(Conv, OneDnnForwardAgreesWithIm2col) {
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     for (const auto& g : cases) {
-      SCOPED_TRACE(::testing::Message() << "threads " << threads << " x " << IntArrayRef(g.x) << " w "
-                                        << IntArrayRef(g.w));
+      SCOPED_TRACE(::testing::Message() << "threads " << threads << " x " << IntArrayRef(g.x)
+                                        << " w " << IntArrayRef(g.w));
       manual_seed(7);
       Tensor x = randn(g.x), w = randn(g.w), b = randn({g.w[0]});
       Result a = run(true, g, x, w, b, Tensor()), c = run(false, g, x, w, b, Tensor());

@@ -62,7 +62,13 @@ TEST(Factory, FromBlobIsZeroCopyAndRunsDeleter) {
   int deleted = 0;
   {
     auto* heap = new double[2]{7, 8};
-    auto owned = from_blob(heap, {2}, [&](void* p) { delete[] static_cast<double*>(p); ++deleted; }, kDouble);
+    auto owned = from_blob(
+        heap, {2},
+        [&](void* p) {
+          delete[] static_cast<double*>(p);
+          ++deleted;
+        },
+        kDouble);
     auto view = owned.view({1, 2});
     owned.reset();
     EXPECT_EQ(deleted, 0);

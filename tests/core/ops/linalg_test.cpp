@@ -10,7 +10,9 @@ TEST(Linalg, MmAllLayoutsAndDtypes) {
   EXPECT_VALUES(a.to(kDouble).mm(b.to(kDouble)), {1, 2, 8, 3, 4, 18, 5, 6, 28});
   EXPECT_VALUES(a.to(kLong).mm(b.to(kLong)), {1, 2, 8, 3, 4, 18, 5, 6, 28});
   EXPECT_VALUES(a.to(kHalf).mm(b.to(kHalf)), {1, 2, 8, 3, 4, 18, 5, 6, 28});
-  auto sliced = arange(20, kFloat).view({4, 5}).index({indexing::Slice(), indexing::Slice(indexing::None, indexing::None, 2)});
+  auto sliced = arange(20, kFloat)
+                    .view({4, 5})
+                    .index({indexing::Slice(), indexing::Slice(indexing::None, indexing::None, 2)});
   EXPECT_VALUES(sliced.mm(ones({3, 1})), {6, 21, 36, 51});
   EXPECT_SHAPE(zeros({2, 0}).mm(zeros({0, 3})), {2, 3});
   EXPECT_VALUES(zeros({2, 0}).mm(zeros({0, 3})), {0, 0, 0, 0, 0, 0});
@@ -110,9 +112,12 @@ TEST(Linalg, AddmmInPlaceUnderAutograd) {
 
 TEST(Linalg, AddmmInPlaceErrors) {
   auto x = zeros({2, 2});
-  EXPECT_ERROR("addmm_: self of shape [2, 2] does not match the product's shape [2, 3]", x.addmm_(ones({2, 3}), ones({3, 3})));
-  EXPECT_ERROR("addmm_: shapes [2, 3] and [2, 2] cannot be multiplied", x.addmm_(ones({2, 3}), ones({2, 2})));
-  EXPECT_ERROR("addmm_: expected self and mat1 to have the same dtype", x.addmm_(ones({2, 2}, kDouble), ones({2, 2}, kDouble)));
+  EXPECT_ERROR("addmm_: self of shape [2, 2] does not match the product's shape [2, 3]",
+               x.addmm_(ones({2, 3}), ones({3, 3})));
+  EXPECT_ERROR("addmm_: shapes [2, 3] and [2, 2] cannot be multiplied",
+               x.addmm_(ones({2, 3}), ones({2, 2})));
+  EXPECT_ERROR("addmm_: expected self and mat1 to have the same dtype",
+               x.addmm_(ones({2, 2}, kDouble), ones({2, 2}, kDouble)));
   EXPECT_ERROR("addmm_: self of shape [2]", zeros({2}).addmm_(ones({2, 2}), ones({2, 2})));
 }
 
@@ -120,7 +125,8 @@ TEST(Linalg, AddrAndTheOtherInPlaceProducts) {
   auto v1 = tensor({1.0, 2.0}), v2 = tensor({1.0, 2.0, 3.0});
   EXPECT_VALUES(addr(ones({2, 3}), v1, v2, 2, 0.5), {2.5, 3, 3.5, 3, 4, 5});
   EXPECT_VALUES(ones({3}).addr(v1, v2), {2, 3, 4, 3, 5, 7});  // self broadcast over rows
-  EXPECT_VALUES(addr(full({2, 3}, NAN), v1, v2, 0, 1), {1, 2, 3, 2, 4, 6});  // beta = 0 ignores self
+  EXPECT_VALUES(addr(full({2, 3}, NAN), v1, v2, 0, 1),
+                {1, 2, 3, 2, 4, 6});  // beta = 0 ignores self
   auto x = ones({2, 3});
   const float* p = x.data_ptr<float>();
   x.addr_(v1, v2, 1, 2);
@@ -144,7 +150,8 @@ TEST(Linalg, AddrAndTheOtherInPlaceProducts) {
   t.addr_(a, v2, 1, 3);
   t.sum().backward();
   EXPECT_VALUES(a.grad(), {18, 18});  // 3 * sum(v2)
-  EXPECT_ERROR("addr_: the result of shape [2, 3] cannot be written into self of shape [3]", ones({3}).addr_(v1, v2));
+  EXPECT_ERROR("addr_: the result of shape [2, 3] cannot be written into self of shape [3]",
+               ones({3}).addr_(v1, v2));
   EXPECT_ERROR("addr: expected 1-D vectors, got 2-D and 1-D", addr(ones({2, 3}), ones({2, 1}), v2));
   EXPECT_ERROR("addr: expected vec1 and vec2 to have the same dtype, but got: Float != Double",
                addr(ones({2, 3}), v1, v2.to(kDouble)));
@@ -167,7 +174,8 @@ TEST(Linalg, Einsum) {
   auto x = randn({5, 2, 3}), y = randn({5, 3, 4});
   EXPECT_TRUE(einsum("bij,bjk->bik", {x, y}).allclose(bmm(x, y), 1e-5, 1e-5));
   EXPECT_TRUE(einsum("...ij,...jk->...ik", {x, y}).allclose(bmm(x, y), 1e-5, 1e-5));
-  EXPECT_TRUE(einsum("i,j->ij", {tensor({1.0, 2.0}), tensor({3.0, 4.0})}).equal(outer(tensor({1.0, 2.0}), tensor({3.0, 4.0}))));
+  EXPECT_TRUE(einsum("i,j->ij", {tensor({1.0, 2.0}), tensor({3.0, 4.0})})
+                  .equal(outer(tensor({1.0, 2.0}), tensor({3.0, 4.0}))));
   EXPECT_TRUE(einsum("ij,ij->i", {a, a}).equal((a * a).sum(1)));
   auto z = randn({2, 3}), w = randn({3, 4}), q = randn({4, 5});
   EXPECT_TRUE(einsum("ab,bc,cd->ad", {z, w, q}).allclose(z.mm(w).mm(q), 1e-4, 1e-5));

@@ -13,7 +13,9 @@ namespace brasa {
 namespace {
 
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("brasa_" + std::to_string(::getpid()) + "_" + name)).string();
+  return (std::filesystem::temp_directory_path() /
+          ("brasa_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 std::string read_all(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
@@ -23,7 +25,8 @@ std::string read_all(const std::string& p) {
 TEST(Safetensors, EveryDtypeRoundTrips) {
   std::string p = temp_path("all.safetensors");
   serialize::TensorDict d;
-  for (ScalarType t : {kFloat, kDouble, kHalf, kBFloat16, kLong, kInt, kShort, kChar, kByte, kBool}) {
+  for (ScalarType t :
+       {kFloat, kDouble, kHalf, kBFloat16, kLong, kInt, kShort, kChar, kByte, kBool}) {
     Tensor x = arange(6).to(t).view({2, 3});
     if (t == kBool) x = arange(6).remainder(2).to(kBool).view({2, 3});
     d.insert(std::string("t_") + toString(t), t == kBool ? x : x.t());  // non-contiguous too
@@ -54,7 +57,8 @@ TEST(Safetensors, HeaderLayoutIsByteExact) {
   std::string padded = json + std::string((8 - json.size() % 8) % 8, ' ');
   ASSERT_GE(bytes.size(), 8 + padded.size() + 16);
   uint64_t len = 0;
-  for (int i = 0; i < 8; ++i) len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
   EXPECT_EQ(len, padded.size());
   EXPECT_EQ(bytes.substr(8, len), padded);
   float f[2];
@@ -131,7 +135,9 @@ TEST(Checkpoint, ResumeEqualsUninterruptedTraining) {
   auto a = full->parameters(), b = resumed->parameters();
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].equal(b[i])) << i;
   EXPECT_EQ(sched.get_last_lr(), full_sched.get_last_lr());
-  const auto& beta1 = [](optim::Adam& o) { return std::get<0>(static_cast<optim::AdamOptions&>(o.param_groups()[0].options()).betas_); };
+  const auto& beta1 = [](optim::Adam& o) {
+    return std::get<0>(static_cast<optim::AdamOptions&>(o.param_groups()[0].options()).betas_);
+  };
   EXPECT_EQ(beta1(opt), beta1(full_opt));
 
   // A checkpoint without scheduler state cannot restore one.
@@ -139,8 +145,10 @@ TEST(Checkpoint, ResumeEqualsUninterruptedTraining) {
   serialize::save_checkpoint(q, *resumed, &opt);
   EXPECT_ERROR("holds no scheduler state", serialize::load_checkpoint(q, *resumed, &opt, &sched));
   optim::SGD sgd(resumed->parameters(), optim::SGDOptions(0.1));
-  EXPECT_ERROR("does not match the optimizer: Optimizer::load_state_dict: missing key 'param_groups.0.momentum'",
-               serialize::load_checkpoint(q, *resumed, &sgd));
+  EXPECT_ERROR(
+      "does not match the optimizer: Optimizer::load_state_dict: missing key "
+      "'param_groups.0.momentum'",
+      serialize::load_checkpoint(q, *resumed, &sgd));
   std::remove(q.c_str());
 
   auto other = nn::Sequential(nn::Linear(3, 5), nn::ReLU(), nn::Linear(5, 2));
@@ -148,7 +156,8 @@ TEST(Checkpoint, ResumeEqualsUninterruptedTraining) {
     serialize::load_checkpoint(p, *other, nullptr);
     ADD_FAILURE();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("size mismatch for 0.weight"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("size mismatch for 0.weight"), std::string::npos)
+        << e.what();
   }
   std::remove(p.c_str());
 }
@@ -183,7 +192,8 @@ TEST(Checkpoint, KillDuringSaveLeavesAValidFile) {
   serialize::save_safetensors(p, d);
   int leftovers = 0;
   for (auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
-    if (e.path().filename().string().rfind("brasa_" + std::to_string(::getpid()) + "_killed.safetensors.tmp", 0) == 0)
+    if (e.path().filename().string().rfind(
+            "brasa_" + std::to_string(::getpid()) + "_killed.safetensors.tmp", 0) == 0)
       ++leftovers;
   EXPECT_EQ(leftovers, 0);
   std::remove(p.c_str());
@@ -216,7 +226,9 @@ TEST(SaveLoad, TensorsModulesAndOptimizers) {
   optim::SGD opt2(a->parameters(), optim::SGDOptions(0.5).momentum(0.9));
   load(opt2, p);
   EXPECT_EQ(opt2.param_groups()[0].options().get_lr(), 0.1);
-  EXPECT_TRUE(opt2.state_of(a->weight).buffers.at("momentum_buffer").equal(opt.state_of(a->weight).buffers.at("momentum_buffer")));
+  EXPECT_TRUE(opt2.state_of(a->weight)
+                  .buffers.at("momentum_buffer")
+                  .equal(opt.state_of(a->weight).buffers.at("momentum_buffer")));
   std::remove(p.c_str());
 }
 

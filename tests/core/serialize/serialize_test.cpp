@@ -8,7 +8,9 @@ using namespace brasa;
 
 namespace {
 std::string tmp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("brasa_test_" + std::to_string(::getpid()) + "_" + name)).string();
+  return (std::filesystem::temp_directory_path() /
+          ("brasa_test_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream f(path, std::ios::binary);
@@ -81,11 +83,14 @@ TEST(Npy, CorruptFilesGiveClearErrors) {
   expect_error("\x93NUM", "truncated");
   std::string ok = npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }");
   expect_error(ok + std::string(8, '\0'), "truncated");  // 4 floats need 16 bytes
-  expect_error(npy_header("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }") + std::string(8, '\0'),
+  expect_error(npy_header("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }") +
+                   std::string(8, '\0'),
                "unsupported dtype");
-  expect_error(npy_header("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }") + std::string(4, '\0'),
+  expect_error(npy_header("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }") +
+                   std::string(4, '\0'),
                "big-endian");
-  expect_error(npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (a,), }"), "invalid dimension");
+  expect_error(npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (a,), }"),
+               "invalid dimension");
   expect_error(npy_header("{'fortran_order': False, 'shape': (1,), }"), "no 'descr'");
   std::string hdr = ok;
   hdr[8] = static_cast<char>(0xff);  // header length past the end

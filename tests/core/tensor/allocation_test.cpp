@@ -53,7 +53,8 @@ TEST(Allocation, KindsOfOrdinaryMemory) {
   float buf[3] = {1, 2, 3};
   Tensor b = from_blob(buf, {3});
   EXPECT_EQ(b.storage()->kind(), AllocationKind::External);
-  EXPECT_ERROR("plain memory on cpu cannot be shared with another process", t.storage()->export_handle());
+  EXPECT_ERROR("plain memory on cpu cannot be shared with another process",
+               t.storage()->export_handle());
   EXPECT_ERROR("(from_blob or imported) cannot be exported", b.storage()->export_handle());
   AllocationHandle h;
   h.kind = AllocationKind::NamedSegment;

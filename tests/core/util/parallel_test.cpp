@@ -24,9 +24,10 @@ TEST(Parallel, CoversRangeExactlyOnce) {
 
 TEST(Parallel, PropagatesExceptions) {
   set_num_threads(2);
-  EXPECT_THROW(parallel_for(0, 100, 1, [](int64_t b, int64_t) {
-                 if (b > 0) BRASA_ERROR("boom");
-               }),
+  EXPECT_THROW(parallel_for(0, 100, 1,
+                            [](int64_t b, int64_t) {
+                              if (b > 0) BRASA_ERROR("boom");
+                            }),
                Error);
   // The pool still works afterwards.
   std::atomic<int64_t> sum{0};
