@@ -17,12 +17,12 @@ class CPURuntime final : public DeviceRuntime {
   }
 };
 
+// Constant-initialized: no guard on the per-op path.
+constinit CPURuntime g_cpu_runtime;
 // Indexed by DeviceType; the CPU's is always there.
-std::atomic<DeviceRuntime*>* runtimes() {
-  static CPURuntime cpu;
-  static std::atomic<DeviceRuntime*> table[kNumDeviceTypes] = {&cpu};
-  return table;
-}
+constinit std::atomic<DeviceRuntime*> g_runtimes[kNumDeviceTypes] = {&g_cpu_runtime, nullptr,
+                                                                     nullptr};
+std::atomic<DeviceRuntime*>* runtimes() { return g_runtimes; }
 
 int slot(DeviceType t) {
   const int i = static_cast<int>(t);
@@ -48,13 +48,13 @@ void unregister_device_runtime(DeviceType type) {
 DeviceRuntime* find_device_runtime(DeviceType type) { return runtimes()[slot(type)].load(); }
 
 DeviceRuntime& device_runtime(const char* op, Device d) {
+  if (d.type() == kCPU) return g_cpu_runtime;  // every op asks: keep the CPU's answer cheap
   DeviceRuntime* rt = find_device_runtime(d.type());
   BRASA_CHECK(rt != nullptr, op, ": device ", d, " is not available in this build (no ",
               device_type_name(d.type()), " runtime; this build has ", available_devices_text(),
               ")");
-  BRASA_CHECK(d.index() < rt->device_count() || d.type() == kCPU, op, ": device ", d,
-              " does not exist (", rt->device_count(), " ", device_type_name(d.type()),
-              " device(s) present)");
+  BRASA_CHECK(d.index() < rt->device_count(), op, ": device ", d, " does not exist (",
+              rt->device_count(), " ", device_type_name(d.type()), " device(s) present)");
   return *rt;
 }
 

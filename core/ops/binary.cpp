@@ -344,52 +344,18 @@ Tensor& add_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
       "add_", self, [&] { arith(Op::Add, self, b, &self, true, alpha); },
       [&](const Tensor& old) { return arith_ad(Op::Add, old, b, alpha); }, b);
 }
-Tensor& binary_inplace(const char* op, Tensor& self, const Tensor& b) {
-  std::string n = op;
-  std::optional<Op> arith_op;
-  if (n == "mul")
-    arith_op = Op::Mul;
-  else if (n == "pow")
-    arith_op = Op::Pow;
-  else if (n == "atan2")
-    arith_op = Op::Atan2;
-  else if (n == "fmod")
-    arith_op = Op::Fmod;
-  else if (n == "remainder")
-    arith_op = Op::Remainder;
-  if (arith_op) {
-    Op o = *arith_op;
-    return autograd::inplace(
-        op, self, [&] { arith(o, self, b, &self, true); },
-        [&](const Tensor& old) { return arith_ad(o, old, b); }, b);
-  }
-  // Comparisons, logical and bitwise ops are not differentiable.
-  if (n == "eq")
-    compare(Cmp::Eq, self, b, &self);
-  else if (n == "ne")
-    compare(Cmp::Ne, self, b, &self);
-  else if (n == "lt")
-    compare(Cmp::Lt, self, b, &self);
-  else if (n == "le")
-    compare(Cmp::Le, self, b, &self);
-  else if (n == "gt")
-    compare(Cmp::Gt, self, b, &self);
-  else if (n == "ge")
-    compare(Cmp::Ge, self, b, &self);
-  else if (n == "logical_and")
-    compare(Cmp::LogicalAnd, self, b, &self);
-  else if (n == "logical_or")
-    compare(Cmp::LogicalOr, self, b, &self);
-  else if (n == "logical_xor")
-    compare(Cmp::LogicalXor, self, b, &self);
-  else if (n == "bitwise_and")
-    bitwise(Bit::And, self, b, &self, true);
-  else if (n == "bitwise_or")
-    bitwise(Bit::Or, self, b, &self, true);
-  else if (n == "bitwise_xor")
-    bitwise(Bit::Xor, self, b, &self, true);
-  else
-    BRASA_INTERNAL_ASSERT(false, "unknown in-place op ", op);
+Tensor& arith_inplace(BinaryOp op, Tensor& self, const Tensor& b) {
+  return autograd::inplace(
+      op_name(op), self, [&] { arith(op, self, b, &self, true); },
+      [&](const Tensor& old) { return arith_ad(op, old, b); }, b);
+}
+// Comparisons, logical and bitwise ops are not differentiable.
+Tensor& compare_inplace(CompareOp op, Tensor& self, const Tensor& b) {
+  compare(op, self, b, &self);
+  return self;
+}
+Tensor& bitwise_inplace(BitwiseOp op, Tensor& self, const Tensor& b) {
+  bitwise(op, self, b, &self, true);
   return self;
 }
 Tensor& div_inplace(Tensor& self, const Tensor& b, std::optional<std::string> mode) {

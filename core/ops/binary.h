@@ -1,6 +1,7 @@
 #pragma once
 // Binary and ternary elementwise ops with broadcasting and type promotion.
 // Each has free, _out and (on Tensor) method / in-place forms.
+#include <brasa/ops/kernels/elementwise.h>
 #include <brasa/tensor/tensor.h>
 
 namespace brasa {
@@ -76,9 +77,9 @@ bool equal(const Tensor& a, const Tensor& b);
 namespace detail {
 // In-place forms used by the Tensor methods: self is the output.
 Tensor& add_inplace(Tensor& self, const Tensor& b, const Scalar& alpha);
-// op: mul, pow, atan2, fmod, remainder, eq, ne, lt, le, gt, ge, logical_and,
-// logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor.
-Tensor& binary_inplace(const char* op, Tensor& self, const Tensor& b);
+Tensor& arith_inplace(BinaryOp op, Tensor& self, const Tensor& b);
+Tensor& compare_inplace(CompareOp op, Tensor& self, const Tensor& b);
+Tensor& bitwise_inplace(BitwiseOp op, Tensor& self, const Tensor& b);
 Tensor& div_inplace(Tensor& self, const Tensor& b, std::optional<std::string> mode);
 Tensor& lerp_inplace(Tensor& self, const Tensor& end, const Tensor& w);
 Tensor& addcmul_inplace(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& v,

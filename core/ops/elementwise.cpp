@@ -85,9 +85,9 @@ Tensor wrap_number(const Tensor& self, const Scalar& s) {
 }
 
 Elementwise& Elementwise::input(const Tensor& t, ScalarType dtype) {
-  if (inputs_.empty()) inputs_.reserve(3);
-  BRASA_CHECK(t.defined(), op_, ": expected a defined tensor as input ", inputs_.size());
-  inputs_.push_back(t.dtype() == dtype ? t : t.to(dtype));
+  BRASA_CHECK(t.defined(), op_, ": expected a defined tensor as input ", n_inputs_);
+  BRASA_INTERNAL_ASSERT(n_inputs_ + 1 < size_t(kMaxOperands), op_, ": too many operands");
+  inputs_[n_inputs_++] = t.dtype() == dtype ? t : t.to(dtype);
   return *this;
 }
 
@@ -95,33 +95,43 @@ Elementwise& Elementwise::input(const Tensor& t, ScalarType dtype) {
 // PyTorch): it is moved there. Any other mix of devices is an error.
 static bool is_cpu_scalar(const Tensor& t) { return t.dim() == 0 && t.is_cpu(); }
 
-void Elementwise::place_inputs() {
-  device_ = inputs_[0].device();
-  for (const auto& in : inputs_)
-    if (!is_cpu_scalar(in)) {
-      device_ = in.device();
+// The mixed-device case, out of line so that the common one stays small.
+[[gnu::noinline]] static Device place_mixed_inputs(const char* op, Tensor* inputs, size_t n) {
+  Device device = inputs[0].device();
+  for (size_t k = 0; k < n; ++k)
+    if (!is_cpu_scalar(inputs[k])) {
+      device = inputs[k].device();
       break;
     }
-  for (auto& in : inputs_) {
-    if (in.device() == device_) continue;
-    BRASA_CHECK(is_cpu_scalar(in), op_,
+  for (size_t k = 0; k < n; ++k) {
+    Tensor& in = inputs[k];
+    if (in.device() == device) continue;
+    BRASA_CHECK(is_cpu_scalar(in), op,
                 ": expected all tensors to be on the same device, but found at least two devices, ",
-                device_, " and ", in.device(), "!");
-    in = in.to(device_);
+                device, " and ", in.device(), "!");
+    in = in.to(device);
   }
+  return device;
+}
+
+void Elementwise::place_inputs() {
+  device_ = inputs_[0].device();
+  for (size_t k = 1; k < n_inputs_; ++k)
+    if (inputs_[k].device() != device_) {
+      device_ = place_mixed_inputs(op_, inputs_, n_inputs_);
+      return;
+    }
 }
 
 Elementwise& Elementwise::build() {
-  place_inputs();
-  check_device_available(op_, device_);
+  place_inputs();  // empty() checks that the device is available
   shape_.assign(inputs_[0].sizes().begin(), inputs_[0].sizes().end());
-  for (size_t i = 1; i < inputs_.size(); ++i)
-    shape_ = broadcast_shapes(op_, shape_, inputs_[i].sizes());
+  for (size_t i = 1; i < n_inputs_; ++i) shape_ = broadcast_shapes(op_, shape_, inputs_[i].sizes());
   bool need_temp = false;
   if (user_out_ && user_out_->defined()) {
     const Tensor& o = *user_out_;
     if (!inplace_ && is_grad_enabled())
-      for (const auto& in : inputs_)
+      for (const auto& in : inputs())
         BRASA_CHECK(!in.requires_grad() && !o.requires_grad(), op_,
                     "(): functions with out=... arguments don't support automatic differentiation, "
                     "but one of the "
@@ -138,7 +148,7 @@ Elementwise& Elementwise::build() {
     need_temp = o.dtype() != out_dtype_;
     // An output that overlaps an input other than elementwise-identically
     // would read values it already overwrote: compute into a temporary.
-    for (const auto& in : inputs_)
+    for (const auto& in : inputs())
       if (in.is_alias_of(o) && !same_view(in, o) && in.numel() > 0) need_temp = true;
     BRASA_CHECK(o.device() == device_, op_, ": expected the output on ", device_, ", got it on ",
                 o.device());
@@ -148,8 +158,16 @@ Elementwise& Elementwise::build() {
   }
   flat_ = out_.is_contiguous();
   const int64_t n = out_.numel();
-  for (const auto& in : inputs_)
+  for (const auto& in : inputs())
     flat_ = flat_ && ((in.is_contiguous() && in.numel() == n) || in.numel() == 1);
+  if (flat_) {
+    flat_data_[0] = static_cast<char*>(out_.data_ptr());
+    flat_strides_[0] = out_.element_size();
+    for (size_t k = 0; k < n_inputs_; ++k) {
+      flat_data_[k + 1] = static_cast<char*>(inputs_[k].data_ptr());
+      flat_strides_[k + 1] = inputs_[k].numel() == 1 && n != 1 ? 0 : inputs_[k].element_size();
+    }
+  }
   return *this;
 }
 

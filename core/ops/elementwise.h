@@ -38,6 +38,7 @@ Tensor wrap_number(const Tensor& self, const Scalar& s);
 // The CPU runner is ops/cpu/elementwise_run.h.
 class Elementwise {
  public:
+  static constexpr int kMaxOperands = 8;  // the output and up to 7 inputs
   // `out` may be null (allocate), a defined tensor (write there, casting if
   // needed) — `inplace` says it is also the first input (no resizing allowed).
   Elementwise(const char* op, ScalarType out_dtype, const Tensor* out = nullptr,
@@ -53,9 +54,14 @@ class Elementwise {
   const char* op() const { return op_; }
   Device device() const { return device_; }
   const Tensor& output() const { return out_; }
-  const std::vector<Tensor>& inputs() const { return inputs_; }
-  // Every operand is contiguous with the output's shape (or a single element).
+  ArrayRef<Tensor> inputs() const { return {inputs_, n_inputs_}; }
+  // Every operand is contiguous with the output's shape (or a single element):
+  // then flat_data()[k] and flat_strides()[k] are operand k's data and byte
+  // stride in one 1-D run (k = 0 the output, 1.. the inputs; stride 0 for a
+  // broadcast single element).
   bool flat() const { return flat_; }
+  char* const* flat_data() const { return flat_data_; }
+  const int64_t* flat_strides() const { return flat_strides_; }
   const Tensor& result() const { return result_; }
   IntArrayRef shape() const { return shape_; }
 
@@ -66,10 +72,14 @@ class Elementwise {
   const Tensor* user_out_;
   bool inplace_;
   Device device_;
-  std::vector<Tensor> inputs_;
+  // Inline (no heap allocation per op): ops have one to three inputs.
+  Tensor inputs_[kMaxOperands - 1];
+  size_t n_inputs_ = 0;
   DimVector shape_;
   Tensor out_, result_;
   bool flat_ = false;
+  char* flat_data_[kMaxOperands] = {};
+  int64_t flat_strides_[kMaxOperands] = {};
 };
 
 }  // namespace brasa::detail

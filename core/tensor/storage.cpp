@@ -139,8 +139,8 @@ Storage Storage::allocate(size_t nbytes, Allocator* allocator) {
   return Storage(make_intrusive<StorageImpl>(nbytes, allocator->allocate(nbytes), allocator, true));
 }
 
-Storage Storage::allocate(size_t nbytes, Device device) {
-  return allocate(nbytes, device_runtime("allocate", device).allocator(device));
+Allocator* device_allocator(Device device) {
+  return device_runtime("allocate", device).allocator(device);
 }
 
 const char* allocation_kind_name(AllocationKind k) {

@@ -139,12 +139,17 @@ class StorageImpl : public intrusive_ptr_target {
   std::atomic<uint32_t> version_{0};
 };
 
+// The allocator of a device's runtime (device/device_runtime.h), or an error.
+Allocator* device_allocator(Device device);
+
 class Storage {
  public:
   Storage() = default;
   explicit Storage(intrusive_ptr<StorageImpl> impl) : impl_(std::move(impl)) {}
   // nbytes from the allocator of `device`'s runtime (device/device_runtime.h).
-  static Storage allocate(size_t nbytes, Device device);
+  static Storage allocate(size_t nbytes, Device device) {
+    return allocate(nbytes, device.is_cpu() ? getCPUAllocator() : device_allocator(device));
+  }
   static Storage allocate(size_t nbytes, Allocator* allocator);
   // Maps memory exported by another process (or this one); not resizable.
   static Storage from_handle(const AllocationHandle& h);

@@ -166,9 +166,9 @@ Tensor& Tensor::sub_(const Scalar& o, const Scalar& a) {
 }
 Tensor Tensor::mul(const Tensor& o) const { return brasa::mul(*this, o); }
 Tensor Tensor::mul(const Scalar& o) const { return brasa::mul(*this, o); }
-Tensor& Tensor::mul_(const Tensor& o) { return detail::binary_inplace("mul", *this, o); }
+Tensor& Tensor::mul_(const Tensor& o) { return detail::arith_inplace(BinaryOp::Mul, *this, o); }
 Tensor& Tensor::mul_(const Scalar& o) {
-  return detail::binary_inplace("mul", *this, wrap_scalar(*this, o));
+  return detail::arith_inplace(BinaryOp::Mul, *this, wrap_scalar(*this, o));
 }
 Tensor Tensor::div(const Tensor& o, std::optional<std::string> m) const {
   return brasa::div(*this, o, m);
@@ -184,21 +184,21 @@ Tensor& Tensor::div_(const Scalar& o, std::optional<std::string> m) {
 }
 Tensor Tensor::pow(const Tensor& e) const { return brasa::pow(*this, e); }
 Tensor Tensor::pow(const Scalar& e) const { return brasa::pow(*this, e); }
-Tensor& Tensor::pow_(const Tensor& e) { return detail::binary_inplace("pow", *this, e); }
+Tensor& Tensor::pow_(const Tensor& e) { return detail::arith_inplace(BinaryOp::Pow, *this, e); }
 Tensor& Tensor::pow_(const Scalar& e) {
-  return detail::binary_inplace("pow", *this, wrap_scalar(*this, e));
+  return detail::arith_inplace(BinaryOp::Pow, *this, wrap_scalar(*this, e));
 }
 Tensor Tensor::atan2(const Tensor& o) const { return brasa::atan2(*this, o); }
-Tensor& Tensor::atan2_(const Tensor& o) { return detail::binary_inplace("atan2", *this, o); }
+Tensor& Tensor::atan2_(const Tensor& o) { return detail::arith_inplace(BinaryOp::Atan2, *this, o); }
 Tensor Tensor::fmod(const Tensor& o) const { return brasa::fmod(*this, o); }
 Tensor Tensor::fmod(const Scalar& o) const { return brasa::fmod(*this, o); }
 Tensor& Tensor::fmod_(const Scalar& o) {
-  return detail::binary_inplace("fmod", *this, wrap_scalar(*this, o));
+  return detail::arith_inplace(BinaryOp::Fmod, *this, wrap_scalar(*this, o));
 }
 Tensor Tensor::remainder(const Tensor& o) const { return brasa::remainder(*this, o); }
 Tensor Tensor::remainder(const Scalar& o) const { return brasa::remainder(*this, o); }
 Tensor& Tensor::remainder_(const Scalar& o) {
-  return detail::binary_inplace("remainder", *this, wrap_scalar(*this, o));
+  return detail::arith_inplace(BinaryOp::Remainder, *this, wrap_scalar(*this, o));
 }
 Tensor Tensor::minimum(const Tensor& o) const { return brasa::minimum(*this, o); }
 Tensor Tensor::maximum(const Tensor& o) const { return brasa::maximum(*this, o); }
@@ -256,28 +256,28 @@ BRASA_CMP_METHODS(le)
 BRASA_CMP_METHODS(gt)
 BRASA_CMP_METHODS(ge)
 #undef BRASA_CMP_METHODS
-#define BRASA_INPLACE_BINARY(name) \
-  Tensor& Tensor::name##_(const Tensor& o) { return detail::binary_inplace(#name, *this, o); }
-#define BRASA_INPLACE_BINARY_SCALAR(name)                               \
-  BRASA_INPLACE_BINARY(name)                                            \
-  Tensor& Tensor::name##_(const Scalar& o) {                            \
-    return detail::binary_inplace(#name, *this, wrap_scalar(*this, o)); \
+#define BRASA_INPLACE_BINARY(name, fn, code) \
+  Tensor& Tensor::name##_(const Tensor& o) { return detail::fn(code, *this, o); }
+#define BRASA_INPLACE_COMPARE(name, code)                                          \
+  BRASA_INPLACE_BINARY(name, compare_inplace, CompareOp::code)                     \
+  Tensor& Tensor::name##_(const Scalar& o) {                                       \
+    return detail::compare_inplace(CompareOp::code, *this, wrap_scalar(*this, o)); \
   }
-BRASA_INPLACE_BINARY_SCALAR(eq)
-BRASA_INPLACE_BINARY_SCALAR(ne)
-BRASA_INPLACE_BINARY_SCALAR(lt)
-BRASA_INPLACE_BINARY_SCALAR(le)
-BRASA_INPLACE_BINARY_SCALAR(gt)
-BRASA_INPLACE_BINARY_SCALAR(ge)
-BRASA_INPLACE_BINARY(logical_and)
-BRASA_INPLACE_BINARY(logical_or)
-BRASA_INPLACE_BINARY(logical_xor)
-BRASA_INPLACE_BINARY(bitwise_and)
-BRASA_INPLACE_BINARY(bitwise_or)
-BRASA_INPLACE_BINARY(bitwise_xor)
-BRASA_INPLACE_BINARY(fmod)
-BRASA_INPLACE_BINARY(remainder)
-#undef BRASA_INPLACE_BINARY_SCALAR
+BRASA_INPLACE_COMPARE(eq, Eq)
+BRASA_INPLACE_COMPARE(ne, Ne)
+BRASA_INPLACE_COMPARE(lt, Lt)
+BRASA_INPLACE_COMPARE(le, Le)
+BRASA_INPLACE_COMPARE(gt, Gt)
+BRASA_INPLACE_COMPARE(ge, Ge)
+BRASA_INPLACE_BINARY(logical_and, compare_inplace, CompareOp::LogicalAnd)
+BRASA_INPLACE_BINARY(logical_or, compare_inplace, CompareOp::LogicalOr)
+BRASA_INPLACE_BINARY(logical_xor, compare_inplace, CompareOp::LogicalXor)
+BRASA_INPLACE_BINARY(bitwise_and, bitwise_inplace, BitwiseOp::And)
+BRASA_INPLACE_BINARY(bitwise_or, bitwise_inplace, BitwiseOp::Or)
+BRASA_INPLACE_BINARY(bitwise_xor, bitwise_inplace, BitwiseOp::Xor)
+BRASA_INPLACE_BINARY(fmod, arith_inplace, BinaryOp::Fmod)
+BRASA_INPLACE_BINARY(remainder, arith_inplace, BinaryOp::Remainder)
+#undef BRASA_INPLACE_COMPARE
 #undef BRASA_INPLACE_BINARY
 Tensor& Tensor::logical_not_() { return copy_(brasa::logical_not(*this)); }
 Tensor& Tensor::bitwise_not_() { return detail::unary_inplace(UnaryOp::bitwise_not, *this); }

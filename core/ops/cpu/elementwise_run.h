@@ -18,23 +18,18 @@ inline StridedLoop make_loop(const detail::Elementwise& e) {
 // opmath types), then finishes the plan.
 template <class Out, class... In, class F>
 void run(detail::Elementwise& e, const F& f) {
-  const auto& inputs = e.inputs();
+  static_assert(kMaxOperands == detail::Elementwise::kMaxOperands);
   if (e.flat()) {
     const int64_t n = e.output().numel();
-    char* data[kMaxOperands] = {};
-    int64_t strides[kMaxOperands] = {};
-    data[0] = static_cast<char*>(e.output().data_ptr());
-    strides[0] = e.output().element_size();
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      data[k + 1] = static_cast<char*>(inputs[k].data_ptr());
-      strides[k + 1] = inputs[k].numel() == 1 && n != 1 ? 0 : inputs[k].element_size();
-    }
+    char* const* data = e.flat_data();
+    const int64_t* strides = e.flat_strides();
+    constexpr int kOperands = sizeof...(In) + 1;
     bool stream = false;
     if constexpr (sizeof...(In) == 1 || sizeof...(In) == 2)
       stream = stream_output(n * int64_t(sizeof(Out)), data[0], data[1], data[2]);
     parallel_for(0, n, kGrain, [&](int64_t b, int64_t end) {
       char* ptrs[kMaxOperands];
-      for (size_t k = 0; k <= inputs.size(); ++k) ptrs[k] = data[k] + b * strides[k];
+      for (int k = 0; k < kOperands; ++k) ptrs[k] = data[k] + b * strides[k];
       if constexpr (sizeof...(In) == 2)
         binary_run<Out, In...>(ptrs, strides, end - b, f, stream);
       else if constexpr (sizeof...(In) == 1)

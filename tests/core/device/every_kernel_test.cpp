@@ -133,7 +133,8 @@ std::vector<Tensor> train(Device device) {
 TEST(KernelTable, ADeviceWithTheCPUsKernelsTrainsLikeTheCPU) {
   HostRuntime runtime;
   register_device_runtime(&runtime);
-  for_each_op_code([&]<class Op>() { register_kernel<Op>(kPrivateUse1, kernel<Op>(Device(kCPU))); });
+  for_each_op_code(
+      [&]<class Op>() { register_kernel<Op>(kPrivateUse1, kernel<Op>(Device(kCPU))); });
   std::vector<Tensor> on_cpu = train(Device(kCPU));
   std::vector<Tensor> on_device = train(kHostDevice);
   for_each_op_code([&]<class Op>() { register_kernel<Op>(kPrivateUse1, nullptr); });
