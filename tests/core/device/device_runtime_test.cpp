@@ -149,6 +149,18 @@ TEST_F(DeviceSeam, WhatTheDeviceLacksIsAClearError) {
                register_device_runtime(&runtime_));
 }
 
+TEST_F(DeviceSeam, MixingDevicesIsAClearError) {
+  Tensor m = ones({2, 2}, kTestDevice);
+  EXPECT_ERROR("mm: expected mat1 and mat2 on the same device, got privateuseone:0 and cpu",
+               mm(m, ones({2, 2})));
+  using namespace indexing;
+  Tensor idx = tensor({0}).to(kTestDevice);
+  EXPECT_ERROR("index: indices on privateuseone:0 for a tensor on cpu (expected the same device)",
+               ones({3}).index({idx}));
+  EXPECT_ERROR("move_to: the allocator gives memory on privateuseone:0 but the storage is on cpu",
+               ones({2}).storage()->move_to(runtime_.allocator(kTestDevice)));
+}
+
 TEST(DeviceRuntime, MissingDevicesAndTheCPURuntime) {
   EXPECT_EQ(find_device_runtime(kPrivateUse1), nullptr);
   EXPECT_ERROR("empty: device privateuseone is not available in this build",

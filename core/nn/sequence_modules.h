@@ -1,0 +1,152 @@
+#pragma once
+// Sequence layers: multi-head attention, the transformer encoder layer, LSTM
+// and GRU. Reached through <brasa/nn/modules.h> as well, whose layers
+// (Linear, Dropout, LayerNorm) they use.
+#include <brasa/nn/modules.h>
+
+#include <optional>
+#include <tuple>
+#include <vector>
+
+namespace brasa::nn {
+
+// Multi-head attention (sequence-first [L, N, E], as PyTorch's default).
+// forward returns the output [L, N, E] and the attention weights averaged
+// over heads [N, L, S]. key_padding_mask: bool [N, S], true = ignore;
+// attn_mask: bool (true = masked) or float (added) [L, S].
+class MultiheadAttentionImpl : public Cloneable<MultiheadAttentionImpl> {
+ public:
+  MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads, double dropout = 0.0,
+                         bool bias = true);
+  MultiheadAttentionImpl(const MultiheadAttentionImpl& o)
+      : MultiheadAttentionImpl(o.embed_dim, o.num_heads, o.dropout, o.in_proj_bias.defined()) {}
+  std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                     const Tensor& key_padding_mask = {}, bool need_weights = true,
+                                     const Tensor& attn_mask = {});
+  int64_t embed_dim, num_heads;
+  double dropout;
+  Tensor& in_proj_weight;  // [3E, E]
+  Tensor& in_proj_bias;    // [3E]
+  std::shared_ptr<LinearImpl> out_proj;
+};
+BRASA_MODULE(MultiheadAttention);
+
+struct TransformerEncoderLayerOptions {
+  TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead)
+      : d_model_(d_model), nhead_(nhead) {}
+  TransformerEncoderLayerOptions& dim_feedforward(int64_t v) {
+    dim_feedforward_ = v;
+    return *this;
+  }
+  TransformerEncoderLayerOptions& dropout(double v) {
+    dropout_ = v;
+    return *this;
+  }
+  TransformerEncoderLayerOptions& activation(std::string v) {
+    activation_ = std::move(v);
+    return *this;
+  }
+  TransformerEncoderLayerOptions& norm_first(bool v) {
+    norm_first_ = v;
+    return *this;
+  }
+  int64_t d_model_, nhead_, dim_feedforward_ = 2048;
+  double dropout_ = 0.1;
+  std::string activation_ = "relu";  // or "gelu"
+  bool norm_first_ = false;
+};
+// Self-attention and a feed-forward block, each with a residual and LayerNorm.
+class TransformerEncoderLayerImpl : public Cloneable<TransformerEncoderLayerImpl> {
+ public:
+  explicit TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& o);
+  TransformerEncoderLayerImpl(const TransformerEncoderLayerImpl& o)
+      : TransformerEncoderLayerImpl(o.options) {}
+  TransformerEncoderLayerImpl(int64_t d_model, int64_t nhead)
+      : TransformerEncoderLayerImpl(TransformerEncoderLayerOptions(d_model, nhead)) {}
+  Tensor forward(const Tensor& src, const Tensor& src_mask = {},
+                 const Tensor& src_key_padding_mask = {});
+  TransformerEncoderLayerOptions options;
+  MultiheadAttention self_attn{nullptr};
+  Linear linear1{nullptr}, linear2{nullptr};
+  LayerNorm norm1{nullptr}, norm2{nullptr};
+};
+BRASA_MODULE(TransformerEncoderLayer);
+
+struct RNNOptions {
+  RNNOptions(int64_t input_size, int64_t hidden_size)
+      : input_size_(input_size), hidden_size_(hidden_size) {}
+  RNNOptions& num_layers(int64_t v) {
+    num_layers_ = v;
+    return *this;
+  }
+  RNNOptions& bias(bool v) {
+    bias_ = v;
+    return *this;
+  }
+  RNNOptions& batch_first(bool v) {
+    batch_first_ = v;
+    return *this;
+  }
+  RNNOptions& dropout(double v) {
+    dropout_ = v;
+    return *this;
+  }
+  RNNOptions& bidirectional(bool v) {
+    bidirectional_ = v;
+    return *this;
+  }
+  int64_t input_size_, hidden_size_, num_layers_ = 1;
+  bool bias_ = true, batch_first_ = false;
+  double dropout_ = 0.0;
+  bool bidirectional_ = false;
+};
+using LSTMOptions = RNNOptions;
+using GRUOptions = RNNOptions;
+
+// Shared by LSTM and GRU: parameters weight_ih_l{k}[_reverse], weight_hh_..,
+// bias_ih_.., bias_hh_.. (PyTorch's names and layout), layers and directions.
+class RNNBaseImpl : public Module {
+ public:
+  RNNBaseImpl(std::string name, const RNNOptions& o, int64_t gates);
+  RNNBaseImpl(const RNNBaseImpl& o) : RNNBaseImpl(o.name(), o.options, o.gates_) {}
+  RNNOptions options;
+
+ protected:
+  // One direction of one layer over time; `state` holds h (and c for LSTM).
+  virtual Tensor cell(const Tensor& x, std::vector<Tensor>& state, int64_t layer, int64_t dir) = 0;
+  // Runs all layers; initial/final states are [layers * dirs, N, H] each.
+  Tensor run(const Tensor& input, std::vector<Tensor> initial, std::vector<Tensor>& final_states,
+             size_t n_states);
+  const Tensor& param(const char* kind, int64_t layer, int64_t dir) const;
+
+ private:
+  int64_t gates_;
+};
+
+// forward(input, (h0, c0)) -> (output, (h_n, c_n))
+class LSTMImpl : public Cloneable<LSTMImpl, RNNBaseImpl> {
+ public:
+  LSTMImpl(int64_t input_size, int64_t hidden_size)
+      : LSTMImpl(RNNOptions(input_size, hidden_size)) {}
+  explicit LSTMImpl(const RNNOptions& o) : Cloneable("LSTM", o, 4) {}
+  std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(
+      const Tensor& input, std::optional<std::tuple<Tensor, Tensor>> hx = std::nullopt);
+
+ protected:
+  Tensor cell(const Tensor& x, std::vector<Tensor>& state, int64_t layer, int64_t dir) override;
+};
+BRASA_MODULE(LSTM);
+
+// forward(input, h0) -> (output, h_n)
+class GRUImpl : public Cloneable<GRUImpl, RNNBaseImpl> {
+ public:
+  GRUImpl(int64_t input_size, int64_t hidden_size) : GRUImpl(RNNOptions(input_size, hidden_size)) {}
+  explicit GRUImpl(const RNNOptions& o) : Cloneable("GRU", o, 3) {}
+  std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = {});
+
+ protected:
+  Tensor cell(const Tensor& x, std::vector<Tensor>& state, int64_t layer, int64_t dir) override;
+};
+BRASA_MODULE(GRU);
+
+}  // namespace brasa::nn
