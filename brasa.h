@@ -18,6 +18,8 @@
 #include <brasa/ops/pooling.h>
 #include <brasa/optim/optimizer.h>
 #include <brasa/optim/schedulers.h>
+#include <brasa/parallel/distributed_data_parallel.h>
+#include <brasa/parallel/join.h>
 #include <brasa/serialize/checkpoint.h>
 #include <brasa/serialize/safetensors.h>
 #include <brasa/serialize/save_load.h>

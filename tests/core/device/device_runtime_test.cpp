@@ -172,7 +172,7 @@ TEST(DeviceRuntime, MissingDevicesAndTheCPURuntime) {
   Event e(kCPU);
   e.record(cpu.current_stream(Device(kCPU)));
   EXPECT_TRUE(e.query());
-  { DeviceGuard g(Device(kCPU)); }
+  { DeviceGuard g{Device(kCPU)}; }
   EXPECT_ERROR("unregister_device_runtime: the CPU runtime is built in",
                unregister_device_runtime(kCPU));
 }
