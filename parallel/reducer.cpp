@@ -367,11 +367,17 @@ void Reducer::wait_for_launched() {
   std::exception_ptr error;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] {
-      for (const Bucket& b : buckets_)
-        if (b.launched && !b.done) return false;
-      return true;
-    });
+    for (;;) {
+      bool pending = false;
+      for (const Bucket& b : buckets_) pending |= b.launched && !b.done;
+      if (!pending) break;
+      // A bucket the communication thread has not picked up yet is reduced
+      // here: waking that thread only to wait for it costs two wake-ups.
+      if (!busy_ && !queue_.empty())
+        run_queued(lock);
+      else
+        cv_.wait(lock);
+    }
     for (const Bucket& b : buckets_)
       if (b.error && !error) error = b.error;
   }
@@ -470,30 +476,35 @@ void Reducer::comm_loop() {
   // Reductions are small and run beside backward: they take no op-pool threads.
   InlineParallelGuard inline_ops;
   NoGradGuard no_grad;
+  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    size_t b;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      b = queue_.front();
-      queue_.pop_front();
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    std::exception_ptr error;
-    try {
-      reduce_bucket(b);
-    } catch (...) {
-      error = std::current_exception();
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      buckets_[b].done = true;
-      buckets_[b].error = error;
-      comm_ms_this_iteration_ += ms_since(t0);
-    }
-    cv_.notify_all();
+    cv_.wait(lock, [&] { return stop_ || (!busy_ && !queue_.empty()); });
+    if (queue_.empty()) return;
+    run_queued(lock);
   }
+}
+
+// Buckets are reduced one at a time (busy_), in queue order, by whichever
+// thread takes them, so every rank issues its collectives in the same order.
+void Reducer::run_queued(std::unique_lock<std::mutex>& lock) {
+  const size_t b = queue_.front();
+  queue_.pop_front();
+  busy_ = true;
+  lock.unlock();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::exception_ptr error;
+  try {
+    reduce_bucket(b);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  const double ms = ms_since(t0);
+  lock.lock();
+  buckets_[b].done = true;
+  buckets_[b].error = error;
+  comm_ms_this_iteration_ += ms;
+  busy_ = false;
+  cv_.notify_all();
 }
 
 void Reducer::reduce_bucket(size_t b) {

@@ -111,6 +111,7 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   void write_back(const std::vector<bool>& globally_used);
   void reset_iteration();
   void comm_loop();
+  void run_queued(std::unique_lock<std::mutex>& lock);
   void reduce_bucket(size_t b);
   std::string unready_names() const;
   std::string where() const;
@@ -149,6 +150,7 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   std::condition_variable cv_;
   std::deque<size_t> queue_;
   bool stop_ = false;
+  bool busy_ = false;  // a bucket is being reduced
   std::thread comm_thread_;
 
   // Statistics.

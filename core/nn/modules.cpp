@@ -167,14 +167,20 @@ void BatchNormImpl::reset_running_stats() {
 }
 
 Tensor BatchNormImpl::forward(const Tensor& x) {
-  const bool ok = input_dims_ == 1 ? (x.dim() == 2 || x.dim() == 3) : x.dim() == 4;
-  BRASA_CHECK(ok, name(), ": expected ", input_dims_ == 1 ? "2-D or 3-D" : "4-D",
+  const bool ok = input_dims_ == 0   ? x.dim() >= 2
+                  : input_dims_ == 1 ? (x.dim() == 2 || x.dim() == 3)
+                                     : x.dim() == 4;
+  BRASA_CHECK(ok, name(), ": expected ",
+              input_dims_ == 0   ? "at least 2-D"
+              : input_dims_ == 1 ? "2-D or 3-D"
+                                 : "4-D",
               " input, got shape ", x.sizes());
   const bool use_batch_stats = is_training() || !options.track_running_stats_;
   if (is_training() && options.track_running_stats_) {
     NoGradGuard g;
     num_batches_tracked.add_(1);
   }
+  if (sync_forward && is_training()) return sync_forward(*this, x);
   return F::batch_norm(x, options.track_running_stats_ ? running_mean : Tensor(),
                        options.track_running_stats_ ? running_var : Tensor(), weight, bias,
                        use_batch_stats, options.momentum_, options.eps_);

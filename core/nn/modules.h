@@ -323,7 +323,9 @@ struct BatchNormOptions {
 class BatchNormImpl : public Module {
  public:
   BatchNormImpl(const BatchNormOptions& o, int64_t input_dims, std::string name);
-  BatchNormImpl(const BatchNormImpl& o) : BatchNormImpl(o.options, o.input_dims_, o.name()) {}
+  BatchNormImpl(const BatchNormImpl& o) : BatchNormImpl(o.options, o.input_dims_, o.name()) {
+    sync_forward = o.sync_forward;
+  }
   Tensor forward(const Tensor& x);
   void reset_running_stats();
   void pretty_print(std::ostream& os) const override;
@@ -333,8 +335,12 @@ class BatchNormImpl : public Module {
   Tensor& running_mean;
   Tensor& running_var;
   Tensor& num_batches_tracked;
+  // When set, training-mode forwards call it instead: batch statistics over
+  // more than this process (SyncBatchNorm, convert_sync_batchnorm).
+  std::function<Tensor(BatchNormImpl&, const Tensor&)> sync_forward;
 
- private:
+ protected:
+  // 1: [N, C] or [N, C, L]; 2: [N, C, H, W]; 0: any [N, C, ...].
   int64_t input_dims_;
 };
 class BatchNorm1dImpl : public Cloneable<BatchNorm1dImpl, BatchNormImpl> {

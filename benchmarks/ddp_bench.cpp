@@ -1,0 +1,197 @@
+// DistributedDataParallel throughput (scripts/bench ddp runs it, with
+// ddp_bench_torch.py as the PyTorch 1.13 anchor, and prints the ratios).
+//
+//   ddp_bench single MODEL                    one process, one thread
+//   brasarun --nproc-per-node 2 ddp_bench ddp MODEL gloo [BUCKET_MB]
+//   mpirun -np 2 ddp_bench ddp MODEL mpi [BUCKET_MB]
+//
+// MODEL: mlp (784-512-256-10, batch 128 per rank) or cnn (the main job's
+// CNN, batch 64 per rank); SGD steps on fixed random data. Rank 0 prints
+//   result brasa single MODEL - - SAMPLES_PER_S
+//   result brasa ddp MODEL BACKEND BUCKET_MB SAMPLES_PER_S  (global)
+//   detail brasa MODEL BACKEND BUCKET_MB nosync_samples_per_s S backward_sync_ms B1
+//   backward_nosync_ms B2
+//          comm_alone_ms C exposed_fraction (B1-B2)/C buckets N
+// Times are the medians of several timed windows.
+
+#include <brasa/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace brasa;
+namespace F = brasa::nn::functional;
+namespace dist = brasa::distributed;
+
+namespace {
+
+struct MlpImpl : nn::Module {
+  MlpImpl() {
+    fc1 = register_module("fc1", nn::Linear(784, 512));
+    fc2 = register_module("fc2", nn::Linear(512, 256));
+    fc3 = register_module("fc3", nn::Linear(256, 10));
+  }
+  Tensor forward(const Tensor& x) {
+    return fc3->forward(F::relu(fc2->forward(F::relu(fc1->forward(x.flatten(1))))));
+  }
+  nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
+};
+
+struct CnnImpl : nn::Module {
+  CnnImpl() {
+    conv1 = register_module("conv1", nn::Conv2d(1, 10, 5));
+    conv2 = register_module("conv2", nn::Conv2d(10, 20, 5));
+    fc1 = register_module("fc1", nn::Linear(320, 50));
+    fc2 = register_module("fc2", nn::Linear(50, 10));
+  }
+  Tensor forward(const Tensor& x) {
+    Tensor h = F::relu(max_pool2d(conv1->forward(x), {2}));
+    h = F::relu(max_pool2d(conv2->forward(h), {2}));
+    return fc2->forward(F::relu(fc1->forward(h.flatten(1))));
+  }
+  nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  nn::Linear fc1{nullptr}, fc2{nullptr};
+};
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Data {
+  Tensor x, y;
+  int64_t batch;
+};
+Data make_data(const std::string& model, int rank) {
+  manual_seed(100 + rank);
+  const int64_t b = model == "mlp" ? 128 : 64;
+  Data d;
+  d.batch = b;
+  d.x = model == "mlp" ? randn({b, 784}) : randn({b, 1, 28, 28});
+  d.y = randint(0, 10, {b}, TensorOptions().dtype(kLong));
+  return d;
+}
+
+// Median seconds per step over `windows` windows of `steps` steps.
+template <class Step>
+double time_steps(Step&& step, int windows, int steps) {
+  for (int i = 0; i < 5; ++i) step();
+  std::vector<double> per;
+  for (int w = 0; w < windows; ++w) {
+    double t0 = now_s();
+    for (int i = 0; i < steps; ++i) step();
+    per.push_back((now_s() - t0) / steps);
+  }
+  return median(per);
+}
+
+template <class M>
+int run_single(const std::string& model) {
+  auto net = std::make_shared<M>();
+  optim::SGD opt(net->parameters(), optim::SGDOptions(0.01).momentum(0.9));
+  Data d = make_data(model, 0);
+  double t = time_steps(
+      [&] {
+        opt.zero_grad();
+        F::cross_entropy(net->forward(d.x), d.y).backward();
+        opt.step();
+      },
+      7, model == "mlp" ? 20 : 30);
+  std::printf("result brasa single %s - - %.1f\n", model.c_str(), d.batch / t);
+  return 0;
+}
+
+template <class M>
+int run_ddp(const std::string& model, const std::string& backend, double bucket_mb) {
+  dist::init_process_group(backend);
+  const int rank = dist::get_rank(), world = dist::get_world_size();
+  manual_seed(1);
+  auto net = std::make_shared<M>();
+  auto ddp = nn::parallel::DistributedDataParallel(
+      net, nn::parallel::DistributedDataParallelOptions().bucket_cap_mb(bucket_mb));
+  optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.01).momentum(0.9));
+  Data d = make_data(model, rank);
+  const int steps = model == "mlp" ? 20 : 30;
+  auto step = [&] {
+    opt.zero_grad();
+    F::cross_entropy(ddp->forward(d.x), d.y).backward();
+    opt.step();
+  };
+  const double t_step = time_steps(step, 7, steps);
+  // The same steps without communication: what the ranks' compute allows.
+  const double t_nosync = time_steps(
+      [&] {
+        auto guard = ddp->no_sync();
+        step();
+      },
+      7, steps);
+
+  // Backward alone, synchronized and under no_sync.
+  auto backward_time = [&](bool sync) {
+    std::vector<double> per;
+    for (int i = 0; i < 5 * steps; ++i) {
+      opt.zero_grad();
+      auto guard = sync ? std::optional<nn::parallel::DistributedDataParallelBase::NoSyncGuard>()
+                        : std::optional<nn::parallel::DistributedDataParallelBase::NoSyncGuard>(
+                              ddp->no_sync());
+      Tensor loss = F::cross_entropy(ddp->forward(d.x), d.y);
+      dist::barrier();  // start together
+      double t0 = now_s();
+      loss.backward();
+      per.push_back(now_s() - t0);
+    }
+    return median(per);
+  };
+  const double bwd_sync = backward_time(true);
+  const double bwd_nosync = backward_time(false);
+
+  // The same allreduces, alone (what DDP does per bucket: divide, allreduce).
+  auto stats = ddp->stats();
+  std::vector<Tensor> buckets;
+  for (int64_t bytes : stats.bucket_sizes) buckets.push_back(ones({bytes / 4}));
+  const double comm = time_steps(
+      [&] {
+        for (Tensor& b : buckets) {
+          b.div_(world);
+          dist::all_reduce(b);
+        }
+      },
+      7, steps);
+  if (rank == 0) {
+    std::printf("result brasa ddp %s %s %g %.1f\n", model.c_str(), backend.c_str(), bucket_mb,
+                world * d.batch / t_step);
+    std::printf(
+        "detail brasa %s %s %g nosync_samples_per_s %.1f backward_sync_ms %.3f "
+        "backward_nosync_ms %.3f comm_alone_ms %.3f exposed_fraction %.3f buckets %zu\n",
+        model.c_str(), backend.c_str(), bucket_mb, world * d.batch / t_nosync, bwd_sync * 1e3,
+        bwd_nosync * 1e3, comm * 1e3, (bwd_sync - bwd_nosync) / comm, buckets.size());
+  }
+  dist::barrier();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() < 2 || (args[0] != "single" && args[0] != "ddp") ||
+      (args[1] != "mlp" && args[1] != "cnn") || (args[0] == "ddp" && args.size() < 3)) {
+    std::fprintf(stderr,
+                 "usage: ddp_bench single mlp|cnn\n"
+                 "       ddp_bench ddp mlp|cnn gloo|mpi [BUCKET_MB]   (under brasarun/mpirun)\n");
+    return 2;
+  }
+  set_num_threads(1);
+  const bool mlp = args[1] == "mlp";
+  if (args[0] == "single") return mlp ? run_single<MlpImpl>("mlp") : run_single<CnnImpl>("cnn");
+  const double bucket_mb = args.size() > 3 ? std::stod(args[3]) : 25.0;
+  return mlp ? run_ddp<MlpImpl>("mlp", args[2], bucket_mb)
+             : run_ddp<CnnImpl>("cnn", args[2], bucket_mb);
+}
