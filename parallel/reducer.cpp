@@ -353,14 +353,19 @@ void Reducer::mark_ready(size_t p, bool from_hook) {
 }
 
 void Reducer::launch_ready_buckets() {
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     while (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_].pending == 0) {
       buckets_[next_to_launch_].launched = true;
       queue_.push_back(next_to_launch_++);
     }
+    // The last bucket completes at the end of backward: the end-of-backward
+    // callback reduces it itself unless the communication thread, still
+    // busy with earlier ones, takes it first. Other buckets wake that thread.
+    wake = next_to_launch_ < buckets_.size() || queue_.size() > 1;
   }
-  cv_.notify_all();
+  if (wake) cv_.notify_all();
 }
 
 void Reducer::wait_for_launched() {
