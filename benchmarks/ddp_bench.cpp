@@ -2,8 +2,9 @@
 // ddp_bench_torch.py as the PyTorch 1.13 anchor, and prints the ratios).
 //
 //   ddp_bench single MODEL                    one process, one thread
-//   brasarun --nproc-per-node 2 ddp_bench ddp MODEL gloo [BUCKET_MB]
-//   mpirun -np 2 ddp_bench ddp MODEL mpi [BUCKET_MB]
+//   brasarun --nproc-per-node 2 ddp_bench ddp MODEL gloo [BUCKET_MB [FIRST_BUCKET_MB [view]]]
+//   mpirun -np 2 ddp_bench ddp MODEL mpi [BUCKET_MB [FIRST_BUCKET_MB [view]]]
+// (view: gradient_as_bucket_view)
 //
 // MODEL: mlp (784-512-256-10, batch 128 per rank) or cnn (the main job's
 // CNN, batch 64 per rank); SGD steps on fixed random data. Rank 0 prints
@@ -109,13 +110,17 @@ int run_single(const std::string& model) {
 }
 
 template <class M>
-int run_ddp(const std::string& model, const std::string& backend, double bucket_mb) {
+int run_ddp(const std::string& model, const std::string& backend, double bucket_mb,
+            double first_bucket_mb, bool view) {
   dist::init_process_group(backend);
   const int rank = dist::get_rank(), world = dist::get_world_size();
   manual_seed(1);
   auto net = std::make_shared<M>();
-  auto ddp = nn::parallel::DistributedDataParallel(
-      net, nn::parallel::DistributedDataParallelOptions().bucket_cap_mb(bucket_mb));
+  auto ddp =
+      nn::parallel::DistributedDataParallel(net, nn::parallel::DistributedDataParallelOptions()
+                                                     .bucket_cap_mb(bucket_mb)
+                                                     .first_bucket_mb(first_bucket_mb)
+                                                     .gradient_as_bucket_view(view));
   optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.01).momentum(0.9));
   Data d = make_data(model, rank);
   const int steps = model == "mlp" ? 20 : 30;
@@ -185,13 +190,16 @@ int main(int argc, char** argv) {
       (args[1] != "mlp" && args[1] != "cnn") || (args[0] == "ddp" && args.size() < 3)) {
     std::fprintf(stderr,
                  "usage: ddp_bench single mlp|cnn\n"
-                 "       ddp_bench ddp mlp|cnn gloo|mpi [BUCKET_MB]   (under brasarun/mpirun)\n");
+                 "       ddp_bench ddp mlp|cnn gloo|mpi [BUCKET_MB [FIRST_BUCKET_MB [view]]] "
+                 "(under brasarun/mpirun)\n");
     return 2;
   }
   set_num_threads(1);
   const bool mlp = args[1] == "mlp";
   if (args[0] == "single") return mlp ? run_single<MlpImpl>("mlp") : run_single<CnnImpl>("cnn");
   const double bucket_mb = args.size() > 3 ? std::stod(args[3]) : 25.0;
-  return mlp ? run_ddp<MlpImpl>("mlp", args[2], bucket_mb)
-             : run_ddp<CnnImpl>("cnn", args[2], bucket_mb);
+  const double first_mb = args.size() > 4 ? std::stod(args[4]) : std::min(1.0, bucket_mb);
+  const bool view = args.size() > 5 && args[5] == "view";
+  return mlp ? run_ddp<MlpImpl>("mlp", args[2], bucket_mb, first_mb, view)
+             : run_ddp<CnnImpl>("cnn", args[2], bucket_mb, first_mb, view);
 }

@@ -268,6 +268,20 @@ std::unordered_set<const autograd::Node*> reachable(const std::vector<Tensor>& o
 
 void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs, bool sync) {
   forward_end_ = std::chrono::steady_clock::now();
+  // With gradient_as_bucket_view, a cleared gradient (zero_grad's default)
+  // restarts as its zeroed bucket view, so that backward accumulates into the
+  // bucket directly (matrix products write there): no copies in or out.
+  // Not when unused parameters must keep an undefined gradient.
+  if (options_.gradient_as_bucket_view() && !options_.find_unused_parameters() &&
+      !options_.static_graph()) {
+    NoGradGuard no_grad;
+    for (size_t p = 0; p < params_.size(); ++p) {
+      Tensor& g = params_[p].mutable_grad();
+      if (g.defined()) continue;
+      g = bucket_view(p);
+      g.zero_();
+    }
+  }
   if (!sync) {
     expect_hooks_ = false;
     return;

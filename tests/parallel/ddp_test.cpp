@@ -272,3 +272,64 @@ TEST(DistributedDataParallel, NamesAreTheWrappedModules) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace brasa;
+using namespace brasa::parallel_testing;
+using nn::parallel::DistributedDataParallel;
+using nn::parallel::DistributedDataParallelOptions;
+
+TEST(DistributedDataParallel, BadUseGetsClearErrors) {
+  init_once();
+  // Nothing to synchronize.
+  auto frozen = nn::Linear(4, 2);
+  for (auto& p : frozen->parameters()) p.requires_grad_(false);
+  EXPECT_ERROR(
+      "DistributedDataParallel is not needed when a module doesn't have any parameter "
+      "that requires a gradient",
+      DistributedDataParallel(frozen));
+  EXPECT_ERROR("bucket_cap_mb (-1) and first_bucket_mb (1) must not be negative",
+               DistributedDataParallel(std::make_shared<Net>(),
+                                       DistributedDataParallelOptions().bucket_cap_mb(-1)));
+  auto net = std::make_shared<Net>();
+  auto ddp = DistributedDataParallel(net);
+  EXPECT_ERROR("convert the module before wrapping it", ddp->to(kDouble));
+  EXPECT_ERROR("cannot be cloned", ddp->clone());
+  Batch mine = slice(batch(0, 16), dist::get_rank(), dist::get_world_size());
+  F::cross_entropy(ddp->forward(mine.x), mine.y).backward();
+  EXPECT_ERROR("register_comm_hook must be called before the first backward",
+               ddp->register_comm_hook(nullptr, nn::parallel::default_hooks::allreduce_hook));
+  // A second backward pass over an unfinished reduction marks parameters twice.
+  auto with_extra = DistributedDataParallel(std::make_shared<Net>(false, false, true));
+  Tensor loss = F::cross_entropy(with_extra->forward(mine.x), mine.y);
+  loss.backward({}, /*retain_graph=*/true);
+  EXPECT_ERROR("Expected to mark a variable ready only once", loss.backward());
+  EXPECT_ERROR("Expected to have finished reduction", with_extra->forward(mine.x));
+  EXPECT_ERROR("has 2 channels but the weight has 3", nn::SyncBatchNorm(3)->forward(randn({4, 2})));
+}
+
+TEST(DistributedDataParallel, GradientAsBucketViewLeavesGradientsInTheBuckets) {
+  init_once();
+  auto net = std::make_shared<Net>();
+  auto ddp = DistributedDataParallel(
+      net, DistributedDataParallelOptions().gradient_as_bucket_view(true).bucket_cap_mb(25));
+  optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.1));
+  for (int s = 0; s < 2; ++s) {
+    Batch mine = slice(batch(s, 16), dist::get_rank(), dist::get_world_size());
+    opt.zero_grad(/*set_to_none=*/false);
+    F::cross_entropy(ddp->forward(mine.x), mine.y).backward();
+    opt.step();
+  }
+  // One bucket: every gradient lies in one buffer, in reverse registration order.
+  auto params = net->parameters();
+  const char* last = static_cast<const char*>(params.back().grad().data_ptr());
+  for (const Tensor& p : params) {
+    const char* g = static_cast<const char*>(p.grad().data_ptr());
+    EXPECT_GE(g, last);
+    EXPECT_LT(g, last + 4 * 1024 * 1024);
+    for (const Tensor& q : gather_all(p.grad())) EXPECT_TRUE(q.equal(p.grad()));
+  }
+}
+
+}  // namespace
