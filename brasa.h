@@ -10,6 +10,7 @@
 #include <brasa/comm/store/tcp_store.h>
 #include <brasa/data/data.h>
 #include <brasa/data/transforms.h>
+#include <brasa/multiprocessing/multiprocessing.h>
 #include <brasa/nn/functional.h>
 #include <brasa/nn/init.h>
 #include <brasa/nn/modules.h>

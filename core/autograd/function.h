@@ -18,6 +18,7 @@
 #include <brasa/autograd/grad_mode.h>
 #include <brasa/autograd/saved_variable.h>
 #include <brasa/autograd/variable.h>
+#include <brasa/util/ivalue.h>
 
 #include <string>
 #include <type_traits>
@@ -31,42 +32,8 @@ std::string demangled_name(const char* mangled);
 Tensor zeros_of(const InputMetadata& m);
 Tensor empty_placeholder();
 
-// A small tagged value for ctx->saved_data (libtorch's IValue subset).
-class IValue {
- public:
-  IValue() = default;
-  IValue(const Tensor& t) : v_(t) {}
-  IValue(double d) : v_(d) {}
-  IValue(float d) : v_(static_cast<double>(d)) {}
-  IValue(int64_t i) : v_(i) {}
-  IValue(int i) : v_(static_cast<int64_t>(i)) {}
-  IValue(bool b) : v_(b) {}
-  IValue(std::string s) : v_(std::move(s)) {}
-  IValue(const char* s) : v_(std::string(s)) {}
-  IValue(std::vector<int64_t> v) : v_(std::move(v)) {}
-  bool isNone() const { return v_.index() == 0; }
-  bool isTensor() const { return std::holds_alternative<Tensor>(v_); }
-  bool isDouble() const { return std::holds_alternative<double>(v_); }
-  bool isInt() const { return std::holds_alternative<int64_t>(v_); }
-  Tensor toTensor() const { return get<Tensor>("Tensor"); }
-  double toDouble() const {
-    return isInt() ? static_cast<double>(std::get<int64_t>(v_)) : get<double>("double");
-  }
-  int64_t toInt() const { return get<int64_t>("int"); }
-  bool toBool() const { return get<bool>("bool"); }
-  const std::string& toStringRef() const { return get<std::string>("string"); }
-  std::vector<int64_t> toIntVector() const { return get<std::vector<int64_t>>("int list"); }
-
- private:
-  template <class T>
-  const T& get(const char* what) const {
-    const T* p = std::get_if<T>(&v_);
-    BRASA_CHECK(p, "IValue: expected ", what, " but the value holds another type (index ",
-                v_.index(), ")");
-    return *p;
-  }
-  std::variant<std::monostate, Tensor, double, int64_t, bool, std::string, std::vector<int64_t>> v_;
-};
+// ctx->saved_data holds IValues (util/ivalue.h).
+using IValue = ::brasa::IValue;
 
 class AutogradContext {
  public:

@@ -98,6 +98,16 @@ std::vector<std::shared_ptr<Module>> Module::modules(bool include_self) {
   return named_modules("", include_self).values();
 }
 
+void Module::share_memory() {
+  for (Tensor& p : parameters()) {
+    if (!p.defined()) continue;
+    p.share_memory_();
+    if (p.grad().defined()) p.grad().share_memory_();
+  }
+  for (Tensor& b : buffers())
+    if (b.defined()) b.share_memory_();
+}
+
 void Module::train(bool on) {
   training_ = on;
   for (auto& c : children_) c.value()->train(on);

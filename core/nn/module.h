@@ -39,6 +39,9 @@ class Module : public std::enable_shared_from_this<Module> {
   // Clears gradients: undefined (set_to_none) or zero-filled.
   virtual void zero_grad(bool set_to_none = true);
   void apply(const std::function<void(Module&)>& fn);
+  // Moves parameters (and their gradients) and buffers into shared memory in
+  // place, so that processes forked or sent them share one copy (Hogwild).
+  void share_memory();
   // Converts parameters and buffers in place (the same Tensor handles stay registered).
   virtual void to(ScalarType dtype);
   // Moves parameters and buffers to `device`. This build has the CPU only:

@@ -1,6 +1,7 @@
 #include <brasa/device/device_runtime.h>
 #include <brasa/tensor/device.h>
 #include <brasa/tensor/scalar.h>
+#include <brasa/tensor/shared_memory.h>
 #include <brasa/tensor/storage.h>
 #include <brasa/tensor/tensor_options.h>
 #include <brasa/util/error.h>
@@ -185,7 +186,9 @@ DataPtr import_allocation(const AllocationHandle& h) {
 }
 
 Storage Storage::from_handle(const AllocationHandle& h) {
-  return Storage(make_intrusive<StorageImpl>(h.nbytes, import_allocation(h), nullptr, false));
+  // Imported shared memory can be passed on again (its allocator exports it).
+  Allocator* exporter = h.kind == AllocationKind::Memfd ? shared_memory_allocator() : nullptr;
+  return Storage(make_intrusive<StorageImpl>(h.nbytes, import_allocation(h), exporter, false));
 }
 
 void StorageImpl::move_to(Allocator* allocator) {

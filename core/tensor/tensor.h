@@ -92,6 +92,12 @@ class Tensor {
   bool is_complex() const { return false; }
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
   bool is_alias_of(const Tensor& o) const { return storage().is_alias_of(o.storage()); }
+  // Moves the storage into shared memory in place (every view of it stays
+  // valid and sees the new memory), as torch's share_memory_(); nothing to
+  // do when it is already shared (tensor/shared_memory.h).
+  Tensor& share_memory_();
+  // Whether the storage lives in memory other processes can map.
+  bool is_shared() const;
   bool is_nonzero() const;
   int64_t element_size() const { return static_cast<int64_t>(elementSize(dtype())); }
   int64_t itemsize() const { return element_size(); }

@@ -1,0 +1,126 @@
+#include <brasa/tensor/shared_memory.h>
+#include <brasa/tensor/tensor.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace brasa {
+
+namespace {
+
+// One memfd mapping: what the DataPtr's deleter releases.
+struct MemfdBlock {
+  int fd;
+  void* ptr;
+  size_t nbytes;
+};
+
+void free_memfd(void* ctx) {
+  auto* b = static_cast<MemfdBlock*>(ctx);
+  if (b->ptr) munmap(b->ptr, b->nbytes);
+  if (b->fd >= 0) close(b->fd);
+  delete b;
+}
+
+std::string open_files_limit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0) return "unknown";
+  return std::to_string(r.rlim_cur);
+}
+
+// Maps `fd` (owned by the result) as `nbytes` of shared memory.
+DataPtr map_memfd(int fd, size_t nbytes, const char* what) {
+  void* p = nullptr;
+  if (nbytes > 0) {
+    p = mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      const int err = errno;
+      close(fd);
+      BRASA_ERROR(what, ": cannot map ", nbytes, " bytes of shared memory: ", std::strerror(err));
+    }
+  }
+  return DataPtr(p, new MemfdBlock{fd, p, nbytes}, free_memfd, Device(kCPU), AllocationKind::Memfd);
+}
+
+class MemfdAllocator final : public Allocator {
+ public:
+  DataPtr allocate(size_t nbytes) override {
+    int fd = memfd_create("brasa-shared", MFD_CLOEXEC);
+    if (fd < 0) {
+      const int err = errno;
+      BRASA_CHECK(
+          err != EMFILE && err != ENFILE, "share_memory_: out of file descriptors (",
+          std::strerror(err), "): every shared storage keeps one open and this process may have ",
+          open_files_limit(), " (ulimit -n); raise the limit, or share fewer, larger storages");
+      BRASA_ERROR("share_memory_: memfd_create failed: ", std::strerror(err));
+    }
+    if (nbytes > 0) {
+      // Reserve the pages now: a full /dev/shm or memory cgroup fails here.
+      int r = fallocate(fd, 0, 0, static_cast<off_t>(nbytes));
+      if (r != 0) {
+        const int err = errno;
+        close(fd);
+        BRASA_CHECK(err != ENOSPC && err != ENOMEM, "share_memory_: cannot reserve ", nbytes,
+                    " bytes of shared memory (", std::strerror(err),
+                    "): the shared-memory limit (tmpfs size or memory cgroup) is reached");
+        BRASA_ERROR("share_memory_: cannot reserve ", nbytes,
+                    " bytes of shared memory: ", std::strerror(err));
+      }
+    }
+    return map_memfd(fd, nbytes, "share_memory_");
+  }
+
+  AllocationHandle export_handle(const DataPtr& d, size_t nbytes) const override {
+    AllocationHandle h;
+    h.kind = AllocationKind::Memfd;
+    h.device = Device(kCPU);
+    h.nbytes = nbytes;
+    h.fd = static_cast<const MemfdBlock*>(d.context())->fd;
+    return h;
+  }
+};
+
+// The receiving side: the handle's descriptor (received over a socket, owned
+// by the new allocation from now on) is mapped.
+DataPtr import_memfd(const AllocationHandle& h) {
+  BRASA_CHECK(h.fd >= 0, "import_allocation: a memfd handle without a descriptor");
+  BRASA_CHECK(h.offset == 0, "import_allocation: memfd handles have offset 0, got ", h.offset);
+  return map_memfd(h.fd, h.nbytes, "import_allocation");
+}
+
+struct RegisterImporter {
+  RegisterImporter() { register_allocation_importer(AllocationKind::Memfd, import_memfd); }
+} register_importer;
+
+}  // namespace
+
+Allocator* shared_memory_allocator() {
+  static MemfdAllocator a;
+  return &a;
+}
+
+Tensor& Tensor::share_memory_() {
+  BRASA_CHECK(defined(), "share_memory_: the tensor is undefined");
+  StorageImpl* s = storage().get();
+  if (is_shareable_kind(s->kind())) return *this;
+  BRASA_CHECK(device().is_cpu(), "share_memory_: ", device(),
+              " memory cannot be moved to shared memory here");
+  s->move_to(shared_memory_allocator());
+  return *this;
+}
+
+bool Tensor::is_shared() const {
+  return defined() && storage() && is_shareable_kind(storage()->kind());
+}
+
+bool is_shareable_kind(AllocationKind kind) {
+  return kind == AllocationKind::Memfd || kind == AllocationKind::NamedSegment ||
+         kind == AllocationKind::CUDA || kind == AllocationKind::CUDAIpc;
+}
+
+}  // namespace brasa

@@ -1,0 +1,205 @@
+#include <brasa/multiprocessing/processes.h>
+#include <brasa/util/error.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+namespace brasa::multiprocessing {
+
+namespace {
+
+struct Child {
+  pid_t pid = -1;
+  int error_fd = -1;  // read end of the pipe the child writes its exception to
+  bool exited = false;
+  int status = 0;
+};
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return out;
+  }
+}
+
+void write_all(int fd, const std::string& s) {
+  size_t done = 0;
+  while (done < s.size()) {
+    ssize_t n = write(fd, s.data() + done, s.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+[[noreturn]] void run_child(const std::function<void(int)>& fn, int rank, int error_fd,
+                            pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(1);  // the parent died before the line above
+  int code = 0;
+  try {
+    fn(rank);
+  } catch (const std::exception& e) {
+    write_all(error_fd, e.what());
+    code = 1;
+  } catch (...) {
+    write_all(error_fd, "an exception that is not a std::exception");
+    code = 1;
+  }
+  std::fflush(nullptr);
+  _exit(code);  // no atexit handlers or static destructors of the parent's program
+}
+
+}  // namespace
+
+struct ProcessContext::State {
+  std::vector<Child> children;
+  std::chrono::milliseconds grace{3000};
+  bool joined = false;
+
+  // Reaps `c` if it exited; true when it has.
+  bool poll(Child& c) {
+    if (c.exited) return true;
+    pid_t r = waitpid(c.pid, &c.status, WNOHANG);
+    if (r == c.pid) c.exited = true;
+    return c.exited;
+  }
+  bool failed(const Child& c) const {
+    return c.exited && !(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0);
+  }
+  // SIGTERM to the running children, SIGKILL after the grace period.
+  void stop_all() {
+    for (Child& c : children)
+      if (!poll(c)) kill(c.pid, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    for (;;) {
+      bool running = false;
+      for (Child& c : children) running |= !poll(c);
+      if (!running) return;
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    for (Child& c : children)
+      if (!c.exited) {
+        kill(c.pid, SIGKILL);
+        waitpid(c.pid, &c.status, 0);
+        c.exited = true;
+      }
+  }
+  [[noreturn]] void raise(size_t rank) {
+    Child& c = children[rank];
+    const std::string message = read_all(c.error_fd);
+    stop_all();
+    joined = true;
+    const std::string who =
+        "process " + std::to_string(rank) + " (pid " + std::to_string(c.pid) + ") terminated";
+    if (!message.empty())
+      throw ProcessRaisedException(who + " with the following error:\n" + message,
+                                   static_cast<int>(rank), c.pid);
+    if (WIFSIGNALED(c.status)) {
+      const int sig = WTERMSIG(c.status);
+      throw ProcessExitedException(
+          who + " with signal " + signal_name(sig) + " (" + strsignal(sig) + ")",
+          static_cast<int>(rank), c.pid, -sig, signal_name(sig));
+    }
+    const int code = WEXITSTATUS(c.status);
+    throw ProcessExitedException(who + " with exit code " + std::to_string(code),
+                                 static_cast<int>(rank), c.pid, code, "");
+  }
+  ~State() {
+    if (!joined) stop_all();  // a context dropped without join leaves no process behind
+    for (Child& c : children)
+      if (c.error_fd >= 0) close(c.error_fd);
+  }
+};
+
+bool ProcessContext::join(std::optional<std::chrono::milliseconds> timeout) {
+  BRASA_CHECK(state_, "ProcessContext.join: no processes were started");
+  const auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout
+                                : std::chrono::steady_clock::time_point::max();
+  auto pause = std::chrono::microseconds(200);
+  for (;;) {
+    bool all = true;
+    for (size_t r = 0; r < state_->children.size(); ++r) {
+      Child& c = state_->children[r];
+      if (!state_->poll(c)) {
+        all = false;
+        continue;
+      }
+      if (state_->failed(c)) state_->raise(r);
+    }
+    if (all) {
+      state_->joined = true;
+      return true;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(5000));
+  }
+}
+
+std::vector<pid_t> ProcessContext::pids() const {
+  std::vector<pid_t> out;
+  if (state_)
+    for (const Child& c : state_->children) out.push_back(c.pid);
+  return out;
+}
+
+ProcessContext start_processes(std::function<void(int)> fn, int nprocs,
+                               const ProcessOptions& options) {
+  BRASA_CHECK(nprocs >= 1, "start_processes: nprocs must be at least 1, got ", nprocs);
+  BRASA_CHECK(options.start_method_ == "fork", "start_processes: start method '",
+              options.start_method_, "' is not implemented (this version has 'fork')");
+  BRASA_CHECK(fn, "start_processes: the function is empty");
+  ProcessContext ctx;
+  ctx.state_ = std::make_shared<ProcessContext::State>();
+  ctx.state_->grace = options.grace_period_;
+  const pid_t parent = getpid();
+  std::fflush(nullptr);  // buffered output would be written twice
+  for (int rank = 0; rank < nprocs; ++rank) {
+    int fds[2];
+    BRASA_CHECK(pipe2(fds, O_CLOEXEC) == 0, "start_processes: pipe failed: ", std::strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) {
+      const int err = errno;
+      close(fds[0]);
+      close(fds[1]);
+      ctx.state_->stop_all();
+      ctx.state_->joined = true;
+      BRASA_ERROR("start_processes: fork of process ", rank, " failed: ", std::strerror(err));
+    }
+    if (pid == 0) {
+      close(fds[0]);
+      run_child(fn, rank, fds[1], parent);
+    }
+    close(fds[1]);
+    ctx.state_->children.push_back(Child{pid, fds[0]});
+  }
+  if (options.join_) ctx.join();
+  return ctx;
+}
+
+void spawn(std::function<void(int)> fn, int nprocs) {
+  start_processes(std::move(fn), nprocs, ProcessOptions().join(true));
+}
+
+}  // namespace brasa::multiprocessing

@@ -1,0 +1,100 @@
+#pragma once
+// Processes running one function (torch.multiprocessing.spawn /
+// start_processes), with the fork start method: each child runs fn(rank)
+// and exits; the parent's join() returns when all have exited and throws on
+// the first failure — naming the child's rank and its exception message, its
+// exit code or the signal that killed it — after stopping the others
+// (SIGTERM, then SIGKILL). Children die with the parent (PR_SET_PDEATHSIG).
+//
+//   mp::spawn([&](int rank) { train(rank); }, /*nprocs=*/2);   // joins
+//   auto ctx = mp::start_processes(fn, 2, mp::ProcessOptions().join(false));
+//   ...feed a queue...
+//   ctx.join();
+//
+// Brasa's thread pool is fork-safe: a child starts single-threaded and may
+// use the pool. The spawn start method (re-executing the program, needed for
+// CUDA) is not implemented yet: asking for it is an error.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace brasa::multiprocessing {
+
+// A child failed: its rank, its pid, and what happened.
+class ProcessException : public std::runtime_error {
+ public:
+  ProcessException(const std::string& what, int error_index, pid_t pid)
+      : std::runtime_error(what), error_index(error_index), pid(pid) {}
+  int error_index;
+  pid_t pid;
+};
+// The child's function threw; message is its what().
+class ProcessRaisedException : public ProcessException {
+ public:
+  using ProcessException::ProcessException;
+};
+// The child exited with a non-zero code, or died of a signal (exit_code is
+// then minus the signal number, as in Python).
+class ProcessExitedException : public ProcessException {
+ public:
+  ProcessExitedException(const std::string& what, int error_index, pid_t pid, int exit_code,
+                         std::string signal_name)
+      : ProcessException(what, error_index, pid),
+        exit_code(exit_code),
+        signal_name(std::move(signal_name)) {}
+  int exit_code;
+  std::string signal_name;
+};
+
+struct ProcessOptions {
+  // start_processes joins before it returns (spawn always does).
+  ProcessOptions& join(bool v) {
+    join_ = v;
+    return *this;
+  }
+  // "fork" (the only one implemented).
+  ProcessOptions& start_method(std::string v) {
+    start_method_ = std::move(v);
+    return *this;
+  }
+  // How long stopped siblings get between SIGTERM and SIGKILL.
+  ProcessOptions& grace_period(std::chrono::milliseconds v) {
+    grace_period_ = v;
+    return *this;
+  }
+  bool join_ = true;
+  std::string start_method_ = "fork";
+  std::chrono::milliseconds grace_period_{3000};
+};
+
+class ProcessContext {
+ public:
+  ProcessContext() = default;
+  // Waits for the children (all of them, or until the timeout passes).
+  // Returns true when all exited successfully, false on timeout; throws the
+  // first failure (after stopping the others).
+  bool join(std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  std::vector<pid_t> pids() const;
+  // ctx->join() reads like PyTorch's context object.
+  ProcessContext* operator->() { return this; }
+
+  struct State;
+
+ private:
+  friend ProcessContext start_processes(std::function<void(int)>, int, const ProcessOptions&);
+  std::shared_ptr<State> state_;
+};
+
+ProcessContext start_processes(std::function<void(int)> fn, int nprocs = 1,
+                               const ProcessOptions& options = {});
+// Starts nprocs children and joins them.
+void spawn(std::function<void(int)> fn, int nprocs = 1);
+
+}  // namespace brasa::multiprocessing

@@ -1,0 +1,370 @@
+#include <brasa/multiprocessing/queue.h>
+#include <brasa/tensor/shared_memory.h>
+#include <brasa/tensor/tensor_impl.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace brasa::multiprocessing {
+
+namespace {
+
+constexpr uint32_t kMagic = 0x42525131;  // "BRQ1"
+constexpr size_t kMaxDescriptors = 250;  // the kernel takes at most 253 per message
+constexpr size_t kMaxMessage = 1 << 20;  // metadata bytes per message
+
+enum Tag : uint8_t { kNone, kTensor, kTensorList, kDict, kDouble, kInt, kBool, kString, kIntList };
+
+// ---- writing ----
+
+struct Encoder {
+  std::string bytes;
+  std::vector<const StorageImpl*> storages;  // one entry per distinct storage
+  std::vector<int> fds;
+  std::vector<Storage> keep;
+
+  template <class T>
+  void raw(const T& v) {
+    bytes.append(reinterpret_cast<const char*>(&v), sizeof(T));
+  }
+  void text(const std::string& s) {
+    raw(static_cast<uint64_t>(s.size()));
+    bytes.append(s);
+  }
+
+  uint32_t storage_of(Tensor t) {
+    t.share_memory_();  // in place: the sender's tensors now live in shared memory too
+    const StorageImpl* s = t.storage().get();
+    for (size_t i = 0; i < storages.size(); ++i)
+      if (storages[i] == s) return static_cast<uint32_t>(i);
+    BRASA_CHECK(storages.size() < kMaxDescriptors, "Queue.put: a message may hold at most ",
+                kMaxDescriptors, " distinct storages; send them in several messages");
+    AllocationHandle h = t.storage()->export_handle();
+    storages.push_back(s);
+    fds.push_back(h.fd);
+    keep.push_back(t.storage());
+    return static_cast<uint32_t>(storages.size() - 1);
+  }
+
+  void tensor(const Tensor& t) {
+    raw(static_cast<uint8_t>(t.defined()));
+    if (!t.defined()) return;
+    BRASA_CHECK(t.device().is_cpu(), "Queue.put: a tensor on ", t.device(),
+                " cannot travel through this queue (CPU tensors only)");
+    BRASA_CHECK(!(t.requires_grad() && !t.is_leaf()),
+                "Queue.put: Cowardly refusing to serialize non-leaf tensor which requires_grad, "
+                "since autograd does not support crossing process boundaries. If you just want "
+                "to transfer the data, call detach() on the tensor before putting it on the "
+                "queue.");
+    raw(static_cast<int8_t>(t.scalar_type()));
+    raw(storage_of(t));
+    raw(static_cast<int64_t>(t.storage_offset()));
+    raw(static_cast<uint32_t>(t.dim()));
+    for (int64_t d = 0; d < t.dim(); ++d) raw(static_cast<int64_t>(t.size(d)));
+    for (int64_t d = 0; d < t.dim(); ++d) raw(static_cast<int64_t>(t.stride(d)));
+    raw(static_cast<uint8_t>(t.requires_grad()));
+    const Tensor& g = t.requires_grad() ? t.grad() : Tensor();
+    tensor(g);
+  }
+
+  void value(const IValue& v) {
+    if (v.isNone()) {
+      raw(kNone);
+    } else if (v.isTensor()) {
+      raw(kTensor);
+      tensor(v.toTensor());
+    } else if (v.isTensorList()) {
+      raw(kTensorList);
+      auto list = v.toTensorVector();
+      raw(static_cast<uint64_t>(list.size()));
+      for (const Tensor& t : list) tensor(t);
+    } else if (v.isGenericDict()) {
+      raw(kDict);
+      const auto& items = v.toTensorItems();
+      raw(static_cast<uint64_t>(items.size()));
+      for (const auto& [k, t] : items) {
+        text(k);
+        tensor(t);
+      }
+    } else if (v.isDouble()) {
+      raw(kDouble);
+      raw(v.toDouble());
+    } else if (v.isInt()) {
+      raw(kInt);
+      raw(v.toInt());
+    } else if (v.isBool()) {
+      raw(kBool);
+      raw(static_cast<uint8_t>(v.toBool()));
+    } else if (v.isString()) {
+      raw(kString);
+      text(v.toStringRef());
+    } else {
+      raw(kIntList);
+      auto list = v.toIntVector();
+      raw(static_cast<uint64_t>(list.size()));
+      for (int64_t x : list) raw(x);
+    }
+  }
+};
+
+// ---- reading ----
+
+struct Decoder {
+  const char* p;
+  const char* end;
+  std::vector<Storage> storages;
+
+  template <class T>
+  T raw() {
+    BRASA_CHECK(static_cast<size_t>(end - p) >= sizeof(T),
+                "Queue.get: the message is truncated (malformed)");
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    p += sizeof(T);
+    return v;
+  }
+  std::string text() {
+    const uint64_t n = raw<uint64_t>();
+    BRASA_CHECK(n <= static_cast<uint64_t>(end - p), "Queue.get: a string runs past the message");
+    std::string s(p, n);
+    p += n;
+    return s;
+  }
+  uint64_t count() {
+    const uint64_t n = raw<uint64_t>();
+    BRASA_CHECK(n <= static_cast<uint64_t>(end - p), "Queue.get: a list of ", n,
+                " entries cannot fit in the message");
+    return n;
+  }
+
+  Tensor tensor() {
+    if (!raw<uint8_t>()) return Tensor();
+    const int8_t dtype = raw<int8_t>();
+    BRASA_CHECK(dtype >= 0 && dtype < static_cast<int8_t>(ScalarType::Undefined),
+                "Queue.get: unknown dtype code ", static_cast<int>(dtype));
+    const uint32_t index = raw<uint32_t>();
+    BRASA_CHECK(index < storages.size(), "Queue.get: storage ", index, " of ", storages.size());
+    const int64_t offset = raw<int64_t>();
+    const uint32_t dim = raw<uint32_t>();
+    BRASA_CHECK(dim <= 64, "Queue.get: ", dim, " dimensions");
+    std::vector<int64_t> sizes(dim), strides(dim);
+    for (auto& s : sizes) s = raw<int64_t>();
+    for (auto& s : strides) s = raw<int64_t>();
+    const auto type = static_cast<ScalarType>(dtype);
+    // The view must lie inside its storage.
+    const int64_t item = static_cast<int64_t>(elementSize(type));
+    const int64_t capacity = static_cast<int64_t>(storages[index]->nbytes()) / item;
+    int64_t last = offset;
+    bool empty = false;
+    for (uint32_t d = 0; d < dim; ++d) {
+      BRASA_CHECK(sizes[d] >= 0 && strides[d] >= 0, "Queue.get: negative size or stride");
+      empty |= sizes[d] == 0;
+      if (sizes[d] > 0) last += (sizes[d] - 1) * strides[d];
+    }
+    BRASA_CHECK(offset >= 0 && (empty || last < capacity), "Queue.get: a tensor view of shape ",
+                IntArrayRef(sizes), " at offset ", offset, " exceeds its storage of ", capacity,
+                " elements");
+    Tensor t(make_intrusive<TensorImpl>(storages[index], type, sizes, strides, offset));
+    const bool requires_grad = raw<uint8_t>() != 0;
+    Tensor grad = tensor();
+    if (requires_grad) t.requires_grad_(true);
+    if (grad.defined()) t.mutable_grad() = grad;
+    return t;
+  }
+
+  IValue value() {
+    switch (raw<uint8_t>()) {
+      case kNone:
+        return IValue();
+      case kTensor:
+        return IValue(tensor());
+      case kTensorList: {
+        std::vector<Tensor> list(count());
+        for (auto& t : list) t = tensor();
+        return IValue(std::move(list));
+      }
+      case kDict: {
+        IValue::TensorDict items(count());
+        for (auto& [k, t] : items) {
+          k = text();
+          t = tensor();
+        }
+        return IValue(std::move(items));
+      }
+      case kDouble:
+        return IValue(raw<double>());
+      case kInt:
+        return IValue(raw<int64_t>());
+      case kBool:
+        return IValue(raw<uint8_t>() != 0);
+      case kString:
+        return IValue(text());
+      case kIntList: {
+        std::vector<int64_t> list(count());
+        for (auto& x : list) x = raw<int64_t>();
+        return IValue(std::move(list));
+      }
+      default:
+        BRASA_ERROR("Queue.get: unknown value tag (malformed message)");
+    }
+  }
+};
+
+// Waits until `fd` is ready for `events`; false when the timeout passed.
+bool wait_ready(int fd, short events, std::optional<std::chrono::milliseconds> timeout,
+                const char* op) {
+  const auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout
+                                : std::chrono::steady_clock::time_point::max();
+  for (;;) {
+    int ms = -1;
+    if (timeout) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      ms = static_cast<int>(std::max<int64_t>(0, left.count()));
+    }
+    pollfd p{fd, events, 0};
+    int r = poll(&p, 1, ms);
+    if (r > 0) return true;
+    if (r == 0) return false;
+    BRASA_CHECK(errno == EINTR, op, ": poll failed: ", std::strerror(errno));
+  }
+}
+
+}  // namespace
+
+Queue::Queue() {
+  int fds[2];
+  BRASA_CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) == 0,
+              "Queue: socketpair failed: ", std::strerror(errno),
+              errno == EMFILE ? " (out of file descriptors: see ulimit -n)" : "");
+  send_fd_ = fds[0];
+  recv_fd_ = fds[1];
+  // Room for many small messages before put blocks (best effort).
+  int size = 4 << 20;
+  setsockopt(send_fd_, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+  setsockopt(recv_fd_, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+}
+
+Queue::~Queue() {
+  if (send_fd_ >= 0) close(send_fd_);
+  if (recv_fd_ >= 0) close(recv_fd_);
+}
+
+void Queue::put(const IValue& message, std::optional<std::chrono::milliseconds> timeout) {
+  Encoder e;
+  e.raw(kMagic);
+  std::string body;
+  {
+    Encoder v;
+    v.value(message);
+    body = std::move(v.bytes);
+    e.storages = std::move(v.storages);
+    e.fds = std::move(v.fds);
+    e.keep = std::move(v.keep);
+  }
+  e.raw(static_cast<uint32_t>(e.fds.size()));
+  for (const Storage& s : e.keep) e.raw(static_cast<uint64_t>(s->nbytes()));
+  e.bytes += body;
+  BRASA_CHECK(e.bytes.size() <= kMaxMessage, "Queue.put: the message's metadata takes ",
+              e.bytes.size(), " bytes, more than the ", kMaxMessage,
+              " a message may; send it in parts");
+
+  iovec iov{e.bytes.data(), e.bytes.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * std::max<size_t>(e.fds.size(), 1)));
+  if (!e.fds.empty()) {
+    msg.msg_control = control.data();
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * e.fds.size());
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * e.fds.size());
+    std::memcpy(CMSG_DATA(c), e.fds.data(), sizeof(int) * e.fds.size());
+  }
+  for (;;) {
+    BRASA_CHECK(wait_ready(send_fd_, POLLOUT, timeout, "Queue.put"), "Queue.put: timed out after ",
+                timeout ? timeout->count() : 0, " ms: the queue is full (nobody is reading)");
+    ssize_t n = sendmsg(send_fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) return;
+    if (errno == EAGAIN || errno == EINTR) continue;
+    BRASA_ERROR("Queue.put: sendmsg failed: ", std::strerror(errno),
+                errno == EMSGSIZE ? " (message too large)" : "");
+  }
+}
+
+std::optional<IValue> Queue::get_nowait() {
+  thread_local std::vector<char> buffer(kMaxMessage + 64);
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * kMaxDescriptors));
+  iovec iov{buffer.data(), buffer.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control.data();
+  msg.msg_controllen = control.size();
+  ssize_t n;
+  do {
+    n = recvmsg(recv_fd_, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    BRASA_CHECK(errno == EAGAIN || errno == EWOULDBLOCK,
+                "Queue.get: recvmsg failed: ", std::strerror(errno));
+    return std::nullopt;
+  }
+  std::vector<int> fds;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      const size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      const int* data = reinterpret_cast<const int*>(CMSG_DATA(c));
+      fds.insert(fds.end(), data, data + k);
+    }
+  // Descriptors not yet owned by a storage are closed on every error path.
+  size_t owned = 0;
+  try {
+    BRASA_CHECK(!(msg.msg_flags & MSG_CTRUNC), "Queue.get: descriptors were dropped (",
+                "out of file descriptors? see ulimit -n)");
+    BRASA_CHECK(!(msg.msg_flags & MSG_TRUNC), "Queue.get: the message was truncated");
+    Decoder d{buffer.data(), buffer.data() + n, {}};
+    BRASA_CHECK(d.raw<uint32_t>() == kMagic, "Queue.get: not a queue message");
+    const uint32_t count = d.raw<uint32_t>();
+    BRASA_CHECK(count == fds.size(), "Queue.get: the message names ", count,
+                " storages but carries ", fds.size(), " descriptors");
+    for (; owned < fds.size(); ++owned) {
+      AllocationHandle h;
+      h.kind = AllocationKind::Memfd;
+      h.device = Device(kCPU);
+      h.nbytes = d.raw<uint64_t>();
+      h.fd = fds[owned];
+      d.storages.push_back(Storage::from_handle(h));
+    }
+    IValue v = d.value();
+    BRASA_CHECK(d.p == d.end, "Queue.get: ", d.end - d.p, " bytes left after the message");
+    return v;
+  } catch (...) {
+    for (size_t i = owned; i < fds.size(); ++i) close(fds[i]);
+    throw;
+  }
+}
+
+IValue Queue::get(std::optional<std::chrono::milliseconds> timeout) {
+  const auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout
+                                : std::chrono::steady_clock::time_point::max();
+  for (;;) {
+    std::optional<std::chrono::milliseconds> left;
+    if (timeout)
+      left = std::max(std::chrono::milliseconds(0),
+                      std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now()));
+    BRASA_CHECK(wait_ready(recv_fd_, POLLIN, left, "Queue.get"), "Queue.get: timed out after ",
+                timeout ? timeout->count() : 0, " ms with no message");
+    // Another process may take the message first: then wait again.
+    if (auto v = get_nowait()) return std::move(*v);
+  }
+}
+
+}  // namespace brasa::multiprocessing

@@ -1,0 +1,49 @@
+#pragma once
+// Queue: messages between processes (torch.multiprocessing.Queue). A message
+// is an IValue — a tensor, a list of tensors, a string-keyed dict of tensors
+// (a state_dict), an int, a double, a bool, a string or a list of ints.
+// Tensors travel by handle: their storages are moved to shared memory first
+// when they are not there yet (share_memory_(), in place, as PyTorch does),
+// and the receiver maps the same memory — writes on either side are seen on
+// the other. Tensors of one message that share a storage arrive sharing one
+// storage. A leaf's requires_grad and its .grad (shared too) travel along.
+//
+// Make the queue before the processes start (fork copies it into each);
+// any process may put and get. The transport is a Unix SOCK_SEQPACKET
+// socket pair: each message is one packet (metadata only), the storages'
+// descriptors ride along (SCM_RIGHTS).
+//
+//   mp::Queue q;
+//   q.put(torch::IValue(x));               // x.is_shared() afterwards
+//   mp::spawn([&](int) { torch::Tensor t = q.get().toTensor(); t.add_(1); }, 2);
+
+#include <brasa/util/ivalue.h>
+
+#include <chrono>
+#include <optional>
+
+namespace brasa::multiprocessing {
+
+class Queue {
+ public:
+  Queue();
+  ~Queue();
+  Queue(const Queue&) = delete;
+  Queue& operator=(const Queue&) = delete;
+
+  // Blocks while the queue is full; with a timeout, throws when it passes.
+  void put(const IValue& message, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  // Blocks until a message arrives; with a timeout, throws when it passes.
+  IValue get(std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  // Non-blocking: nullopt when there is no message now.
+  std::optional<IValue> get_nowait();
+
+ private:
+  int send_fd_ = -1;
+  int recv_fd_ = -1;
+};
+
+// torch.multiprocessing.SimpleQueue: the same queue.
+using SimpleQueue = Queue;
+
+}  // namespace brasa::multiprocessing

@@ -1,0 +1,347 @@
+// Shared-memory tensors, the tensor Queue and spawn, with real processes
+// (fork). Checks inside children throw: spawn turns that into an exception
+// in the parent, naming the child, so a failed check fails the test.
+
+#include <brasa/torch.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <random>
+#include <thread>
+
+#include "../core/test_util.h"
+
+namespace {
+
+using namespace brasa;
+namespace mp = brasa::multiprocessing;
+using brasa::testing::values;
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::runtime_error("check failed in the child: " + what);
+}
+
+int open_fds() {
+  int n = 0;
+  DIR* d = opendir("/proc/self/fd");
+  while (readdir(d)) ++n;
+  closedir(d);
+  return n;
+}
+
+TEST(SharedMemory, ShareMemoryMovesTheStorageInPlace) {
+  Tensor x = arange(12, TensorOptions().dtype(kFloat)).view({4, 3});
+  Tensor row = x[2];
+  EXPECT_FALSE(x.is_shared());
+  EXPECT_TRUE(x.share_memory_().is_shared());
+  EXPECT_TRUE(row.is_shared());  // the view shares the moved storage
+  EXPECT_EQ(values(row), (std::vector<double>{6, 7, 8}));
+  row.fill_(-1);
+  EXPECT_EQ(values(x[2]), (std::vector<double>{-1, -1, -1}));
+  const void* before = x.data_ptr();
+  x.share_memory_();  // already shared: nothing moves
+  EXPECT_EQ(x.data_ptr(), before);
+  Tensor empty = zeros({0, 3});
+  EXPECT_TRUE(empty.share_memory_().is_shared());
+  EXPECT_ERROR("share_memory_: the tensor is undefined", Tensor().share_memory_());
+}
+
+TEST(SharedMemory, ChildWritesThroughForkAreVisible) {
+  Tensor x = zeros({4, 3});
+  x.share_memory_();
+  Tensor col = x.select(1, 1);
+  mp::spawn(
+      [&](int rank) {
+        x[rank].add_(rank + 1);
+        col.add_(10);
+      },
+      2);
+  EXPECT_EQ(values(x[0]), (std::vector<double>{1, 21, 1}));
+  EXPECT_EQ(values(x[1]), (std::vector<double>{2, 22, 2}));
+  EXPECT_EQ(values(x[2]), (std::vector<double>{0, 20, 0}));
+}
+
+TEST(Queue, TheIssueExample) {
+  auto x = zeros({4, 3});
+  x.share_memory_();
+  EXPECT_TRUE(x.is_shared());
+  mp::Queue q;
+  q.put(IValue(x));
+  q.put(IValue(x[2]));
+  mp::spawn(
+      [&](int) {
+        Tensor t = q.get().toTensor();
+        t.add_(1);
+      },
+      2);
+  EXPECT_EQ(values(x[2]), std::vector<double>(3, 2.0));
+  EXPECT_EQ(values(x[0]), std::vector<double>(3, 1.0));
+}
+
+TEST(Queue, UnsharedTensorsMoveToSharedMemoryAndAliasingSurvives) {
+  Tensor x = arange(12, TensorOptions().dtype(kFloat)).view({4, 3});
+  mp::Queue to_child, to_parent;
+  to_child.put(IValue(std::vector<Tensor>{x, x[2], x.select(1, 1)}));
+  EXPECT_TRUE(x.is_shared());  // moved by put
+  mp::spawn(
+      [&](int) {
+        auto list = to_child.get(std::chrono::seconds(10)).toTensorVector();
+        require(list.size() == 3, "three tensors");
+        require(list[1].is_alias_of(list[0]) && list[2].is_alias_of(list[0]), "one storage");
+        require(list[1].storage_offset() == 6 && list[2].stride(0) == 3, "views keep their layout");
+        list[1].fill_(100);  // through the view
+        require(list[0][2][0].item<double>() == 100, "the base sees the view's write");
+        list[2].mul_(-1);
+        to_parent.put(IValue(list[0]));
+      },
+      1);
+  EXPECT_EQ(values(x[2]), (std::vector<double>{100, -100, 100}));
+  EXPECT_EQ(values(x.select(1, 1)), (std::vector<double>{-1, -4, -100, -10}));
+  Tensor back = to_parent.get(std::chrono::seconds(10)).toTensor();
+  EXPECT_TRUE(back.equal(x));
+  back[0][0].fill_(7);
+  EXPECT_EQ(x[0][0].item<double>(), 7);  // the same memory, mapped twice here
+}
+
+TEST(Queue, ValuesOfEveryKindRoundTrip) {
+  mp::Queue q;
+  auto linear = nn::Linear(3, 2);
+  q.put(IValue(linear->state_dict()));
+  q.put(IValue(int64_t{42}));
+  q.put(IValue(2.5));
+  q.put(IValue(std::string("hello")));
+  q.put(IValue(true));
+  q.put(IValue(std::vector<int64_t>{1, 2, 3}));
+  q.put(IValue());
+  q.put(IValue(zeros({0, 5})));
+  q.put(IValue(full({}, 3.0, TensorOptions().dtype(kDouble))));
+  q.put(IValue(ones({2, 3}, TensorOptions().dtype(kLong)).t()));
+  auto state = q.get().toTensorDict();
+  EXPECT_EQ(state.size(), 2u);
+  EXPECT_TRUE(state.at("weight").equal(linear->weight));
+  {
+    NoGradGuard no_grad;
+    state.at("bias").fill_(5);  // the same memory, mapped a second time
+  }
+  EXPECT_EQ(values(linear->bias), (std::vector<double>{5, 5}));
+  EXPECT_EQ(q.get().toInt(), 42);
+  EXPECT_EQ(q.get().toDouble(), 2.5);
+  EXPECT_EQ(q.get().toStringRef(), "hello");
+  EXPECT_TRUE(q.get().toBool());
+  EXPECT_EQ(q.get().toIntVector(), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_TRUE(q.get().isNone());
+  Tensor empty = q.get().toTensor();
+  EXPECT_EQ(empty.sizes().vec(), (std::vector<int64_t>{0, 5}));
+  Tensor scalar = q.get().toTensor();
+  EXPECT_EQ(scalar.dim(), 0);
+  EXPECT_EQ(scalar.scalar_type(), kDouble);
+  EXPECT_EQ(scalar.item<double>(), 3.0);
+  Tensor transposed = q.get().toTensor();
+  EXPECT_EQ(transposed.sizes().vec(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(transposed.stride(0), 1);
+  EXPECT_FALSE(q.get_nowait().has_value());
+  EXPECT_ERROR("Queue.get: timed out after 20 ms", q.get(std::chrono::milliseconds(20)));
+}
+
+TEST(Queue, RequiresGradAndGradTravelAndNonLeavesAreRefused) {
+  mp::Queue q, back;
+  Tensor w = randn({3}).requires_grad_(true);
+  (w * 2).sum().backward();
+  q.put(IValue(w));
+  mp::spawn(
+      [&](int) {
+        Tensor t = q.get(std::chrono::seconds(10)).toTensor();
+        require(t.requires_grad() && t.is_leaf(), "a leaf that requires grad");
+        require(t.grad().defined() && t.grad().allclose(full({3}, 2.0)), "its gradient");
+        t.grad().add_(1);  // shared: the parent sees it
+        back.put(IValue(int64_t{1}));
+      },
+      1);
+  EXPECT_EQ(back.get().toInt(), 1);
+  EXPECT_EQ(values(w.grad()), std::vector<double>(3, 3.0));
+  EXPECT_ERROR("Cowardly refusing to serialize non-leaf tensor which requires_grad",
+               q.put(IValue(w * 2)));
+  q.put(IValue((w * 2).detach()));  // the data alone is fine
+  EXPECT_FALSE(q.get().toTensor().requires_grad());
+}
+
+// parent -> A -> B -> parent, 10,000 tensors, each +1 per hop; at most 64 in
+// flight (descriptors in flight count against the sender's limits).
+TEST(Queue, AThreeProcessChainPassesTenThousandTensors) {
+  mp::Queue a_in, b_in, out;
+  auto ctx = mp::start_processes(
+      [&](int rank) {
+        mp::Queue& in = rank == 0 ? a_in : b_in;
+        mp::Queue& next = rank == 0 ? b_in : out;
+        for (;;) {
+          IValue v = in.get(std::chrono::seconds(30));
+          if (v.isNone()) {
+            next.put(IValue());
+            return;
+          }
+          Tensor t = v.toTensor();
+          t.add_(1);
+          next.put(IValue(t));
+        }
+      },
+      2, mp::ProcessOptions().join(false));
+  const int n = 10000, window = 64;
+  double sum = 0, expected = 0;
+  int received = 0;
+  for (int i = 0; i < n; ++i) {
+    a_in.put(IValue(full({4}, static_cast<double>(i))));
+    expected += 4.0 * (i + 2);
+    if (i >= window) {
+      sum += out.get(std::chrono::seconds(30)).toTensor().sum().item<double>();
+      ++received;
+    }
+  }
+  a_in.put(IValue());
+  for (;;) {
+    IValue v = out.get(std::chrono::seconds(30));
+    if (v.isNone()) break;
+    sum += v.toTensor().sum().item<double>();
+    ++received;
+  }
+  EXPECT_TRUE(ctx.join(std::chrono::seconds(30)));
+  EXPECT_EQ(received, n);
+  EXPECT_EQ(sum, expected);
+}
+
+TEST(Spawn, AChildsExceptionExitCodeOrSignalReachesTheParentAndSiblingsStop) {
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    mp::spawn(
+        [](int rank) {
+          if (rank == 1) throw std::runtime_error("boom in rank 1");
+          std::this_thread::sleep_for(std::chrono::seconds(60));  // stopped by the parent
+        },
+        3);
+    ADD_FAILURE() << "no exception";
+  } catch (const mp::ProcessRaisedException& e) {
+    EXPECT_EQ(e.error_index, 1);
+    EXPECT_NE(std::string(e.what()).find("process 1 (pid"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("boom in rank 1"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10);
+  try {
+    mp::spawn(
+        [](int rank) {
+          if (rank == 0) _exit(3);
+        },
+        2);
+    ADD_FAILURE() << "no exception";
+  } catch (const mp::ProcessExitedException& e) {
+    EXPECT_EQ(e.exit_code, 3);
+    EXPECT_NE(std::string(e.what()).find("with exit code 3"), std::string::npos) << e.what();
+  }
+  try {
+    mp::spawn([](int) { raise(SIGSEGV); }, 1);
+    ADD_FAILURE() << "no exception";
+  } catch (const mp::ProcessExitedException& e) {
+    EXPECT_EQ(e.exit_code, -SIGSEGV);
+    EXPECT_EQ(e.signal_name, "SIGSEGV");
+    EXPECT_NE(std::string(e.what()).find("with signal SIGSEGV (Segmentation fault)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_ERROR("start method 'spawn' is not implemented",
+               mp::start_processes([](int) {}, 1, mp::ProcessOptions().start_method("spawn")));
+  EXPECT_ERROR("nprocs must be at least 1", mp::spawn([](int) {}, 0));
+}
+
+TEST(Spawn, TheParentFeedsAQueueWhileChildrenRun) {
+  mp::Queue work, results;
+  auto ctx = mp::start_processes(
+      [&](int) {
+        for (;;) {
+          IValue v = work.get(std::chrono::seconds(30));
+          if (v.isNone()) return;
+          results.put(IValue(v.toTensor().sum()));
+        }
+      },
+      2, mp::ProcessOptions().join(false));
+  EXPECT_EQ(ctx->pids().size(), 2u);
+  for (int i = 0; i < 20; ++i) work.put(IValue(full({10}, 1.0 * i)));
+  work.put(IValue());
+  work.put(IValue());
+  double total = 0;
+  for (int i = 0; i < 20; ++i)
+    total += results.get(std::chrono::seconds(30)).toTensor().item<double>();
+  EXPECT_TRUE(ctx.join());
+  EXPECT_EQ(total, 10.0 * 190);
+}
+
+// Children killed at random points while sharing: the parent keeps no
+// extra descriptor, and memfd memory leaves nothing in /dev/shm.
+TEST(SharedMemory, SigkilledChildrenLeakNothing) {
+  auto shm_entries = [] {
+    int n = 0;
+    if (DIR* d = opendir("/dev/shm")) {
+      while (readdir(d)) ++n;
+      closedir(d);
+    }
+    return n;
+  };
+  const int fds_before = open_fds(), shm_before = shm_entries();
+  std::mt19937 rng(5);
+  for (int i = 0; i < 100; ++i) {
+    mp::Queue q, back;
+    auto ctx = mp::start_processes(
+        [&](int) {
+          for (int k = 0;; ++k) {
+            back.put(IValue(full({256}, 1.0 * k)));
+            if (auto v = q.get_nowait()) v->toTensor().add_(1);
+          }
+        },
+        1, mp::ProcessOptions().join(false));
+    q.put(IValue(zeros({1024})));
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
+    kill(ctx.pids()[0], SIGKILL);
+    try {
+      ctx.join();
+    } catch (const mp::ProcessExitedException& e) {
+      EXPECT_EQ(e.signal_name, "SIGKILL");
+    }
+    while (back.get_nowait()) {
+    }
+  }
+  EXPECT_EQ(open_fds(), fds_before);
+  EXPECT_EQ(shm_entries(), shm_before);
+}
+
+TEST(SharedMemory, RunningOutOfDescriptorsNamesTheLimit) {
+  mp::spawn(
+      [](int) {
+        rlimit r{64, 64};
+        require(setrlimit(RLIMIT_NOFILE, &r) == 0, "setrlimit");
+        std::vector<Tensor> kept;
+        try {
+          for (int i = 0; i < 200; ++i) kept.push_back(zeros({8}).share_memory_());
+        } catch (const Error& e) {
+          require(std::string(e.what()).find("out of file descriptors") != std::string::npos &&
+                      std::string(e.what()).find("64 (ulimit -n)") != std::string::npos,
+                  std::string("the message names the limit: ") + e.what());
+          return;
+        }
+        require(false, "no error after 200 shared storages with 64 descriptors");
+      },
+      1);
+}
+
+TEST(SharedMemory, ModuleShareMemoryServesForkedWorkers) {
+  auto net = nn::Linear(4, 2);
+  net->share_memory();
+  for (const Tensor& p : net->parameters()) EXPECT_TRUE(p.is_shared());
+  mp::spawn(
+      [&](int rank) {
+        NoGradGuard no_grad;
+        net->bias[rank].fill_(rank + 10.0);
+      },
+      2);
+  EXPECT_EQ(values(net->bias), (std::vector<double>{10, 11}));
+}
+
+}  // namespace
