@@ -1,0 +1,79 @@
+// Tensors between processes (scripts/bench mp runs it beside
+// mp_bench_torch.py, torch.multiprocessing 1.13). Rank-free: the program
+// forks its own child. Prints `result brasa <what> <bytes> <ms>`:
+//   handoff_shared   put of an already-shared tensor until the child has it
+//                    mapped (measured as a round trip with a one-int reply)
+//   handoff_unshared the same for a fresh ordinary tensor (moved to shared
+//                    memory by put)
+//   share_memory     share_memory_() of a fresh ordinary tensor
+#include <brasa/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+using namespace brasa;
+namespace mp = brasa::multiprocessing;
+
+namespace {
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double best(std::vector<double> v) { return *std::min_element(v.begin(), v.end()); }
+
+}  // namespace
+
+int main() {
+  set_num_threads(1);
+  mp::Queue to_child, to_parent;
+  auto child = mp::start_processes(
+      [&](int) {
+        for (;;) {
+          IValue v = to_child.get();
+          if (v.isNone()) return;
+          Tensor t = v.toTensor();
+          to_parent.put(IValue(static_cast<int64_t>(t.numel())));
+        }
+      },
+      1, mp::ProcessOptions().join(false));
+  for (int64_t mib : {1, 64, 1024}) {
+    const int64_t n = mib * 1024 * 1024 / 4;
+    const int reps = mib >= 1024 ? 3 : 10;
+    Tensor shared = ones({n});
+    shared.share_memory_();
+    std::vector<double> handoff, unshared, share;
+    for (int r = 0; r < reps + 1; ++r) {
+      double t0 = now_ms();
+      to_child.put(IValue(shared));
+      to_parent.get();
+      if (r > 0) handoff.push_back(now_ms() - t0);
+    }
+    for (int r = 0; r < reps; ++r) {
+      Tensor fresh = ones({n});
+      double t0 = now_ms();
+      to_child.put(IValue(fresh));
+      to_parent.get();
+      unshared.push_back(now_ms() - t0);
+    }
+    for (int r = 0; r < reps; ++r) {
+      Tensor fresh = ones({n});
+      double t0 = now_ms();
+      fresh.share_memory_();
+      share.push_back(now_ms() - t0);
+    }
+    const int64_t bytes = n * 4;
+    std::printf("result brasa handoff_shared %ld %.3f\n", static_cast<long>(bytes), best(handoff));
+    std::printf("result brasa handoff_unshared %ld %.3f\n", static_cast<long>(bytes),
+                best(unshared));
+    std::printf("result brasa share_memory %ld %.3f\n", static_cast<long>(bytes), best(share));
+    std::fflush(stdout);
+  }
+  to_child.put(IValue());
+  child.join();
+  return 0;
+}
