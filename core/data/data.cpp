@@ -6,6 +6,7 @@
 
 #include <zlib.h>
 
+#include <atomic>
 #include <cstring>
 
 namespace brasa::data {
@@ -190,7 +191,35 @@ std::vector<int64_t> DistributedSampler::next(int64_t batch_size) {
 
 }  // namespace samplers
 
+namespace {
+std::optional<WorkerInfo> g_worker_info;
+std::atomic<detail::ProcessWorkersFactory> g_process_workers{nullptr};
+}  // namespace
+
+std::optional<WorkerInfo> get_worker_info() { return g_worker_info; }
+
 namespace detail {
+
+void set_worker_info(std::optional<WorkerInfo> info) { g_worker_info = info; }
+
+void register_process_workers(ProcessWorkersFactory factory) { g_process_workers.store(factory); }
+
+std::unique_ptr<ProcessWorkers> make_process_workers(ProcessWorkerSpec spec) {
+  ProcessWorkersFactory f = g_process_workers.load();
+  BRASA_CHECK(f != nullptr,
+              "DataLoader: process workers come with brasa_multiprocessing; link it (brasa::brasa "
+              "does) and include <brasa/multiprocessing/multiprocessing.h> or <brasa/torch.h>");
+  BRASA_CHECK(spec.workers > 0 && spec.prefetch_factor > 0,
+              "DataLoader: workers and prefetch_factor must be positive, got ", spec.workers,
+              " and ", spec.prefetch_factor);
+  return f(std::move(spec));
+}
+
+uint64_t draw_worker_seed() {
+  Generator& g = default_generator();
+  std::lock_guard<std::mutex> lock(g.mutex());
+  return g.engine()() >> 1;
+}
 
 Prefetcher::Prefetcher(int64_t n_batches, int64_t workers, int64_t window,
                        std::function<Example<>(int64_t)> make)

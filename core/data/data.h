@@ -4,6 +4,7 @@
 #include <brasa/ops/random.h>
 #include <brasa/tensor/tensor.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -196,12 +197,70 @@ struct DataLoaderOptions {
     prefetch_factor_ = f;
     return *this;
   }
+  // Workers are forked processes instead of threads (brasa_multiprocessing):
+  // batches come back in shared memory, in order. See get_worker_info().
+  DataLoaderOptions& process_workers(bool v) {
+    process_workers_ = v;
+    return *this;
+  }
+  // Process workers live across epochs (and keep their dataset's state).
+  DataLoaderOptions& persistent_workers(bool v) {
+    persistent_workers_ = v;
+    return *this;
+  }
+  // Process workers: the longest wait for one batch (0: no limit).
+  DataLoaderOptions& timeout(std::chrono::milliseconds v) {
+    timeout_ = v;
+    return *this;
+  }
+  // Runs first thing in each process worker, with its id, after seeding.
+  DataLoaderOptions& worker_init_fn(std::function<void(int64_t)> f) {
+    worker_init_fn_ = std::move(f);
+    return *this;
+  }
   int64_t batch_size_;
   bool drop_last_ = false;
   int64_t workers_ = 0, prefetch_factor_ = 2;
+  bool process_workers_ = false, persistent_workers_ = false;
+  std::chrono::milliseconds timeout_{0};
+  std::function<void(int64_t)> worker_init_fn_;
 };
 
+// In a DataLoader worker process: its id, the number of workers and the seed
+// it was given (torch.utils.data.get_worker_info); nullopt elsewhere.
+struct WorkerInfo {
+  int64_t id = 0;
+  int64_t num_workers = 0;
+  uint64_t seed = 0;
+};
+std::optional<WorkerInfo> get_worker_info();
+
 namespace detail {
+void set_worker_info(std::optional<WorkerInfo> info);
+
+// Process workers, provided by brasa_multiprocessing (multiprocessing/
+// dataloader_workers.h), which registers its factory here.
+class ProcessWorkers {
+ public:
+  virtual ~ProcessWorkers() = default;
+  // Starts an epoch over the batches of `plan` (kept alive by the caller
+  // until the next start_epoch); base_seed seeds workers started now.
+  virtual void start_epoch(const std::vector<std::vector<int64_t>>& plan, uint64_t base_seed) = 0;
+  virtual bool next(Example<>& out) = 0;
+};
+struct ProcessWorkerSpec {
+  int64_t workers = 1, prefetch_factor = 2;
+  bool persistent = false;
+  std::chrono::milliseconds timeout{0};
+  std::function<void(int64_t)> init_fn;
+  std::function<Example<>(const std::vector<int64_t>&)> get_batch;
+};
+using ProcessWorkersFactory = std::unique_ptr<ProcessWorkers> (*)(ProcessWorkerSpec spec);
+void register_process_workers(ProcessWorkersFactory factory);
+std::unique_ptr<ProcessWorkers> make_process_workers(ProcessWorkerSpec spec);
+// A seed for the workers of one epoch, from the default generator.
+uint64_t draw_worker_seed();
+
 // Thread workers that produce batches 0..n-1 of an epoch and hand them out
 // in order; an exception in a worker is rethrown to the consumer.
 class Prefetcher {
@@ -267,6 +326,7 @@ class DataLoader {
  private:
   void start_epoch() {
     prefetcher_.reset();
+    if (!options_.persistent_workers_) process_workers_.reset();
     sampler_->reset();
     plan_.clear();
     next_ = 0;
@@ -275,13 +335,29 @@ class DataLoader {
       if (options_.drop_last_ && static_cast<int64_t>(idx.size()) < options_.batch_size_) break;
       plan_.push_back(std::move(idx));
     }
-    if (options_.workers_ > 0)
+    if (options_.workers_ > 0 && options_.process_workers_) {
+      if (!process_workers_) {
+        detail::ProcessWorkerSpec spec;
+        spec.workers = options_.workers_;
+        spec.prefetch_factor = options_.prefetch_factor_;
+        spec.persistent = options_.persistent_workers_;
+        spec.timeout = options_.timeout_;
+        spec.init_fn = options_.worker_init_fn_;
+        // Runs in the forked worker, on its copy of this loader.
+        spec.get_batch = [this](const std::vector<int64_t>& idx) {
+          return dataset_.get_batch(idx);
+        };
+        process_workers_ = detail::make_process_workers(std::move(spec));
+      }
+      process_workers_->start_epoch(plan_, detail::draw_worker_seed());
+    } else if (options_.workers_ > 0)
       prefetcher_ = std::make_unique<detail::Prefetcher>(
           static_cast<int64_t>(plan_.size()), options_.workers_,
           options_.workers_ * options_.prefetch_factor_,
           [this](int64_t i) { return dataset_.get_batch(plan_[i]); });
   }
   bool next(Example<>& out) {
+    if (process_workers_) return process_workers_->next(out);
     if (prefetcher_) return prefetcher_->next(out);
     if (next_ >= plan_.size()) return false;
     out = dataset_.get_batch(plan_[next_++]);
@@ -294,6 +370,7 @@ class DataLoader {
   std::vector<std::vector<int64_t>> plan_;
   size_t next_ = 0;
   std::unique_ptr<detail::Prefetcher> prefetcher_;
+  std::unique_ptr<detail::ProcessWorkers> process_workers_;
 };
 
 template <class T>
