@@ -4,6 +4,8 @@
 #include <brasa/multiprocessing/queue.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/random.h>
+#include <brasa/tensor/shared_memory.h>
+#include <brasa/tensor/tensor_impl.h>
 #include <brasa/util/parallel.h>
 #include <unistd.h>
 
@@ -138,15 +140,40 @@ class ProcessWorkerPool final : public data::detail::ProcessWorkers {
       std::vector<int64_t> t = task.toIntVector();
       std::vector<int64_t> indices(t.begin() + 2, t.end());
       try {
-        Example<> batch = spec_.get_batch(indices);
-        Tensor meta = tensor(std::vector<int64_t>{t[0], t[1]}, TensorOptions().dtype(kLong));
-        results_->put(IValue(
-            IValue::TensorDict{{"meta", meta}, {"data", batch.data}, {"target", batch.target}}));
+        results_->put(pack(t[0], t[1], spec_.get_batch(indices)));
       } catch (const std::exception& e) {
         results_->put(IValue(std::to_string(t[0]) + " " + std::to_string(t[1]) + " " +
                              std::to_string(w) + " " + std::to_string(getpid()) + " " + e.what()));
       }
     }
+  }
+
+  // One shared allocation per batch holds its epoch and index, its target
+  // and its data: one descriptor to pass and one mapping to make per batch.
+  static IValue pack(int64_t epoch, int64_t index, const Example<>& batch) {
+    auto section = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
+    auto bytes_of = [](const Tensor& t) { return t.defined() ? t.numel() * t.element_size() : 0; };
+    const int64_t target_at = 64, data_at = target_at + section(bytes_of(batch.target));
+    Storage storage = Storage::allocate(static_cast<size_t>(data_at + bytes_of(batch.data)),
+                                        shared_memory_allocator());
+    auto place = [&](const Tensor& t, int64_t at) {
+      if (!t.defined()) return Tensor();
+      std::vector<int64_t> strides(static_cast<size_t>(t.dim()));
+      int64_t step = 1;
+      for (int64_t d = t.dim() - 1; d >= 0; --d) {
+        strides[static_cast<size_t>(d)] = step;
+        step *= t.size(d);
+      }
+      Tensor view(make_intrusive<TensorImpl>(storage, t.scalar_type(), t.sizes(), strides,
+                                             at / t.element_size()));
+      view.copy_(t);
+      return view;
+    };
+    Tensor meta =
+        place(tensor(std::vector<int64_t>{epoch, index}, TensorOptions().dtype(kLong)), 0);
+    return IValue(IValue::TensorDict{{"meta", meta},
+                                     {"data", place(batch.data, data_at)},
+                                     {"target", place(batch.target, target_at)}});
   }
 
   data::detail::ProcessWorkerSpec spec_;
