@@ -4,10 +4,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 namespace brasa::multiprocessing {
 
@@ -214,6 +217,60 @@ struct Decoder {
   }
 };
 
+// Storages this process received, by the memfd's inode: a storage sent
+// again while this process still holds it is not mapped again and arrives
+// as the same storage. Entries hold plain pointers and are forgotten when
+// their storage's memory is released.
+class ReceivedStorages {
+ public:
+  struct Ticket {
+    ReceivedStorages* cache;
+    std::pair<dev_t, ino_t> key;
+  };
+
+  Storage get_or_import(const AllocationHandle& h) {
+    struct stat st {};
+    if (fstat(h.fd, &st) != 0) return Storage::from_handle(h);
+    const std::pair<dev_t, ino_t> key{st.st_dev, st.st_ino};
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end() && it->second.impl->nbytes() == h.nbytes) {
+      // Null when that storage is being destroyed right now: map anew.
+      auto held = intrusive_ptr<StorageImpl>::try_retain(it->second.impl);
+      if (held) {
+        close(h.fd);  // already mapped here
+        return Storage(std::move(held));
+      }
+    }
+    auto* ticket = new Ticket{this, key};
+    Storage s = import_shared_memory(h.fd, h.nbytes, forget, ticket);
+    cache_[key] = Entry{s.get(), ticket};
+    return s;
+  }
+
+ private:
+  struct Entry {
+    StorageImpl* impl;
+    Ticket* ticket;
+  };
+  static void forget(void* arg) {
+    auto* t = static_cast<Ticket*>(arg);
+    {
+      std::lock_guard<std::mutex> lock(t->cache->mu_);
+      auto it = t->cache->cache_.find(t->key);
+      if (it != t->cache->cache_.end() && it->second.ticket == t) t->cache->cache_.erase(it);
+    }
+    delete t;
+  }
+  std::mutex mu_;
+  std::map<std::pair<dev_t, ino_t>, Entry> cache_;
+};
+
+Storage received_storage(const AllocationHandle& h) {
+  static ReceivedStorages* cache = new ReceivedStorages;  // outlives every storage
+  return cache->get_or_import(h);
+}
+
 // Waits until `fd` is ready for `events`; false when the timeout passed.
 bool wait_ready(int fd, short events, std::optional<std::chrono::milliseconds> timeout,
                 const char* op) {
@@ -340,7 +397,7 @@ std::optional<IValue> Queue::get_nowait() {
       h.device = Device(kCPU);
       h.nbytes = d.raw<uint64_t>();
       h.fd = fds[owned];
-      d.storages.push_back(Storage::from_handle(h));
+      d.storages.push_back(received_storage(h));
     }
     IValue v = d.value();
     BRASA_CHECK(d.p == d.end, "Queue.get: ", d.end - d.p, " bytes left after the message");

@@ -18,10 +18,13 @@ struct MemfdBlock {
   int fd;
   void* ptr;
   size_t nbytes;
+  void (*on_release)(void*) = nullptr;
+  void* release_arg = nullptr;
 };
 
 void free_memfd(void* ctx) {
   auto* b = static_cast<MemfdBlock*>(ctx);
+  if (b->on_release) b->on_release(b->release_arg);
   if (b->ptr) munmap(b->ptr, b->nbytes);
   if (b->fd >= 0) close(b->fd);
   delete b;
@@ -101,6 +104,16 @@ struct RegisterImporter {
 } register_importer;
 
 }  // namespace
+
+Storage import_shared_memory(int fd, size_t nbytes, void (*on_release)(void*), void* arg) {
+  BRASA_CHECK(fd >= 0, "import_shared_memory: no descriptor");
+  DataPtr d = map_memfd(fd, nbytes, "import_shared_memory", false);
+  auto* block = static_cast<MemfdBlock*>(d.context());
+  block->on_release = on_release;
+  block->release_arg = arg;
+  return Storage(
+      make_intrusive<StorageImpl>(nbytes, std::move(d), shared_memory_allocator(), false));
+}
 
 Allocator* shared_memory_allocator() {
   static MemfdAllocator a;

@@ -18,4 +18,9 @@ Allocator* shared_memory_allocator();
 // Whether `kind` is memory another process can map (memfd, named segment, CUDA).
 bool is_shareable_kind(AllocationKind kind);
 
+// Maps a received memfd `fd` (the storage owns it from now on) of `nbytes`.
+// `on_release(arg)` runs when the storage's memory is released, before it
+// is unmapped (a cache of received storages forgets it there).
+Storage import_shared_memory(int fd, size_t nbytes, void (*on_release)(void*), void* arg);
+
 }  // namespace brasa

@@ -49,6 +49,19 @@ class intrusive_ptr {
   int32_t use_count() const { return p_ ? p_->use_count() : 0; }
   bool operator==(const intrusive_ptr& o) const { return p_ == o.p_; }
 
+  // A new reference to *p unless its count already reached zero (it is being
+  // destroyed): then null. For caches that hold plain pointers.
+  static intrusive_ptr try_retain(T* p) {
+    int32_t c = p->refcount_.load(std::memory_order_relaxed);
+    while (c > 0)
+      if (p->refcount_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) {
+        intrusive_ptr r;
+        r.p_ = p;
+        return r;
+      }
+    return intrusive_ptr();
+  }
+
   template <class... Args>
   static intrusive_ptr make(Args&&... args) {
     return intrusive_ptr(new T(std::forward<Args>(args)...));

@@ -105,6 +105,23 @@ TEST(Queue, UnsharedTensorsMoveToSharedMemoryAndAliasingSurvives) {
   EXPECT_EQ(x[0][0].item<double>(), 7);  // the same memory, mapped twice here
 }
 
+TEST(Queue, AStorageSentAgainIsNotMappedAgain) {
+  Tensor x = ones({1000});
+  mp::Queue q;
+  q.put(IValue(x));
+  q.put(IValue(x[5]));
+  Tensor first = q.get().toTensor(), second = q.get().toTensor();
+  EXPECT_TRUE(second.is_alias_of(first));  // one mapping while the first is held
+  EXPECT_EQ(second.data_ptr(), static_cast<float*>(first.data_ptr()) + 5);
+  EXPECT_FALSE(first.is_alias_of(x));  // the sender's own mapping is another
+  const int fds = open_fds();
+  first = Tensor();
+  second = Tensor();
+  EXPECT_EQ(open_fds(), fds - 1);  // released: the cache keeps nothing alive
+  q.put(IValue(x));
+  EXPECT_EQ(q.get().toTensor().sum().item<double>(), 1000);
+}
+
 TEST(Queue, ValuesOfEveryKindRoundTrip) {
   mp::Queue q;
   auto linear = nn::Linear(3, 2);
