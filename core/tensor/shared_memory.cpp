@@ -5,8 +5,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cctype>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 namespace brasa {
@@ -53,9 +56,73 @@ DataPtr map_memfd(int fd, size_t nbytes, const char* what, bool populate) {
   return DataPtr(p, new MemfdBlock{fd, p, nbytes}, free_memfd, Device(kCPU), AllocationKind::Memfd);
 }
 
+// A number read from a file, or -1 (absent, or "max").
+int64_t read_number(const std::string& path) {
+  std::ifstream in(path);
+  std::string v;
+  if (!(in >> v) || v.empty() || v == "max" || !std::isdigit(static_cast<unsigned char>(v[0])))
+    return -1;
+  return std::stoll(v);
+}
+
+// The memory this process may still take, from the memory cgroups it is in
+// (v1 and v2, every level of the path) and the machine's MemAvailable; -1
+// when nothing says. Shared memory beyond it would get the process killed by
+// the OOM killer inside fallocate (the kernel does not return ENOMEM there),
+// so it is refused up front.
+int64_t memory_headroom() {
+  int64_t room = -1;
+  auto consider = [&](int64_t limit, int64_t used) {
+    // v1 reports "no limit" as a huge number.
+    if (limit < 0 || used < 0 || limit >= (int64_t{1} << 60)) return;
+    const int64_t left = std::max<int64_t>(0, limit - used);
+    room = room < 0 ? left : std::min(room, left);
+  };
+  std::ifstream cgroups("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(cgroups, line)) {
+    const auto a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1);
+    std::string path = line.substr(b + 1);
+    const bool v1 = controllers == "memory", v2 = controllers.empty();
+    if (!v1 && !v2) continue;
+    for (;;) {
+      if (v1) {
+        const std::string dir = "/sys/fs/cgroup/memory" + path;
+        consider(read_number(dir + "/memory.limit_in_bytes"),
+                 read_number(dir + "/memory.usage_in_bytes"));
+      } else {
+        for (const char* root : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+          const std::string dir = root + path;
+          consider(read_number(dir + "/memory.max"), read_number(dir + "/memory.current"));
+        }
+      }
+      if (path.empty() || path == "/") break;
+      const auto slash = path.rfind('/');
+      path = slash == 0 ? "/" : path.substr(0, slash);
+    }
+  }
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kb;
+  while (meminfo >> key >> kb) {
+    if (key == "MemAvailable:") consider(kb * 1024, 0);
+    meminfo.ignore(64, '\n');
+  }
+  return room;
+}
+
 class MemfdAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
+    if (nbytes >= (size_t{1} << 20)) {
+      const int64_t room = memory_headroom();
+      BRASA_CHECK(room < 0 || static_cast<int64_t>(nbytes) <= room,
+                  "share_memory_: cannot reserve ", nbytes, " bytes of shared memory: only ", room,
+                  " bytes are available to this process (memory cgroup limit or MemAvailable); "
+                  "shared memory cannot be swapped out or reclaimed");
+    }
     int fd = memfd_create("brasa-shared", MFD_CLOEXEC);
     if (fd < 0) {
       const int err = errno;

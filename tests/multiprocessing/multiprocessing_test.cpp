@@ -4,10 +4,13 @@
 
 #include <brasa/torch.h>
 #include <dirent.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -346,6 +349,44 @@ TEST(SharedMemory, RunningOutOfDescriptorsNamesTheLimit) {
         require(false, "no error after 200 shared storages with 64 descriptors");
       },
       1);
+}
+
+// A memory cgroup of 64 MiB (made here, as root) and 256 MiB to share: the
+// error says so. Without the check the kernel's OOM killer would SIGKILL the
+// process inside fallocate.
+TEST(SharedMemory, AFullMemoryLimitIsAnErrorNotAKill) {
+  std::ifstream cgroups("/proc/self/cgroup");
+  std::string line, dir;
+  while (std::getline(cgroups, line))
+    if (line.find(":memory:") != std::string::npos)
+      dir = "/sys/fs/cgroup/memory" + line.substr(line.find(":memory:") + 8);
+  if (dir.empty()) GTEST_SKIP() << "no cgroup v1 memory controller here";
+  dir += "/brasa_test_" + std::to_string(getpid());
+  if (mkdir(dir.c_str(), 0755) != 0)
+    GTEST_SKIP() << "cannot make a memory cgroup (" << dir << "): " << std::strerror(errno);
+  std::ofstream(dir + "/memory.limit_in_bytes") << (64 << 20);
+  try {
+    mp::spawn(
+        [&](int) {
+          std::ofstream(dir + "/cgroup.procs") << getpid();
+          try {
+            // 256 MiB of shared memory, as share_memory_ of such a tensor asks for
+            // (an ordinary 256 MiB tensor would not fit in the cgroup to begin with).
+            shared_memory_allocator()->allocate(size_t{256} << 20);
+          } catch (const Error& e) {
+            require(std::string(e.what()).find("cannot reserve 268435456 bytes of shared memory: "
+                                               "only") != std::string::npos,
+                    std::string("the message: ") + e.what());
+            return;
+          }
+          require(false, "no error sharing 256 MiB in a 64 MiB cgroup");
+        },
+        1);
+  } catch (...) {
+    rmdir(dir.c_str());
+    throw;
+  }
+  rmdir(dir.c_str());
 }
 
 TEST(SharedMemory, ModuleShareMemoryServesForkedWorkers) {
