@@ -158,14 +158,8 @@ class ProcessWorkerPool final : public data::detail::ProcessWorkers {
                                         shared_memory_allocator());
     auto place = [&](const Tensor& t, int64_t at) {
       if (!t.defined()) return Tensor();
-      std::vector<int64_t> strides(static_cast<size_t>(t.dim()));
-      int64_t step = 1;
-      for (int64_t d = t.dim() - 1; d >= 0; --d) {
-        strides[static_cast<size_t>(d)] = step;
-        step *= t.size(d);
-      }
-      Tensor view(make_intrusive<TensorImpl>(storage, t.scalar_type(), t.sizes(), strides,
-                                             at / t.element_size()));
+      Tensor view(make_intrusive<TensorImpl>(storage, t.scalar_type(), t.sizes(),
+                                             contiguous_strides(t.sizes()), at / t.element_size()));
       view.copy_(t);
       return view;
     };

@@ -4,6 +4,7 @@
 #include <brasa/ops/random.h>
 #include <brasa/ops/shape.h>
 #include <brasa/parallel/comm_hooks.h>
+#include <brasa/parallel/flat_tensors.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +13,9 @@ namespace brasa::nn::parallel {
 
 namespace {
 
+using detail::flatten_all;
+using detail::unflatten_into;
+
 distributed::GroupPtr resolve(const distributed::GroupPtr& group) {
   return group ? group : distributed::default_group();
 }
@@ -19,20 +23,6 @@ distributed::GroupPtr resolve(const distributed::GroupPtr& group) {
 void allreduce_in_place(const distributed::GroupPtr& group, Tensor& t) {
   std::vector<Tensor> ts{t};
   group->allreduce(ts)->wait();
-}
-
-// The tensors as one flat tensor, and back.
-Tensor flatten_all(const std::vector<Tensor>& ts) {
-  std::vector<Tensor> flat;
-  for (const Tensor& t : ts) flat.push_back(t.reshape({-1}));
-  return cat(flat);
-}
-void unflatten_into(const Tensor& flat, std::vector<Tensor>& ts) {
-  int64_t offset = 0;
-  for (Tensor& t : ts) {
-    t.copy_(flat.narrow(0, offset, t.numel()).view(t.sizes()));
-    offset += t.numel();
-  }
 }
 
 std::shared_ptr<distributed::Work> compressed_allreduce(const distributed::GroupPtr& group,

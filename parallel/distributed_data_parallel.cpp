@@ -2,6 +2,7 @@
 #include <brasa/ops/factory.h>
 #include <brasa/ops/shape.h>
 #include <brasa/parallel/distributed_data_parallel.h>
+#include <brasa/parallel/flat_tensors.h>
 #include <brasa/parallel/join.h>
 
 #include <map>
@@ -128,18 +129,11 @@ void DistributedDataParallelBase::broadcast_coalesced(const std::vector<Tensor>&
     if (t.defined() && t.numel() > 0)
       by_kind[{static_cast<int>(t.scalar_type()), t.device().str()}].push_back(t);
   for (auto& [kind, group] : by_kind) {
-    std::vector<Tensor> flat_parts;
-    for (const Tensor& t : group) flat_parts.push_back(t.reshape({-1}));
-    std::vector<Tensor> flat{cat(flat_parts)};
+    std::vector<Tensor> flat{detail::flatten_all(group)};
     distributed::BroadcastOptions o;
     o.rootRank = root;
     group_->broadcast(flat, o)->wait();
-    if (group_->rank() == root) continue;
-    int64_t offset = 0;
-    for (Tensor& t : group) {
-      t.copy_(flat[0].narrow(0, offset, t.numel()).view(t.sizes()));
-      offset += t.numel();
-    }
+    if (group_->rank() != root) detail::unflatten_into(flat[0], group);
   }
 }
 

@@ -432,8 +432,7 @@ void Reducer::finalize() {
 
   // Parameters no rank used keep their gradient as it was (undefined).
   std::vector<bool> globally_used(params_.size(), true);
-  const bool walks = options_.find_unused_parameters() || options_.static_graph();
-  if (walks && (!options_.static_graph() || recording)) {
+  if (reduces_used_bitmap()) {
     Tensor used = zeros({static_cast<int64_t>(params_.size())}, TensorOptions().dtype(kInt));
     int32_t* u = used.data_ptr<int32_t>();
     for (size_t p = 0; p < params_.size(); ++p)
@@ -474,14 +473,21 @@ void Reducer::write_back(const std::vector<bool>& globally_used) {
   }
 }
 
+// Whether this iteration ends with an allreduce of which parameters were
+// used: with find_unused_parameters every iteration, with static_graph the
+// first (recording) one only.
+bool Reducer::reduces_used_bitmap() const {
+  if (options_.static_graph()) return sync_iterations_ == 0;
+  return options_.find_unused_parameters();
+}
+
 void Reducer::shadow_backward() {
   NoGradGuard no_grad;
   for (size_t b = 0; b < buckets_.size(); ++b) {
     buckets_[b].buffer.zero_();
     reduce_bucket(b);
   }
-  const bool walks = options_.find_unused_parameters() || options_.static_graph();
-  if (walks && (!options_.static_graph() || sync_iterations_ == 0) && group_->size() > 1) {
+  if (reduces_used_bitmap() && group_->size() > 1) {
     std::vector<Tensor> ts{
         zeros({static_cast<int64_t>(params_.size())}, TensorOptions().dtype(kInt))};
     group_->allreduce(ts)->wait();

@@ -109,6 +109,7 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   void finalize();
   void wait_for_launched();
   void write_back(const std::vector<bool>& globally_used);
+  bool reduces_used_bitmap() const;
   void reset_iteration();
   void comm_loop();
   void run_queued(std::unique_lock<std::mutex>& lock);

@@ -6,6 +6,8 @@
 #include <brasa/comm/distributed.h>
 #include <brasa/ops/factory.h>
 
+#include "dead_rank_check.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,26 +28,5 @@ int main() {
     std::_Exit(0);  // gone at once, no goodbye
   }
   brasa::Tensor t = brasa::ones({1024});
-  const auto t0 = std::chrono::steady_clock::now();
-  try {
-    dist::all_reduce(t);
-    std::printf("rank %d: allreduce succeeded without rank 2\n", rank);
-    return 1;
-  } catch (const dist::DistError& e) {
-    const std::string what = e.what();
-    const double waited =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    // Rank 2 among the ranks named as missing (a slow survivor may be named too).
-    const auto at = what.find("did not reach it");
-    const auto list = what.rfind("rank(s) ", at);
-    const bool named = at != std::string::npos && list != std::string::npos &&
-                       what.substr(list, at - list).find('2') != std::string::npos;
-    std::printf("rank %d: failed after %.1f s: %s\n", rank, waited, what.c_str());
-    if (!named || waited > 15) return 1;
-  }
-  // Rank 0 serves the store the others still use to diagnose: it leaves last.
-  if (store->add("diagnosed", 1) == 2) store->set("all_diagnosed", "1");
-  if (rank == 0) store->wait({"all_diagnosed"});
-  std::printf("rank %d: ok\n", rank);
-  return 0;
+  return dist::testing::expect_rank_2_named(rank, store, "allreduce", [&] { dist::all_reduce(t); });
 }

@@ -66,19 +66,21 @@ TEST(SharedMemory, ChildWritesThroughForkAreVisible) {
   EXPECT_EQ(values(x[2]), (std::vector<double>{0, 20, 0}));
 }
 
+// Spelled as the issue spells it.
 TEST(Queue, TheIssueExample) {
-  auto x = zeros({4, 3});
+  auto x = torch::zeros({4, 3});
   x.share_memory_();
   EXPECT_TRUE(x.is_shared());
   mp::Queue q;
-  q.put(IValue(x));
-  q.put(IValue(x[2]));
+  q.put(torch::IValue(x));
+  q.put(torch::IValue(x[2]));
   mp::spawn(
-      [&](int) {
-        Tensor t = q.get().toTensor();
+      [&](int rank) {
+        (void)rank;
+        torch::Tensor t = q.get().toTensor();
         t.add_(1);
       },
-      2);
+      /*nprocs=*/2);
   EXPECT_EQ(values(x[2]), std::vector<double>(3, 2.0));
   EXPECT_EQ(values(x[0]), std::vector<double>(3, 1.0));
 }
@@ -123,6 +125,34 @@ TEST(Queue, AStorageSentAgainIsNotMappedAgain) {
   EXPECT_EQ(open_fds(), fds - 1);  // released: the cache keeps nothing alive
   q.put(IValue(x));
   EXPECT_EQ(q.get().toTensor().sum().item<double>(), 1000);
+}
+
+TEST(Queue, BadUseGetsClearErrors) {
+  mp::Queue q;
+  std::vector<Tensor> many;
+  for (int i = 0; i < 251; ++i) many.push_back(zeros({1}));
+  EXPECT_ERROR("a message may hold at most 250 distinct storages", q.put(IValue(many)));
+  // Nobody reads: the queue fills, and a put with a timeout says so.
+  bool full = false;
+  for (int i = 0; i < 1000000 && !full; ++i) {
+    try {
+      q.put(IValue(int64_t{i}), std::chrono::milliseconds(20));
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("Queue.put: timed out after 20 ms: the queue is full"),
+                std::string::npos)
+          << e.what();
+      full = true;
+    }
+  }
+  EXPECT_TRUE(full);
+  EXPECT_ERROR("start_processes: the function is empty", mp::spawn(nullptr, 1));
+  Tensor x = arange(4, TensorOptions().dtype(kFloat));
+  data::TensorDataset ds(x, x);
+  EXPECT_ERROR(
+      "workers and prefetch_factor must be positive, got 2 and 0",
+      data::make_data_loader<data::samplers::SequentialSampler>(
+          ds, data::DataLoaderOptions(2).workers(2).process_workers(true).prefetch_factor(0))
+          ->begin());
 }
 
 TEST(Queue, ValuesOfEveryKindRoundTrip) {
@@ -295,12 +325,14 @@ TEST(Spawn, TheParentFeedsAQueueWhileChildrenRun) {
 }
 
 // Children killed at random points while sharing: the parent keeps no
-// extra descriptor, and memfd memory leaves nothing in /dev/shm.
+// extra descriptor, and memfd memory leaves nothing in /dev/shm. (Other
+// tests running at the same time, MPI's among them, make and remove their own
+// files there: only entries named by Brasa count.)
 TEST(SharedMemory, SigkilledChildrenLeakNothing) {
   auto shm_entries = [] {
     int n = 0;
     if (DIR* d = opendir("/dev/shm")) {
-      while (readdir(d)) ++n;
+      while (dirent* e = readdir(d)) n += std::string(e->d_name).find("brasa") != std::string::npos;
       closedir(d);
     }
     return n;

@@ -309,6 +309,75 @@ TEST(DistributedDataParallel, BadUseGetsClearErrors) {
   EXPECT_ERROR("has 2 channels but the weight has 3", nn::SyncBatchNorm(3)->forward(randn({4, 2})));
 }
 
+// The issue's snippet, spelled as it spells it.
+TEST(DistributedDataParallel, TheIssueSnippet) {
+  init_once();
+  namespace dist = brasa::distributed;
+  ASSERT_TRUE(dist::is_initialized());
+  auto net = std::make_shared<Net>();
+  auto ddp = torch::nn::parallel::DistributedDataParallel(
+      net, torch::nn::parallel::DistributedDataParallelOptions().bucket_cap_mb(25));
+  torch::optim::SGD opt(ddp->parameters(), torch::optim::SGDOptions(0.1));
+  Batch mine = slice(batch(0, 16), dist::get_rank(), dist::get_world_size());
+  auto loss = torch::nn::functional::cross_entropy(ddp->forward(mine.x), mine.y);
+  loss.backward();
+  opt.step();
+  {
+    auto guard = ddp->no_sync();
+    torch::nn::functional::cross_entropy(ddp->forward(mine.x), mine.y).backward();
+  }
+  std::shared_ptr<Net> wrapped = ddp->module();
+  EXPECT_EQ(wrapped.get(), net.get());
+  for (const Tensor& p : net->parameters())
+    for (const Tensor& q : gather_all(p)) EXPECT_TRUE(q.equal(p));
+}
+
+struct SharedTwice : nn::Module {
+  SharedTwice() {
+    Tensor w = randn({2});
+    register_parameter("a", w);
+    register_parameter("b", w);
+  }
+};
+
+TEST(DistributedDataParallel, AHookOrAParameterThatBreaksTheRulesIsNamed) {
+  init_once();
+  EXPECT_ERROR("parameter 'b' is the same tensor as 'a'",
+               DistributedDataParallel(std::make_shared<SharedTwice>()));
+  Batch mine = slice(batch(0, 16), dist::get_rank(), dist::get_world_size());
+  auto none = DistributedDataParallel(std::make_shared<Net>());
+  none->register_comm_hook(nullptr, [](const dist::GroupPtr&, nn::parallel::GradBucket&) {
+    return std::shared_ptr<dist::Work>();
+  });
+  EXPECT_ERROR("the communication hook returned no Work for bucket 0",
+               F::cross_entropy(none->forward(mine.x), mine.y).backward());
+  auto wrong = DistributedDataParallel(std::make_shared<Net>());
+  wrong->register_comm_hook(nullptr, [](const dist::GroupPtr&, nn::parallel::GradBucket&) {
+    return dist::completed_work("wrong", {zeros({3})});
+  });
+  EXPECT_ERROR("the communication hook returned 3 elements for bucket 0",
+               F::cross_entropy(wrong->forward(mine.x), mine.y).backward());
+  auto empty = DistributedDataParallel(std::make_shared<Net>());
+  EXPECT_ERROR("register_comm_hook got an empty hook",
+               empty->register_comm_hook(nn::parallel::CommHook()));
+  Tensor v = zeros({3});
+  EXPECT_ERROR("powerSGD::orthogonalize: expected a 2-D tensor, got shape [3]",
+               nn::parallel::powerSGD::orthogonalize(v));
+  nn::parallel::powerSGD::PowerSGDState state(nullptr, 1, /*start_powerSGD_iter=*/0);
+  nn::parallel::GradBucket half(0, 1, zeros({4}, TensorOptions().dtype(kHalf)),
+                                {zeros({2, 2}, TensorOptions().dtype(kHalf))}, {0});
+  EXPECT_ERROR("powerSGD_hook: expected a Float or Double gradient bucket, got Half",
+               nn::parallel::powerSGD::powerSGD_hook(state, half));
+  auto ddp = DistributedDataParallel(std::make_shared<Net>());
+  EXPECT_ERROR("Join: expected one DistributedDataParallel, got 0 joinables",
+               nn::parallel::Join({}));
+  {
+    nn::parallel::Join join({ddp.get()});
+    EXPECT_ERROR("this DistributedDataParallel is already in a Join",
+                 nn::parallel::Join({ddp.get()}));
+  }  // every rank finishes at once: nothing to shadow
+}
+
 TEST(DistributedDataParallel, GradientAsBucketViewLeavesGradientsInTheBuckets) {
   init_once();
   auto net = std::make_shared<Net>();

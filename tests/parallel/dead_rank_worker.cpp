@@ -5,6 +5,8 @@
 
 #include <brasa/torch.h>
 
+#include "../comm/dead_rank_check.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -31,26 +33,7 @@ int main() {
       return g;
     });
   }
-  auto store = dist::default_store();
-  const auto t0 = std::chrono::steady_clock::now();
-  try {
+  return dist::testing::expect_rank_2_named(rank, dist::default_store(), "backward", [&] {
     F::cross_entropy(ddp->forward(x), y).backward();
-    std::printf("rank %d: backward succeeded without rank 2\n", rank);
-    return 1;
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    const double waited =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const auto at = what.find("did not reach it");
-    const auto list = what.rfind("rank(s) ", at);
-    const bool named = at != std::string::npos && list != std::string::npos &&
-                       what.substr(list, at - list).find('2') != std::string::npos;
-    std::printf("rank %d: backward failed after %.1f s: %s\n", rank, waited, what.c_str());
-    if (!named || waited > 15) return 1;
-  }
-  // Rank 0 serves the store the others still use to diagnose: it leaves last.
-  if (store->add("diagnosed", 1) == 2) store->set("all_diagnosed", "1");
-  if (rank == 0) store->wait({"all_diagnosed"});
-  std::printf("rank %d: ok\n", rank);
-  return 0;
+  });
 }

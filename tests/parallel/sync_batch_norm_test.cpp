@@ -79,6 +79,33 @@ TEST(SyncBatchNorm, RunningStatisticsAndOutputsAreTheWholeBatchs) {
                synced->forward(randn({6, 5})));
 }
 
+// Gradcheck of sync_batch_norm on a group of this rank alone (every rank makes
+// every single-rank group): finite differences need the other ranks' inputs
+// to hold still, which only a one-member group guarantees. The many-rank
+// gradients are checked against BatchNorm on the concatenated batch above.
+TEST(SyncBatchNorm, Gradcheck) {
+  init_once();
+  const int rank = dist::get_rank(), world = dist::get_world_size();
+  dist::GroupPtr alone;
+  for (int r = 0; r < world; ++r) {
+    auto g = dist::new_group({r});
+    if (r == rank) alone = g;
+  }
+  ASSERT_TRUE(alone);
+  auto opts = TensorOptions().dtype(kDouble);
+  Tensor x = randn({4, 3, 2}, opts).requires_grad_(true);
+  Tensor w = randn({3}, opts).requires_grad_(true), b = randn({3}, opts).requires_grad_(true);
+  EXPECT_TRUE(autograd::gradcheck(
+      [&](const autograd::variable_list& in) {
+        return autograd::variable_list{nn::functional::sync_batch_norm(
+            in[0], Tensor(), Tensor(), in[1], in[2], 0.1, 1e-5, alone)};
+      },
+      {x, w, b}));
+  EXPECT_ERROR("sync_batch_norm: expected more than 1 value per channel over all ranks, got 1",
+               nn::functional::sync_batch_norm(randn({1, 3}), Tensor(), Tensor(), Tensor(),
+                                               Tensor(), 0.1, 1e-5, alone));
+}
+
 TEST(SyncBatchNorm, TrainingUnderDDPEqualsOneProcessWithTheWholeBatch) {
   init_once();
   const int rank = dist::get_rank(), world = dist::get_world_size();
