@@ -56,7 +56,10 @@ class ProcessWorkerPool final : public data::detail::ProcessWorkers {
       try {
         v = results_->get(std::chrono::milliseconds(50));
       } catch (const Error& e) {
-        if (std::string(e.what()).find("timed out") == std::string::npos) throw;
+        if (std::string(e.what()).find("timed out") == std::string::npos) {
+          check_workers();  // a dead worker: say which, in the DataLoader's words
+          throw;
+        }
       }
       if (!v) {
         const auto waited = std::chrono::steady_clock::now() - start;

@@ -5,4 +5,5 @@
 #include <brasa/multiprocessing/dataloader_workers.h>
 #include <brasa/multiprocessing/processes.h>
 #include <brasa/multiprocessing/queue.h>
+#include <brasa/multiprocessing/sharing_strategy.h>
 #include <brasa/tensor/shared_memory.h>

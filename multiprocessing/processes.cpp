@@ -1,4 +1,5 @@
 #include <brasa/multiprocessing/processes.h>
+#include <brasa/multiprocessing/sharing_strategy.h>
 #include <brasa/util/error.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 namespace brasa::multiprocessing {
@@ -66,10 +68,42 @@ void write_all(int fd, const std::string& s) {
     code = 1;
   }
   std::fflush(nullptr);
+  detail::release_process_references();  // no atexit handlers below
   _exit(code);  // no atexit handlers or static destructors of the parent's program
 }
 
+// Children started by this process and not yet reaped, for peer_failure().
+std::mutex g_children_mu;
+std::vector<std::pair<pid_t, int>> g_children;  // pid, rank
+
+void forget_child(pid_t pid) {
+  std::lock_guard<std::mutex> lock(g_children_mu);
+  std::erase_if(g_children, [&](const auto& c) { return c.first == pid; });
+}
+
 }  // namespace
+
+namespace detail {
+
+std::optional<std::string> peer_failure() {
+  std::lock_guard<std::mutex> lock(g_children_mu);
+  for (const auto& [pid, rank] : g_children) {
+    siginfo_t info{};
+    // WNOWAIT: the child stays a zombie for its context's join() to reap.
+    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+        info.si_pid != pid)
+      continue;
+    const std::string who =
+        "process " + std::to_string(rank) + " (pid " + std::to_string(pid) + ")";
+    if (info.si_code == CLD_EXITED && info.si_status != 0)
+      return who + " exited with exit code " + std::to_string(info.si_status);
+    if (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED)
+      return who + " was killed by signal " + signal_name(info.si_status);
+  }
+  return std::nullopt;
+}
+
+}  // namespace detail
 
 struct ProcessContext::State {
   std::vector<Child> children;
@@ -80,7 +114,10 @@ struct ProcessContext::State {
   bool poll(Child& c) {
     if (c.exited) return true;
     pid_t r = waitpid(c.pid, &c.status, WNOHANG);
-    if (r == c.pid) c.exited = true;
+    if (r == c.pid) {
+      c.exited = true;
+      forget_child(c.pid);
+    }
     return c.exited;
   }
   bool failed(const Child& c) const {
@@ -103,6 +140,7 @@ struct ProcessContext::State {
         kill(c.pid, SIGKILL);
         waitpid(c.pid, &c.status, 0);
         c.exited = true;
+        forget_child(c.pid);
       }
   }
   [[noreturn]] void raise(size_t rank) {
@@ -110,6 +148,7 @@ struct ProcessContext::State {
     const std::string message = read_all(c.error_fd);
     stop_all();
     joined = true;
+    sweep_shared_memory();  // named segments the dead held
     const std::string who =
         "process " + std::to_string(rank) + " (pid " + std::to_string(c.pid) + ") terminated";
     if (!message.empty())
@@ -126,7 +165,10 @@ struct ProcessContext::State {
                                  static_cast<int>(rank), c.pid, code, "");
   }
   ~State() {
-    if (!joined) stop_all();  // a context dropped without join leaves no process behind
+    if (!joined) {  // a context dropped without join leaves no process behind
+      stop_all();
+      sweep_shared_memory();
+    }
     for (Child& c : children)
       if (c.error_fd >= 0) close(c.error_fd);
   }
@@ -193,6 +235,8 @@ ProcessContext start_processes(std::function<void(int)> fn, int nprocs,
     }
     close(fds[1]);
     ctx.state_->children.push_back(Child{pid, fds[0]});
+    std::lock_guard<std::mutex> lock(g_children_mu);
+    g_children.emplace_back(pid, rank);
   }
   if (options.join_) ctx.join();
   return ctx;

@@ -97,4 +97,11 @@ ProcessContext start_processes(std::function<void(int)> fn, int nprocs = 1,
 // Starts nprocs children and joins them.
 void spawn(std::function<void(int)> fn, int nprocs = 1);
 
+namespace detail {
+// A child started by this process that has failed (non-zero exit, or a
+// signal) and is not yet joined, described — what Queue.get reports instead
+// of waiting forever for a message it will never send.
+std::optional<std::string> peer_failure();
+}  // namespace detail
+
 }  // namespace brasa::multiprocessing

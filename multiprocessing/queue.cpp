@@ -1,4 +1,6 @@
+#include <brasa/multiprocessing/processes.h>
 #include <brasa/multiprocessing/queue.h>
+#include <brasa/multiprocessing/sharing_strategy.h>
 #include <brasa/tensor/shared_memory.h>
 #include <brasa/tensor/tensor_impl.h>
 #include <fcntl.h>
@@ -7,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -26,9 +29,10 @@ enum Tag : uint8_t { kNone, kTensor, kTensorList, kDict, kDouble, kInt, kBool, k
 
 struct Encoder {
   std::string bytes;
-  std::vector<const StorageImpl*> storages;  // one entry per distinct storage
-  std::vector<int> fds;
-  std::vector<Storage> keep;
+  Encoder* table = this;       // where the storage list goes
+  std::vector<Storage> keep;   // one entry per distinct storage
+  std::vector<int> fds;        // of the memfd storages, in order
+  std::vector<Storage> named;  // the named segments
 
   template <class T>
   void raw(const T& v) {
@@ -39,18 +43,30 @@ struct Encoder {
     bytes.append(s);
   }
 
+  // Storages are listed once per message: kind, size, and the name of a
+  // named segment (a memfd travels as a descriptor beside the message).
   uint32_t storage_of(Tensor t) {
     t.share_memory_();  // in place: the sender's tensors now live in shared memory too
     const StorageImpl* s = t.storage().get();
-    for (size_t i = 0; i < storages.size(); ++i)
-      if (storages[i] == s) return static_cast<uint32_t>(i);
-    BRASA_CHECK(storages.size() < kMaxDescriptors, "Queue.put: a message may hold at most ",
+    for (size_t i = 0; i < keep.size(); ++i)
+      if (keep[i].get() == s) return static_cast<uint32_t>(i);
+    BRASA_CHECK(keep.size() < kMaxDescriptors, "Queue.put: a message may hold at most ",
                 kMaxDescriptors, " distinct storages; send them in several messages");
     AllocationHandle h = t.storage()->export_handle();
-    storages.push_back(s);
-    fds.push_back(h.fd);
+    BRASA_CHECK(h.kind == AllocationKind::Memfd || h.kind == AllocationKind::NamedSegment,
+                "Queue.put: ", allocation_kind_name(h.kind),
+                " memory cannot travel through this queue");
+    Encoder& out = *table;
+    out.raw(static_cast<uint8_t>(h.kind));
+    out.raw(static_cast<uint64_t>(h.nbytes));
+    if (h.kind == AllocationKind::Memfd) {
+      fds.push_back(h.fd);
+    } else {
+      out.text(h.name);
+      named.push_back(t.storage());
+    }
     keep.push_back(t.storage());
-    return static_cast<uint32_t>(storages.size() - 1);
+    return static_cast<uint32_t>(keep.size() - 1);
   }
 
   void tensor(const Tensor& t) {
@@ -217,38 +233,59 @@ struct Decoder {
   }
 };
 
-// Storages this process received, by the memfd's inode: a storage sent
-// again while this process still holds it is not mapped again and arrives
-// as the same storage. Entries hold plain pointers and are forgotten when
-// their storage's memory is released.
+// Storages this process received, by identity (a memfd's inode, a
+// segment's name): a storage sent again while this process still holds it is
+// not mapped again and arrives as the same storage. Entries hold plain
+// pointers and are forgotten when their storage's memory is released.
 class ReceivedStorages {
  public:
   struct Ticket {
     ReceivedStorages* cache;
-    std::pair<dev_t, ino_t> key;
+    std::string key;
   };
 
-  Storage get_or_import(const AllocationHandle& h) {
+  Storage memfd(int fd, size_t nbytes) {
     struct stat st {};
-    if (fstat(h.fd, &st) != 0) return Storage::from_handle(h);
-    const std::pair<dev_t, ino_t> key{st.st_dev, st.st_ino};
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(key);
-    if (it != cache_.end() && it->second.impl->nbytes() == h.nbytes) {
-      // Null when that storage is being destroyed right now: map anew.
-      auto held = intrusive_ptr<StorageImpl>::try_retain(it->second.impl);
-      if (held) {
-        close(h.fd);  // already mapped here
-        return Storage(std::move(held));
-      }
-    }
-    auto* ticket = new Ticket{this, key};
-    Storage s = import_shared_memory(h.fd, h.nbytes, forget, ticket);
-    cache_[key] = Entry{s.get(), ticket};
+    if (fstat(fd, &st) != 0) return import_shared_memory(fd, nbytes, nullptr, nullptr);
+    const std::string key = "memfd " + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino);
+    auto [s, fresh] = get_or_import(
+        key, nbytes, [&](Ticket* t) { return import_shared_memory(fd, nbytes, forget, t); });
+    if (!fresh) close(fd);  // already mapped here
+    return s;
+  }
+
+  Storage segment(const std::string& name, size_t nbytes, pid_t keeper, detail::ProcessId sender) {
+    auto [s, fresh] = get_or_import(name, nbytes, [&](Ticket* t) {
+      return detail::import_named_segment(name, nbytes, keeper, sender, forget, t);
+    });
+    // Mapped here already: this process's reference covers it, not the message's.
+    if (!fresh) detail::drop_transfer_hold(*s.get(), keeper, sender);
     return s;
   }
 
  private:
+  // The cached storage for `key`, or a new one from import(ticket); whether it is new.
+  template <class Import>
+  std::pair<Storage, bool> get_or_import(const std::string& key, size_t nbytes, Import import) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end() && it->second.impl->nbytes() == nbytes) {
+      // Null when that storage is being destroyed right now: map anew.
+      auto held = intrusive_ptr<StorageImpl>::try_retain(it->second.impl);
+      if (held) return {Storage(std::move(held)), false};
+    }
+    auto* ticket = new Ticket{this, key};
+    Storage s;
+    try {
+      s = import(ticket);
+    } catch (...) {
+      delete ticket;
+      throw;
+    }
+    cache_[key] = Entry{s.get(), ticket};
+    return {std::move(s), true};
+  }
+
   struct Entry {
     StorageImpl* impl;
     Ticket* ticket;
@@ -263,12 +300,17 @@ class ReceivedStorages {
     delete t;
   }
   std::mutex mu_;
-  std::map<std::pair<dev_t, ino_t>, Entry> cache_;
+  std::map<std::string, Entry> cache_;
 };
 
-Storage received_storage(const AllocationHandle& h) {
+ReceivedStorages& received() {
   static ReceivedStorages* cache = new ReceivedStorages;  // outlives every storage
-  return cache->get_or_import(h);
+  return *cache;
+}
+Storage received_memfd(int fd, size_t nbytes) { return received().memfd(fd, nbytes); }
+Storage received_segment(const std::string& name, size_t nbytes, pid_t keeper,
+                         detail::ProcessId sender) {
+  return received().segment(name, nbytes, keeper, sender);
 }
 
 // Waits until `fd` is ready for `events`; false when the timeout passed.
@@ -300,6 +342,8 @@ Queue::Queue() {
               errno == EMFILE ? " (out of file descriptors: see ulimit -n)" : "");
   send_fd_ = fds[0];
   recv_fd_ = fds[1];
+  keeper_ = getpid();
+  detail::release_references_at_exit();  // the references this queue's messages leave here
   // Room for many small messages before put blocks (best effort).
   int size = 4 << 20;
   setsockopt(send_fd_, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
@@ -307,42 +351,56 @@ Queue::Queue() {
 }
 
 Queue::~Queue() {
+  // Its maker drops what is still queued: a message keeps its named segments
+  // alive in the maker's name (see queue.h).
+  if (getpid() == keeper_) {
+    try {
+      while (get_nowait()) {
+      }
+    } catch (...) {
+    }
+  }
   if (send_fd_ >= 0) close(send_fd_);
   if (recv_fd_ >= 0) close(recv_fd_);
 }
 
 void Queue::put(const IValue& message, std::optional<std::chrono::milliseconds> timeout) {
+  Encoder table, body;
+  body.table = &table;
+  body.value(message);
   Encoder e;
   e.raw(kMagic);
-  std::string body;
-  {
-    Encoder v;
-    v.value(message);
-    body = std::move(v.bytes);
-    e.storages = std::move(v.storages);
-    e.fds = std::move(v.fds);
-    e.keep = std::move(v.keep);
-  }
-  e.raw(static_cast<uint32_t>(e.fds.size()));
-  for (const Storage& s : e.keep) e.raw(static_cast<uint64_t>(s->nbytes()));
-  e.bytes += body;
+  const detail::ProcessId me = detail::this_process();
+  e.raw(static_cast<int32_t>(me.pid));
+  e.raw(me.start);
+  e.raw(static_cast<uint32_t>(body.keep.size()));
+  e.raw(static_cast<uint32_t>(body.fds.size()));
+  e.bytes += table.bytes;
+  e.bytes += body.bytes;
   BRASA_CHECK(e.bytes.size() <= kMaxMessage, "Queue.put: the message's metadata takes ",
               e.bytes.size(), " bytes, more than the ", kMaxMessage,
               " a message may; send it in parts");
+  send(e.bytes, body.fds, timeout);
+  // Sent: the message now keeps its named segments alive (until now, the
+  // references `body` holds did).
+  for (const Storage& s : body.named) detail::hold_for_transfer(*s.get(), keeper_);
+}
 
-  iovec iov{e.bytes.data(), e.bytes.size()};
+void Queue::send(const std::string& bytes, const std::vector<int>& fds,
+                 std::optional<std::chrono::milliseconds> timeout) {
+  iovec iov{const_cast<char*>(bytes.data()), bytes.size()};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  std::vector<char> control(CMSG_SPACE(sizeof(int) * std::max<size_t>(e.fds.size(), 1)));
-  if (!e.fds.empty()) {
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * std::max<size_t>(fds.size(), 1)));
+  if (!fds.empty()) {
     msg.msg_control = control.data();
-    msg.msg_controllen = CMSG_SPACE(sizeof(int) * e.fds.size());
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
     cmsghdr* c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * e.fds.size());
-    std::memcpy(CMSG_DATA(c), e.fds.data(), sizeof(int) * e.fds.size());
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
   }
   for (;;) {
     BRASA_CHECK(wait_ready(send_fd_, POLLOUT, timeout, "Queue.put"), "Queue.put: timed out after ",
@@ -380,30 +438,55 @@ std::optional<IValue> Queue::get_nowait() {
       const int* data = reinterpret_cast<const int*>(CMSG_DATA(c));
       fds.insert(fds.end(), data, data + k);
     }
-  // Descriptors not yet owned by a storage are closed on every error path.
-  size_t owned = 0;
+  // Descriptors not yet owned by a storage are closed, and references
+  // held for named segments not yet mapped are dropped, on every error path.
+  size_t fds_owned = 0;
+  std::vector<std::string> names;
+  size_t names_owned = 0;
+  detail::ProcessId sender;
   try {
     BRASA_CHECK(!(msg.msg_flags & MSG_CTRUNC), "Queue.get: descriptors were dropped (",
                 "out of file descriptors? see ulimit -n)");
     BRASA_CHECK(!(msg.msg_flags & MSG_TRUNC), "Queue.get: the message was truncated");
     Decoder d{buffer.data(), buffer.data() + n, {}};
     BRASA_CHECK(d.raw<uint32_t>() == kMagic, "Queue.get: not a queue message");
+    sender.pid = d.raw<int32_t>();
+    sender.start = d.raw<uint64_t>();
     const uint32_t count = d.raw<uint32_t>();
-    BRASA_CHECK(count == fds.size(), "Queue.get: the message names ", count,
-                " storages but carries ", fds.size(), " descriptors");
-    for (; owned < fds.size(); ++owned) {
-      AllocationHandle h;
-      h.kind = AllocationKind::Memfd;
-      h.device = Device(kCPU);
-      h.nbytes = d.raw<uint64_t>();
-      h.fd = fds[owned];
-      d.storages.push_back(received_storage(h));
+    const uint32_t fd_count = d.raw<uint32_t>();
+    BRASA_CHECK(count <= kMaxDescriptors && fd_count == fds.size(), "Queue.get: the message names ",
+                fd_count, " descriptors but carries ", fds.size());
+    struct Entry {
+      AllocationKind kind;
+      uint64_t nbytes;
+    };
+    std::vector<Entry> entries(count);
+    for (Entry& entry : entries) {
+      entry.kind = static_cast<AllocationKind>(d.raw<uint8_t>());
+      entry.nbytes = d.raw<uint64_t>();
+      BRASA_CHECK(entry.kind == AllocationKind::Memfd || entry.kind == AllocationKind::NamedSegment,
+                  "Queue.get: unknown storage kind (malformed message)");
+      if (entry.kind == AllocationKind::NamedSegment) names.push_back(d.text());
+    }
+    BRASA_CHECK(static_cast<size_t>(std::count_if(
+                    entries.begin(), entries.end(),
+                    [](const Entry& x) { return x.kind == AllocationKind::Memfd; })) == fds.size(),
+                "Queue.get: the storage list does not match the descriptors");
+    for (const Entry& entry : entries) {
+      if (entry.kind == AllocationKind::Memfd) {
+        d.storages.push_back(received_memfd(fds[fds_owned++], entry.nbytes));
+      } else {
+        d.storages.push_back(received_segment(names[names_owned], entry.nbytes, keeper_, sender));
+        ++names_owned;
+      }
     }
     IValue v = d.value();
     BRASA_CHECK(d.p == d.end, "Queue.get: ", d.end - d.p, " bytes left after the message");
     return v;
   } catch (...) {
-    for (size_t i = owned; i < fds.size(); ++i) close(fds[i]);
+    for (size_t i = fds_owned; i < fds.size(); ++i) close(fds[i]);
+    for (size_t i = names_owned; i < names.size(); ++i)
+      detail::drop_transfer_hold(names[i], keeper_, sender);
     throw;
   }
 }
@@ -411,16 +494,22 @@ std::optional<IValue> Queue::get_nowait() {
 IValue Queue::get(std::optional<std::chrono::milliseconds> timeout) {
   const auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout
                                 : std::chrono::steady_clock::time_point::max();
+  // Waits in slices, so that a process this one started that died (the
+  // producer, most likely) is an error within a slice instead of a hang.
+  constexpr std::chrono::milliseconds kSlice(100);
   for (;;) {
-    std::optional<std::chrono::milliseconds> left;
-    if (timeout)
-      left = std::max(std::chrono::milliseconds(0),
-                      std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now()));
-    BRASA_CHECK(wait_ready(recv_fd_, POLLIN, left, "Queue.get"), "Queue.get: timed out after ",
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    left = std::max(std::chrono::milliseconds(0), std::min(left, kSlice));
+    if (wait_ready(recv_fd_, POLLIN, left, "Queue.get")) {
+      // Another process may take the message first: then wait again.
+      if (auto v = get_nowait()) return std::move(*v);
+      continue;
+    }
+    if (auto failure = detail::peer_failure())
+      BRASA_ERROR("Queue.get: ", *failure, " while this process waited for a message");
+    BRASA_CHECK(std::chrono::steady_clock::now() < deadline, "Queue.get: timed out after ",
                 timeout ? timeout->count() : 0, " ms with no message");
-    // Another process may take the message first: then wait again.
-    if (auto v = get_nowait()) return std::move(*v);
   }
 }
 

@@ -11,7 +11,11 @@
 // Make the queue before the processes start (fork copies it into each);
 // any process may put and get. The transport is a Unix SOCK_SEQPACKET
 // socket pair: each message is one packet (metadata only), the storages'
-// descriptors ride along (SCM_RIGHTS).
+// descriptors ride along (SCM_RIGHTS); storages of the file_system sharing
+// strategy travel by name, kept alive while in the queue by a reference in
+// the name of the process that made it. That process drops the messages
+// still queued when it destroys the queue: destroy it after the readers are
+// done.
 //
 //   mp::Queue q;
 //   q.put(torch::IValue(x));               // x.is_shared() afterwards
@@ -19,8 +23,12 @@
 
 #include <brasa/util/ivalue.h>
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace brasa::multiprocessing {
 
@@ -39,8 +47,11 @@ class Queue {
   std::optional<IValue> get_nowait();
 
  private:
+  void send(const std::string& bytes, const std::vector<int>& fds,
+            std::optional<std::chrono::milliseconds> timeout);
   int send_fd_ = -1;
   int recv_fd_ = -1;
+  pid_t keeper_ = 0;  // the process that made the queue
 };
 
 // torch.multiprocessing.SimpleQueue: the same queue.

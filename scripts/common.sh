@@ -6,7 +6,7 @@ BUILD="${BRASA_BUILD_DIR:-$ROOT/build}"
 JOBS="${BRASA_JOBS:-2}"
 
 # Debian packages this stage needs (DESIGN.md §3).
-BRASA_PACKAGES=(cmake g++ make ccache git clang-format libgtest-dev libgmock-dev libopenblas-dev libdlpack-dev zlib1g-dev nlohmann-json3-dev libopenmpi-dev openmpi-bin libgloo-dev libdnnl-dev)
+BRASA_PACKAGES=(cmake g++ make ccache git clang-format libgtest-dev libgmock-dev libopenblas-dev libdlpack-dev zlib1g-dev nlohmann-json3-dev libopenmpi-dev openmpi-bin libgloo-dev libdnnl-dev libboost-dev)
 
 ensure_packages() {
   local missing=()

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cctype>
 #include <cstring>
@@ -113,23 +114,32 @@ int64_t memory_headroom() {
   return room;
 }
 
+}  // namespace
+
+void check_shared_memory_room(size_t nbytes) {
+  if (nbytes < (size_t{1} << 20)) return;  // reading the limits costs more than small blocks
+  const int64_t room = memory_headroom();
+  BRASA_CHECK(room < 0 || static_cast<int64_t>(nbytes) <= room, "share_memory_: cannot reserve ",
+              nbytes, " bytes of shared memory: only ", room,
+              " bytes are available to this process (memory cgroup limit or MemAvailable); "
+              "shared memory cannot be swapped out or reclaimed");
+}
+
+namespace {
+
 class MemfdAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
-    if (nbytes >= (size_t{1} << 20)) {
-      const int64_t room = memory_headroom();
-      BRASA_CHECK(room < 0 || static_cast<int64_t>(nbytes) <= room,
-                  "share_memory_: cannot reserve ", nbytes, " bytes of shared memory: only ", room,
-                  " bytes are available to this process (memory cgroup limit or MemAvailable); "
-                  "shared memory cannot be swapped out or reclaimed");
-    }
+    check_shared_memory_room(nbytes);
     int fd = memfd_create("brasa-shared", MFD_CLOEXEC);
     if (fd < 0) {
       const int err = errno;
-      BRASA_CHECK(
-          err != EMFILE && err != ENFILE, "share_memory_: out of file descriptors (",
-          std::strerror(err), "): every shared storage keeps one open and this process may have ",
-          open_files_limit(), " (ulimit -n); raise the limit, or share fewer, larger storages");
+      BRASA_CHECK(err != EMFILE && err != ENFILE, "share_memory_: out of file descriptors (",
+                  std::strerror(err),
+                  "): every shared storage keeps one open and this process may have ",
+                  open_files_limit(),
+                  " (ulimit -n); raise the limit, share fewer, larger storages, or "
+                  "use the file_system sharing strategy (multiprocessing::set_sharing_strategy)");
       BRASA_ERROR("share_memory_: memfd_create failed: ", std::strerror(err));
     }
     if (nbytes > 0) {
@@ -178,13 +188,25 @@ Storage import_shared_memory(int fd, size_t nbytes, void (*on_release)(void*), v
   auto* block = static_cast<MemfdBlock*>(d.context());
   block->on_release = on_release;
   block->release_arg = arg;
-  return Storage(
-      make_intrusive<StorageImpl>(nbytes, std::move(d), shared_memory_allocator(), false));
+  return Storage(make_intrusive<StorageImpl>(nbytes, std::move(d), memfd_allocator(), false));
 }
 
-Allocator* shared_memory_allocator() {
+Allocator* memfd_allocator() {
   static MemfdAllocator a;
   return &a;
+}
+
+namespace {
+std::atomic<Allocator*> g_shared_allocator{nullptr};
+}  // namespace
+
+Allocator* shared_memory_allocator() {
+  Allocator* a = g_shared_allocator.load(std::memory_order_acquire);
+  return a ? a : memfd_allocator();
+}
+
+void set_shared_memory_allocator(Allocator* allocator) {
+  g_shared_allocator.store(allocator, std::memory_order_release);
 }
 
 Tensor& Tensor::share_memory_() {

@@ -13,7 +13,18 @@ namespace brasa {
 // Allocates memfd-backed host memory (AllocationKind::Memfd); exports it as
 // a handle holding the descriptor. Every such allocation keeps one
 // descriptor open (ulimit -n bounds how many storages can be shared).
+Allocator* memfd_allocator();
+
+// The allocator share_memory_() moves storages to: memfd_allocator() unless
+// the multiprocessing layer's set_sharing_strategy("file_system") installed
+// its named-segment allocator (nullptr restores memfd).
 Allocator* shared_memory_allocator();
+void set_shared_memory_allocator(Allocator* allocator);
+
+// Refuses (brasa::Error) a shared allocation larger than what the memory
+// cgroup or the machine has left: the kernel would OOM-kill the process
+// while reserving it instead of failing.
+void check_shared_memory_room(size_t nbytes);
 
 // Whether `kind` is memory another process can map (memfd, named segment, CUDA).
 bool is_shareable_kind(AllocationKind kind);

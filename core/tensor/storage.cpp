@@ -187,7 +187,7 @@ DataPtr import_allocation(const AllocationHandle& h) {
 
 Storage Storage::from_handle(const AllocationHandle& h) {
   // Imported shared memory can be passed on again (its allocator exports it).
-  Allocator* exporter = h.kind == AllocationKind::Memfd ? shared_memory_allocator() : nullptr;
+  Allocator* exporter = h.kind == AllocationKind::Memfd ? memfd_allocator() : nullptr;
   return Storage(make_intrusive<StorageImpl>(h.nbytes, import_allocation(h), exporter, false));
 }
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "../core/test_util.h"
+#include "mp_test_util.h"
 
 namespace {
 
@@ -22,17 +23,8 @@ using namespace brasa;
 namespace mp = brasa::multiprocessing;
 using brasa::testing::values;
 
-void require(bool ok, const std::string& what) {
-  if (!ok) throw std::runtime_error("check failed in the child: " + what);
-}
-
-int open_fds() {
-  int n = 0;
-  DIR* d = opendir("/proc/self/fd");
-  while (readdir(d)) ++n;
-  closedir(d);
-  return n;
-}
+using brasa::testing::open_fds;
+using brasa::testing::require;
 
 TEST(SharedMemory, ShareMemoryMovesTheStorageInPlace) {
   Tensor x = arange(12, TensorOptions().dtype(kFloat)).view({4, 3});
@@ -125,6 +117,26 @@ TEST(Queue, AStorageSentAgainIsNotMappedAgain) {
   EXPECT_EQ(open_fds(), fds - 1);  // released: the cache keeps nothing alive
   q.put(IValue(x));
   EXPECT_EQ(q.get().toTensor().sum().item<double>(), 1000);
+}
+
+// A producer that dies is an error for the process waiting on its queue,
+// within a fraction of a second, not a hang (get has no timeout here).
+TEST(Queue, AGetWithoutTimeoutFailsWhenTheProducerDies) {
+  mp::Queue q;
+  auto ctx = mp::start_processes(
+      [&](int) {
+        q.put(IValue(int64_t{1}));
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        raise(SIGKILL);
+      },
+      1, mp::ProcessOptions().join(false));
+  EXPECT_EQ(q.get().toInt(), 1);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_ERROR("Queue.get: process 0 (pid " + std::to_string(ctx.pids()[0]) +
+                   ") was killed by signal SIGKILL while this process waited for a message",
+               q.get());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_THROW(ctx.join(), mp::ProcessExitedException);  // still reported to join
 }
 
 TEST(Queue, BadUseGetsClearErrors) {
@@ -338,28 +350,7 @@ TEST(SharedMemory, SigkilledChildrenLeakNothing) {
     return n;
   };
   const int fds_before = open_fds(), shm_before = shm_entries();
-  std::mt19937 rng(5);
-  for (int i = 0; i < 100; ++i) {
-    mp::Queue q, back;
-    auto ctx = mp::start_processes(
-        [&](int) {
-          for (int k = 0;; ++k) {
-            back.put(IValue(full({256}, 1.0 * k)));
-            if (auto v = q.get_nowait()) v->toTensor().add_(1);
-          }
-        },
-        1, mp::ProcessOptions().join(false));
-    q.put(IValue(zeros({1024})));
-    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
-    kill(ctx.pids()[0], SIGKILL);
-    try {
-      ctx.join();
-    } catch (const mp::ProcessExitedException& e) {
-      EXPECT_EQ(e.signal_name, "SIGKILL");
-    }
-    while (back.get_nowait()) {
-    }
-  }
+  brasa::testing::kill_children_while_sharing(100, 5);
   EXPECT_EQ(open_fds(), fds_before);
   EXPECT_EQ(shm_entries(), shm_before);
 }
