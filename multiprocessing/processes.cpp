@@ -9,8 +9,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <fstream>
+#include <map>
 #include <thread>
 
 namespace brasa::multiprocessing {
@@ -51,6 +54,73 @@ void write_all(int fd, const std::string& s) {
     if (n <= 0) return;
     done += static_cast<size_t>(n);
   }
+}
+
+// The spawn start method's child learns what to run from its environment.
+constexpr const char* kEnvEntry = "BRASA_MP_SPAWN_ENTRY";
+constexpr const char* kEnvRank = "BRASA_MP_SPAWN_RANK";
+constexpr const char* kEnvErrorFd = "BRASA_MP_SPAWN_ERROR_FD";
+constexpr const char* kEnvParent = "BRASA_MP_SPAWN_PARENT";
+
+std::mutex& entries_mu() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<std::string, std::function<void(int)>>& entries() {
+  static std::map<std::string, std::function<void(int)>> m;
+  return m;
+}
+std::function<void(int)> find_entry(const std::string& name, const char* op) {
+  std::lock_guard<std::mutex> lock(entries_mu());
+  auto it = entries().find(name);
+  BRASA_CHECK(it != entries().end(), op, ": no entry named '", name,
+              "' is registered in this program (static multiprocessing::Entry e(\"", name,
+              "\", fn); at namespace scope)");
+  return it->second;
+}
+
+// A process started by the spawn start method whose main() reached
+// start_processes without calling spawn_main() first would start its own
+// children, and so on: it fails instead, telling its parent why.
+void refuse_unhandled_spawned_child(const char* op) {
+  const char* entry = std::getenv(kEnvEntry);
+  if (!entry) return;
+  const std::string message =
+      std::string(op) + ": this process was started by the spawn start method to run entry '" +
+      entry + "', but main() did not call multiprocessing::spawn_main() first";
+  if (const char* fd = std::getenv(kEnvErrorFd)) write_all(std::atoi(fd), message);
+  BRASA_ERROR(message);
+}
+
+// The program's command line, to re-execute it.
+std::vector<std::string> command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  std::string arg;
+  while (std::getline(in, arg, '\0')) args.push_back(arg);
+  return args;
+}
+
+[[noreturn]] void exec_child(const std::vector<std::string>& args, const std::string& entry,
+                             int rank, int error_fd, pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // kept across execve
+  if (getppid() != parent) _exit(1);
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "BRASA_MP_SPAWN_", 15) != 0) env.emplace_back(*e);
+  env.push_back(std::string(kEnvEntry) + "=" + entry);
+  env.push_back(std::string(kEnvRank) + "=" + std::to_string(rank));
+  env.push_back(std::string(kEnvErrorFd) + "=" + std::to_string(error_fd));
+  env.push_back(std::string(kEnvParent) + "=" + std::to_string(parent));
+  std::vector<char*> argv, envp;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  argv.push_back(nullptr);
+  envp.push_back(nullptr);
+  fcntl(error_fd, F_SETFD, 0);  // the new program writes its failure here
+  execve("/proc/self/exe", argv.data(), envp.data());
+  write_all(error_fd, std::string("spawn: cannot re-execute the program: ") + std::strerror(errno));
+  _exit(1);
 }
 
 [[noreturn]] void run_child(const std::function<void(int)>& fn, int rank, int error_fd,
@@ -206,15 +276,35 @@ std::vector<pid_t> ProcessContext::pids() const {
   return out;
 }
 
-ProcessContext start_processes(std::function<void(int)> fn, int nprocs,
-                               const ProcessOptions& options) {
+// Builds contexts: the one friend of ProcessContext.
+class ProcessLauncher {
+ public:
+  static ProcessContext make(const ProcessOptions& options) {
+    ProcessContext ctx;
+    ctx.state_ = std::make_shared<ProcessContext::State>();
+    ctx.state_->grace = options.grace_period_;
+    return ctx;
+  }
+  static void add(ProcessContext& ctx, pid_t pid, int rank, int error_fd) {
+    ctx.state_->children.push_back(Child{pid, error_fd});
+    std::lock_guard<std::mutex> lock(g_children_mu);
+    g_children.emplace_back(pid, rank);
+  }
+  // Stops the children started so far (a later one failed to start).
+  static void abandon(ProcessContext& ctx) {
+    ctx.state_->stop_all();
+    ctx.state_->joined = true;
+  }
+};
+
+namespace {
+
+// Starts nprocs children, each running child(rank, error_fd, parent), which
+// does not return.
+template <class Child>
+ProcessContext launch(int nprocs, const ProcessOptions& options, Child child) {
   BRASA_CHECK(nprocs >= 1, "start_processes: nprocs must be at least 1, got ", nprocs);
-  BRASA_CHECK(options.start_method_ == "fork", "start_processes: start method '",
-              options.start_method_, "' is not implemented (this version has 'fork')");
-  BRASA_CHECK(fn, "start_processes: the function is empty");
-  ProcessContext ctx;
-  ctx.state_ = std::make_shared<ProcessContext::State>();
-  ctx.state_->grace = options.grace_period_;
+  ProcessContext ctx = ProcessLauncher::make(options);
   const pid_t parent = getpid();
   std::fflush(nullptr);  // buffered output would be written twice
   for (int rank = 0; rank < nprocs; ++rank) {
@@ -225,25 +315,83 @@ ProcessContext start_processes(std::function<void(int)> fn, int nprocs,
       const int err = errno;
       close(fds[0]);
       close(fds[1]);
-      ctx.state_->stop_all();
-      ctx.state_->joined = true;
+      ProcessLauncher::abandon(ctx);
       BRASA_ERROR("start_processes: fork of process ", rank, " failed: ", std::strerror(err));
     }
     if (pid == 0) {
       close(fds[0]);
-      run_child(fn, rank, fds[1], parent);
+      child(rank, fds[1], parent);
     }
     close(fds[1]);
-    ctx.state_->children.push_back(Child{pid, fds[0]});
-    std::lock_guard<std::mutex> lock(g_children_mu);
-    g_children.emplace_back(pid, rank);
+    ProcessLauncher::add(ctx, pid, rank, fds[0]);
   }
   if (options.join_) ctx.join();
   return ctx;
 }
 
+}  // namespace
+
+ProcessContext start_processes(std::function<void(int)> fn, int nprocs,
+                               const ProcessOptions& options) {
+  refuse_unhandled_spawned_child("start_processes");
+  BRASA_CHECK(fn, "start_processes: the function is empty");
+  BRASA_CHECK(options.start_method_ != "spawn",
+              "start_processes: the spawn start method re-executes the program, where a "
+              "std::function cannot follow; register the function as an entry (static "
+              "multiprocessing::Entry e(\"name\", fn); at namespace scope) and pass its name");
+  BRASA_CHECK(options.start_method_ == "fork", "start_processes: unknown start method '",
+              options.start_method_, "' (expected 'fork' or 'spawn')");
+  return launch(nprocs, options, [&](int rank, int error_fd, pid_t parent) {
+    run_child(fn, rank, error_fd, parent);
+  });
+}
+
+ProcessContext start_processes(const std::string& entry, int nprocs,
+                               const ProcessOptions& options) {
+  refuse_unhandled_spawned_child("start_processes");
+  std::function<void(int)> fn = find_entry(entry, "start_processes");
+  if (options.start_method_ != "spawn") return start_processes(fn, nprocs, options);
+  const std::vector<std::string> args = command_line();
+  BRASA_CHECK(!args.empty(), "start_processes: cannot read this program's command line");
+  return launch(nprocs, options, [&](int rank, int error_fd, pid_t parent) {
+    exec_child(args, entry, rank, error_fd, parent);
+  });
+}
+
 void spawn(std::function<void(int)> fn, int nprocs) {
   start_processes(std::move(fn), nprocs, ProcessOptions().join(true));
+}
+
+void spawn(const std::string& entry, int nprocs) {
+  start_processes(entry, nprocs, ProcessOptions().join(true).start_method("spawn"));
+}
+
+Entry::Entry(const std::string& name, std::function<void(int)> fn) {
+  BRASA_CHECK(fn, "multiprocessing::Entry '", name, "': the function is empty");
+  std::lock_guard<std::mutex> lock(entries_mu());
+  BRASA_CHECK(entries().emplace(name, std::move(fn)).second, "multiprocessing::Entry: '", name,
+              "' is registered twice");
+}
+
+void spawn_main() {
+  const char* entry = std::getenv(kEnvEntry);
+  if (!entry) return;
+  const std::string name = entry;
+  const char* rank = std::getenv(kEnvRank);
+  const char* fd = std::getenv(kEnvErrorFd);
+  const char* parent = std::getenv(kEnvParent);
+  if (!rank || !fd || !parent) _exit(1);
+  const int error_fd = std::atoi(fd);
+  for (const char* v : {kEnvEntry, kEnvRank, kEnvErrorFd, kEnvParent}) unsetenv(v);
+  fcntl(error_fd, F_SETFD, FD_CLOEXEC);  // not for this child's own children
+  std::function<void(int)> fn;
+  try {
+    fn = find_entry(name, "spawn_main");
+  } catch (const std::exception& e) {
+    write_all(error_fd, e.what());
+    _exit(1);
+  }
+  run_child(fn, std::atoi(rank), error_fd, static_cast<pid_t>(std::atol(parent)));
 }
 
 }  // namespace brasa::multiprocessing

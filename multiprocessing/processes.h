@@ -12,8 +12,22 @@
 //   ctx.join();
 //
 // Brasa's thread pool is fork-safe: a child starts single-threaded and may
-// use the pool. The spawn start method (re-executing the program, needed for
-// CUDA) is not implemented yet: asking for it is an error.
+// use the pool.
+//
+// The spawn start method re-executes the program (a fresh process: what CUDA
+// needs, which does not survive fork) and runs a function registered under a
+// name; the child learns which from its environment, so main() must let it
+// through first:
+//
+//   static mp::Entry train_entry("train", [](int rank) { train(rank); });
+//   int main() {
+//     mp::spawn_main();              // in a spawned child: runs its entry, exits
+//     ...
+//     mp::spawn("train", 2);         // start method "spawn"; joins
+//   }
+//
+// A spawned child shares no memory with its parent: it gets its rank, the
+// environment and the files (init_process_group's env:// rendezvous works).
 
 #include <sys/types.h>
 
@@ -59,7 +73,7 @@ struct ProcessOptions {
     join_ = v;
     return *this;
   }
-  // "fork" (the only one implemented).
+  // "fork" (the default) or "spawn" (a registered Entry only).
   ProcessOptions& start_method(std::string v) {
     start_method_ = std::move(v);
     return *this;
@@ -88,7 +102,7 @@ class ProcessContext {
   struct State;
 
  private:
-  friend ProcessContext start_processes(std::function<void(int)>, int, const ProcessOptions&);
+  friend class ProcessLauncher;
   std::shared_ptr<State> state_;
 };
 
@@ -96,6 +110,25 @@ ProcessContext start_processes(std::function<void(int)> fn, int nprocs = 1,
                                const ProcessOptions& options = {});
 // Starts nprocs children and joins them.
 void spawn(std::function<void(int)> fn, int nprocs = 1);
+
+// A function the spawn start method can run, by name. Define it at namespace
+// scope (a static object), so that the re-executed program has it before
+// main() runs.
+class Entry {
+ public:
+  Entry(const std::string& name, std::function<void(int)> fn);
+};
+// Runs the registered entry `entry` in nprocs children — with
+// options.start_method("spawn"), in re-executed copies of the program; with
+// "fork", in forked ones.
+ProcessContext start_processes(const std::string& entry, int nprocs = 1,
+                               const ProcessOptions& options = {});
+// start_processes(entry, nprocs) with the spawn start method, joined.
+void spawn(const std::string& entry, int nprocs = 1);
+// First thing in main(): in a child of the spawn start method, runs its entry
+// and exits (the exit code and any exception go to the parent); otherwise
+// returns at once.
+void spawn_main();
 
 namespace detail {
 // A child started by this process that has failed (non-zero exit, or a

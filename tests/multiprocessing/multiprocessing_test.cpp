@@ -157,7 +157,7 @@ TEST(Queue, BadUseGetsClearErrors) {
     }
   }
   EXPECT_TRUE(full);
-  EXPECT_ERROR("start_processes: the function is empty", mp::spawn(nullptr, 1));
+  EXPECT_ERROR("start_processes: the function is empty", mp::spawn(std::function<void(int)>(), 1));
   Tensor x = arange(4, TensorOptions().dtype(kFloat));
   data::TensorDataset ds(x, x);
   EXPECT_ERROR(
@@ -309,8 +309,6 @@ TEST(Spawn, AChildsExceptionExitCodeOrSignalReachesTheParentAndSiblingsStop) {
               std::string::npos)
         << e.what();
   }
-  EXPECT_ERROR("start method 'spawn' is not implemented",
-               mp::start_processes([](int) {}, 1, mp::ProcessOptions().start_method("spawn")));
   EXPECT_ERROR("nprocs must be at least 1", mp::spawn([](int) {}, 0));
 }
 
@@ -344,7 +342,10 @@ TEST(SharedMemory, SigkilledChildrenLeakNothing) {
   auto shm_entries = [] {
     int n = 0;
     if (DIR* d = opendir("/dev/shm")) {
-      while (dirent* e = readdir(d)) n += std::string(e->d_name).find("brasa") != std::string::npos;
+      while (dirent* e = readdir(d)) {
+        const std::string name = e->d_name;  // (brasa_fs_*: the file_system tests' segments)
+        n += name.find("brasa") != std::string::npos && name.rfind("brasa_fs_", 0) != 0;
+      }
       closedir(d);
     }
     return n;
