@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "../core/test_util.h"
+#include "mp_test_util.h"
 
 namespace {
 
@@ -172,6 +174,44 @@ TEST(DataLoaderProcessWorkers, BreakingOutOfAnEpochLeavesNoProcessBehind) {
     EXPECT_GT(children_of_this_process(), 0);
   }
   EXPECT_EQ(children_of_this_process(), 0);
+}
+
+}  // namespace
+
+namespace {
+
+// Batches come in buffers the workers reuse: a batch the consumer still
+// holds is never overwritten (beyond the pool, one-off buffers take over),
+// and in steady state no descriptor and no new buffer is needed per batch.
+TEST(DataLoaderProcessWorkers, BuffersAreReusedButNeverWhileHeld) {
+  const int64_t n = 200;
+  Tensor x = arange(n * 3, TensorOptions().dtype(kFloat)).view({n, 3});
+  Tensor y = arange(n, TensorOptions().dtype(kLong));
+  data::TensorDataset ds(x, y);
+  auto loader = data::make_data_loader<data::samplers::SequentialSampler>(
+      ds, data::DataLoaderOptions(2).workers(2).process_workers(true).persistent_workers(true));
+  // Every batch of an epoch held at once: 50 per worker, more than its pool.
+  std::vector<data::Example<>> held;
+  for (auto& b : *loader) held.push_back(b);
+  ASSERT_EQ(held.size(), 100u);
+  for (size_t i = 0; i < held.size(); ++i) {
+    ASSERT_TRUE(held[i].data.equal(x.slice(0, 2 * i, 2 * i + 2))) << "batch " << i;
+    ASSERT_TRUE(held[i].target.equal(y.slice(0, 2 * i, 2 * i + 2))) << "batch " << i;
+  }
+  held.clear();
+  // Steady state: batches dropped as they are used come back in a few buffers.
+  for (auto& b : *loader) (void)b;
+  const int fds = brasa::testing::open_fds();
+  std::set<const void*> buffers;
+  int64_t i = 0;
+  for (auto& b : *loader) {
+    buffers.insert(b.target.data_ptr());
+    EXPECT_TRUE(b.data.equal(x.slice(0, 2 * i, 2 * i + 2)));
+    ++i;
+  }
+  EXPECT_EQ(i, 100);
+  EXPECT_LE(buffers.size(), 8u);
+  EXPECT_EQ(brasa::testing::open_fds(), fds);
 }
 
 }  // namespace
