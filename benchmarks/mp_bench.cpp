@@ -29,7 +29,9 @@ double best(std::vector<double> v) { return *std::min_element(v.begin(), v.end()
 }  // namespace
 
 int main() {
-  set_num_threads(1);
+  // The default thread count (the machine's cores): share_memory_ builds the
+  // shared pages on the op pool. (torch's share_memory_ is one memcpy on one
+  // thread whatever its thread count.)
   mp::Queue to_child, to_parent;
   auto child = mp::start_processes(
       [&](int) {

@@ -1,5 +1,6 @@
 #include <brasa/tensor/shared_memory.h>
 #include <brasa/tensor/tensor.h>
+#include <brasa/util/parallel.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -40,14 +41,11 @@ std::string open_files_limit() {
   return std::to_string(r.rlim_cur);
 }
 
-// Maps `fd` (owned by the result) as `nbytes` of shared memory; `populate`
-// maps every page at once (a new allocation about to be written: one call
-// instead of a fault per page).
-DataPtr map_memfd(int fd, size_t nbytes, const char* what, bool populate) {
+// Maps `fd` (owned by the result) as `nbytes` of shared memory.
+DataPtr map_memfd(int fd, size_t nbytes, const char* what) {
   void* p = nullptr;
   if (nbytes > 0) {
-    p = mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0),
-             fd, 0);
+    p = mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
       const int err = errno;
       close(fd);
@@ -127,36 +125,74 @@ void check_shared_memory_room(size_t nbytes) {
 
 namespace {
 
-class MemfdAllocator final : public Allocator {
- public:
-  DataPtr allocate(size_t nbytes) override {
-    check_shared_memory_room(nbytes);
-    int fd = memfd_create("brasa-shared", MFD_CLOEXEC);
-    if (fd < 0) {
-      const int err = errno;
-      BRASA_CHECK(err != EMFILE && err != ENFILE, "share_memory_: out of file descriptors (",
-                  std::strerror(err),
-                  "): every shared storage keeps one open and this process may have ",
-                  open_files_limit(),
-                  " (ulimit -n); raise the limit, share fewer, larger storages, or "
-                  "use the file_system sharing strategy (multiprocessing::set_sharing_strategy)");
-      BRASA_ERROR("share_memory_: memfd_create failed: ", std::strerror(err));
-    }
-    if (nbytes > 0) {
-      // Reserve the pages now: a full /dev/shm or memory cgroup fails here.
-      int r = fallocate(fd, 0, 0, static_cast<off_t>(nbytes));
-      if (r != 0) {
-        const int err = errno;
-        close(fd);
-        BRASA_CHECK(err != ENOSPC && err != ENOMEM, "share_memory_: cannot reserve ", nbytes,
-                    " bytes of shared memory (", std::strerror(err),
+// Whether madvise(MADV_POPULATE_WRITE) works here (Linux 5.14 and later).
+std::atomic<bool> g_populate_write{true};
+
+// Allocates and maps the pages of `d` (a fresh memfd mapping of `nbytes`)
+// and, with `src`, copies src into them — in chunks on the op thread pool:
+// on virtual machines building the page tables costs more than the copy,
+// and it parallelizes. MADV_POPULATE_WRITE reports a shortage as an error
+// where a touch would be a SIGBUS; without it, fallocate reserves the pages.
+void fill_memfd(const DataPtr& d, size_t nbytes, const void* src) {
+  auto* block = static_cast<MemfdBlock*>(d.context());
+  char* p = static_cast<char*>(d.get());
+  constexpr int64_t kChunk = int64_t{8} << 20;
+  const int64_t chunks = (static_cast<int64_t>(nbytes) + kChunk - 1) / kChunk;
+  parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const size_t at = static_cast<size_t>(c * kChunk);
+      const size_t len = std::min(nbytes - at, static_cast<size_t>(kChunk));
+      int err = 0;
+      if (g_populate_write.load(std::memory_order_relaxed)) {
+        if (madvise(p + at, len, MADV_POPULATE_WRITE) != 0) {
+          err = errno;
+          if (err == EINVAL) g_populate_write.store(false);
+        }
+      }
+      if (!g_populate_write.load(std::memory_order_relaxed))
+        err = fallocate(block->fd, 0, static_cast<off_t>(at), static_cast<off_t>(len)) == 0 ? 0
+                                                                                            : errno;
+      if (err != 0) {
+        BRASA_CHECK(err != ENOSPC && err != ENOMEM && err != EFAULT,
+                    "share_memory_: cannot reserve ", nbytes, " bytes of shared memory (",
+                    std::strerror(err),
                     "): the shared-memory limit (tmpfs size or memory cgroup) is reached");
         BRASA_ERROR("share_memory_: cannot reserve ", nbytes,
                     " bytes of shared memory: ", std::strerror(err));
       }
+      if (src) std::memcpy(p + at, static_cast<const char*>(src) + at, len);
     }
-    return map_memfd(fd, nbytes, "share_memory_", true);
+  });
+}
+
+// A memfd of `nbytes`, mapped and filled (see fill_memfd).
+DataPtr make_memfd(size_t nbytes, const void* src) {
+  check_shared_memory_room(nbytes);
+  int fd = memfd_create("brasa-shared", MFD_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    BRASA_CHECK(err != EMFILE && err != ENFILE, "share_memory_: out of file descriptors (",
+                std::strerror(err),
+                "): every shared storage keeps one open and this process may have ",
+                open_files_limit(),
+                " (ulimit -n); raise the limit, share fewer, larger storages, or "
+                "use the file_system sharing strategy (multiprocessing::set_sharing_strategy)");
+    BRASA_ERROR("share_memory_: memfd_create failed: ", std::strerror(err));
   }
+  if (ftruncate(fd, static_cast<off_t>(nbytes)) != 0) {
+    const int err = errno;
+    close(fd);
+    BRASA_ERROR("share_memory_: cannot size shared memory to ", nbytes,
+                " bytes: ", std::strerror(err));
+  }
+  DataPtr d = map_memfd(fd, nbytes, "share_memory_");
+  fill_memfd(d, nbytes, src);  // on error, `d` unmaps and closes
+  return d;
+}
+
+class MemfdAllocator final : public Allocator {
+ public:
+  DataPtr allocate(size_t nbytes) override { return make_memfd(nbytes, nullptr); }
 
   AllocationHandle export_handle(const DataPtr& d, size_t nbytes) const override {
     AllocationHandle h;
@@ -173,7 +209,7 @@ class MemfdAllocator final : public Allocator {
 DataPtr import_memfd(const AllocationHandle& h) {
   BRASA_CHECK(h.fd >= 0, "import_allocation: a memfd handle without a descriptor");
   BRASA_CHECK(h.offset == 0, "import_allocation: memfd handles have offset 0, got ", h.offset);
-  return map_memfd(h.fd, h.nbytes, "import_allocation", false);
+  return map_memfd(h.fd, h.nbytes, "import_allocation");
 }
 
 struct RegisterImporter {
@@ -184,7 +220,7 @@ struct RegisterImporter {
 
 Storage import_shared_memory(int fd, size_t nbytes, void (*on_release)(void*), void* arg) {
   BRASA_CHECK(fd >= 0, "import_shared_memory: no descriptor");
-  DataPtr d = map_memfd(fd, nbytes, "import_shared_memory", false);
+  DataPtr d = map_memfd(fd, nbytes, "import_shared_memory");
   auto* block = static_cast<MemfdBlock*>(d.context());
   block->on_release = on_release;
   block->release_arg = arg;
@@ -215,7 +251,13 @@ Tensor& Tensor::share_memory_() {
   if (is_shareable_kind(s->kind())) return *this;
   BRASA_CHECK(device().is_cpu(), "share_memory_: ", device(),
               " memory cannot be moved to shared memory here");
-  s->move_to(shared_memory_allocator());
+  Allocator* shared = shared_memory_allocator();
+  if (shared == memfd_allocator()) {  // one pass: pages made and filled together
+    const size_t n = s->nbytes();
+    s->set_data_ptr(make_memfd(n, s->data()), n, shared);
+  } else {
+    s->move_to(shared);
+  }
   return *this;
 }
 
