@@ -21,6 +21,13 @@ Allocator* memfd_allocator();
 Allocator* shared_memory_allocator();
 void set_shared_memory_allocator(Allocator* allocator);
 
+// Born-shareable storages: CPU allocations of at least `min_bytes` come from
+// memfd memory (not cached for reuse, no transparent huge pages), so that
+// share_memory_() on them moves nothing; 0 turns it off (the default; the
+// environment variable BRASA_SHAREABLE_CPU_MB sets it at start-up).
+void set_shareable_cpu_allocations(size_t min_bytes);
+size_t shareable_cpu_allocations();
+
 // Refuses (brasa::Error) a shared allocation larger than what the memory
 // cgroup or the machine has left: the kernel would OOM-kill the process
 // while reserving it instead of failing.

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -109,10 +110,19 @@ class LargeBlockCache {
 
 void free_large(void* ctx) { LargeBlockCache::instance().give_back(static_cast<LargeBlock*>(ctx)); }
 
+// Allocations of at least this many bytes are born shareable (memfd), so
+// that share_memory_() on them moves nothing; 0: none (the default).
+std::atomic<size_t> g_shareable_from{[] {
+  const char* env = std::getenv("BRASA_SHAREABLE_CPU_MB");
+  return env ? static_cast<size_t>(std::strtoull(env, nullptr, 10)) << 20 : size_t{0};
+}()};
+
 class CPUAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
     if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, Device(kCPU));
+    const size_t shareable_from = g_shareable_from.load(std::memory_order_relaxed);
+    if (shareable_from > 0 && nbytes >= shareable_from) return memfd_allocator()->allocate(nbytes);
     if (nbytes >= kMediumBlock) {
       LargeBlock* b = LargeBlockCache::instance().take(nbytes);
       return DataPtr(b->ptr, b, free_large, Device(kCPU));
@@ -122,11 +132,20 @@ class CPUAllocator final : public Allocator {
     BRASA_CHECK(p != nullptr, "CPU allocator: out of memory allocating ", nbytes, " bytes");
     return DataPtr(p, p, free_cpu, Device(kCPU));
   }
+  AllocationHandle export_handle(const DataPtr& d, size_t nbytes) const override {
+    if (d.kind() == AllocationKind::Memfd) return memfd_allocator()->export_handle(d, nbytes);
+    return Allocator::export_handle(d, nbytes);
+  }
 };
 
 std::atomic<ScalarType> g_default_dtype{kFloat};
 
 }  // namespace
+
+void set_shareable_cpu_allocations(size_t min_bytes) {
+  g_shareable_from.store(min_bytes, std::memory_order_relaxed);
+}
+size_t shareable_cpu_allocations() { return g_shareable_from.load(std::memory_order_relaxed); }
 
 void release_cached_cpu_memory() { LargeBlockCache::instance().release_all(); }
 size_t cached_cpu_memory() { return LargeBlockCache::instance().cached_bytes(); }

@@ -43,6 +43,24 @@ TEST(SharedMemory, ShareMemoryMovesTheStorageInPlace) {
   EXPECT_ERROR("share_memory_: the tensor is undefined", Tensor().share_memory_());
 }
 
+// Storages born shareable: share_memory_ moves nothing, and they travel.
+TEST(SharedMemory, LargeAllocationsCanBeBornShareable) {
+  set_shareable_cpu_allocations(size_t{1} << 20);
+  Tensor big = zeros({1 << 18});  // 1 MiB
+  Tensor small = zeros({1000});
+  set_shareable_cpu_allocations(0);
+  EXPECT_TRUE(big.is_shared());
+  EXPECT_FALSE(small.is_shared());
+  const void* before = big.data_ptr();
+  big.share_memory_();
+  EXPECT_EQ(big.data_ptr(), before);  // nothing moved
+  mp::Queue q;
+  q.put(IValue(big));
+  mp::spawn([&](int) { q.get().toTensor().fill_(5); }, 1);
+  EXPECT_EQ(big.sum().item<double>(), 5.0 * (1 << 18));
+  EXPECT_FALSE(zeros({1 << 18}).is_shared());  // off again
+}
+
 TEST(SharedMemory, ChildWritesThroughForkAreVisible) {
   Tensor x = zeros({4, 3});
   x.share_memory_();
