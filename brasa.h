@@ -10,12 +10,16 @@
 #include <brasa/comm/store/tcp_store.h>
 #include <brasa/data/data.h>
 #include <brasa/data/transforms.h>
+#include <brasa/device/cuda_status.h>
 #include <brasa/multiprocessing/multiprocessing.h>
+#include <brasa/nn/aten_functions.h>
 #include <brasa/nn/functional.h>
 #include <brasa/nn/init.h>
 #include <brasa/nn/modules.h>
+#include <brasa/ops/arrange.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/conv.h>
+#include <brasa/ops/counting.h>
 #include <brasa/ops/pooling.h>
 #include <brasa/optim/optimizer.h>
 #include <brasa/optim/schedulers.h>
@@ -39,4 +43,5 @@
 #include <brasa/tensor/indexing.h>
 #include <brasa/tensor/tensor.h>
 #include <brasa/util/launch_env.h>
+#include <brasa/util/libtorch_names.h>
 #include <brasa/util/parallel.h>

@@ -367,6 +367,27 @@ Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode, b
                    bilinear_axis(W, size[1], align_corners));
 }
 
+Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o) {
+  BRASA_CHECK(o.size_.has_value() != o.scale_factor_.has_value(),
+              "interpolate: give either size or scale_factor (exactly one)");
+  BRASA_CHECK(x.dim() == 4, "interpolate: expected a 4-D input [N, C, H, W], got ", x.sizes());
+  std::vector<int64_t> size;
+  if (o.size_) {
+    size = *o.size_;
+  } else {
+    BRASA_CHECK(
+        o.scale_factor_->size() == 2 && (*o.scale_factor_)[0] > 0 && (*o.scale_factor_)[1] > 0,
+        "interpolate: scale_factor must have two positive values for a 4-D input");
+    for (int d = 0; d < 2; ++d)
+      size.push_back(static_cast<int64_t>(
+          std::floor(static_cast<double>(x.size(2 + d)) * (*o.scale_factor_)[d])));
+  }
+  BRASA_CHECK(o.mode_ == kNearest || o.mode_ == kBilinear,
+              "interpolate: this version has the modes kNearest and kBilinear for 4-D input");
+  return interpolate(x, size, o.mode_ == kNearest ? "nearest" : "bilinear",
+                     o.align_corners_.value_or(false));
+}
+
 Tensor flatten(const Tensor& x, int64_t s, int64_t e) { return brasa::flatten(x, s, e); }
 Tensor log_softmax(const Tensor& x, int64_t dim) { return brasa::log_softmax(x, dim); }
 Tensor softmax(const Tensor& x, int64_t dim) { return brasa::softmax(x, dim); }

@@ -3,6 +3,8 @@
 #include <brasa/tensor/tensor.h>
 
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace brasa {
 
@@ -21,6 +23,16 @@ inline constexpr PaddingMode kConstant = PaddingMode::Constant;
 inline constexpr PaddingMode kReflect = PaddingMode::Reflect;
 inline constexpr PaddingMode kReplicate = PaddingMode::Replicate;
 inline constexpr PaddingMode kCircular = PaddingMode::Circular;
+
+// Interpolation modes (torch::kNearest, ...), for F::interpolate's options.
+enum class InterpolateMode { Nearest, Linear, Bilinear, Bicubic, Trilinear, Area, NearestExact };
+inline constexpr InterpolateMode kNearest = InterpolateMode::Nearest;
+inline constexpr InterpolateMode kLinear = InterpolateMode::Linear;
+inline constexpr InterpolateMode kBilinear = InterpolateMode::Bilinear;
+inline constexpr InterpolateMode kBicubic = InterpolateMode::Bicubic;
+inline constexpr InterpolateMode kTrilinear = InterpolateMode::Trilinear;
+inline constexpr InterpolateMode kArea = InterpolateMode::Area;
+inline constexpr InterpolateMode kNearestExact = InterpolateMode::NearestExact;
 
 namespace nn::functional {
 
@@ -75,6 +87,32 @@ Tensor adaptive_max_pool2d(const Tensor& x, IntArrayRef output_size);
 // "bilinear" (align_corners as in PyTorch).
 Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode = "nearest",
                    bool align_corners = false);
+// F::interpolate(x, F::InterpolateFuncOptions().size({8, 8}).mode(torch::kBilinear)), or
+// .scale_factor({2.0, 2.0}) (the output size is floor(input size * factor)). Modes
+// kNearest and kBilinear.
+struct InterpolateFuncOptions {
+  InterpolateFuncOptions& size(std::vector<int64_t> v) {
+    size_ = std::move(v);
+    return *this;
+  }
+  InterpolateFuncOptions& scale_factor(std::vector<double> v) {
+    scale_factor_ = std::move(v);
+    return *this;
+  }
+  InterpolateFuncOptions& mode(InterpolateMode m) {
+    mode_ = m;
+    return *this;
+  }
+  InterpolateFuncOptions& align_corners(bool v) {
+    align_corners_ = v;
+    return *this;
+  }
+  std::optional<std::vector<int64_t>> size_;
+  std::optional<std::vector<double>> scale_factor_;
+  InterpolateMode mode_ = kNearest;
+  std::optional<bool> align_corners_;
+};
+Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& options);
 
 struct NLLLossOptions {
   Tensor weight_;

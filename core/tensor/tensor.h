@@ -178,11 +178,16 @@ class Tensor {
   Tensor to(ScalarType t, bool non_blocking = false, bool copy = false) const;
   Tensor to(Device d, ScalarType t, bool non_blocking = false, bool copy = false) const;
   Tensor to(Device d, bool non_blocking = false, bool copy = false) const;
+  // x.to(kCPU): a device type alone would convert to Device and to TensorOptions alike.
+  Tensor to(DeviceType d, bool non_blocking = false, bool copy = false) const {
+    return to(Device(d), non_blocking, copy);
+  }
   Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false) const;
   Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;
   Tensor toType(ScalarType t) const { return to(t); }
   Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
   Tensor cpu() const { return to(Device(kCPU)); }
+  Tensor cuda() const { return to(Device(kCUDA)); }
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
   Tensor clone() const;
   Tensor contiguous() const;

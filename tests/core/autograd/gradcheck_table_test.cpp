@@ -434,6 +434,52 @@ std::vector<OpCase> make_table() {
                          std::get<0>(kthvalue(v[0], 2, 1))};
   });
 
+  // ---- libtorch's rearranging and order-statistic ops (ops/arrange.h, ops/counting.h) ----
+  entry("trace / kron / diff",
+        in2(r34,
+            [] {
+              return R({2, 2});
+            }),
+        [](const variable_list& v) {
+          return variable_list{
+              trace(v[0]), kron(v[0], v[1]),
+              diff(v[0], 2, 1, v[1].reshape({-1}).narrow(0, 0, 3).reshape({3, 1}))};
+        });
+  entry("rot90 / diag_embed", in1(r34), [](const variable_list& v) {
+    return variable_list{rot90(v[0], 1), rot90(v[0], -1, {1, 0}), diag_embed(v[0], 1, 0, 2),
+                         diag_embed(v[0], -2)};
+  });
+  entry("meshgrid / repeat_interleave", in2(r4, [] { return R({3}); }), [](const variable_list& v) {
+    auto g = meshgrid({v[0], v[1]}, "xy");
+    return variable_list{g[0] * g[1], repeat_interleave(v[0], Idx({2, 0, 1, 3}), 0)};
+  });
+  entry("cross / cdist",
+        in2(
+            [] {
+              return R({4, 3});
+            },
+            [] {
+              return R({2, 3});
+            }),
+        [](const variable_list& v) {
+          return variable_list{cross(v[0], v[0].flip({0}), 1), cdist(v[0], v[1]),
+                               cdist(v[0], v[1], 1.5)};
+        });
+  entry("index_copy / index_fill / masked_scatter",
+        in2(r34,
+            [] {
+              return R({3, 2});
+            }),
+        [](const variable_list& v) {
+          return variable_list{
+              index_copy(v[0], 1, Idx({3, 0}), v[1]), index_fill(v[0], 0, Idx({1}), v[1].sum()),
+              masked_scatter(v[0], v[0].detach() > 0, v[1].reshape({-1}).repeat({2}))};
+        });
+  entry("median / mode / threshold", in1(r34), [](const variable_list& v) {
+    return variable_list{median(v[0]), std::get<0>(median(v[0], 1, true)),
+                         std::get<0>(mode(v[0], 0)), threshold(v[0], 0.1, 2.0)};
+  });
+
   // ---- convolution, pooling and nn::functional ----
   entry(
       "conv2d stride/padding/dilation/groups",

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Writes libtorch_goldens.h: outputs of PyTorch for the libtorch functions
+Brasa added for porting (top-level nn functions, rearranging and counting
+ops), on inputs both sides build alike: S(shape, a, b) = sin(arange * a + b)
+in float64. Run with Debian's python3-torch; the output is committed, CI
+does not need torch."""
+import math
+import torch
+import torch.nn.functional as F
+
+torch.set_default_dtype(torch.float64)
+
+
+def S(shape, a=0.37, b=0.1):
+    n = math.prod(shape)
+    return torch.sin(torch.arange(n, dtype=torch.float64) * a + b).view(shape)
+
+
+L = lambda v: torch.tensor(v, dtype=torch.int64)
+
+CASES = {
+    "trace": lambda: torch.trace(S([3, 4])),
+    "kron": lambda: torch.kron(S([2, 3]), S([2, 2], 0.7, 0.2)),
+    "kron_1d_2d": lambda: torch.kron(S([3]), S([2, 2], 0.7, 0.2)),
+    "diff_n2_prepend": lambda: torch.diff(S([3, 5]), n=2, dim=1, prepend=S([3, 1], 0.9, 0.3)),
+    "diff_dim0_append": lambda: torch.diff(S([3, 2]), dim=0, append=S([2, 2], 0.5, 0.5)),
+    "diff_bool": lambda: torch.diff(torch.tensor([True, False, False, True])).double(),
+    "rot90_k1": lambda: torch.rot90(S([2, 3, 4]), 1, [1, 2]),
+    "rot90_km1": lambda: torch.rot90(S([2, 3, 4]), -1, [0, 2]),
+    "rot90_k2": lambda: torch.rot90(S([2, 3, 4]), 2, [0, 1]),
+    "diag_embed_offset1": lambda: torch.diag_embed(S([2, 3]), offset=1, dim1=0, dim2=2),
+    "diag_embed_offsetm1": lambda: torch.diag_embed(S([2, 3]), offset=-1),
+    "meshgrid_ij_0": lambda: torch.meshgrid(S([3]), S([2], 0.6), indexing="ij")[0],
+    "meshgrid_ij_1": lambda: torch.meshgrid(S([3]), S([2], 0.6), indexing="ij")[1],
+    "meshgrid_xy_0": lambda: torch.meshgrid(S([3]), S([2], 0.6), indexing="xy")[0],
+    "meshgrid_xy_1": lambda: torch.meshgrid(S([3]), S([2], 0.6), indexing="xy")[1],
+    "repeat_interleave_flat": lambda: torch.repeat_interleave(S([2, 3]), 2),
+    "repeat_interleave_dim1": lambda: torch.repeat_interleave(S([2, 3]), L([1, 0, 2]), dim=1),
+    "repeat_interleave_index": lambda: torch.repeat_interleave(L([2, 0, 3])).double(),
+    "cross_dim1": lambda: torch.cross(S([4, 3]), S([4, 3], 0.5, 0.4), dim=1),
+    "cross_default": lambda: torch.cross(S([3, 2]), S([3, 2], 0.5, 0.4)),
+    "cdist_p2": lambda: torch.cdist(S([2, 3, 4]), S([2, 5, 4], 0.6, 0.2)),
+    "cdist_p1": lambda: torch.cdist(S([2, 3, 4]), S([2, 5, 4], 0.6, 0.2), p=1),
+    "cdist_p3": lambda: torch.cdist(S([2, 3, 4]), S([2, 5, 4], 0.6, 0.2), p=3),
+    "cdist_pinf": lambda: torch.cdist(S([2, 3, 4]), S([2, 5, 4], 0.6, 0.2), p=float("inf")),
+    "cdist_p0": lambda: torch.cdist(torch.tensor([[0., 1, 2], [1, 1, 1]]), torch.tensor([[0., 1, 5]]), p=0),
+    "index_copy": lambda: torch.index_copy(S([4, 3]), 0, L([3, 0]), S([2, 3], 0.8, 0.5)),
+    "index_fill": lambda: torch.index_fill(S([3, 4]), 1, L([0, 2]), -1.5),
+    "masked_scatter": lambda: torch.masked_scatter(S([3, 4]), S([3, 4], 1.3, 0.2) > 0, S([12], 0.4, 0.9)),
+    "median_all": lambda: torch.median(S([5, 4])),
+    "median_dim_values": lambda: torch.median(S([5, 4]), 1).values,
+    "median_dim_indices": lambda: torch.median(S([5, 4]), 1).indices.double(),
+    "mode_values": lambda: torch.mode(L([[1, 2, 2, 3, 3], [5, 5, 4, 4, 1]]), 1).values.double(),
+    "mode_indices": lambda: torch.mode(L([[1, 2, 2, 3, 3], [5, 5, 4, 4, 1]]), 1).indices.double(),
+    "histc_range": lambda: torch.histc(S([50]), bins=7, min=-0.5, max=0.8),
+    "histc_data_range": lambda: torch.histc(S([50]), bins=5),
+    "bincount_weights": lambda: torch.bincount(L([0, 1, 1, 3, 7]), weights=S([5])),
+    "bincount_minlength": lambda: torch.bincount(L([0, 1, 1, 3, 7]), minlength=10).double(),
+    "bucketize_left": lambda: torch.bucketize(S([3, 4]) * 5, torch.tensor([-3., -1, 0, 1, 3])).double(),
+    "bucketize_right": lambda: torch.bucketize(torch.tensor([-3., 0, 0.5, 3]), torch.tensor([-3., -1, 0, 1, 3]), right=True).double(),
+    "searchsorted_2d": lambda: torch.searchsorted(torch.sort(S([2, 6])).values, S([2, 3], 0.7, 0.1)).double(),
+    "searchsorted_right": lambda: torch.searchsorted(torch.tensor([1., 3, 5, 7, 9]), torch.tensor([[3., 6, 9], [3, 6, 9]]), side="right").double(),
+    "searchsorted_sorter": lambda: torch.searchsorted(torch.tensor([5., 1, 9, 3, 7]), torch.tensor([4., 9]), sorter=L([1, 3, 0, 4, 2])).double(),
+    # Top-level nn functions (libtorch's at:: signatures).
+    "nll_loss_weight_ignore_sum": lambda: torch.nn.functional.nll_loss(torch.log_softmax(S([5, 3]), 1), L([0, 2, 1, 1, 2]), weight=torch.tensor([0.2, 1.0, 3.0]), ignore_index=1, reduction="sum"),
+    "mse_loss_none": lambda: F.mse_loss(S([2, 3]), S([2, 3], 0.5, 0.3), reduction="none"),
+    "smooth_l1_loss_beta": lambda: F.smooth_l1_loss(S([8]) * 2, S([8], 0.5, 0.3), beta=0.5),
+    "binary_cross_entropy_weight": lambda: F.binary_cross_entropy(torch.sigmoid(S([6])), (S([6], 0.9, 0.4) > 0).double(), weight=S([6], 0.2, 1.0)),
+    "gelu_tanh": lambda: F.gelu(S([7]) * 3, approximate="tanh"),
+    "layer_norm_affine": lambda: F.layer_norm(S([2, 3, 4]), [3, 4], S([3, 4], 0.3, 0.7), S([3, 4], 0.2, 0.1)),
+    "embedding_padding": lambda: F.embedding(L([[0, 2], [3, 2]]), S([4, 3]), padding_idx=2),
+    "pad_reflect": lambda: F.pad(S([1, 2, 5]), [1, 2], mode="reflect"),
+    "pad_constant_value": lambda: F.pad(S([2, 3]), [1, 0, 0, 2], value=0.5),
+    "threshold": lambda: F.threshold(S([9]), 0.1, 20.0),
+    "hardtanh": lambda: F.hardtanh(S([9]), -0.5, 0.5),
+    "interpolate_nearest_scale2": lambda: F.interpolate(S([1, 2, 3, 4]), scale_factor=2.0, mode="nearest"),
+    "interpolate_bilinear_size": lambda: F.interpolate(S([1, 2, 3, 4]), size=(5, 7), mode="bilinear", align_corners=False),
+}
+
+
+def fmt(xs):
+    return ", ".join(repr(float(x)) for x in xs)
+
+
+with open(__file__.replace("gen_libtorch_goldens.py", "libtorch_goldens.h"), "w") as out:
+    out.write(f"// Generated by gen_libtorch_goldens.py with PyTorch {torch.__version__}; do not edit.\n")
+    out.write("#pragma once\n#include <cstdint>\n#include <map>\n#include <string>\n#include <vector>\n")
+    out.write("namespace libtorch_goldens {\nstruct Golden {\n  std::vector<int64_t> shape;\n  std::vector<double> values;\n};\n")
+    out.write("inline const std::map<std::string, Golden> kGoldens = {\n")
+    for name, f in CASES.items():
+        y = f().detach().double()
+        shape = ", ".join(str(s) for s in y.shape)
+        out.write(f'    {{"{name}", {{{{{shape}}}, {{{fmt(y.flatten().tolist())}}}}}}},\n')
+    out.write("};\n}  // namespace libtorch_goldens\n")

@@ -1,0 +1,200 @@
+// The libtorch functions added for porting, against PyTorch's outputs
+// (libtorch_goldens.h, from gen_libtorch_goldens.py), spelled as libtorch
+// code spells them; their error paths; their gradients are in the gradcheck
+// table.
+#include <brasa/torch.h>
+
+#include "../test_util.h"
+#include "libtorch_goldens.h"
+
+namespace {
+
+using namespace brasa;
+
+// The inputs the generator builds: sin(arange * a + b), float64.
+Tensor S(std::vector<int64_t> shape, double a = 0.37, double b = 0.1) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return (arange(n, TensorOptions().dtype(kDouble)) * a + b).sin().view(shape);
+}
+Tensor L(std::vector<int64_t> v) { return tensor(v, TensorOptions().dtype(kLong)); }
+Tensor D(std::vector<double> v) { return tensor(v, TensorOptions().dtype(kDouble)); }
+
+void expect_golden(const std::string& name, const Tensor& got) {
+  auto it = libtorch_goldens::kGoldens.find(name);
+  ASSERT_NE(it, libtorch_goldens::kGoldens.end()) << "no golden " << name;
+  EXPECT_EQ(got.sizes().vec(), it->second.shape) << name;
+  Tensor g = got.detach().to(kDouble).contiguous();
+  ASSERT_EQ(static_cast<size_t>(g.numel()), it->second.values.size()) << name;
+  for (size_t i = 0; i < it->second.values.size(); ++i)
+    EXPECT_NEAR(g.data_ptr<double>()[i], it->second.values[i], 1e-10) << name << " at " << i;
+}
+
+TEST(LibtorchFunctions, RearrangingOpsMatchPyTorch) {
+  expect_golden("trace", torch::trace(S({3, 4})));
+  expect_golden("kron", torch::kron(S({2, 3}), S({2, 2}, 0.7, 0.2)));
+  expect_golden("kron_1d_2d", torch::kron(S({3}), S({2, 2}, 0.7, 0.2)));
+  expect_golden("diff_n2_prepend", torch::diff(S({3, 5}), 2, 1, S({3, 1}, 0.9, 0.3)));
+  expect_golden("diff_dim0_append", torch::diff(S({3, 2}), 1, 0, {}, S({2, 2}, 0.5, 0.5)));
+  expect_golden("diff_bool", torch::diff(tensor(std::vector<bool>{true, false, false, true})));
+  expect_golden("rot90_k1", torch::rot90(S({2, 3, 4}), 1, {1, 2}));
+  expect_golden("rot90_km1", torch::rot90(S({2, 3, 4}), -1, {0, 2}));
+  expect_golden("rot90_k2", torch::rot90(S({2, 3, 4}), 2, {0, 1}));
+  expect_golden("diag_embed_offset1", torch::diag_embed(S({2, 3}), 1, 0, 2));
+  expect_golden("diag_embed_offsetm1", torch::diag_embed(S({2, 3}), -1));
+  auto ij = torch::meshgrid({S({3}), S({2}, 0.6)}, "ij");
+  auto xy = torch::meshgrid({S({3}), S({2}, 0.6)}, "xy");
+  expect_golden("meshgrid_ij_0", ij[0]);
+  expect_golden("meshgrid_ij_1", ij[1]);
+  expect_golden("meshgrid_xy_0", xy[0]);
+  expect_golden("meshgrid_xy_1", xy[1]);
+  expect_golden("repeat_interleave_flat", torch::repeat_interleave(S({2, 3}), 2));
+  expect_golden("repeat_interleave_dim1", torch::repeat_interleave(S({2, 3}), L({1, 0, 2}), 1));
+  expect_golden("repeat_interleave_index", torch::repeat_interleave(L({2, 0, 3})));
+  expect_golden("cross_dim1", torch::cross(S({4, 3}), S({4, 3}, 0.5, 0.4), 1));
+  expect_golden("cross_default", torch::cross(S({3, 2}), S({3, 2}, 0.5, 0.4)));
+  expect_golden("cdist_p2", torch::cdist(S({2, 3, 4}), S({2, 5, 4}, 0.6, 0.2)));
+  expect_golden("cdist_p1", torch::cdist(S({2, 3, 4}), S({2, 5, 4}, 0.6, 0.2), 1));
+  expect_golden("cdist_p3", torch::cdist(S({2, 3, 4}), S({2, 5, 4}, 0.6, 0.2), 3));
+  expect_golden("cdist_pinf", torch::cdist(S({2, 3, 4}), S({2, 5, 4}, 0.6, 0.2), INFINITY));
+  expect_golden("cdist_p0",
+                torch::cdist(D({0, 1, 2, 1, 1, 1}).view({2, 3}), D({0, 1, 5}).view({1, 3}), 0));
+  expect_golden("index_copy", torch::index_copy(S({4, 3}), 0, L({3, 0}), S({2, 3}, 0.8, 0.5)));
+  expect_golden("index_fill", torch::index_fill(S({3, 4}), 1, L({0, 2}), -1.5));
+  expect_golden("masked_scatter",
+                torch::masked_scatter(S({3, 4}), S({3, 4}, 1.3, 0.2) > 0, S({12}, 0.4, 0.9)));
+}
+
+TEST(LibtorchFunctions, CountingOpsMatchPyTorch) {
+  expect_golden("median_all", torch::median(S({5, 4})));
+  auto [mv, mi] = torch::median(S({5, 4}), 1);
+  expect_golden("median_dim_values", mv);
+  expect_golden("median_dim_indices", mi);
+  auto [ov, oi] = torch::mode(L({1, 2, 2, 3, 3, 5, 5, 4, 4, 1}).view({2, 5}), 1);
+  expect_golden("mode_values", ov);
+  expect_golden("mode_indices", oi);
+  EXPECT_EQ(ov.scalar_type(), kLong);
+  expect_golden("histc_range", torch::histc(S({50}), 7, -0.5, 0.8));
+  expect_golden("histc_data_range", torch::histc(S({50}), 5));
+  Tensor w = torch::bincount(L({0, 1, 1, 3, 7}), S({5}));
+  expect_golden("bincount_weights", w);
+  EXPECT_EQ(w.scalar_type(), kDouble);
+  EXPECT_EQ(torch::bincount(L({0, 1}), S({2}).to(kFloat)).scalar_type(), kFloat);
+  expect_golden("bincount_minlength", torch::bincount(L({0, 1, 1, 3, 7}), {}, 10));
+  Tensor bounds = D({-3, -1, 0, 1, 3});
+  expect_golden("bucketize_left", torch::bucketize(S({3, 4}) * 5, bounds));
+  expect_golden("bucketize_right", torch::bucketize(D({-3, 0, 0.5, 3}), bounds, false, true));
+  EXPECT_EQ(torch::bucketize(D({1}), bounds, /*out_int32=*/true).scalar_type(), kInt);
+  expect_golden("searchsorted_2d",
+                torch::searchsorted(std::get<0>(torch::sort(S({2, 6}))), S({2, 3}, 0.7, 0.1)));
+  expect_golden("searchsorted_right",
+                torch::searchsorted(D({1, 3, 5, 7, 9}), D({3, 6, 9, 3, 6, 9}).view({2, 3}), false,
+                                    false, "right"));
+  expect_golden("searchsorted_sorter",
+                torch::searchsorted(D({5, 1, 9, 3, 7}), D({4, 9}), false, false, std::nullopt,
+                                    L({1, 3, 0, 4, 2})));
+  EXPECT_EQ(torch::searchsorted(D({1, 3, 5}), Scalar(4.0)).item<int64_t>(), 2);
+}
+
+TEST(LibtorchFunctions, TopLevelNnFunctionsMatchPyTorch) {
+  expect_golden("nll_loss_weight_ignore_sum",
+                torch::nll_loss(torch::log_softmax(S({5, 3}), 1), L({0, 2, 1, 1, 2}),
+                                D({0.2, 1.0, 3.0}), /*reduction=*/2, /*ignore_index=*/1));
+  expect_golden("mse_loss_none", torch::mse_loss(S({2, 3}), S({2, 3}, 0.5, 0.3), torch::kNone));
+  expect_golden("smooth_l1_loss_beta",
+                torch::smooth_l1_loss(S({8}) * 2, S({8}, 0.5, 0.3), torch::kMean, 0.5));
+  expect_golden("binary_cross_entropy_weight",
+                torch::binary_cross_entropy(torch::sigmoid(S({6})),
+                                            (S({6}, 0.9, 0.4) > 0).to(kDouble), S({6}, 0.2, 1.0)));
+  expect_golden("gelu_tanh", torch::gelu(S({7}) * 3, "tanh"));
+  expect_golden("layer_norm_affine",
+                torch::layer_norm(S({2, 3, 4}), {3, 4}, S({3, 4}, 0.3, 0.7), S({3, 4}, 0.2, 0.1)));
+  expect_golden("embedding_padding",
+                torch::embedding(S({4, 3}), L({0, 2, 3, 2}).view({2, 2}), /*padding_idx=*/2));
+  expect_golden("pad_reflect", torch::pad(S({1, 2, 5}), {1, 2}, "reflect"));
+  expect_golden("pad_constant_value", torch::pad(S({2, 3}), {1, 0, 0, 2}, "constant", 0.5));
+  expect_golden("threshold", torch::threshold(S({9}), 0.1, 20.0));
+  expect_golden("hardtanh", torch::hardtanh(S({9}), -0.5, 0.5));
+  namespace F = torch::nn::functional;
+  expect_golden(
+      "interpolate_nearest_scale2",
+      F::interpolate(S({1, 2, 3, 4}),
+                     F::InterpolateFuncOptions().scale_factor({2.0, 2.0}).mode(torch::kNearest)));
+  expect_golden(
+      "interpolate_bilinear_size",
+      F::interpolate(
+          S({1, 2, 3, 4}),
+          F::InterpolateFuncOptions().size({5, 7}).mode(torch::kBilinear).align_corners(false)));
+  // dropout: p = 0 keeps everything, eval keeps everything, p = 1 zeroes.
+  Tensor x = S({10});
+  EXPECT_TRUE(torch::dropout(x, 0.0, true).equal(x));
+  EXPECT_TRUE(torch::dropout(x, 0.7, false).equal(x));
+  EXPECT_EQ(torch::dropout(x, 1.0, true).abs().sum().item<double>(), 0.0);
+}
+
+TEST(LibtorchFunctions, SmallNamesAndDeviceQueries) {
+  EXPECT_EQ(torch::str("a", 1, '-', 2.5), "a1-2.5");
+  torch::optional<int> none = torch::nullopt;
+  EXPECT_FALSE(none.has_value());
+  torch::ExpandingArray<2> k(3);
+  EXPECT_EQ((*k)[0], 3);
+  EXPECT_EQ((*k)[1], 3);
+  torch::ExpandingArray<3> s({1, 2, 3});
+  EXPECT_EQ(IntArrayRef(s).vec(), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_ERROR("ExpandingArray: expected 3 values, got 2", torch::ExpandingArray<3>({1, 2}));
+  EXPECT_EQ(torch::kF32, kFloat);
+  EXPECT_EQ(torch::kI64, kLong);
+  EXPECT_ERROR("Expected 1 == 2 to be true, but got false.", [] { TORCH_CHECK(1 == 2); }());
+  EXPECT_ERROR("custom 7", [] { TORCH_CHECK(false, "custom ", 7); }());
+  // No CUDA device here: the usual device choice compiles and picks the CPU.
+  torch::Device device = torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
+  if (torch::cuda::device_count() == 0) {
+    EXPECT_EQ(device, torch::Device(torch::kCPU));
+    EXPECT_FALSE(torch::cuda::cudnn_is_available());
+  }
+  torch::cuda::manual_seed_all(1);
+  Tensor t = S({3});
+  EXPECT_TRUE(t.to(torch::kCPU).equal(t));  // a device type alone is not ambiguous
+  EXPECT_TRUE(t.to(device).equal(t));
+  EXPECT_TRUE(t.cpu().equal(t));
+}
+
+TEST(LibtorchFunctions, BadInputGetsClearErrors) {
+  EXPECT_ERROR("trace: expected a matrix, but got tensor with dim 3", torch::trace(S({2, 2, 2})));
+  EXPECT_ERROR("diff: order must be non-negative but got -1", torch::diff(S({3}), -1));
+  EXPECT_ERROR("rot90: expected rotation dims to be different", torch::rot90(S({2, 2}), 1, {0, 0}));
+  EXPECT_ERROR("diag_embed: diagonal dimensions cannot be identical",
+               torch::diag_embed(S({3}), 0, 0, 0));
+  EXPECT_ERROR("meshgrid: indexing must be one of \"xy\" or \"ij\"",
+               torch::meshgrid({S({2})}, "yx"));
+  EXPECT_ERROR("repeat_interleave: repeats can not be negative",
+               torch::repeat_interleave(L({1, -1})));
+  EXPECT_ERROR("linalg.cross: inputs dimension 1 must have length 3",
+               torch::cross(S({2, 2}), S({2, 2}), 1));
+  EXPECT_ERROR("cdist only supports at least 2D tensors", torch::cdist(S({3}), S({3})));
+  EXPECT_ERROR("X1 and X2 must have the same number of columns",
+               torch::cdist(S({2, 3}), S({2, 4})));
+  EXPECT_ERROR("index_fill: index out of range for dimension of size 4",
+               torch::index_fill(S({3, 4}), 1, L({4}), 0.0));
+  EXPECT_ERROR(
+      "masked_scatter: expected source to have at least 12 elements",
+      torch::masked_scatter(S({3, 4}), ones({3, 4}, TensorOptions().dtype(kBool)), S({5})));
+  EXPECT_ERROR("bincount only supports 1-d non-negative integral inputs",
+               torch::bincount(L({1, -2})));
+  EXPECT_ERROR("histc: expected a floating-point input", torch::histc(L({1, 2})));
+  EXPECT_ERROR("side and right can't be set to opposites",
+               torch::searchsorted(D({1, 2}), D({1}), false, true, "left"));
+  EXPECT_ERROR("first N-1 dimensions of boundaries tensor and input value tensor must match",
+               torch::searchsorted(S({2, 3}), S({3, 3})));
+  EXPECT_ERROR("median() input tensor cannot be empty", torch::median(zeros({0})));
+  EXPECT_ERROR("pad: unknown mode 'wrap'", torch::pad(S({1, 3}), {1, 1}, "wrap"));
+  EXPECT_ERROR("reduction: expected 0 (None), 1 (Mean) or 2 (Sum), got 5",
+               torch::mse_loss(S({2}), S({2}), 5));
+  EXPECT_ERROR("embedding: sparse gradients are not supported",
+               torch::embedding(S({3, 2}), L({0}), -1, false, true));
+  namespace F = torch::nn::functional;
+  EXPECT_ERROR("interpolate: give either size or scale_factor",
+               F::interpolate(S({1, 1, 2, 2}), F::InterpolateFuncOptions()));
+}
+
+}  // namespace
