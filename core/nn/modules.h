@@ -4,6 +4,7 @@
 #include <brasa/nn/conv3d.h>
 #include <brasa/nn/functional.h>
 #include <brasa/nn/module.h>
+#include <brasa/nn/module_options.h>
 #include <brasa/ops/conv.h>
 
 #include <functional>
@@ -184,7 +185,7 @@ BRASA_MODULE(MaxPool2d);
 
 class ReLUImpl : public Cloneable<ReLUImpl> {
  public:
-  explicit ReLUImpl(bool inplace = false) : Cloneable("ReLU"), inplace_(inplace) {}
+  explicit ReLUImpl(const ReLUOptions& o = {}) : Cloneable("ReLU"), inplace_(o.inplace_) {}
   Tensor forward(const Tensor& x);
   bool inplace_;
 };
@@ -192,7 +193,7 @@ BRASA_MODULE(ReLU);
 
 class DropoutImpl : public Cloneable<DropoutImpl> {
  public:
-  explicit DropoutImpl(double p = 0.5) : Cloneable("Dropout"), p(p) {}
+  explicit DropoutImpl(const DropoutOptions& o = {}) : Cloneable("Dropout"), p(o.p_) {}
   Tensor forward(const Tensor& x);
   void pretty_print(std::ostream& os) const override;
   double p;
@@ -203,6 +204,7 @@ class FlattenImpl : public Cloneable<FlattenImpl> {
  public:
   explicit FlattenImpl(int64_t start_dim = 1, int64_t end_dim = -1)
       : Cloneable("Flatten"), start_dim(start_dim), end_dim(end_dim) {}
+  explicit FlattenImpl(const FlattenOptions& o) : FlattenImpl(o.start_dim_, o.end_dim_) {}
   Tensor forward(const Tensor& x);
   int64_t start_dim, end_dim;
 };
@@ -236,6 +238,7 @@ BRASA_MODULE(Tanh);
 class GELUImpl : public Cloneable<GELUImpl, ActivationImpl> {
  public:
   explicit GELUImpl(std::string approximate = "none");
+  explicit GELUImpl(const GELUOptions& o) : GELUImpl(o.approximate_) {}
 };
 BRASA_MODULE(GELU);
 class SiLUImpl : public Cloneable<SiLUImpl, ActivationImpl> {
@@ -261,37 +264,43 @@ BRASA_MODULE(ReLU6);
 class LeakyReLUImpl : public Cloneable<LeakyReLUImpl, ActivationImpl> {
  public:
   explicit LeakyReLUImpl(double negative_slope = 0.01);
+  explicit LeakyReLUImpl(const LeakyReLUOptions& o) : LeakyReLUImpl(o.negative_slope_) {}
 };
 BRASA_MODULE(LeakyReLU);
 class ELUImpl : public Cloneable<ELUImpl, ActivationImpl> {
  public:
   explicit ELUImpl(double alpha = 1.0);
+  explicit ELUImpl(const ELUOptions& o) : ELUImpl(o.alpha_) {}
 };
 BRASA_MODULE(ELU);
 class SoftplusImpl : public Cloneable<SoftplusImpl, ActivationImpl> {
  public:
   explicit SoftplusImpl(double beta = 1.0, double threshold = 20.0);
+  explicit SoftplusImpl(const SoftplusOptions& o) : SoftplusImpl(o.beta_, o.threshold_) {}
 };
 BRASA_MODULE(Softplus);
 class HardtanhImpl : public Cloneable<HardtanhImpl, ActivationImpl> {
  public:
   explicit HardtanhImpl(double min_val = -1.0, double max_val = 1.0);
+  explicit HardtanhImpl(const HardtanhOptions& o) : HardtanhImpl(o.min_val_, o.max_val_) {}
 };
 BRASA_MODULE(Hardtanh);
 class SoftmaxImpl : public Cloneable<SoftmaxImpl, ActivationImpl> {
  public:
   explicit SoftmaxImpl(int64_t dim);
+  explicit SoftmaxImpl(const SoftmaxOptions& o) : SoftmaxImpl(o.dim_) {}
 };
 BRASA_MODULE(Softmax);
 class LogSoftmaxImpl : public Cloneable<LogSoftmaxImpl, ActivationImpl> {
  public:
   explicit LogSoftmaxImpl(int64_t dim);
+  explicit LogSoftmaxImpl(const LogSoftmaxOptions& o) : LogSoftmaxImpl(o.dim_) {}
 };
 BRASA_MODULE(LogSoftmax);
 
 class Dropout2dImpl : public Cloneable<Dropout2dImpl> {
  public:
-  explicit Dropout2dImpl(double p = 0.5) : Cloneable("Dropout2d"), p(p) {}
+  explicit Dropout2dImpl(const Dropout2dOptions& o = {}) : Cloneable("Dropout2d"), p(o.p_) {}
   Tensor forward(const Tensor& x);
   double p;
 };
@@ -355,11 +364,15 @@ class BatchNorm2dImpl : public Cloneable<BatchNorm2dImpl, BatchNormImpl> {
   BatchNorm2dImpl(int64_t n) : BatchNorm2dImpl(BatchNormOptions(n)) {}
 };
 BRASA_MODULE(BatchNorm2d);
+using BatchNorm1dOptions = BatchNormOptions;
+using BatchNorm2dOptions = BatchNormOptions;
 
 class LayerNormImpl : public Cloneable<LayerNormImpl> {
  public:
   explicit LayerNormImpl(std::vector<int64_t> normalized_shape, double eps = 1e-5,
                          bool elementwise_affine = true);
+  explicit LayerNormImpl(const LayerNormOptions& o)
+      : LayerNormImpl(o.normalized_shape_, o.eps_, o.elementwise_affine_) {}
   LayerNormImpl(const LayerNormImpl& o)
       : LayerNormImpl(o.normalized_shape, o.eps, o.weight.defined()) {}
   Tensor forward(const Tensor& x);
@@ -373,6 +386,8 @@ BRASA_MODULE(LayerNorm);
 class GroupNormImpl : public Cloneable<GroupNormImpl> {
  public:
   GroupNormImpl(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
+  explicit GroupNormImpl(const GroupNormOptions& o)
+      : GroupNormImpl(o.num_groups_, o.num_channels_, o.eps_, o.affine_) {}
   GroupNormImpl(const GroupNormImpl& o)
       : GroupNormImpl(o.num_groups, o.num_channels, o.eps, o.weight.defined()) {}
   Tensor forward(const Tensor& x);

@@ -83,7 +83,7 @@ class Optimizer {
 };
 
 struct SGDOptions : OptimizerOptions {
-  explicit SGDOptions(double lr) : lr_(lr) {}
+  SGDOptions(double lr) : lr_(lr) {}
   SGDOptions& lr(double v) {
     lr_ = v;
     return *this;
@@ -127,7 +127,7 @@ class SGD : public Optimizer {
 };
 
 struct AdamOptions : OptimizerOptions {
-  explicit AdamOptions(double lr = 1e-3) : lr_(lr) {}
+  AdamOptions(double lr = 1e-3) : lr_(lr) {}
   AdamOptions& lr(double v) {
     lr_ = v;
     return *this;
@@ -177,9 +177,23 @@ class Adam : public Optimizer {
 };
 
 struct AdamWOptions : AdamOptions {
-  explicit AdamWOptions(double lr = 1e-3) : AdamOptions(lr) { weight_decay_ = 1e-2; }
+  AdamWOptions(double lr = 1e-3) : AdamOptions(lr) { weight_decay_ = 1e-2; }
+  // The setters return AdamWOptions, so that a chain stays AdamW's options.
+  AdamWOptions& lr(double v) { return set(&AdamOptions::lr, v); }
+  AdamWOptions& betas(std::tuple<double, double> v) { return set(&AdamOptions::betas, v); }
+  AdamWOptions& eps(double v) { return set(&AdamOptions::eps, v); }
+  AdamWOptions& weight_decay(double v) { return set(&AdamOptions::weight_decay, v); }
+  AdamWOptions& amsgrad(bool v) { return set(&AdamOptions::amsgrad, v); }
+  AdamWOptions& maximize(bool v) { return set(&AdamOptions::maximize, v); }
   std::unique_ptr<OptimizerOptions> clone() const override {
     return std::make_unique<AdamWOptions>(*this);
+  }
+
+ private:
+  template <class V>
+  AdamWOptions& set(AdamOptions& (AdamOptions::*setter)(V), V v) {
+    (this->*setter)(v);
+    return *this;
   }
 };
 class AdamW : public Adam {
@@ -188,7 +202,7 @@ class AdamW : public Adam {
 };
 
 struct RMSpropOptions : OptimizerOptions {
-  explicit RMSpropOptions(double lr = 1e-2) : lr_(lr) {}
+  RMSpropOptions(double lr = 1e-2) : lr_(lr) {}
   RMSpropOptions& lr(double v) {
     lr_ = v;
     return *this;
@@ -229,7 +243,7 @@ class RMSprop : public Optimizer {
 };
 
 struct AdagradOptions : OptimizerOptions {
-  explicit AdagradOptions(double lr = 1e-2) : lr_(lr) {}
+  AdagradOptions(double lr = 1e-2) : lr_(lr) {}
   AdagradOptions& lr(double v) {
     lr_ = v;
     return *this;

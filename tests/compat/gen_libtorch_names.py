@@ -39,7 +39,7 @@ def read(path):
 def module_names():
     names = set()
     for p in glob.glob(f"{API}/nn/modules/**/*.h", recursive=True):
-        names |= set(re.findall(r"TORCH_MODULE\((\w+)\)", read(p)))
+        names |= {n for n in re.findall(r"TORCH_MODULE\((\w+)\)", read(p)) if len(n) > 1}
     return sorted(names)
 
 
