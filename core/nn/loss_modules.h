@@ -5,20 +5,17 @@
 // forward(input, target) returns what the nn::functional loss does.
 #include <brasa/nn/functional.h>
 #include <brasa/nn/module.h>
+#include <brasa/nn/module_options.h>
 
 #include <ostream>
 
 namespace brasa::nn {
 
 // Options of a loss that only reduces.
-#define BRASA_REDUCTION_OPTIONS(Name)            \
-  struct Name {                                  \
-    Name(Reduction r = kMean) : reduction_(r) {} \
-    Name& reduction(Reduction r) {               \
-      reduction_ = r;                            \
-      return *this;                              \
-    }                                            \
-    Reduction reduction_;                        \
+#define BRASA_REDUCTION_OPTIONS(Name)                                   \
+  struct Name {                                                         \
+    Name(Reduction r = kMean) : reduction_(r) {} /* NOLINT: implicit */ \
+    BRASA_ARG(Reduction, reduction);                                    \
   }
 BRASA_REDUCTION_OPTIONS(MSELossOptions);
 BRASA_REDUCTION_OPTIONS(L1LossOptions);
@@ -31,75 +28,28 @@ using NLLLossOptions = functional::NLLLossOptions;
 using CrossEntropyLossOptions = functional::NLLLossOptions;
 
 struct BCELossOptions {
-  BCELossOptions& weight(Tensor w) {
-    weight_ = std::move(w);
-    return *this;
-  }
-  BCELossOptions& reduction(Reduction r) {
-    reduction_ = r;
-    return *this;
-  }
-  Tensor weight_;
-  Reduction reduction_ = kMean;
+  BRASA_ARG(Tensor, weight);
+  BRASA_ARG(Reduction, reduction, kMean);
 };
-
 struct BCEWithLogitsLossOptions {
-  BCEWithLogitsLossOptions& weight(Tensor w) {
-    weight_ = std::move(w);
-    return *this;
-  }
-  BCEWithLogitsLossOptions& pos_weight(Tensor w) {
-    pos_weight_ = std::move(w);
-    return *this;
-  }
-  BCEWithLogitsLossOptions& reduction(Reduction r) {
-    reduction_ = r;
-    return *this;
-  }
-  Tensor weight_, pos_weight_;
-  Reduction reduction_ = kMean;
+  BRASA_ARG(Tensor, weight);
+  BRASA_ARG(Tensor, pos_weight);
+  BRASA_ARG(Reduction, reduction, kMean);
 };
-
 struct SmoothL1LossOptions {
-  SmoothL1LossOptions(Reduction r = kMean) : reduction_(r) {}
-  SmoothL1LossOptions& reduction(Reduction r) {
-    reduction_ = r;
-    return *this;
-  }
-  SmoothL1LossOptions& beta(double b) {
-    beta_ = b;
-    return *this;
-  }
-  Reduction reduction_;
-  double beta_ = 1.0;
+  SmoothL1LossOptions(Reduction r = kMean) : reduction_(r) {}  // NOLINT
+  BRASA_ARG(Reduction, reduction);
+  BRASA_ARG(double, beta, 1.0);
 };
-
 struct HuberLossOptions {
-  HuberLossOptions(Reduction r = kMean) : reduction_(r) {}
-  HuberLossOptions& reduction(Reduction r) {
-    reduction_ = r;
-    return *this;
-  }
-  HuberLossOptions& delta(double d) {
-    delta_ = d;
-    return *this;
-  }
-  Reduction reduction_;
-  double delta_ = 1.0;
+  HuberLossOptions(Reduction r = kMean) : reduction_(r) {}  // NOLINT
+  BRASA_ARG(Reduction, reduction);
+  BRASA_ARG(double, delta, 1.0);
 };
-
 struct KLDivLossOptions {
-  KLDivLossOptions(Reduction r = kMean) : reduction_(r) {}
-  KLDivLossOptions& reduction(Reduction r) {
-    reduction_ = r;
-    return *this;
-  }
-  KLDivLossOptions& log_target(bool v) {
-    log_target_ = v;
-    return *this;
-  }
-  Reduction reduction_;
-  bool log_target_ = false;
+  KLDivLossOptions(Reduction r = kMean) : reduction_(r) {}  // NOLINT
+  BRASA_ARG(Reduction, reduction);
+  BRASA_ARG(bool, log_target, false);
 };
 
 // One loss module: its options, and forward(input, target).

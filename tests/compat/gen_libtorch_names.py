@@ -132,6 +132,8 @@ def main():
         for i, (category, ns, n) in enumerate(rows):
             if (ns, n) in have:
                 out.write(f"namespace probe_{i} {{ using {ns}::{n}; }}\n")
+    subprocess.run(["clang-format", "-i", os.path.join(HERE, "libtorch_names_present.inc")],
+                   check=True)
     for category, _, _ in CATEGORIES:
         total = sum(1 for r in rows if r[0] == category)
         got = sum(1 for r in rows if r[0] == category and (r[1], r[2]) in have)
