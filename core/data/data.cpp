@@ -19,8 +19,8 @@ TensorDataset::TensorDataset(Tensor data, Tensor targets)
 }
 
 Example<> TensorDataset::get(int64_t i) const {
-  BRASA_CHECK(i >= 0 && i < size(), "TensorDataset: index ", i,
-              " out of range for a dataset of size ", size());
+  BRASA_CHECK(i >= 0 && i < data_.size(0), "TensorDataset: index ", i,
+              " out of range for a dataset of size ", data_.size(0));
   return {data_[i], targets_[i]};
 }
 

@@ -32,7 +32,8 @@ class TensorDataset {
   Example<> get(int64_t i) const;
   // A whole batch at once (rows gathered with index_select).
   Example<> get_batch(const std::vector<int64_t>& indices) const;
-  int64_t size() const { return data_.size(0); }
+  // As libtorch: an optional, which a sized dataset always fills.
+  std::optional<size_t> size() const { return static_cast<size_t>(data_.size(0)); }
   // dataset.map(transform): the transform applies to every batch.
   template <class T>
   auto map(T transform) const;
@@ -46,9 +47,8 @@ class TensorDataset {
 namespace detail {
 // Stacks the data and the targets of `examples` along a new dim 0.
 Example<> stack_examples(const std::vector<Example<>>& examples);
-// A dataset's size() as an int64_t: ours return one, libtorch-style
-// datasets an optional<size_t> (which must hold a value to be loaded).
-inline int64_t size_of(int64_t n) { return n; }
+// A dataset's size() (an optional<size_t>, as in libtorch, which must hold a
+// value to be loaded) as an int64_t.
 inline int64_t size_of(std::optional<size_t> n) {
   BRASA_CHECK(
       n.has_value(),

@@ -57,7 +57,7 @@ template <class Dataset, class Transform>
 class MapDataset {
  public:
   MapDataset(Dataset d, Transform t) : dataset_(std::move(d)), transform_(std::move(t)) {}
-  int64_t size() const { return detail::size_of(dataset_.size()); }
+  std::optional<size_t> size() const { return dataset_.size(); }
   Example<> get_batch(const std::vector<int64_t>& indices) const {
     return transform_(dataset_.get_batch(indices));
   }

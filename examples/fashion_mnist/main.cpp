@@ -199,7 +199,7 @@ double evaluate(const Job& job, Model& model, const data::TensorDataset& test, d
   model.eval();
   double loss_sum = 0, correct = 0;
   // Each rank evaluates its share of the test set.
-  const int64_t n = test.size(), B = 1000;
+  const int64_t n = static_cast<int64_t>(test.size().value()), B = 1000;
   const int64_t begin = n * job.rank / job.world, end = n * (job.rank + 1) / job.world;
   for (int64_t s = begin; s < end; s += B) {
     int64_t len = std::min(B, end - s);
