@@ -41,6 +41,7 @@
 #include <brasa/ops/unary.h>
 #include <brasa/serialize/dlpack.h>
 #include <brasa/serialize/npy.h>
+#include <brasa/serialize/pt_format.h>
 #include <brasa/tensor/indexing.h>
 #include <brasa/tensor/tensor.h>
 #include <brasa/util/launch_env.h>

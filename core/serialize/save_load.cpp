@@ -1,5 +1,9 @@
 #include <brasa/autograd/grad_mode.h>
+#include <brasa/serialize/pt_format.h>
 #include <brasa/serialize/save_load.h>
+#include <brasa/serialize/zip_archive.h>
+
+#include <fstream>
 
 namespace brasa {
 
@@ -20,7 +24,29 @@ void save(const std::vector<Tensor>& tensors, const std::string& path) {
   serialize::save_safetensors(path, d, {{"format", "brasa.tensors"}});
 }
 
+namespace {
+// PyTorch's .pt files are zip archives; Brasa's are safetensors.
+bool is_pt_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[4] = {};
+  return in.read(head, 4) && serialize::looks_like_zip(std::string_view(head, 4));
+}
+IValue load_pt_file(const std::string& path) {
+  return serialize::load_pt(serialize::read_whole_file(path), path);
+}
+}  // namespace
+
 void load(std::vector<Tensor>& tensors, const std::string& path) {
+  if (is_pt_file(path)) {
+    IValue v = load_pt_file(path);
+    if (v.isTensor()) {
+      tensors = {v.toTensor()};
+    } else {
+      BRASA_CHECK(v.isTensorList(), "load: '", path, "' holds no tensor or list of tensors");
+      tensors = v.toTensorVector();
+    }
+    return;
+  }
   serialize::Metadata meta;
   auto d = serialize::load_safetensors(path, &meta);
   tensors.clear();
@@ -37,7 +63,15 @@ void save(const nn::Module& module, const std::string& path) {
 }
 
 void load(nn::Module& module, const std::string& path) {
-  auto d = serialize::load_safetensors(path);
+  serialize::TensorDict d;
+  if (is_pt_file(path)) {
+    IValue v = load_pt_file(path);
+    BRASA_CHECK(v.isGenericDict(), "load: '", path,
+                "' holds no state_dict (a dict of tensors) to load into ", module.name());
+    for (const auto& [k, t] : v.toTensorItems()) d.insert(k, t);
+  } else {
+    d = serialize::load_safetensors(path);
+  }
   try {
     module.load_state_dict(d, /*strict=*/true);
   } catch (const Error& e) {
