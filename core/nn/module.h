@@ -76,6 +76,19 @@ class Module : public std::enable_shared_from_this<Module> {
     register_module(std::move(name), holder.ptr());
     return holder;
   }
+  // This module as a `M` (an Impl class, or a holder such as nn::Linear for its
+  // Impl), or null when it is not one.
+  template <class M>
+  auto* as() noexcept {
+    if constexpr (requires { typename M::ContainedType; })
+      return dynamic_cast<typename M::ContainedType*>(this);
+    else
+      return dynamic_cast<M*>(this);
+  }
+  template <class M>
+  const auto* as() const noexcept {
+    return const_cast<Module*>(this)->as<M>();
+  }
   // Replaces a registered submodule (Sequential, ModuleList use it).
   void replace_module(const std::string& name, std::shared_ptr<Module> module);
 

@@ -704,6 +704,11 @@ class FunctionalImpl : public Cloneable<FunctionalImpl> {
  public:
   explicit FunctionalImpl(std::function<Tensor(const Tensor&)> fn)
       : Cloneable("Functional"), fn_(std::move(fn)) {}
+  // Functional(torch::leaky_relu, 0.2): fn(input, args...), the arguments bound here.
+  template <class Fn, class Arg, class... Args>
+  FunctionalImpl(Fn fn, Arg arg, Args... args)
+      : FunctionalImpl(std::function<Tensor(const Tensor&)>(
+            [fn, arg, args...](const Tensor& x) { return fn(x, arg, args...); })) {}
   Tensor forward(const Tensor& x) { return fn_(x); }
 
  private:

@@ -137,6 +137,8 @@ Tensor scan_impl(const char* op, const Tensor& x, int64_t dim, std::optional<Sca
 using autograd::BackwardName;
 using autograd::FormulaNode;
 using autograd::variable_list;
+// libtorch names the whole-tensor sum and mean ...Backward0, those over dims ...Backward1.
+const BackwardName kSumAllBackward("SumBackward0"), kMeanAllBackward("MeanBackward0");
 const BackwardName kSumBackward("SumBackward1"), kMeanBackward("MeanBackward1"),
     kProdBackward("ProdBackward1"), kMaxDimBackward("MaxBackward0"), kAmaxBackward("AmaxBackward0"),
     kVarBackward("VarBackward0"), kStdBackward("StdBackward0"), kNormBackward("NormBackward1"),
@@ -186,11 +188,9 @@ void record_reduction(autograd::Recorder& r, const Tensor& x, const Tensor& out,
   });
 }
 
-}  // namespace
-
-Tensor sum(const Tensor& x, std::optional<ScalarType> dtype) { return sum(x, {}, false, dtype); }
-Tensor sum(const Tensor& x, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
-  autograd::Recorder r(kSumBackward, x);
+Tensor sum_named(const BackwardName& name, const Tensor& x, IntArrayRef dim, bool keepdim,
+                 std::optional<ScalarType> dtype) {
+  autograd::Recorder r(name, x);
   Tensor out = sum_impl("sum", x, dim, keepdim, sum_dtype(x, dtype));
   record_reduction(
       r, x, out, dim, keepdim, false, false,
@@ -198,14 +198,14 @@ Tensor sum(const Tensor& x, IntArrayRef dim, bool keepdim, std::optional<ScalarT
   return out;
 }
 
-Tensor mean(const Tensor& x, std::optional<ScalarType> dtype) { return mean(x, {}, false, dtype); }
-Tensor mean(const Tensor& x, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+Tensor mean_named(const BackwardName& name, const Tensor& x, IntArrayRef dim, bool keepdim,
+                  std::optional<ScalarType> dtype) {
   ScalarType t = dtype.value_or(x.dtype());
   BRASA_CHECK(isFloatingType(t),
               "mean(): could not infer output dtype. Input dtype must be either a floating point "
               "or complex dtype. Got: ",
               t);
-  autograd::Recorder r(kMeanBackward, x);
+  autograd::Recorder r(name, x);
   Tensor s = sum_impl("mean", x, dim, keepdim, t);
   int64_t count = s.numel() == 0 ? 0 : x.numel() / s.numel();
   if (s.numel() == 0 && x.numel() == 0) return s;
@@ -215,6 +215,20 @@ Tensor mean(const Tensor& x, IntArrayRef dim, bool keepdim, std::optional<Scalar
                      return g / static_cast<double>(count);
                    });
   return out;
+}
+}  // namespace
+
+Tensor sum(const Tensor& x, std::optional<ScalarType> dtype) {
+  return sum_named(kSumAllBackward, x, {}, false, dtype);
+}
+Tensor sum(const Tensor& x, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return sum_named(kSumBackward, x, dim, keepdim, dtype);
+}
+Tensor mean(const Tensor& x, std::optional<ScalarType> dtype) {
+  return mean_named(kMeanAllBackward, x, {}, false, dtype);
+}
+Tensor mean(const Tensor& x, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return mean_named(kMeanBackward, x, dim, keepdim, dtype);
 }
 
 Tensor prod(const Tensor& x, std::optional<ScalarType> dtype) {

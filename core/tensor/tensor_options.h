@@ -4,6 +4,7 @@
 #include <brasa/tensor/scalar_type.h>
 
 #include <optional>
+#include <ostream>
 
 namespace brasa {
 
@@ -57,6 +58,14 @@ struct TensorOptions {
   bool requires_grad_ = false;
   bool pinned_ = false;
 };
+
+// As libtorch prints them.
+inline std::ostream& operator<<(std::ostream& os, const TensorOptions& o) {
+  return os << "TensorOptions(dtype=" << o.dtype() << (o.has_dtype() ? "" : " (default)")
+            << ", device=" << o.device() << (o.has_device() ? "" : " (default)")
+            << ", layout=Strided, requires_grad=" << (o.requires_grad() ? "true" : "false")
+            << ", pinned_memory=" << (o.pinned_memory() ? "true" : "false") << ")";
+}
 
 inline TensorOptions dtype(ScalarType t) { return TensorOptions().dtype(t); }
 inline TensorOptions device(Device d) { return TensorOptions().device(d); }

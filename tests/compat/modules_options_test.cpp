@@ -4,6 +4,7 @@
 #include <brasa/torch.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <type_traits>
 
 namespace {
@@ -93,6 +94,56 @@ TEST(LibtorchModules, OptimizerOptionsAsLibtorchWritesThem) {
   torch::optim::AdamW adamw(net->parameters(), adamw_options);
   EXPECT_EQ(adamw_options.weight_decay_, 0.05);
   EXPECT_EQ(adamw.param_groups()[0].options().get_lr(), 1e-2);
+}
+
+TEST(LibtorchModules, ModuleAsFunctionalWithArgumentsAndPrintedOptions) {
+  auto lin = nn::Linear(2, 3);
+  std::shared_ptr<nn::Module> base = lin.ptr();
+  EXPECT_EQ(base->as<nn::Linear>(), lin.get());      // a holder names its Impl
+  EXPECT_EQ(base->as<nn::LinearImpl>(), lin.get());  // or the Impl itself
+  EXPECT_EQ(base->as<nn::Conv2d>(), nullptr);
+  torch::Tensor x = S({2, 3});
+  nn::Functional leaky(torch::leaky_relu, 0.2);  // fn(input, 0.2)
+  expect_same(leaky(x), F::leaky_relu(x, 0.2));
+  nn::Functional clamp(torch::hardtanh, -0.1, 0.1);
+  expect_same(clamp(x), F::hardtanh(x, -0.1, 0.1));
+  std::ostringstream os;
+  os << torch::TensorOptions().dtype(torch::kDouble).requires_grad(true);
+  EXPECT_EQ(os.str(),
+            "TensorOptions(dtype=Double, device=cpu (default), layout=Strided, requires_grad=true, "
+            "pinned_memory=false)");
+}
+
+// grad_fn()->name() as libtorch 1.13 names the nodes (checked with PyTorch 1.13).
+TEST(LibtorchAutograd, GradFnNames) {
+  auto a = torch::ones({2, 2}, torch::requires_grad()),
+       b = torch::ones({2, 2}, torch::requires_grad());
+  const std::vector<std::pair<std::string, torch::Tensor>> cases = {
+      {"AddBackward0", a + b},
+      {"MulBackward0", a * b},
+      {"SubBackward0", a - b},
+      {"DivBackward0", a / b},
+      {"SumBackward0", a.sum()},
+      {"SumBackward1", a.sum(1)},
+      {"MeanBackward0", a.mean()},
+      {"MeanBackward1", a.mean(1)},
+      {"MmBackward0", a.mm(b)},
+      {"ReluBackward0", torch::relu(a)},
+      {"ViewBackward0", a.view({4})},
+      {"TBackward0", a.t()},
+      {"ExpBackward0", a.exp()},
+      {"LogSoftmaxBackward0", torch::log_softmax(a, 1)},
+      {"SigmoidBackward0", a.sigmoid()},
+      {"TanhBackward0", a.tanh()},
+      {"NegBackward0", -a},
+      {"CloneBackward0", a.clone()},
+      {"SelectBackward0", a.select(0, 1)},
+      {"UnsqueezeBackward0", a.unsqueeze(0)},
+      {"CatBackward0", torch::cat({a, b})}};
+  for (const auto& [name, t] : cases) {
+    ASSERT_TRUE(t.grad_fn()) << name;
+    EXPECT_EQ(t.grad_fn()->name(), name);
+  }
 }
 
 }  // namespace
