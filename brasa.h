@@ -12,6 +12,7 @@
 #include <brasa/data/transforms.h>
 #include <brasa/device/cuda_status.h>
 #include <brasa/multiprocessing/multiprocessing.h>
+#include <brasa/nn/activations.h>
 #include <brasa/nn/aten_functions.h>
 #include <brasa/nn/functional.h>
 #include <brasa/nn/init.h>

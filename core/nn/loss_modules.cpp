@@ -1,5 +1,8 @@
+#include <brasa/nn/activations.h>
 #include <brasa/nn/loss_modules.h>
 #include <brasa/ops/binary.h>
+
+#include <cmath>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/unary.h>
 
@@ -44,6 +47,109 @@ Tensor F::huber_loss(const Tensor& input, const Tensor& target, const HuberLossF
 }
 Tensor F::kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& o) {
   return kl_div(input, target, o.reduction_, o.log_target_);
+}
+
+namespace {
+Tensor reduced(const Tensor& per, Reduction r) {
+  return r == Reduction::None ? per : r == Reduction::Sum ? per.sum() : per.mean();
+}
+}  // namespace
+
+Tensor F::margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                              const MarginRankingLossFuncOptions& o) {
+  return reduced((-target * (input1 - input2) + o.margin_).clamp_min(0), o.reduction_);
+}
+
+Tensor F::hinge_embedding_loss(const Tensor& input, const Tensor& target,
+                               const HingeEmbeddingLossFuncOptions& o) {
+  Tensor margin_part = where(target.ne(1), (o.margin_ - input).clamp_min(0), Scalar(0.0));
+  Tensor self_part = where(target.ne(-1), input, Scalar(0.0));
+  return reduced(margin_part + self_part, o.reduction_);
+}
+
+Tensor F::cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                                const CosineEmbeddingLossFuncOptions& o) {
+  BRASA_CHECK(input1.sizes() == input2.sizes(), "cosine_embedding_loss: the inputs ",
+              input1.sizes(), " and ", input2.sizes(), " must have the same shape");
+  const int64_t d = input1.dim() - 1;
+  constexpr double kEps = 1e-12;
+  Tensor dot = (input1 * input2).sum({d});
+  Tensor mag1 = (input1 * input1).sum({d}) + kEps, mag2 = (input2 * input2).sum({d}) + kEps;
+  Tensor cos = dot / (mag1 * mag2).sqrt();
+  Tensor loss = where(target.eq(1), 1 - cos, Scalar(0.0)) +
+                where(target.eq(-1), (cos - o.margin_).clamp_min(0), Scalar(0.0));
+  return reduced(loss, o.reduction_);
+}
+
+Tensor F::pairwise_distance(const Tensor& x1, const Tensor& x2,
+                            const PairwiseDistanceFuncOptions& o) {
+  const int64_t d = std::max(x1.dim(), x2.dim()) - 1;
+  return (x1 - x2 + o.eps_).norm(Scalar(o.p_), {d}, o.keepdim_);
+}
+
+Tensor F::cosine_similarity(const Tensor& x1, const Tensor& x2,
+                            const CosineSimilarityFuncOptions& o) {
+  return cosine_similarity(x1, x2, o.dim_, o.eps_);
+}
+
+Tensor F::triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                              const TripletMarginLossFuncOptions& o) {
+  auto d = [&](const Tensor& a, const Tensor& b) {
+    return pairwise_distance(a, b, PairwiseDistanceFuncOptions().p(o.p_).eps(o.eps_));
+  };
+  Tensor d_ap = d(anchor, positive), d_an = d(anchor, negative);
+  if (o.swap_) d_an = minimum(d_an, d(positive, negative));
+  return reduced((o.margin_ + d_ap - d_an).clamp_min(0), o.reduction_);
+}
+
+Tensor F::poisson_nll_loss(const Tensor& input, const Tensor& target,
+                           const PoissonNLLLossFuncOptions& o) {
+  Tensor loss =
+      o.log_input_ ? input.exp() - target * input : input - target * (input + o.eps_).log();
+  if (o.full_) {  // Stirling's approximation of log(target!), where target > 1
+    Tensor stirling = target * target.log() - target + (2 * M_PI * target).log() * 0.5;
+    loss = loss + where(target > 1, stirling, Scalar(0.0));
+  }
+  return reduced(loss, o.reduction_);
+}
+
+Tensor F::multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
+                                      const MultilabelSoftMarginLossFuncOptions& o) {
+  BRASA_CHECK(input.dim() == 2 && input.sizes() == target.sizes(),
+              "multilabel_soft_margin_loss: expected input and target of one shape [N, C], got ",
+              input.sizes(), " and ", target.sizes());
+  Tensor loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input));
+  if (o.weight_.defined()) loss = loss * o.weight_;
+  loss = loss.sum({1}) / input.size(1);
+  return reduced(loss, o.reduction_);
+}
+
+Tensor MarginRankingLossImpl::forward(const Tensor& input1, const Tensor& input2,
+                                      const Tensor& target) {
+  return F::margin_ranking_loss(input1, input2, target, options);
+}
+Tensor CosineEmbeddingLossImpl::forward(const Tensor& input1, const Tensor& input2,
+                                        const Tensor& target) {
+  return F::cosine_embedding_loss(input1, input2, target, options);
+}
+Tensor TripletMarginLossImpl::forward(const Tensor& anchor, const Tensor& positive,
+                                      const Tensor& negative) {
+  return F::triplet_margin_loss(anchor, positive, negative, options);
+}
+Tensor PairwiseDistanceImpl::forward(const Tensor& x1, const Tensor& x2) {
+  return F::pairwise_distance(x1, x2, options);
+}
+Tensor CosineSimilarityImpl::forward(const Tensor& x1, const Tensor& x2) {
+  return F::cosine_similarity(x1, x2, options);
+}
+Tensor HingeEmbeddingLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return F::hinge_embedding_loss(input, target, options);
+}
+Tensor PoissonNLLLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return F::poisson_nll_loss(input, target, options);
+}
+Tensor MultiLabelSoftMarginLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return F::multilabel_soft_margin_loss(input, target, options);
 }
 
 Tensor MSELossImpl::forward(const Tensor& input, const Tensor& target) {

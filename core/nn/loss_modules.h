@@ -52,6 +52,42 @@ struct KLDivLossOptions {
   BRASA_ARG(bool, log_target, false);
 };
 
+struct MarginRankingLossOptions {
+  BRASA_ARG(double, margin, 0.0);
+  BRASA_ARG(Reduction, reduction, kMean);
+};
+struct HingeEmbeddingLossOptions {
+  BRASA_ARG(double, margin, 1.0);
+  BRASA_ARG(Reduction, reduction, kMean);
+};
+using CosineEmbeddingLossOptions = MarginRankingLossOptions;
+struct TripletMarginLossOptions {
+  BRASA_ARG(double, margin, 1.0);
+  BRASA_ARG(double, p, 2.0);
+  BRASA_ARG(double, eps, 1e-6);
+  BRASA_ARG(bool, swap, false);
+  BRASA_ARG(Reduction, reduction, kMean);
+};
+struct PoissonNLLLossOptions {
+  BRASA_ARG(bool, log_input, true);
+  BRASA_ARG(bool, full, false);
+  BRASA_ARG(double, eps, 1e-8);
+  BRASA_ARG(Reduction, reduction, kMean);
+};
+struct MultiLabelSoftMarginLossOptions {
+  BRASA_ARG(Tensor, weight);
+  BRASA_ARG(Reduction, reduction, kMean);
+};
+struct PairwiseDistanceOptions {
+  BRASA_ARG(double, p, 2.0);
+  BRASA_ARG(double, eps, 1e-6);
+  BRASA_ARG(bool, keepdim, false);
+};
+struct CosineSimilarityOptions {
+  BRASA_ARG(int64_t, dim, 1);
+  BRASA_ARG(double, eps, 1e-8);
+};
+
 // One loss module: its options, and forward(input, target).
 #define BRASA_LOSS_MODULE(Name)                                                            \
   class Name##Impl : public Cloneable<Name##Impl> {                                        \
@@ -74,7 +110,32 @@ BRASA_LOSS_MODULE(BCEWithLogitsLoss);
 BRASA_LOSS_MODULE(SmoothL1Loss);
 BRASA_LOSS_MODULE(HuberLoss);
 BRASA_LOSS_MODULE(KLDivLoss);
+BRASA_LOSS_MODULE(HingeEmbeddingLoss);
+BRASA_LOSS_MODULE(PoissonNLLLoss);
+BRASA_LOSS_MODULE(MultiLabelSoftMarginLoss);
 #undef BRASA_LOSS_MODULE
+
+// Modules of three inputs, or of two that are not (input, target).
+#define BRASA_MODULE_OF(Name, Signature)                                                   \
+  class Name##Impl : public Cloneable<Name##Impl> {                                        \
+   public:                                                                                 \
+    explicit Name##Impl(const Name##Options& options_ = {})                                \
+        : Cloneable(#Name), options(options_) {}                                           \
+    void reset() override {}                                                               \
+    Tensor forward Signature;                                                              \
+    void pretty_print(std::ostream& os) const override { os << "torch::nn::" #Name "()"; } \
+    Name##Options options;                                                                 \
+  };                                                                                       \
+  BRASA_MODULE(Name)
+BRASA_MODULE_OF(MarginRankingLoss,
+                (const Tensor& input1, const Tensor& input2, const Tensor& target));
+BRASA_MODULE_OF(CosineEmbeddingLoss,
+                (const Tensor& input1, const Tensor& input2, const Tensor& target));
+BRASA_MODULE_OF(TripletMarginLoss,
+                (const Tensor& anchor, const Tensor& positive, const Tensor& negative));
+BRASA_MODULE_OF(PairwiseDistance, (const Tensor& x1, const Tensor& x2));
+BRASA_MODULE_OF(CosineSimilarity, (const Tensor& x1, const Tensor& x2));
+#undef BRASA_MODULE_OF
 
 namespace functional {
 
@@ -102,6 +163,37 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
                       const SmoothL1LossFuncOptions& options);
 Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options);
 Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options);
+
+using MarginRankingLossFuncOptions = MarginRankingLossOptions;
+using HingeEmbeddingLossFuncOptions = HingeEmbeddingLossOptions;
+using CosineEmbeddingLossFuncOptions = CosineEmbeddingLossOptions;
+using TripletMarginLossFuncOptions = TripletMarginLossOptions;
+using PoissonNLLLossFuncOptions = PoissonNLLLossOptions;
+using MultilabelSoftMarginLossFuncOptions = MultiLabelSoftMarginLossOptions;
+using PairwiseDistanceFuncOptions = PairwiseDistanceOptions;
+using CosineSimilarityFuncOptions = CosineSimilarityOptions;
+
+// max(0, -target * (input1 - input2) + margin)
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                           const MarginRankingLossFuncOptions& options = {});
+// input where target is 1, max(0, margin - input) where it is -1.
+Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target,
+                            const HingeEmbeddingLossFuncOptions& options = {});
+// 1 - cos(x1, x2) where target is 1, max(0, cos - margin) where it is -1 (rows of dim 1).
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                             const CosineEmbeddingLossFuncOptions& options = {});
+// max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise p-distance.
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                           const TripletMarginLossFuncOptions& options = {});
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target,
+                        const PoissonNLLLossFuncOptions& options = {});
+Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
+                                   const MultilabelSoftMarginLossFuncOptions& options = {});
+// ||x1 - x2 + eps||_p over the last dim.
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2,
+                         const PairwiseDistanceFuncOptions& options = {});
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2,
+                         const CosineSimilarityFuncOptions& options);
 
 }  // namespace functional
 

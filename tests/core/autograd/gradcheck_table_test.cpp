@@ -3,6 +3,8 @@
 // registers must be reached by some entry, so an op added later without an
 // entry fails CoverageOfRegisteredFormulas.
 #include <brasa/autograd/record.h>
+#include <brasa/nn/activations.h>
+#include <brasa/nn/loss_modules.h>
 #include <brasa/nn/modules.h>
 
 #include <set>
@@ -474,6 +476,33 @@ std::vector<OpCase> make_table() {
           return variable_list{
               index_copy(v[0], 1, Idx({3, 0}), v[1]), index_fill(v[0], 0, Idx({1}), v[1].sum()),
               masked_scatter(v[0], v[0].detach() > 0, v[1].reshape({-1}).repeat({2}))};
+        });
+  entry("softmin / softsign / shrinks / logsigmoid / celu / glu", in1(r34),
+        [](const variable_list& v) {
+          return variable_list{F::softmin(v[0], 1),
+                               F::softsign(v[0]),
+                               F::softshrink(v[0], 0.3),
+                               F::hardshrink(v[0], 0.3),
+                               F::tanhshrink(v[0]),
+                               F::logsigmoid(v[0]),
+                               F::celu(v[0], F::CELUFuncOptions().alpha(0.7)),
+                               F::glu(v[0], 1)};
+        });
+  entry("ranking / hinge / cosine / triplet / poisson / multilabel losses",
+        in2(r34,
+            [] {
+              return R({3, 4});
+            }),
+        [](const variable_list& v) {
+          Tensor sign = tensor(std::vector<double>{1, -1, 1}, f64());
+          Tensor y = (v[1].detach() > 0).to(kDouble);
+          return variable_list{F::margin_ranking_loss(v[0].select(1, 0), v[1].select(1, 0), sign),
+                               F::hinge_embedding_loss(v[0], sign.unsqueeze(1).expand({3, 4})),
+                               F::cosine_embedding_loss(v[0], v[1], sign),
+                               F::triplet_margin_loss(v[0], v[1], v[1].flip({0})),
+                               F::poisson_nll_loss(v[0], y * 2),
+                               F::multilabel_soft_margin_loss(v[0], y),
+                               F::pairwise_distance(v[0], v[1])};
         });
   entry("median / mode / threshold", in1(r34), [](const variable_list& v) {
     return variable_list{median(v[0]), std::get<0>(median(v[0], 1, true)),

@@ -75,6 +75,25 @@ CASES = {
     "hardtanh": lambda: F.hardtanh(S([9]), -0.5, 0.5),
     "interpolate_nearest_scale2": lambda: F.interpolate(S([1, 2, 3, 4]), scale_factor=2.0, mode="nearest"),
     "interpolate_bilinear_size": lambda: F.interpolate(S([1, 2, 3, 4]), size=(5, 7), mode="bilinear", align_corners=False),
+    # More activations and losses (nn/activations.h, nn/loss_modules.h).
+    "softmin": lambda: F.softmin(S([2, 5]) * 2, dim=1),
+    "softsign": lambda: F.softsign(S([7]) * 3),
+    "softshrink": lambda: F.softshrink(S([9]), 0.3),
+    "hardshrink": lambda: F.hardshrink(S([9]), 0.3),
+    "tanhshrink": lambda: F.tanhshrink(S([7]) * 2),
+    "logsigmoid": lambda: F.logsigmoid(S([7]) * 5),
+    "celu": lambda: F.celu(S([7]) * 2, alpha=0.7),
+    "glu": lambda: F.glu(S([2, 6]), dim=1),
+    "threshold_module": lambda: torch.nn.Threshold(0.2, -3.0)(S([8])),
+    "margin_ranking_loss": lambda: F.margin_ranking_loss(S([6]), S([6], 0.5, 0.3), torch.tensor([1., -1, 1, 1, -1, -1]), margin=0.1),
+    "hinge_embedding_loss": lambda: F.hinge_embedding_loss(S([6]) * 2, torch.tensor([1., -1, 1, -1, -1, 1]), margin=0.5, reduction="none"),
+    "cosine_embedding_loss": lambda: F.cosine_embedding_loss(S([4, 3]), S([4, 3], 0.5, 0.3), torch.tensor([1., -1, -1, 1]), margin=0.2),
+    "triplet_margin_loss": lambda: F.triplet_margin_loss(S([4, 3]), S([4, 3], 0.5, 0.3), S([4, 3], 0.8, 0.9), margin=0.5, p=1.5),
+    "triplet_margin_loss_swap": lambda: F.triplet_margin_loss(S([4, 3]), S([4, 3], 0.5, 0.3), S([4, 3], 0.8, 0.9), swap=True, reduction="none"),
+    "poisson_nll_loss": lambda: F.poisson_nll_loss(S([6]), S([6], 0.5, 0.3).abs() * 3),
+    "poisson_nll_loss_full": lambda: F.poisson_nll_loss(S([6]).abs() + 0.1, S([6], 0.5, 0.3).abs() * 3, log_input=False, full=True, reduction="sum"),
+    "multilabel_soft_margin_loss": lambda: F.multilabel_soft_margin_loss(S([3, 4]) * 2, (S([3, 4], 0.9, 0.2) > 0).double(), weight=S([4], 0.3, 1.1)),
+    "pairwise_distance": lambda: F.pairwise_distance(S([3, 4]), S([3, 4], 0.5, 0.3), p=3, keepdim=True),
 }
 
 

@@ -132,6 +132,54 @@ TEST(LibtorchFunctions, TopLevelNnFunctionsMatchPyTorch) {
   EXPECT_EQ(torch::dropout(x, 1.0, true).abs().sum().item<double>(), 0.0);
 }
 
+TEST(LibtorchFunctions, MoreActivationsAndLossesMatchPyTorch) {
+  namespace F = torch::nn::functional;
+  namespace nn = torch::nn;
+  expect_golden("softmin", F::softmin(S({2, 5}) * 2, F::SoftminFuncOptions(1)));
+  expect_golden("softmin", nn::Softmin(1)(S({2, 5}) * 2));
+  expect_golden("softsign", F::softsign(S({7}) * 3));
+  expect_golden("softsign", nn::Softsign()(S({7}) * 3));
+  expect_golden("softshrink", F::softshrink(S({9}), 0.3));
+  expect_golden("softshrink", nn::Softshrink(nn::SoftshrinkOptions().lambda(0.3))(S({9})));
+  expect_golden("hardshrink", F::hardshrink(S({9}), F::HardshrinkFuncOptions().lambda(0.3)));
+  expect_golden("tanhshrink", nn::Tanhshrink()(S({7}) * 2));
+  expect_golden("logsigmoid", nn::LogSigmoid()(S({7}) * 5));
+  expect_golden("celu", F::celu(S({7}) * 2, F::CELUFuncOptions().alpha(0.7)));
+  expect_golden("glu", nn::GLU(1)(S({2, 6})));
+  expect_golden("threshold_module", nn::Threshold(0.2, -3.0)(S({8})));
+  expect_golden("margin_ranking_loss",
+                nn::MarginRankingLoss(nn::MarginRankingLossOptions().margin(0.1))(
+                    S({6}), S({6}, 0.5, 0.3), D({1, -1, 1, 1, -1, -1})));
+  expect_golden("hinge_embedding_loss",
+                F::hinge_embedding_loss(
+                    S({6}) * 2, D({1, -1, 1, -1, -1, 1}),
+                    F::HingeEmbeddingLossFuncOptions().margin(0.5).reduction(torch::kNone)));
+  expect_golden("cosine_embedding_loss",
+                nn::CosineEmbeddingLoss(nn::CosineEmbeddingLossOptions().margin(0.2))(
+                    S({4, 3}), S({4, 3}, 0.5, 0.3), D({1, -1, -1, 1})));
+  expect_golden("triplet_margin_loss",
+                nn::TripletMarginLoss(nn::TripletMarginLossOptions().margin(0.5).p(1.5))(
+                    S({4, 3}), S({4, 3}, 0.5, 0.3), S({4, 3}, 0.8, 0.9)));
+  expect_golden(
+      "triplet_margin_loss_swap",
+      F::triplet_margin_loss(S({4, 3}), S({4, 3}, 0.5, 0.3), S({4, 3}, 0.8, 0.9),
+                             F::TripletMarginLossFuncOptions().swap(true).reduction(torch::kNone)));
+  expect_golden("poisson_nll_loss", nn::PoissonNLLLoss()(S({6}), S({6}, 0.5, 0.3).abs() * 3));
+  expect_golden(
+      "poisson_nll_loss_full",
+      F::poisson_nll_loss(
+          S({6}).abs() + 0.1, S({6}, 0.5, 0.3).abs() * 3,
+          F::PoissonNLLLossFuncOptions().log_input(false).full(true).reduction(torch::kSum)));
+  expect_golden("multilabel_soft_margin_loss",
+                nn::MultiLabelSoftMarginLoss(nn::MultiLabelSoftMarginLossOptions().weight(
+                    S({4}, 0.3, 1.1)))(S({3, 4}) * 2, (S({3, 4}, 0.9, 0.2) > 0).to(kDouble)));
+  expect_golden("pairwise_distance",
+                nn::PairwiseDistance(nn::PairwiseDistanceOptions().p(3).keepdim(true))(
+                    S({3, 4}), S({3, 4}, 0.5, 0.3)));
+  EXPECT_ERROR("Halving dimension must be even", F::glu(S({2, 5})));
+  EXPECT_ERROR("softshrink: lambda must be greater or equal to 0", F::softshrink(S({2}), -1.0));
+}
+
 TEST(LibtorchFunctions, SmallNamesAndDeviceQueries) {
   EXPECT_EQ(torch::str("a", 1, '-', 2.5), "a1-2.5");
   torch::optional<int> none = torch::nullopt;

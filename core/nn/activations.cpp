@@ -1,0 +1,46 @@
+#include <brasa/nn/activations.h>
+#include <brasa/nn/functional.h>
+#include <brasa/ops/binary.h>
+#include <brasa/ops/reduction.h>
+#include <brasa/ops/shape.h>
+#include <brasa/ops/unary.h>
+
+namespace brasa::nn::functional {
+
+Tensor softmin(const Tensor& x, const SoftminFuncOptions& o) { return brasa::softmax(-x, o.dim_); }
+
+Tensor softsign(const Tensor& x) { return x / (x.abs() + 1); }
+
+Tensor softshrink(const Tensor& x, const SoftshrinkFuncOptions& o) {
+  BRASA_CHECK(o.lambda_ >= 0, "softshrink: lambda must be greater or equal to 0, but found to be ",
+              o.lambda_, ".");
+  return where(x > o.lambda_, x - o.lambda_, where(x < -o.lambda_, x + o.lambda_, Scalar(0.0)));
+}
+
+Tensor hardshrink(const Tensor& x, const HardshrinkFuncOptions& o) {
+  return where(x.abs() > o.lambda_, x, Scalar(0.0));
+}
+
+Tensor tanhshrink(const Tensor& x) { return x - x.tanh(); }
+
+Tensor logsigmoid(const Tensor& x) { return -softplus(-x); }
+
+Tensor celu(const Tensor& x, const CELUFuncOptions& o) {
+  BRASA_CHECK(o.alpha_ != 0, "celu: alpha must not be 0 (ZeroDivisionError)");
+  return x.clamp_min(0) + ((x / o.alpha_).exp() - 1).mul(o.alpha_).clamp_max(0);
+}
+
+Tensor glu(const Tensor& x, const GLUFuncOptions& o) {
+  BRASA_CHECK(x.dim() > 0, "glu does not support scalars because halving size must be even");
+  const int64_t d = maybe_wrap_dim(o.dim_, x.dim(), "glu");
+  BRASA_CHECK(x.size(d) % 2 == 0, "Halving dimension must be even, but dimension ", d, " is size ",
+              x.size(d));
+  const int64_t h = x.size(d) / 2;
+  return x.narrow(d, 0, h) * x.narrow(d, h, h).sigmoid();
+}
+
+Tensor threshold(const Tensor& x, const ThresholdFuncOptions& o) {
+  return where(x > o.threshold_, x, Scalar(o.value_));
+}
+
+}  // namespace brasa::nn::functional
