@@ -15,6 +15,7 @@
 #include <brasa/nn/activations.h>
 #include <brasa/nn/aten_functions.h>
 #include <brasa/nn/functional.h>
+#include <brasa/nn/image_modules.h>
 #include <brasa/nn/init.h>
 #include <brasa/nn/loss_modules.h>
 #include <brasa/nn/modules.h>

@@ -4,6 +4,7 @@
 // entry fails CoverageOfRegisteredFormulas.
 #include <brasa/autograd/record.h>
 #include <brasa/nn/activations.h>
+#include <brasa/nn/image_modules.h>
 #include <brasa/nn/loss_modules.h>
 #include <brasa/nn/modules.h>
 
@@ -503,6 +504,13 @@ std::vector<OpCase> make_table() {
                                F::poisson_nll_loss(v[0], y * 2),
                                F::multilabel_soft_margin_loss(v[0], y),
                                F::pairwise_distance(v[0], v[1])};
+        });
+  entry("pixel_shuffle / unshuffle / padding modules", in1([] {
+          return R({1, 4, 2, 2});
+        }),
+        [](const variable_list& v) {
+          return variable_list{F::pixel_shuffle(v[0], 2), F::pixel_unshuffle(v[0], 2),
+                               nn::ReflectionPad2d(1)(v[0]), nn::ZeroPad2d(1)(v[0])};
         });
   entry("median / mode / threshold", in1(r34), [](const variable_list& v) {
     return variable_list{median(v[0]), std::get<0>(median(v[0], 1, true)),

@@ -94,6 +94,14 @@ CASES = {
     "poisson_nll_loss_full": lambda: F.poisson_nll_loss(S([6]).abs() + 0.1, S([6], 0.5, 0.3).abs() * 3, log_input=False, full=True, reduction="sum"),
     "multilabel_soft_margin_loss": lambda: F.multilabel_soft_margin_loss(S([3, 4]) * 2, (S([3, 4], 0.9, 0.2) > 0).double(), weight=S([4], 0.3, 1.1)),
     "pairwise_distance": lambda: F.pairwise_distance(S([3, 4]), S([3, 4], 0.5, 0.3), p=3, keepdim=True),
+    # Image modules (nn/image_modules.h).
+    "pixel_shuffle": lambda: F.pixel_shuffle(S([1, 8, 2, 3]), 2),
+    "pixel_unshuffle": lambda: F.pixel_unshuffle(S([1, 2, 4, 6]), 2),
+    "zero_pad2d": lambda: torch.nn.ZeroPad2d((1, 0, 2, 1))(S([1, 1, 2, 3])),
+    "constant_pad1d": lambda: torch.nn.ConstantPad1d(2, 3.5)(S([1, 2, 3])),
+    "reflection_pad2d": lambda: torch.nn.ReflectionPad2d(1)(S([1, 1, 3, 3])),
+    "replication_pad1d": lambda: torch.nn.ReplicationPad1d((2, 1))(S([1, 2, 3])),
+    "upsample_bilinear": lambda: torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)(S([1, 1, 2, 3])),
 }
 
 

@@ -180,6 +180,29 @@ TEST(LibtorchFunctions, MoreActivationsAndLossesMatchPyTorch) {
   EXPECT_ERROR("softshrink: lambda must be greater or equal to 0", F::softshrink(S({2}), -1.0));
 }
 
+TEST(LibtorchFunctions, ImageModulesMatchPyTorch) {
+  namespace F = torch::nn::functional;
+  namespace nn = torch::nn;
+  expect_golden("pixel_shuffle", F::pixel_shuffle(S({1, 8, 2, 3}), 2));
+  expect_golden("pixel_shuffle", nn::PixelShuffle(2)(S({1, 8, 2, 3})));
+  expect_golden("pixel_unshuffle", nn::PixelUnshuffle(2)(S({1, 2, 4, 6})));
+  Tensor round = F::pixel_unshuffle(F::pixel_shuffle(S({2, 8, 2, 3}), 2), 2);
+  EXPECT_TRUE(round.equal(S({2, 8, 2, 3})));
+  expect_golden("zero_pad2d", nn::ZeroPad2d(nn::ZeroPad2dOptions({1, 0, 2, 1}))(S({1, 1, 2, 3})));
+  expect_golden("constant_pad1d", nn::ConstantPad1d(2, 3.5)(S({1, 2, 3})));
+  expect_golden("reflection_pad2d", nn::ReflectionPad2d(1)(S({1, 1, 3, 3})));
+  expect_golden("replication_pad1d",
+                nn::ReplicationPad1d(nn::ReplicationPad1dOptions({2, 1}))(S({1, 2, 3})));
+  expect_golden(
+      "upsample_bilinear",
+      nn::Upsample(
+          nn::UpsampleOptions().scale_factor({2, 2}).mode(torch::kBilinear).align_corners(true))(
+          S({1, 1, 2, 3})));
+  EXPECT_ERROR("divisible by the square of upscale_factor", F::pixel_shuffle(S({1, 6, 2, 2}), 2));
+  EXPECT_ERROR("ExpandingArray: expected 4 values, got 3",
+               nn::ZeroPad2dOptions(std::vector<int64_t>{1, 2, 3}));
+}
+
 TEST(LibtorchFunctions, SmallNamesAndDeviceQueries) {
   EXPECT_EQ(torch::str("a", 1, '-', 2.5), "a1-2.5");
   torch::optional<int> none = torch::nullopt;
