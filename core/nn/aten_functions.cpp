@@ -1,3 +1,4 @@
+#include <brasa/nn/activations.h>
 #include <brasa/nn/aten_functions.h>
 #include <brasa/ops/binary.h>
 
@@ -123,7 +124,7 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, double value) {
 }
 
 Tensor threshold(const Tensor& self, double threshold, double value) {
-  return where(self > threshold, self, Scalar(value));
+  return F::threshold(self, F::ThresholdFuncOptions(threshold, value));
 }
 
 Tensor hardtanh(const Tensor& self, double min_val, double max_val) {

@@ -392,9 +392,7 @@ Tensor flatten(const Tensor& x, int64_t s, int64_t e) { return brasa::flatten(x,
 Tensor log_softmax(const Tensor& x, int64_t dim) { return brasa::log_softmax(x, dim); }
 Tensor softmax(const Tensor& x, int64_t dim) { return brasa::softmax(x, dim); }
 
-namespace {
-
-Tensor reduce(const Tensor& per_sample, Reduction r) {
+Tensor detail::reduce_loss(const Tensor& per_sample, Reduction r) {
   switch (r) {
     case Reduction::None:
       return per_sample;
@@ -405,6 +403,8 @@ Tensor reduce(const Tensor& per_sample, Reduction r) {
   }
   return per_sample;
 }
+
+namespace {
 
 void check_class_target(const char* op, const Tensor& input, const Tensor& target) {
   BRASA_CHECK(input.dim() >= 1, op, ": input must have at least one dimension");
@@ -441,7 +441,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossOptions&
   w = w * valid.to(w.dtype());
   Tensor per = -(picked * w);
   if (o.reduction_ == Reduction::Mean) return per.sum() / w.sum();
-  return reduce(per, o.reduction_);
+  return detail::reduce_loss(per, o.reduction_);
 }
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const NLLLossOptions& o) {
@@ -459,7 +459,8 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const NLLLossOpt
     Tensor t = eps > 0 ? target * (1 - eps) + eps / static_cast<double>(C) : target;
     Tensor terms = logp * t;
     if (o.weight_.defined()) terms = terms * o.weight_.view(wshape);
-    return reduce(-terms.sum({class_dim}), o.reduction_);  // mean: over samples, weights aside
+    return detail::reduce_loss(-terms.sum({class_dim}),
+                               o.reduction_);  // mean: over samples, weights aside
   }
   Tensor nll = nll_loss(logp, target, o);
   if (eps == 0) return nll;
@@ -478,7 +479,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const NLLLossOpt
     }
     smooth_red = smooth.sum() / denom;
   } else {
-    smooth_red = reduce(smooth, o.reduction_);
+    smooth_red = detail::reduce_loss(smooth, o.reduction_);
   }
   return nll * (1 - eps) + smooth_red * (eps / static_cast<double>(C));
 }
@@ -487,13 +488,13 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction r) {
   BRASA_CHECK(input.sizes() == target.sizes(), "mse_loss: input ", input.sizes(), " and target ",
               target.sizes(), " must have the same shape");
   Tensor d = input - target;
-  return reduce(d * d, r);
+  return detail::reduce_loss(d * d, r);
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction r) {
   BRASA_CHECK(input.sizes() == target.sizes(), "l1_loss: input ", input.sizes(), " and target ",
               target.sizes(), " must have the same shape");
-  return reduce(abs(input - target), r);
+  return detail::reduce_loss(abs(input - target), r);
 }
 
 namespace {
@@ -515,7 +516,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
   Tensor l =
       -(target * clamp_min(log(input), -100) + (1 - target) * clamp_min(log(1 - input), -100));
   if (weight.defined()) l = l * weight;
-  return reduce(l, r);
+  return detail::reduce_loss(l, r);
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
@@ -532,22 +533,22 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
     l = (1 - target) * input + log_sig_neg;
   }
   if (weight.defined()) l = l * weight;
-  return reduce(l, r);
+  return detail::reduce_loss(l, r);
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction r, double beta) {
   check_same_shape("smooth_l1_loss", input, target);
   BRASA_CHECK(beta >= 0, "smooth_l1_loss: beta must be non-negative, got ", beta);
   Tensor d = abs(input - target);
-  if (beta == 0) return reduce(d, r);
-  return reduce(where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), r);
+  if (beta == 0) return detail::reduce_loss(d, r);
+  return detail::reduce_loss(where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), r);
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction r, double delta) {
   check_same_shape("huber_loss", input, target);
   BRASA_CHECK(delta > 0, "huber_loss: delta must be positive, got ", delta);
   Tensor d = abs(input - target);
-  return reduce(where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta), r);
+  return detail::reduce_loss(where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta), r);
 }
 
 Tensor kl_div(const Tensor& input, const Tensor& target, Reduction r, bool log_target) {
@@ -557,7 +558,7 @@ Tensor kl_div(const Tensor& input, const Tensor& target, Reduction r, bool log_t
           ? exp(target) * (target - input)
           : where(target > 0, target * (log(where(target > 0, target, ones_like(target))) - input),
                   zeros_like(input));
-  return reduce(l, r);
+  return detail::reduce_loss(l, r);
 }
 
 Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps) {

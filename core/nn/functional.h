@@ -185,6 +185,11 @@ struct PadFuncOptions {
 };
 Tensor pad(const Tensor& x, const PadFuncOptions& options);
 
+namespace detail {
+// A loss's per-sample values reduced as `r` says (none, sum or mean).
+Tensor reduce_loss(const Tensor& per_sample, Reduction r);
+}  // namespace detail
+
 }  // namespace nn::functional
 
 namespace nn::utils {

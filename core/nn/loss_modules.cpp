@@ -20,15 +20,8 @@ Tensor F::soft_margin_loss(const Tensor& input, const Tensor& target,
                            const SoftMarginLossFuncOptions& o) {
   BRASA_CHECK(input.sizes() == target.sizes(), "soft_margin_loss: input ", input.sizes(),
               " and target ", target.sizes(), " must have the same shape");
-  Tensor per = ((-target * input).exp() + 1).log();  // log(1 + exp(-y x))
-  switch (o.reduction_) {
-    case Reduction::None:
-      return per;
-    case Reduction::Sum:
-      return per.sum();
-    default:
-      return per.mean();
-  }
+  // log(1 + exp(-y x))
+  return detail::reduce_loss(((-target * input).exp() + 1).log(), o.reduction_);
 }
 Tensor F::binary_cross_entropy(const Tensor& input, const Tensor& target,
                                const BinaryCrossEntropyFuncOptions& o) {
@@ -49,22 +42,16 @@ Tensor F::kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptio
   return kl_div(input, target, o.reduction_, o.log_target_);
 }
 
-namespace {
-Tensor reduced(const Tensor& per, Reduction r) {
-  return r == Reduction::None ? per : r == Reduction::Sum ? per.sum() : per.mean();
-}
-}  // namespace
-
 Tensor F::margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
                               const MarginRankingLossFuncOptions& o) {
-  return reduced((-target * (input1 - input2) + o.margin_).clamp_min(0), o.reduction_);
+  return detail::reduce_loss((-target * (input1 - input2) + o.margin_).clamp_min(0), o.reduction_);
 }
 
 Tensor F::hinge_embedding_loss(const Tensor& input, const Tensor& target,
                                const HingeEmbeddingLossFuncOptions& o) {
   Tensor margin_part = where(target.ne(1), (o.margin_ - input).clamp_min(0), Scalar(0.0));
   Tensor self_part = where(target.ne(-1), input, Scalar(0.0));
-  return reduced(margin_part + self_part, o.reduction_);
+  return detail::reduce_loss(margin_part + self_part, o.reduction_);
 }
 
 Tensor F::cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
@@ -78,7 +65,7 @@ Tensor F::cosine_embedding_loss(const Tensor& input1, const Tensor& input2, cons
   Tensor cos = dot / (mag1 * mag2).sqrt();
   Tensor loss = where(target.eq(1), 1 - cos, Scalar(0.0)) +
                 where(target.eq(-1), (cos - o.margin_).clamp_min(0), Scalar(0.0));
-  return reduced(loss, o.reduction_);
+  return detail::reduce_loss(loss, o.reduction_);
 }
 
 Tensor F::pairwise_distance(const Tensor& x1, const Tensor& x2,
@@ -99,7 +86,7 @@ Tensor F::triplet_margin_loss(const Tensor& anchor, const Tensor& positive, cons
   };
   Tensor d_ap = d(anchor, positive), d_an = d(anchor, negative);
   if (o.swap_) d_an = minimum(d_an, d(positive, negative));
-  return reduced((o.margin_ + d_ap - d_an).clamp_min(0), o.reduction_);
+  return detail::reduce_loss((o.margin_ + d_ap - d_an).clamp_min(0), o.reduction_);
 }
 
 Tensor F::poisson_nll_loss(const Tensor& input, const Tensor& target,
@@ -110,7 +97,7 @@ Tensor F::poisson_nll_loss(const Tensor& input, const Tensor& target,
     Tensor stirling = target * target.log() - target + (2 * M_PI * target).log() * 0.5;
     loss = loss + where(target > 1, stirling, Scalar(0.0));
   }
-  return reduced(loss, o.reduction_);
+  return detail::reduce_loss(loss, o.reduction_);
 }
 
 Tensor F::multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
@@ -121,7 +108,7 @@ Tensor F::multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
   Tensor loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input));
   if (o.weight_.defined()) loss = loss * o.weight_;
   loss = loss.sum({1}) / input.size(1);
-  return reduced(loss, o.reduction_);
+  return detail::reduce_loss(loss, o.reduction_);
 }
 
 Tensor MarginRankingLossImpl::forward(const Tensor& input1, const Tensor& input2,

@@ -113,6 +113,8 @@ TEST_F(Spawn, MisuseGetsClearErrors) {
       mp::start_processes([](int) {}, 1, mp::ProcessOptions().start_method("spawn")));
   EXPECT_ERROR("start_processes: unknown start method 'forkserver'",
                mp::start_processes([](int) {}, 1, mp::ProcessOptions().start_method("forkserver")));
+  EXPECT_ERROR("multiprocessing::Entry 'empty': the function is empty",
+               mp::Entry("empty", std::function<void(int)>()));
   EXPECT_ERROR("multiprocessing::Entry: 'report' is registered twice",
                mp::Entry("report", [](int) {}));
   // A spawned child whose main() skipped spawn_main() must not start children of its own.

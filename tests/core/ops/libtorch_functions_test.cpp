@@ -263,7 +263,93 @@ TEST(LibtorchFunctions, BadInputGetsClearErrors) {
                torch::mse_loss(S({2}), S({2}), 5));
   EXPECT_ERROR("embedding: sparse gradients are not supported",
                torch::embedding(S({3, 2}), L({0}), -1, false, true));
+  Tensor b = ones({2}, TensorOptions().dtype(kBool));
+  EXPECT_ERROR("index_fill: index must be an integer tensor",
+               torch::index_fill(S({3, 4}), 1, D({0}), 0.0));
+  EXPECT_ERROR("index_fill: index must be 0-D or 1-D",
+               torch::index_fill(S({3, 4}), 1, L({0, 1}).view({1, 2}), 0.0));
+  EXPECT_ERROR("index_fill: only supports a 0-dimensional value tensor",
+               torch::index_fill(S({3, 4}), 1, L({0}), S({2})));
+  EXPECT_ERROR("index_copy: source [1, 3] must be the input's shape [4, 3] with 2 slices",
+               torch::index_copy(S({4, 3}), 0, L({0, 1}), S({1, 3})));
+  EXPECT_ERROR("diff: expects input to be at least one-dimensional", torch::diff(S({2}).sum()));
+  EXPECT_ERROR("diff: expected prepend/append to have 2 dimensions",
+               torch::diff(S({2, 2}), 1, -1, S({2})));
+  EXPECT_ERROR("rot90: expected total rotation dims == 2", torch::rot90(S({2, 2}), 1, {0}));
+  EXPECT_ERROR("rot90: expected total dims >= 2", torch::rot90(S({3})));
+  EXPECT_ERROR("diag_embed: expected a tensor of at least one dimension",
+               torch::diag_embed(S({2}).sum()));
+  EXPECT_ERROR("meshgrid: expects a non-empty TensorList", torch::meshgrid({}));
+  EXPECT_ERROR("meshgrid: Expected 0D or 1D tensor", torch::meshgrid({S({2, 2})}));
+  EXPECT_ERROR("repeat_interleave: repeats must be 0-dim or 1-dim",
+               torch::repeat_interleave(L({1, 1}).view({1, 2})));
+  EXPECT_ERROR("repeat_interleave: repeats must be an integer tensor",
+               torch::repeat_interleave(D({1})));
+  EXPECT_ERROR("repeat_interleave: allocated size does not match required size",
+               torch::repeat_interleave(L({1, 2}), std::optional<int64_t>(4)));
+  EXPECT_ERROR("repeat_interleave: repeats must have the same size as input along dim",
+               torch::repeat_interleave(S({3}), L({1, 2}), 0));
+  EXPECT_ERROR("linalg.cross: inputs must have the same number of dimensions",
+               torch::linalg_cross(S({3}), S({1, 3})));
+  EXPECT_ERROR("cross: no dimension of size 3", torch::cross(S({2, 2}), S({2, 2})));
+  EXPECT_ERROR("cdist only supports non-negative p values", torch::cdist(S({2, 3}), S({2, 3}), -1));
+  EXPECT_ERROR("cdist only supports floating-point dtypes",
+               torch::cdist(L({1, 2}).view({1, 2}), L({1, 2}).view({1, 2})));
+  EXPECT_ERROR("masked_scatter: expected BoolTensor for mask",
+               torch::masked_scatter(S({2}), L({1, 0}), S({2})));
+  EXPECT_ERROR("masked_scatter: expected self and source to have same dtypes",
+               torch::masked_scatter(S({2}), b, S({2}).to(kFloat)));
+  EXPECT_ERROR("bincount only supports 1-d non-negative integral inputs, got 2-d",
+               torch::bincount(L({1, 2}).view({1, 2})));
+  EXPECT_ERROR("bincount only supports 1-d non-negative integral inputs, got Double",
+               torch::bincount(D({1})));
+  EXPECT_ERROR("bincount: minlength should be >= 0", torch::bincount(L({1}), {}, -1));
+  EXPECT_ERROR("bincount: weights should be 1-d and have the same length as input",
+               torch::bincount(L({1, 2}), S({3})));
+  EXPECT_ERROR("histc: bins must be > 0", torch::histc(S({3}), 0));
+  EXPECT_ERROR("histc: range of [0, inf] is not finite", torch::histc(S({3}), 10, 0, INFINITY));
+  EXPECT_ERROR("side can only be 'left' or 'right' but got middle",
+               torch::searchsorted(D({1, 2}), D({1}), false, false, "middle"));
+  EXPECT_ERROR("boundaries tensor should have at least 1 dimension",
+               torch::searchsorted(D({1}).sum(), D({1})));
+  EXPECT_ERROR("sorter must be a long tensor of the boundaries' shape",
+               torch::searchsorted(D({1, 2}), D({1}), false, false, std::nullopt, L({0})));
+  EXPECT_ERROR("sorter index out of range: 5",
+               torch::searchsorted(D({1, 2}), D({1}), false, false, std::nullopt, L({0, 5})));
+  EXPECT_ERROR("input value can be a scalar only when boundaries tensor dimension is 1",
+               torch::searchsorted(S({2, 2}), Scalar(1.0)));
+  EXPECT_ERROR("bucketize: boundaries tensor must be 1 dimension",
+               torch::bucketize(D({1}), S({2, 2})));
+  EXPECT_ERROR("median(): Expected reduction dim 1 to have non-zero size",
+               torch::median(zeros({2, 0}), 1));
+  EXPECT_ERROR("pad: padding mode \"reflect\" doesn't take in value argument",
+               torch::pad(S({1, 3}), {1, 1}, "reflect", 1.0));
+  EXPECT_ERROR("embedding: scale_grad_by_freq=true is not supported",
+               torch::embedding(S({3, 2}), L({0}), -1, true));
   namespace F = torch::nn::functional;
+  EXPECT_ERROR("celu: alpha must not be 0", F::celu(S({2}), F::CELUFuncOptions().alpha(0)));
+  EXPECT_ERROR("glu does not support scalars", F::glu(S({2}).sum()));
+  EXPECT_ERROR("soft_margin_loss: input [2] and target [3] must have the same shape",
+               F::soft_margin_loss(S({2}), S({3})));
+  EXPECT_ERROR("cosine_embedding_loss: the inputs [2, 3] and [2, 2] must have the same shape",
+               F::cosine_embedding_loss(S({2, 3}), S({2, 2}), D({1, 1})));
+  EXPECT_ERROR("multilabel_soft_margin_loss: expected input and target of one shape [N, C]",
+               F::multilabel_soft_margin_loss(S({2, 3}), S({3})));
+  EXPECT_ERROR("pixel_shuffle expects input to have at least 3 dimensions",
+               F::pixel_shuffle(S({4, 2}), 2));
+  EXPECT_ERROR("pixel_shuffle expects a positive upscale_factor",
+               F::pixel_shuffle(S({4, 2, 2}), 0));
+  EXPECT_ERROR("pixel_unshuffle expects input to have at least 3 dimensions",
+               F::pixel_unshuffle(S({4, 2}), 2));
+  EXPECT_ERROR("pixel_unshuffle expects a positive downscale_factor",
+               F::pixel_unshuffle(S({1, 2, 2}), -1));
+  EXPECT_ERROR("pixel_unshuffle expects height and width to be divisible by downscale_factor",
+               F::pixel_unshuffle(S({1, 3, 2}), 2));
+  EXPECT_ERROR("interpolate: scale_factor must have two positive values",
+               F::interpolate(S({1, 1, 2, 2}), F::InterpolateFuncOptions().scale_factor({2.0})));
+  EXPECT_ERROR("interpolate: this version has the modes kNearest and kBilinear",
+               F::interpolate(S({1, 1, 2, 2}),
+                              F::InterpolateFuncOptions().size({3, 3}).mode(torch::kBicubic)));
   EXPECT_ERROR("interpolate: give either size or scale_factor",
                F::interpolate(S({1, 1, 2, 2}), F::InterpolateFuncOptions()));
 }

@@ -148,6 +148,21 @@ TEST(PtFormat, HostileAndBrokenFilesAreRefused) {
   s = truncated.finish();
   EXPECT_ERROR("the pickle has no STOP opcode",
                torch::pickle_load(std::vector<char>(s.begin(), s.end())));
+  auto net = nn::Linear(2, 2);
+  EXPECT_ERROR("holds no state_dict (a dict of tensors) to load into Linear",
+               torch::load(net, pt("tensor.pt")));
+  std::vector<Tensor> list;
+  EXPECT_ERROR("holds no tensor or list of tensors", torch::load(list, pt("dtypes.pt")));
+  EXPECT_ERROR("pickle_save: an undefined tensor cannot be saved",
+               torch::pickle_save(IValue(Tensor())));
+  EXPECT_ERROR("cannot open '/nonexistent/brasa.pt'", torch::load(x, "/nonexistent/brasa.pt"));
+  serialize::ZipWriter opcode;
+  opcode.add("a/data.pkl", std::string("\x80\x02"
+                                       "F1.0\n.",
+                                       8));  // FLOAT: a text opcode
+  s = opcode.finish();
+  EXPECT_ERROR("unsupported pickle opcode 0x46 at offset 2",
+               torch::pickle_load(std::vector<char>(s.begin(), s.end())));
   serialize::ZipWriter missing;
   // (storage, torch.FloatStorage, "9", "cpu", 4) as a persistent id, no record data/9.
   missing.add("a/data.pkl", std::string("\x80\x02(X\x07\x00\x00\x00storage"
