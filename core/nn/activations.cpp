@@ -44,3 +44,17 @@ Tensor threshold(const Tensor& x, const ThresholdFuncOptions& o) {
 }
 
 }  // namespace brasa::nn::functional
+
+namespace brasa::nn::detail {
+void print_options(std::ostream& os, const SoftminOptions& o) { os << "(dim=" << o.dim_ << ")"; }
+// libtorch prints the shrinks' lambda without its name.
+void print_options(std::ostream& os, const SoftshrinkOptions& o) { os << "(" << o.lambda_ << ")"; }
+void print_options(std::ostream& os, const CELUOptions& o) {
+  os << "(alpha=" << o.alpha_ << (o.inplace_ ? ", inplace=true" : "") << ")";
+}
+void print_options(std::ostream& os, const GLUOptions& o) { os << "(dim=" << o.dim_ << ")"; }
+void print_options(std::ostream& os, const ThresholdOptions& o) {
+  os << "(threshold=" << o.threshold_ << ", value=" << o.value_
+     << (o.inplace_ ? ", inplace=true" : "") << ")";
+}
+}  // namespace brasa::nn::detail

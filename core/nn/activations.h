@@ -64,6 +64,14 @@ Tensor glu(const Tensor& x, const GLUFuncOptions& options = {});
 Tensor threshold(const Tensor& x, const ThresholdFuncOptions& options);
 }  // namespace functional
 
+namespace detail {
+void print_options(std::ostream& os, const SoftminOptions& o);
+void print_options(std::ostream& os, const SoftshrinkOptions& o);
+void print_options(std::ostream& os, const CELUOptions& o);
+void print_options(std::ostream& os, const GLUOptions& o);
+void print_options(std::ostream& os, const ThresholdOptions& o);
+}  // namespace detail
+
 // An activation module: options, and forward applying its function.
 #define BRASA_ACTIVATION_MODULE(Name, Options, call)                                         \
   class Name##Impl : public Cloneable<Name##Impl> {                                          \
@@ -74,7 +82,9 @@ Tensor threshold(const Tensor& x, const ThresholdFuncOptions& options);
     explicit Name##Impl(A&&... a) : Cloneable(#Name), options(std::forward<A>(a)...) {}      \
     void reset() override {}                                                                 \
     Tensor forward(const Tensor& x) { return call; }                                         \
-    void pretty_print(std::ostream& os) const override { os << "torch::nn::" #Name "()"; }   \
+    void pretty_print(std::ostream& os) const override {                                     \
+      detail::print_options(os << "torch::nn::" #Name, options);                             \
+    }                                                                                        \
     Options options;                                                                         \
   };                                                                                         \
   BRASA_MODULE(Name)

@@ -46,12 +46,4 @@ Tensor Conv3dImpl::forward(const Tensor& x) {
                 options.groups_);
 }
 
-void Conv3dImpl::pretty_print(std::ostream& os) const {
-  const auto& k = options.kernel_size_;
-  const auto& s = options.stride_;
-  os << "Conv3d(" << options.in_channels_ << ", " << options.out_channels_ << ", kernel_size=["
-     << k[0] << ", " << k[1] << ", " << k[2] << "], stride=[" << s[0] << ", " << s[1] << ", "
-     << s[2] << "])";
-}
-
 }  // namespace brasa::nn

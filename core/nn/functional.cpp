@@ -274,52 +274,6 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
   return stack(bags, 0);
 }
 
-// Windows of adaptive pooling along one axis: [floor(i*in/out), ceil((i+1)*in/out)).
-static Tensor adaptive_pool2d(const Tensor& x, IntArrayRef output_size, bool is_max,
-                              const char* op) {
-  BRASA_CHECK(x.dim() == 3 || x.dim() == 4, op, ": expected a 3-D or 4-D input, got ", x.sizes());
-  BRASA_CHECK(output_size.size() == 2 && output_size[0] > 0 && output_size[1] > 0, op,
-              ": output_size must have two positive values, got ", output_size);
-  const int64_t H = x.size(-2), W = x.size(-1), OH = output_size[0], OW = output_size[1];
-  std::vector<Tensor> rows;
-  for (int64_t i = 0; i < OH; ++i) {
-    int64_t h0 = i * H / OH, h1 = ((i + 1) * H + OH - 1) / OH;
-    std::vector<Tensor> cols;
-    for (int64_t j = 0; j < OW; ++j) {
-      int64_t w0 = j * W / OW, w1 = ((j + 1) * W + OW - 1) / OW;
-      Tensor win = x.narrow(-2, h0, h1 - h0).narrow(-1, w0, w1 - w0);
-      cols.push_back(is_max ? win.amax({-2, -1}) : win.mean({-2, -1}));
-    }
-    rows.push_back(stack(cols, -1));
-  }
-  return stack(rows, -2);
-}
-
-// The 1-d poolings run the 2-d kernels on [.., 1, L].
-static void check_1d_pool(const char* op, const Tensor& x) {
-  BRASA_CHECK(x.dim() == 2 || x.dim() == 3, op,
-              ": expected a 2-D or 3-D input [N, C, L], got shape ", x.sizes());
-}
-Tensor max_pool1d(const Tensor& x, const MaxPool1dFuncOptions& o) {
-  check_1d_pool("max_pool1d", x);
-  return brasa::max_pool2d(x.unsqueeze(-2), {1, o.kernel_size_[0]}, {1, o.stride_[0]},
-                           {0, o.padding_[0]}, {1, o.dilation_[0]}, o.ceil_mode_)
-      .squeeze(-2);
-}
-Tensor avg_pool1d(const Tensor& x, const AvgPool1dFuncOptions& o) {
-  check_1d_pool("avg_pool1d", x);
-  return brasa::avg_pool2d(x.unsqueeze(-2), {1, o.kernel_size_[0]}, {1, o.stride_[0]},
-                           {0, o.padding_[0]}, o.ceil_mode_, o.count_include_pad_)
-      .squeeze(-2);
-}
-
-Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
-  return adaptive_pool2d(x, output_size, false, "adaptive_avg_pool2d");
-}
-Tensor adaptive_max_pool2d(const Tensor& x, IntArrayRef output_size) {
-  return adaptive_pool2d(x, output_size, true, "adaptive_max_pool2d");
-}
-
 namespace {
 // Source positions for resizing one axis of length `in` to `out`.
 struct AxisMap {

@@ -81,8 +81,6 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
                      const Tensor& per_sample_weights = {}, bool include_last_offset = false,
                      std::optional<int64_t> padding_idx = std::nullopt,
                      std::optional<double> max_norm = std::nullopt, double norm_type = 2.0);
-Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size);
-Tensor adaptive_max_pool2d(const Tensor& x, IntArrayRef output_size);
 // Resizes the last two dims of [N, C, H, W] to `size`: mode "nearest" or
 // "bilinear" (align_corners as in PyTorch).
 Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode = "nearest",

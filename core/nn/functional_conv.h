@@ -129,7 +129,14 @@ inline Tensor conv_transpose2d(const Tensor& x, const Tensor& w,
 // stride defaults to the kernel size, as in PyTorch.
 template <size_t D>
 struct MaxPoolFuncOptions {
-  MaxPoolFuncOptions(Expanding<D> kernel) : kernel_size_(kernel.values), stride_(kernel.values) {}
+  // Implicit from one size, a braced list or a vector of D sizes.
+  MaxPoolFuncOptions(int64_t kernel) : MaxPoolFuncOptions(Expanding<D>(kernel)) {}  // NOLINT
+  MaxPoolFuncOptions(std::initializer_list<int64_t> kernel)                         // NOLINT
+      : MaxPoolFuncOptions(Expanding<D>(kernel)) {}
+  MaxPoolFuncOptions(std::vector<int64_t> kernel)
+      : MaxPoolFuncOptions(Expanding<D>(std::move(kernel))) {}  // NOLINT
+  MaxPoolFuncOptions(Expanding<D> kernel)
+      : kernel_size_(kernel.values), stride_(kernel.values) {}  // NOLINT
   MaxPoolFuncOptions& stride(Expanding<D> s) {
     stride_ = std::move(s.values);
     return *this;
@@ -155,7 +162,14 @@ using MaxPool2dFuncOptions = MaxPoolFuncOptions<2>;
 
 template <size_t D>
 struct AvgPoolFuncOptions {
-  AvgPoolFuncOptions(Expanding<D> kernel) : kernel_size_(kernel.values), stride_(kernel.values) {}
+  // Implicit from one size, a braced list or a vector of D sizes.
+  AvgPoolFuncOptions(int64_t kernel) : AvgPoolFuncOptions(Expanding<D>(kernel)) {}  // NOLINT
+  AvgPoolFuncOptions(std::initializer_list<int64_t> kernel)                         // NOLINT
+      : AvgPoolFuncOptions(Expanding<D>(kernel)) {}
+  AvgPoolFuncOptions(std::vector<int64_t> kernel)
+      : AvgPoolFuncOptions(Expanding<D>(std::move(kernel))) {}  // NOLINT
+  AvgPoolFuncOptions(Expanding<D> kernel)
+      : kernel_size_(kernel.values), stride_(kernel.values) {}  // NOLINT
   AvgPoolFuncOptions& stride(Expanding<D> s) {
     stride_ = std::move(s.values);
     return *this;
@@ -172,11 +186,42 @@ struct AvgPoolFuncOptions {
     count_include_pad_ = c;
     return *this;
   }
+  // Divide each window's sum by this instead of its size.
+  AvgPoolFuncOptions& divisor_override(std::optional<int64_t> d) {
+    divisor_override_ = d;
+    return *this;
+  }
   std::vector<int64_t> kernel_size_, stride_, padding_ = std::vector<int64_t>(D, 0);
   bool ceil_mode_ = false, count_include_pad_ = true;
+  std::optional<int64_t> divisor_override_;
 };
 using AvgPool1dFuncOptions = AvgPoolFuncOptions<1>;
 using AvgPool2dFuncOptions = AvgPoolFuncOptions<2>;
+using AvgPool3dFuncOptions = AvgPoolFuncOptions<3>;
+using MaxPool3dFuncOptions = MaxPoolFuncOptions<3>;
+
+// The output size of adaptive pooling (one value repeated, or D values).
+template <size_t D>
+struct AdaptivePoolFuncOptions {
+  // Implicit from one size, a braced list or a vector: F::adaptive_avg_pool2d(x, {7, 7}).
+  AdaptivePoolFuncOptions(int64_t size) : output_size_(Expanding<D>(size).values) {}  // NOLINT
+  AdaptivePoolFuncOptions(std::initializer_list<int64_t> size)                        // NOLINT
+      : output_size_(Expanding<D>(size).values) {}
+  AdaptivePoolFuncOptions(std::vector<int64_t> size)  // NOLINT
+      : output_size_(Expanding<D>(std::move(size)).values) {}
+  AdaptivePoolFuncOptions(Expanding<D> size) : output_size_(std::move(size.values)) {}  // NOLINT
+  AdaptivePoolFuncOptions& output_size(Expanding<D> size) {
+    output_size_ = std::move(size.values);
+    return *this;
+  }
+  std::vector<int64_t> output_size_;
+};
+using AdaptiveAvgPool1dFuncOptions = AdaptivePoolFuncOptions<1>;
+using AdaptiveAvgPool2dFuncOptions = AdaptivePoolFuncOptions<2>;
+using AdaptiveAvgPool3dFuncOptions = AdaptivePoolFuncOptions<3>;
+using AdaptiveMaxPool1dFuncOptions = AdaptivePoolFuncOptions<1>;
+using AdaptiveMaxPool2dFuncOptions = AdaptivePoolFuncOptions<2>;
+using AdaptiveMaxPool3dFuncOptions = AdaptivePoolFuncOptions<3>;
 
 inline Tensor max_pool2d(const Tensor& x, const MaxPool2dFuncOptions& o) {
   return brasa::max_pool2d(x, o.kernel_size_, o.stride_, o.padding_, o.dilation_, o.ceil_mode_);
@@ -186,10 +231,7 @@ inline std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x,
   return brasa::max_pool2d_with_indices(x, o.kernel_size_, o.stride_, o.padding_, o.dilation_,
                                         o.ceil_mode_);
 }
-inline Tensor avg_pool2d(const Tensor& x, const AvgPool2dFuncOptions& o) {
-  return brasa::avg_pool2d(x, o.kernel_size_, o.stride_, o.padding_, o.ceil_mode_,
-                           o.count_include_pad_);
-}
+Tensor avg_pool2d(const Tensor& x, const AvgPool2dFuncOptions& o);
 
 namespace detail {
 // The input padded as a convolution's padding_mode (kReflect, kReplicate,
@@ -204,6 +246,19 @@ void check_conv_padding_mode(const char* module, PaddingMode mode);
 
 // The 1-d forms pool over the last dim of [N, C, L] (or [C, L]) through the 2-d kernels.
 Tensor max_pool1d(const Tensor& x, const MaxPool1dFuncOptions& o);
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& x, const MaxPool1dFuncOptions& o);
 Tensor avg_pool1d(const Tensor& x, const AvgPool1dFuncOptions& o);
+// 3-d pooling over the last three dims of [N, C, D, H, W] (or [C, D, H, W]).
+Tensor max_pool3d(const Tensor& x, const MaxPool3dFuncOptions& o);
+Tensor avg_pool3d(const Tensor& x, const AvgPool3dFuncOptions& o);
+
+// Adaptive pooling: output_size windows per spatial dim, window i spanning
+// [floor(i * in / out), ceil((i + 1) * in / out)).
+Tensor adaptive_avg_pool1d(const Tensor& x, const AdaptiveAvgPool1dFuncOptions& o);
+Tensor adaptive_avg_pool2d(const Tensor& x, const AdaptiveAvgPool2dFuncOptions& o);
+Tensor adaptive_avg_pool3d(const Tensor& x, const AdaptiveAvgPool3dFuncOptions& o);
+Tensor adaptive_max_pool1d(const Tensor& x, const AdaptiveMaxPool1dFuncOptions& o);
+Tensor adaptive_max_pool2d(const Tensor& x, const AdaptiveMaxPool2dFuncOptions& o);
+Tensor adaptive_max_pool3d(const Tensor& x, const AdaptiveMaxPool3dFuncOptions& o);
 
 }  // namespace brasa::nn::functional

@@ -52,7 +52,9 @@ class PadImpl : public Cloneable<PadImpl<D>> {
     return functional::pad(x, o.mode(mode_).value(options.value_));
   }
   void pretty_print(std::ostream& os) const override {
-    os << "torch::nn::" << this->name() << "(padding=" << IntArrayRef(options.padding_) << ")";
+    os << "torch::nn::" << this->name() << "(padding=" << IntArrayRef(options.padding_);
+    if (this->name().starts_with("ConstantPad")) os << ", value=" << options.value_;
+    os << ")";
   }
   PadOptions<D> options;
 
@@ -112,6 +114,9 @@ class PixelShuffleImpl : public Cloneable<PixelShuffleImpl> {
   explicit PixelShuffleImpl(const PixelShuffleOptions& o) : Cloneable("PixelShuffle"), options(o) {}
   void reset() override {}
   Tensor forward(const Tensor& x) { return functional::pixel_shuffle(x, options); }
+  void pretty_print(std::ostream& os) const override {
+    os << "torch::nn::PixelShuffle(upscale_factor=" << options.upscale_factor_ << ")";
+  }
   PixelShuffleOptions options;
 };
 BRASA_MODULE(PixelShuffle);
@@ -122,6 +127,9 @@ class PixelUnshuffleImpl : public Cloneable<PixelUnshuffleImpl> {
       : Cloneable("PixelUnshuffle"), options(o) {}
   void reset() override {}
   Tensor forward(const Tensor& x) { return functional::pixel_unshuffle(x, options); }
+  void pretty_print(std::ostream& os) const override {
+    os << "torch::nn::PixelUnshuffle(downscale_factor=" << options.downscale_factor_ << ")";
+  }
   PixelUnshuffleOptions options;
 };
 BRASA_MODULE(PixelUnshuffle);
@@ -132,6 +140,7 @@ class UpsampleImpl : public Cloneable<UpsampleImpl> {
   explicit UpsampleImpl(const UpsampleOptions& o = {}) : Cloneable("Upsample"), options(o) {}
   void reset() override {}
   Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
   UpsampleOptions options;
 };
 BRASA_MODULE(Upsample);

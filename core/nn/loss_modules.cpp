@@ -170,4 +170,17 @@ Tensor KLDivLossImpl::forward(const Tensor& input, const Tensor& target) {
   return F::kl_div(input, target, options);
 }
 
+namespace detail {
+// libtorch 1.13 prints these two without parentheses.
+void print_options(std::ostream&, const SmoothL1LossOptions&) {}
+void print_options(std::ostream&, const HuberLossOptions&) {}
+void print_options(std::ostream& os, const PairwiseDistanceOptions& o) {
+  os << "(p=" << o.p_ << ", eps=" << o.eps_ << ", keepdim=" << (o.keepdim_ ? "true" : "false")
+     << ")";
+}
+void print_options(std::ostream& os, const CosineSimilarityOptions& o) {
+  os << "(dim=" << o.dim_ << ", eps=" << o.eps_ << ")";
+}
+}  // namespace detail
+
 }  // namespace brasa::nn

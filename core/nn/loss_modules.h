@@ -88,17 +88,26 @@ struct CosineSimilarityOptions {
   BRASA_ARG(double, eps, 1e-8);
 };
 
+namespace detail {
+void print_options(std::ostream& os, const SmoothL1LossOptions& o);
+void print_options(std::ostream& os, const HuberLossOptions& o);
+void print_options(std::ostream& os, const PairwiseDistanceOptions& o);
+void print_options(std::ostream& os, const CosineSimilarityOptions& o);
+}  // namespace detail
+
 // One loss module: its options, and forward(input, target).
-#define BRASA_LOSS_MODULE(Name)                                                            \
-  class Name##Impl : public Cloneable<Name##Impl> {                                        \
-   public:                                                                                 \
-    explicit Name##Impl(const Name##Options& options_ = {})                                \
-        : Cloneable(#Name), options(options_) {}                                           \
-    void reset() override {}                                                               \
-    Tensor forward(const Tensor& input, const Tensor& target);                             \
-    void pretty_print(std::ostream& os) const override { os << "torch::nn::" #Name "()"; } \
-    Name##Options options;                                                                 \
-  };                                                                                       \
+#define BRASA_LOSS_MODULE(Name)                                  \
+  class Name##Impl : public Cloneable<Name##Impl> {              \
+   public:                                                       \
+    explicit Name##Impl(const Name##Options& options_ = {})      \
+        : Cloneable(#Name), options(options_) {}                 \
+    void reset() override {}                                     \
+    Tensor forward(const Tensor& input, const Tensor& target);   \
+    void pretty_print(std::ostream& os) const override {         \
+      detail::print_options(os << "torch::nn::" #Name, options); \
+    }                                                            \
+    Name##Options options;                                       \
+  };                                                             \
   BRASA_MODULE(Name)
 BRASA_LOSS_MODULE(MSELoss);
 BRASA_LOSS_MODULE(L1Loss);
@@ -116,16 +125,18 @@ BRASA_LOSS_MODULE(MultiLabelSoftMarginLoss);
 #undef BRASA_LOSS_MODULE
 
 // Modules of three inputs, or of two that are not (input, target).
-#define BRASA_MODULE_OF(Name, Signature)                                                   \
-  class Name##Impl : public Cloneable<Name##Impl> {                                        \
-   public:                                                                                 \
-    explicit Name##Impl(const Name##Options& options_ = {})                                \
-        : Cloneable(#Name), options(options_) {}                                           \
-    void reset() override {}                                                               \
-    Tensor forward Signature;                                                              \
-    void pretty_print(std::ostream& os) const override { os << "torch::nn::" #Name "()"; } \
-    Name##Options options;                                                                 \
-  };                                                                                       \
+#define BRASA_MODULE_OF(Name, Signature)                         \
+  class Name##Impl : public Cloneable<Name##Impl> {              \
+   public:                                                       \
+    explicit Name##Impl(const Name##Options& options_ = {})      \
+        : Cloneable(#Name), options(options_) {}                 \
+    void reset() override {}                                     \
+    Tensor forward Signature;                                    \
+    void pretty_print(std::ostream& os) const override {         \
+      detail::print_options(os << "torch::nn::" #Name, options); \
+    }                                                            \
+    Name##Options options;                                       \
+  };                                                             \
   BRASA_MODULE(Name)
 BRASA_MODULE_OF(MarginRankingLoss,
                 (const Tensor& input1, const Tensor& input2, const Tensor& target));

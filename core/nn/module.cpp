@@ -4,17 +4,47 @@
 #include <brasa/nn/module.h>
 #include <brasa/ops/copy.h>
 
+#include <cxxabi.h>
+
+#include <cstdlib>
 #include <ostream>
+#include <typeinfo>
 
 namespace brasa::nn {
 
-Module::Module(std::string name) : name_(name.empty() ? "Module" : std::move(name)) {}
+Module::Module(std::string name) : name_(std::move(name)) {}
+
+namespace {
+// The dynamic type of `m`, demangled with its namespaces ("app::NetImpl").
+std::string type_name(const Module& m) {
+  const char* mangled = typeid(m).name();
+  int status = 0;
+  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string s = (status == 0 && d) ? d : mangled;
+  std::free(d);
+  return s;
+}
+}  // namespace
+
+// Computed on each call: during a constructor the dynamic type is the class
+// being constructed, so a cached name could be a base's.
+std::string Module::name() const { return name_.empty() ? type_name(*this) : name_; }
+
+// Brasa's own modules are the classes declared directly in brasa::nn.
+bool Module::is_builtin() const {
+  const std::string t = type_name(*this);
+  const std::string prefix = "brasa::nn::";
+  if (!t.starts_with(prefix)) return false;
+  std::string rest = t.substr(prefix.size());
+  rest = rest.substr(0, rest.find('<'));  // PadImpl<2>'s argument may name namespaces
+  return rest.find("::") == std::string::npos;
+}
 
 void Module::check_new_name(const char* what, const std::string& name) const {
   BRASA_CHECK(!name.empty() && name.find('.') == std::string::npos, what,
               ": name must be non-empty and contain no dot, got '", name, "'");
   BRASA_CHECK(!parameters_.contains(name) && !buffers_.contains(name) && !children_.contains(name),
-              what, ": attribute '", name, "' already exists in ", name_);
+              what, ": attribute '", name, "' already exists in ", this->name());
 }
 
 Tensor& Module::register_parameter(std::string name, Tensor tensor, bool requires_grad) {
@@ -199,7 +229,7 @@ void Module::load_state_dict(const OrderedDict<std::string, Tensor>& state, bool
 }
 
 std::shared_ptr<Module> Module::clone(const std::optional<Device>&) const {
-  BRASA_ERROR("clone() has not been implemented for ", name_, ". Subclass nn::Cloneable<", name_,
+  BRASA_ERROR("clone() has not been implemented for ", name(), ". Subclass nn::Cloneable<", name(),
               "> instead of nn::Module to inherit the ability to clone.");
 }
 
@@ -248,26 +278,31 @@ static void copy_tensors(const char* what, const std::string& module,
 void Module::copy_state_from(const Module& source) {
   NoGradGuard ng;
   training_ = source.training_;
-  copy_tensors("parameter", name_, parameters_, source.parameters_);
-  copy_tensors("buffer", name_, buffers_, source.buffers_);
+  copy_tensors("parameter", name(), parameters_, source.parameters_);
+  copy_tensors("buffer", name(), buffers_, source.buffers_);
   for (const auto& c : source.children_) {
     auto* mine = children_.find(c.key());
-    BRASA_CHECK(mine, "clone: the copy of ", name_, " has no submodule '", c.key(),
+    BRASA_CHECK(mine, "clone: the copy of ", name(), " has no submodule '", c.key(),
                 "' (does reset() register everything the constructor does?)");
     (*mine)->copy_state_from(*c.value());
   }
 }
 
-void Module::pretty_print(std::ostream& os) const { os << name_ << "()"; }
+void Module::pretty_print(std::ostream& os) const {
+  if (!is_builtin()) {
+    os << name();
+    return;
+  }
+  // Built-in containers (Sequential, ModuleList) print their children after it.
+  os << "torch::nn::" << name_ << (children_.is_empty() ? "()" : "");
+}
 
 namespace {
 void print_module(std::ostream& os, const Module& m, int indent) {
+  m.pretty_print(os);
   auto children = m.named_children();
-  if (children.is_empty()) {
-    m.pretty_print(os);
-    return;
-  }
-  os << m.name() << "(\n";
+  if (children.is_empty()) return;
+  os << "(\n";
   for (const auto& c : children) {
     os << std::string(indent + 2, ' ') << "(" << c.key() << "): ";
     print_module(os, *c.value(), indent + 2);

@@ -7,7 +7,7 @@
 #include <brasa/tensor/tensor.h>
 
 #include <functional>
-#include <iosfwd>
+#include <ostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,8 +20,10 @@ class Module : public std::enable_shared_from_this<Module> {
   explicit Module(std::string name = "");
   virtual ~Module() = default;
 
-  // The class name (e.g. "torch::nn::Linear" style without namespaces: "Linear").
-  const std::string& name() const { return name_; }
+  // The name given to the constructor (built-in modules: "Linear", "Conv2d",
+  // ...), else the class's own name with its namespaces ("NetImpl",
+  // "app::Model"), as libtorch names modules.
+  std::string name() const;
 
   std::vector<Tensor> parameters(bool recurse = true) const;
   OrderedDict<std::string, Tensor> named_parameters(bool recurse = true) const;
@@ -60,7 +62,9 @@ class Module : public std::enable_shared_from_this<Module> {
   // Copies values in; strict: every key must match both ways. Shapes must match.
   void load_state_dict(const OrderedDict<std::string, Tensor>& state, bool strict = true);
 
-  // One line describing this module (children are printed by operator<<).
+  // This module without its children, as libtorch prints it: built-in
+  // modules as "torch::nn::Linear(in_features=2, ...)", others by name();
+  // operator<< adds the children, indented.
   virtual void pretty_print(std::ostream& os) const;
 
   Tensor& register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
@@ -105,12 +109,22 @@ class Module : public std::enable_shared_from_this<Module> {
  private:
   void add_child(std::string name, std::shared_ptr<Module> m);
   void check_new_name(const char* what, const std::string& name) const;
+  bool is_builtin() const;
   void collect(const std::string& prefix, bool params, OrderedDict<std::string, Tensor>& out) const;
   std::string name_;
   bool training_ = true;
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& m);
+
+namespace detail {
+// The parenthesized part of a built-in module's print, from its options:
+// "()" unless an overload for the options prints more ("(dim=1)").
+template <class Options>
+void print_options(std::ostream& os, const Options&) {
+  os << "()";
+}
+}  // namespace detail
 
 // Base of cloneable modules (libtorch's nn::Cloneable<Derived>; `Base` lets a
 // built-in derive through an intermediate class). clone() copy-constructs

@@ -31,11 +31,6 @@ void LinearImpl::reset_parameters() { init::default_layer_init_(weight, bias); }
 
 Tensor LinearImpl::forward(const Tensor& x) { return F::linear(x, weight, bias); }
 
-void LinearImpl::pretty_print(std::ostream& os) const {
-  os << "Linear(in_features=" << options.in_features_ << ", out_features=" << options.out_features_
-     << ", bias=" << (options.bias_ ? "true" : "false") << ")";
-}
-
 // ---- Conv2d ----
 static Conv2dOptions checked(Conv2dOptions o) {
   o.kernel_size_ = Conv2dOptions::expand(o.kernel_size_);
@@ -77,12 +72,6 @@ Tensor Conv2dImpl::forward(const Tensor& x) {
                 options.groups_);
 }
 
-void Conv2dImpl::pretty_print(std::ostream& os) const {
-  os << "Conv2d(" << options.in_channels_ << ", " << options.out_channels_ << ", kernel_size=["
-     << options.kernel_size_[0] << ", " << options.kernel_size_[1] << "], stride=["
-     << options.stride_[0] << ", " << options.stride_[1] << "])";
-}
-
 // ---- ConvTranspose2d ----
 ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& o)
     : Cloneable("ConvTranspose2d"),
@@ -106,17 +95,9 @@ Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
 }
 
 // ---- pooling, activations, dropout, flatten ----
-Tensor MaxPool2dImpl::forward(const Tensor& x) {
-  return max_pool2d(x, options.kernel_size_, options.stride_, options.padding_);
-}
-void MaxPool2dImpl::pretty_print(std::ostream& os) const {
-  os << "MaxPool2d(kernel_size=[" << options.kernel_size_[0] << ", " << options.kernel_size_.back()
-     << "])";
-}
-
 Tensor ReLUImpl::forward(const Tensor& x) { return F::relu(x, inplace_); }
 Tensor DropoutImpl::forward(const Tensor& x) { return F::dropout(x, p, is_training()); }
-void DropoutImpl::pretty_print(std::ostream& os) const { os << "Dropout(p=" << p << ")"; }
+
 Tensor FlattenImpl::forward(const Tensor& x) { return F::flatten(x, start_dim, end_dim); }
 
 // ---- activations ----
@@ -129,17 +110,42 @@ SiLUImpl::SiLUImpl() : Cloneable("SiLU", [](const Tensor& x) { return F::silu(x)
 MishImpl::MishImpl() : Cloneable("Mish", [](const Tensor& x) { return F::mish(x); }) {}
 SELUImpl::SELUImpl() : Cloneable("SELU", [](const Tensor& x) { return F::selu(x); }) {}
 ReLU6Impl::ReLU6Impl() : Cloneable("ReLU6", [](const Tensor& x) { return F::relu6(x); }) {}
-LeakyReLUImpl::LeakyReLUImpl(double s)
-    : Cloneable("LeakyReLU", [s](const Tensor& x) { return F::leaky_relu(x, s); }) {}
-ELUImpl::ELUImpl(double a) : Cloneable("ELU", [a](const Tensor& x) { return F::elu(x, a); }) {}
+LeakyReLUImpl::LeakyReLUImpl(const LeakyReLUOptions& o)
+    : Cloneable(
+          "LeakyReLU", [s = o.negative_slope_](const Tensor& x) { return F::leaky_relu(x, s); },
+          ::brasa::detail::str("negative_slope=", o.negative_slope_,
+                               o.inplace_ ? ", inplace=true" : ""),
+          o.inplace_) {}
+ELUImpl::ELUImpl(const ELUOptions& o)
+    : Cloneable(
+          "ELU", [a = o.alpha_](const Tensor& x) { return F::elu(x, a); },
+          ::brasa::detail::str("alpha=", o.alpha_, o.inplace_ ? ", inplace=true" : ""),
+          o.inplace_) {}
 SoftplusImpl::SoftplusImpl(double b, double t)
-    : Cloneable("Softplus", [b, t](const Tensor& x) { return F::softplus(x, b, t); }) {}
-HardtanhImpl::HardtanhImpl(double lo, double hi)
-    : Cloneable("Hardtanh", [lo, hi](const Tensor& x) { return F::hardtanh(x, lo, hi); }) {}
+    : Cloneable(
+          "Softplus", [b, t](const Tensor& x) { return F::softplus(x, b, t); },
+          ::brasa::detail::str("beta=", b, ", threshold=", t)) {}
+HardtanhImpl::HardtanhImpl(const HardtanhOptions& o)
+    : Cloneable(
+          "Hardtanh",
+          [lo = o.min_val_, hi = o.max_val_](const Tensor& x) { return F::hardtanh(x, lo, hi); },
+          ::brasa::detail::str("min_val=", o.min_val_, ", max_val=", o.max_val_,
+                               o.inplace_ ? ", inplace=true" : ""),
+          o.inplace_) {}
 SoftmaxImpl::SoftmaxImpl(int64_t d)
-    : Cloneable("Softmax", [d](const Tensor& x) { return softmax(x, d); }) {}
+    : Cloneable(
+          "Softmax", [d](const Tensor& x) { return softmax(x, d); },
+          ::brasa::detail::str("dim=", d)) {}
 LogSoftmaxImpl::LogSoftmaxImpl(int64_t d)
-    : Cloneable("LogSoftmax", [d](const Tensor& x) { return log_softmax(x, d); }) {}
+    : Cloneable(
+          "LogSoftmax", [d](const Tensor& x) { return log_softmax(x, d); },
+          ::brasa::detail::str("dim=", d)) {}
+
+Tensor ActivationImpl::forward(const Tensor& x) {
+  if (!inplace_) return fn_(x);
+  Tensor out = x;
+  return out.copy_(fn_(x));
+}
 
 Tensor Dropout2dImpl::forward(const Tensor& x) { return F::dropout2d(x, p, is_training()); }
 
@@ -184,12 +190,6 @@ Tensor BatchNormImpl::forward(const Tensor& x) {
   return F::batch_norm(x, options.track_running_stats_ ? running_mean : Tensor(),
                        options.track_running_stats_ ? running_var : Tensor(), weight, bias,
                        use_batch_stats, options.momentum_, options.eps_);
-}
-
-void BatchNormImpl::pretty_print(std::ostream& os) const {
-  os << name() << "(" << options.num_features_ << ", eps=" << options.eps_
-     << ", momentum=" << options.momentum_ << ", affine=" << (options.affine_ ? "true" : "false")
-     << ", track_running_stats=" << (options.track_running_stats_ ? "true" : "false") << ")";
 }
 
 LayerNormImpl::LayerNormImpl(std::vector<int64_t> shape, double eps, bool affine)
@@ -272,16 +272,6 @@ Tensor EmbeddingBagImpl::forward(const Tensor& input, const Tensor& offsets,
                           options.norm_type_);
 }
 
-Tensor AvgPool2dImpl::forward(const Tensor& x) {
-  return avg_pool2d(x, kernel_size, stride, padding);
-}
-Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& x) {
-  return F::adaptive_avg_pool2d(x, output_size);
-}
-Tensor AdaptiveMaxPool2dImpl::forward(const Tensor& x) {
-  return F::adaptive_max_pool2d(x, output_size);
-}
-
 // ---- 1-d layers (through their 2-d forms) ----
 Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)
     : Cloneable("Conv1d"),
@@ -324,21 +314,6 @@ ConvTranspose1dImpl::ConvTranspose1dImpl(const ConvTranspose1dOptions& o)
 Tensor ConvTranspose1dImpl::forward(const Tensor& x) {
   return conv_transpose1d(x, weight, bias, {options.stride_}, {options.padding_},
                           {options.output_padding_}, options.groups_, {options.dilation_});
-}
-
-static void check_1d(const char* op, const Tensor& x) {
-  BRASA_CHECK(x.dim() == 2 || x.dim() == 3, op, ": expected a 2-D or 3-D input, got shape ",
-              x.sizes());
-}
-Tensor MaxPool1dImpl::forward(const Tensor& x) {
-  return F::max_pool1d(x, F::MaxPool1dFuncOptions(kernel).stride(stride).padding(padding));
-}
-Tensor AvgPool1dImpl::forward(const Tensor& x) {
-  return F::avg_pool1d(x, F::AvgPool1dFuncOptions(kernel).stride(stride).padding(padding));
-}
-Tensor AdaptiveAvgPool1dImpl::forward(const Tensor& x) {
-  check_1d("AdaptiveAvgPool1d", x);
-  return F::adaptive_avg_pool2d(x.unsqueeze(-2), {1, output_size}).squeeze(-2);
 }
 
 PReLUImpl::PReLUImpl(int64_t n, double init)
@@ -439,25 +414,32 @@ TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncode
     : Cloneable("TransformerEncoderLayer"), options(o) {
   BRASA_CHECK(o.activation_ == "relu" || o.activation_ == "gelu",
               "TransformerEncoderLayer: activation must be relu or gelu, got ", o.activation_);
+  // Registered in libtorch's order, so that printing and state_dict match.
   self_attn = register_module("self_attn", MultiheadAttention(o.d_model_, o.nhead_, o.dropout_));
   linear1 = register_module("linear1", Linear(o.d_model_, o.dim_feedforward_));
+  dropout = register_module("dropout", Dropout(o.dropout_));
   linear2 = register_module("linear2", Linear(o.dim_feedforward_, o.d_model_));
   norm1 = register_module("norm1", LayerNorm(std::vector<int64_t>{o.d_model_}));
   norm2 = register_module("norm2", LayerNorm(std::vector<int64_t>{o.d_model_}));
+  dropout1 = register_module("dropout1", Dropout(o.dropout_));
+  dropout2 = register_module("dropout2", Dropout(o.dropout_));
+}
+
+// libtorch 1.13 prints this one with its Impl name.
+void TransformerEncoderLayerImpl::pretty_print(std::ostream& os) const {
+  os << "torch::nn::TransformerEncoderLayerImpl";
 }
 
 Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask,
                                             const Tensor& src_key_padding_mask) {
-  const double p = options.dropout_;
-  const bool train = is_training();
   auto sa = [&](const Tensor& x) {
-    return F::dropout(
-        std::get<0>(self_attn->forward(x, x, x, src_key_padding_mask, false, src_mask)), p, train);
+    return dropout1->forward(
+        std::get<0>(self_attn->forward(x, x, x, src_key_padding_mask, false, src_mask)));
   };
   auto ff = [&](const Tensor& x) {
     Tensor h = linear1->forward(x);
     h = options.activation_ == "gelu" ? F::gelu(h) : relu(h);
-    return F::dropout(linear2->forward(F::dropout(h, p, train)), p, train);
+    return dropout2->forward(linear2->forward(dropout->forward(h)));
   };
   if (options.norm_first_) {
     Tensor x = src + sa(norm1->forward(src));

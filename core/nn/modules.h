@@ -5,6 +5,7 @@
 #include <brasa/nn/functional.h>
 #include <brasa/nn/module.h>
 #include <brasa/nn/module_options.h>
+#include <brasa/nn/pooling_modules.h>
 #include <brasa/ops/conv.h>
 
 #include <functional>
@@ -155,48 +156,30 @@ class ConvTranspose2dImpl : public Cloneable<ConvTranspose2dImpl> {
   explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& o);
   ConvTranspose2dImpl(const ConvTranspose2dImpl& o) : ConvTranspose2dImpl(o.options) {}
   Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
   ConvTranspose2dOptions options;
   Tensor& weight;  // registered slots (see LinearImpl)
   Tensor& bias;
 };
 BRASA_MODULE(ConvTranspose2d);
 
-struct MaxPool2dOptions {
-  MaxPool2dOptions(int64_t k) : kernel_size_({k, k}) {}
-  MaxPool2dOptions(std::vector<int64_t> k) : kernel_size_(std::move(k)) {}
-  MaxPool2dOptions& stride(int64_t s) {
-    stride_ = {s, s};
-    return *this;
-  }
-  MaxPool2dOptions& padding(int64_t p) {
-    padding_ = {p, p};
-    return *this;
-  }
-  std::vector<int64_t> kernel_size_, stride_, padding_{0, 0};
-};
-class MaxPool2dImpl : public Cloneable<MaxPool2dImpl> {
- public:
-  MaxPool2dImpl(const MaxPool2dOptions& o) : Cloneable("MaxPool2d"), options(o) {}
-  Tensor forward(const Tensor& x);
-  void pretty_print(std::ostream& os) const override;
-  MaxPool2dOptions options;
-};
-BRASA_MODULE(MaxPool2d);
-
 class ReLUImpl : public Cloneable<ReLUImpl> {
  public:
   explicit ReLUImpl(const ReLUOptions& o = {}) : Cloneable("ReLU"), inplace_(o.inplace_) {}
   Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
   bool inplace_;
 };
 BRASA_MODULE(ReLU);
 
 class DropoutImpl : public Cloneable<DropoutImpl> {
  public:
-  explicit DropoutImpl(const DropoutOptions& o = {}) : Cloneable("Dropout"), p(o.p_) {}
+  explicit DropoutImpl(const DropoutOptions& o = {})
+      : Cloneable("Dropout"), p(o.p_), inplace(o.inplace_) {}
   Tensor forward(const Tensor& x);
   void pretty_print(std::ostream& os) const override;
   double p;
+  bool inplace;
 };
 BRASA_MODULE(Dropout);
 
@@ -206,19 +189,26 @@ class FlattenImpl : public Cloneable<FlattenImpl> {
       : Cloneable("Flatten"), start_dim(start_dim), end_dim(end_dim) {}
   explicit FlattenImpl(const FlattenOptions& o) : FlattenImpl(o.start_dim_, o.end_dim_) {}
   Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
   int64_t start_dim, end_dim;
 };
 BRASA_MODULE(Flatten);
 
 // Activations without state: forward applies one nn::functional call.
+// `args` is what libtorch prints between the parentheses ("negative_slope=0.01").
+// With `inplace`, forward writes the result into its input and returns it.
 class ActivationImpl : public Module {
  public:
-  ActivationImpl(std::string name, std::function<Tensor(const Tensor&)> fn)
-      : Module(std::move(name)), fn_(std::move(fn)) {}
-  Tensor forward(const Tensor& x) { return fn_(x); }
+  ActivationImpl(std::string name, std::function<Tensor(const Tensor&)> fn, std::string args = "",
+                 bool inplace = false)
+      : Module(std::move(name)), fn_(std::move(fn)), args_(std::move(args)), inplace_(inplace) {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
 
  private:
   std::function<Tensor(const Tensor&)> fn_;
+  std::string args_;
+  bool inplace_;
 };
 class IdentityImpl : public Cloneable<IdentityImpl, ActivationImpl> {
  public:
@@ -263,14 +253,15 @@ class ReLU6Impl : public Cloneable<ReLU6Impl, ActivationImpl> {
 BRASA_MODULE(ReLU6);
 class LeakyReLUImpl : public Cloneable<LeakyReLUImpl, ActivationImpl> {
  public:
-  explicit LeakyReLUImpl(double negative_slope = 0.01);
-  explicit LeakyReLUImpl(const LeakyReLUOptions& o) : LeakyReLUImpl(o.negative_slope_) {}
+  explicit LeakyReLUImpl(double negative_slope = 0.01)
+      : LeakyReLUImpl(LeakyReLUOptions().negative_slope(negative_slope)) {}
+  explicit LeakyReLUImpl(const LeakyReLUOptions& o);
 };
 BRASA_MODULE(LeakyReLU);
 class ELUImpl : public Cloneable<ELUImpl, ActivationImpl> {
  public:
-  explicit ELUImpl(double alpha = 1.0);
-  explicit ELUImpl(const ELUOptions& o) : ELUImpl(o.alpha_) {}
+  explicit ELUImpl(double alpha = 1.0) : ELUImpl(ELUOptions().alpha(alpha)) {}
+  explicit ELUImpl(const ELUOptions& o);
 };
 BRASA_MODULE(ELU);
 class SoftplusImpl : public Cloneable<SoftplusImpl, ActivationImpl> {
@@ -281,8 +272,9 @@ class SoftplusImpl : public Cloneable<SoftplusImpl, ActivationImpl> {
 BRASA_MODULE(Softplus);
 class HardtanhImpl : public Cloneable<HardtanhImpl, ActivationImpl> {
  public:
-  explicit HardtanhImpl(double min_val = -1.0, double max_val = 1.0);
-  explicit HardtanhImpl(const HardtanhOptions& o) : HardtanhImpl(o.min_val_, o.max_val_) {}
+  explicit HardtanhImpl(double min_val = -1.0, double max_val = 1.0)
+      : HardtanhImpl(HardtanhOptions().min_val(min_val).max_val(max_val)) {}
+  explicit HardtanhImpl(const HardtanhOptions& o);
 };
 BRASA_MODULE(Hardtanh);
 class SoftmaxImpl : public Cloneable<SoftmaxImpl, ActivationImpl> {
@@ -300,9 +292,12 @@ BRASA_MODULE(LogSoftmax);
 
 class Dropout2dImpl : public Cloneable<Dropout2dImpl> {
  public:
-  explicit Dropout2dImpl(const Dropout2dOptions& o = {}) : Cloneable("Dropout2d"), p(o.p_) {}
+  explicit Dropout2dImpl(const Dropout2dOptions& o = {})
+      : Cloneable("Dropout2d"), p(o.p_), inplace(o.inplace_) {}
   Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
   double p;
+  bool inplace;
 };
 BRASA_MODULE(Dropout2d);
 
@@ -376,6 +371,7 @@ class LayerNormImpl : public Cloneable<LayerNormImpl> {
   LayerNormImpl(const LayerNormImpl& o)
       : LayerNormImpl(o.normalized_shape, o.eps, o.weight.defined()) {}
   Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
   std::vector<int64_t> normalized_shape;
   double eps;
   Tensor& weight;  // registered slots (see LinearImpl)
@@ -391,6 +387,7 @@ class GroupNormImpl : public Cloneable<GroupNormImpl> {
   GroupNormImpl(const GroupNormImpl& o)
       : GroupNormImpl(o.num_groups, o.num_channels, o.eps, o.weight.defined()) {}
   Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
   int64_t num_groups, num_channels;
   double eps;
   Tensor& weight;  // registered slots (see LinearImpl)
@@ -425,6 +422,7 @@ class EmbeddingImpl : public Cloneable<EmbeddingImpl> {
   explicit EmbeddingImpl(const EmbeddingOptions& o);
   EmbeddingImpl(const EmbeddingImpl& o);
   Tensor forward(const Tensor& indices);
+  void pretty_print(std::ostream& os) const override;
   std::optional<int64_t> padding_idx;
   std::optional<double> max_norm;
   double norm_type = 2.0;
@@ -473,41 +471,11 @@ class EmbeddingBagImpl : public Cloneable<EmbeddingBagImpl> {
   // See F::embedding_bag for input, offsets and per_sample_weights.
   Tensor forward(const Tensor& input, const Tensor& offsets = {},
                  const Tensor& per_sample_weights = {});
+  void pretty_print(std::ostream& os) const override;
   EmbeddingBagOptions options;
   Tensor& weight;  // registered slot (see LinearImpl)
 };
 BRASA_MODULE(EmbeddingBag);
-
-class AvgPool2dImpl : public Cloneable<AvgPool2dImpl> {
- public:
-  AvgPool2dImpl(std::vector<int64_t> kernel_size, std::vector<int64_t> stride = {},
-                std::vector<int64_t> padding = {0})
-      : Cloneable("AvgPool2d"),
-        kernel_size(std::move(kernel_size)),
-        stride(std::move(stride)),
-        padding(std::move(padding)) {}
-  Tensor forward(const Tensor& x);
-  std::vector<int64_t> kernel_size, stride, padding;
-};
-BRASA_MODULE(AvgPool2d);
-
-class AdaptiveAvgPool2dImpl : public Cloneable<AdaptiveAvgPool2dImpl> {
- public:
-  explicit AdaptiveAvgPool2dImpl(std::vector<int64_t> output_size)
-      : Cloneable("AdaptiveAvgPool2d"), output_size(std::move(output_size)) {}
-  Tensor forward(const Tensor& x);
-  std::vector<int64_t> output_size;
-};
-BRASA_MODULE(AdaptiveAvgPool2d);
-
-class AdaptiveMaxPool2dImpl : public Cloneable<AdaptiveMaxPool2dImpl> {
- public:
-  explicit AdaptiveMaxPool2dImpl(std::vector<int64_t> output_size)
-      : Cloneable("AdaptiveMaxPool2d"), output_size(std::move(output_size)) {}
-  Tensor forward(const Tensor& x);
-  std::vector<int64_t> output_size;
-};
-BRASA_MODULE(AdaptiveMaxPool2d);
 
 class UnflattenImpl : public Cloneable<UnflattenImpl> {
  public:
@@ -515,6 +483,7 @@ class UnflattenImpl : public Cloneable<UnflattenImpl> {
       : Cloneable("Unflatten"), dim(dim), sizes(std::move(sizes)) {}
   Tensor forward(const Tensor& x) { return x.unflatten(dim, sizes); }
   int64_t dim;
+  void pretty_print(std::ostream& os) const override;
   std::vector<int64_t> sizes;
 };
 BRASA_MODULE(Unflatten);
@@ -595,6 +564,7 @@ class Conv1dImpl : public Cloneable<Conv1dImpl> {
   explicit Conv1dImpl(const Conv1dOptions& o);
   Conv1dImpl(const Conv1dImpl& o) : Conv1dImpl(o.options) {}
   Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
   Conv1dOptions options;
   Tensor& weight;  // registered slots (see LinearImpl)
   Tensor& bias;
@@ -639,43 +609,12 @@ class ConvTranspose1dImpl : public Cloneable<ConvTranspose1dImpl> {
   explicit ConvTranspose1dImpl(const ConvTranspose1dOptions& o);
   ConvTranspose1dImpl(const ConvTranspose1dImpl& o) : ConvTranspose1dImpl(o.options) {}
   Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
   ConvTranspose1dOptions options;
   Tensor& weight;  // [in, out / groups, k]; registered slots (see LinearImpl)
   Tensor& bias;
 };
 BRASA_MODULE(ConvTranspose1d);
-
-// max/avg pooling and adaptive average pooling over the last dim of [N, C, L].
-class MaxPool1dImpl : public Cloneable<MaxPool1dImpl> {
- public:
-  explicit MaxPool1dImpl(int64_t kernel, int64_t stride = 0, int64_t padding = 0)
-      : Cloneable("MaxPool1d"),
-        kernel(kernel),
-        stride(stride ? stride : kernel),
-        padding(padding) {}
-  Tensor forward(const Tensor& x);
-  int64_t kernel, stride, padding;
-};
-BRASA_MODULE(MaxPool1d);
-class AvgPool1dImpl : public Cloneable<AvgPool1dImpl> {
- public:
-  explicit AvgPool1dImpl(int64_t kernel, int64_t stride = 0, int64_t padding = 0)
-      : Cloneable("AvgPool1d"),
-        kernel(kernel),
-        stride(stride ? stride : kernel),
-        padding(padding) {}
-  Tensor forward(const Tensor& x);
-  int64_t kernel, stride, padding;
-};
-BRASA_MODULE(AvgPool1d);
-class AdaptiveAvgPool1dImpl : public Cloneable<AdaptiveAvgPool1dImpl> {
- public:
-  explicit AdaptiveAvgPool1dImpl(int64_t output_size)
-      : Cloneable("AdaptiveAvgPool1d"), output_size(output_size) {}
-  Tensor forward(const Tensor& x);
-  int64_t output_size;
-};
-BRASA_MODULE(AdaptiveAvgPool1d);
 
 // PReLU: max(0, x) + a * min(0, x) with a learned slope per channel (or one).
 class PReLUImpl : public Cloneable<PReLUImpl> {
@@ -683,6 +622,7 @@ class PReLUImpl : public Cloneable<PReLUImpl> {
   explicit PReLUImpl(int64_t num_parameters = 1, double init = 0.25);
   PReLUImpl(const PReLUImpl& o) : PReLUImpl(o.weight.numel()) {}
   Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
   Tensor& weight;
 };
 BRASA_MODULE(PReLU);
@@ -694,6 +634,7 @@ class BilinearImpl : public Cloneable<BilinearImpl> {
   BilinearImpl(const BilinearImpl& o)
       : BilinearImpl(o.weight.size(1), o.weight.size(2), o.weight.size(0), o.bias.defined()) {}
   Tensor forward(const Tensor& x1, const Tensor& x2);
+  void pretty_print(std::ostream& os) const override;
   Tensor& weight;  // [out, in1, in2]
   Tensor& bias;
 };

@@ -65,10 +65,12 @@ class TransformerEncoderLayerImpl : public Cloneable<TransformerEncoderLayerImpl
       : TransformerEncoderLayerImpl(TransformerEncoderLayerOptions(d_model, nhead)) {}
   Tensor forward(const Tensor& src, const Tensor& src_mask = {},
                  const Tensor& src_key_padding_mask = {});
+  void pretty_print(std::ostream& os) const override;
   TransformerEncoderLayerOptions options;
   MultiheadAttention self_attn{nullptr};
   Linear linear1{nullptr}, linear2{nullptr};
   LayerNorm norm1{nullptr}, norm2{nullptr};
+  Dropout dropout{nullptr}, dropout1{nullptr}, dropout2{nullptr};
 };
 BRASA_MODULE(TransformerEncoderLayer);
 
@@ -109,6 +111,7 @@ class RNNBaseImpl : public Module {
  public:
   RNNBaseImpl(std::string name, const RNNOptions& o, int64_t gates);
   RNNBaseImpl(const RNNBaseImpl& o) : RNNBaseImpl(o.name(), o.options, o.gates_) {}
+  void pretty_print(std::ostream& os) const override;
   RNNOptions options;
 
  protected:

@@ -9,18 +9,20 @@
 #include <limits>
 
 namespace brasa {
-namespace {
 
-int64_t at(IntArrayRef v, size_t i, int64_t fallback) {
-  return v.empty() ? fallback : (v.size() == 1 ? v[0] : v[i]);
-}
-
-int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+int64_t pool_output_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
   int64_t span = in + 2 * p - d * (k - 1) - 1;
+  if (span < 0) return 0;  // the window is larger than the padded input
   int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
   // The last window must start inside the input or the left padding.
   if (ceil_mode && (out - 1) * s >= in + p) --out;
   return out;
+}
+
+namespace {
+
+int64_t at(IntArrayRef v, size_t i, int64_t fallback) {
+  return v.empty() ? fallback : (v.size() == 1 ? v[0] : v[i]);
 }
 
 PoolGeometry pool_geometry(const char* op, const Tensor& x, IntArrayRef kernel, IntArrayRef stride,
@@ -42,8 +44,8 @@ PoolGeometry pool_geometry(const char* op, const Tensor& x, IntArrayRef kernel, 
   BRASA_CHECK(g.ph <= g.kh / 2 && g.pw <= g.kw / 2, op,
               ": pad should be at most half of kernel size, but got pad=", padding,
               " and kernel_size=", kernel);
-  g.OH = pooled_size(g.H, g.kh, g.sh, g.ph, g.dh, ceil_mode);
-  g.OW = pooled_size(g.W, g.kw, g.sw, g.pw, g.dw, ceil_mode);
+  g.OH = pool_output_size(g.H, g.kh, g.sh, g.ph, g.dh, ceil_mode);
+  g.OW = pool_output_size(g.W, g.kw, g.sw, g.pw, g.dw, ceil_mode);
   BRASA_CHECK(g.OH > 0 && g.OW > 0, op, ": output size is too small for input ", x.sizes());
   return g;
 }

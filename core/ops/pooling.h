@@ -6,6 +6,11 @@
 
 namespace brasa {
 
+// Windows along one dim of length `in`: kernel k, stride s, padding p,
+// dilation d; with ceil_mode a last partial window counts when it starts
+// inside the input or the left padding.
+int64_t pool_output_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode);
+
 // stride defaults to kernel_size (empty).
 Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
                   IntArrayRef padding = {0}, IntArrayRef dilation = {1}, bool ceil_mode = false);

@@ -90,6 +90,22 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
     return variable_list{median(v[0]), std::get<0>(median(v[0], 1, true)),
                          std::get<0>(mode(v[0], 0)), threshold(v[0], 0.1, 2.0)};
   });
+  entry("3-d, adaptive and divisor-override pooling", in1([] {
+          return R({1, 2, 4, 5, 5});
+        }),
+        [](const variable_list& v) {
+          Tensor x1 = v[0].flatten(2);  // [1, 2, 100]
+          return variable_list{
+              F::max_pool3d(v[0], F::MaxPool3dFuncOptions(3).stride(2).padding(1)),
+              F::max_pool3d(v[0], F::MaxPool3dFuncOptions(2).dilation({1, 2, 2}).ceil_mode(true)),
+              F::avg_pool3d(v[0], F::AvgPool3dFuncOptions(3).stride(2).padding(1).ceil_mode(true)),
+              F::avg_pool3d(v[0], F::AvgPool3dFuncOptions(3).padding(1).count_include_pad(false)),
+              F::avg_pool2d(v[0][0], F::AvgPool2dFuncOptions(2).divisor_override(3)),
+              F::adaptive_avg_pool3d(v[0], {2, 3, 2}),
+              F::adaptive_max_pool3d(v[0], {3, 2, 4}),
+              F::adaptive_avg_pool1d(x1, 7),
+              F::adaptive_max_pool1d(x1, 6)};
+        });
 }
 
 }  // namespace brasa

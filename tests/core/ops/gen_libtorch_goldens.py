@@ -102,6 +102,20 @@ CASES = {
     "reflection_pad2d": lambda: torch.nn.ReflectionPad2d(1)(S([1, 1, 3, 3])),
     "replication_pad1d": lambda: torch.nn.ReplicationPad1d((2, 1))(S([1, 2, 3])),
     "upsample_bilinear": lambda: torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)(S([1, 1, 2, 3])),
+    # Pooling in 1, 2 and 3 dims (nn/pooling_modules.h).
+    "max_pool3d": lambda: F.max_pool3d(S([1, 2, 4, 5, 5]), 2),
+    "max_pool3d_pad_dilation_ceil": lambda: F.max_pool3d(S([2, 1, 5, 6, 7]), (3, 2, 3), stride=(2, 1, 2), padding=(1, 0, 1), dilation=(1, 2, 1), ceil_mode=True),
+    "avg_pool3d": lambda: F.avg_pool3d(S([1, 2, 4, 4, 5]), 2),
+    "avg_pool3d_pad_ceil": lambda: F.avg_pool3d(S([1, 1, 5, 5, 6]), 3, stride=2, padding=1, ceil_mode=True),
+    "avg_pool3d_exclude_pad": lambda: F.avg_pool3d(S([1, 1, 5, 5, 6]), 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    "avg_pool3d_divisor": lambda: F.avg_pool3d(S([1, 1, 4, 4, 4]), 2, divisor_override=3),
+    "avg_pool2d_divisor": lambda: F.avg_pool2d(S([1, 2, 5, 5]), 3, stride=2, padding=1, divisor_override=4),
+    "adaptive_avg_pool1d": lambda: F.adaptive_avg_pool1d(S([2, 3, 10]), 4),
+    "adaptive_max_pool1d": lambda: F.adaptive_max_pool1d(S([2, 3, 10]), 4),
+    "adaptive_avg_pool3d": lambda: F.adaptive_avg_pool3d(S([1, 2, 5, 6, 7]), (2, 3, 4)),
+    "adaptive_max_pool3d": lambda: F.adaptive_max_pool3d(S([1, 2, 5, 6, 7]), (3, 2, 4)),
+    "max_pool3d_module": lambda: torch.nn.MaxPool3d(3, stride=2, padding=1)(S([1, 1, 5, 5, 5])),
+    "avg_pool1d_module": lambda: torch.nn.AvgPool1d(3, stride=2, padding=1, count_include_pad=False)(S([1, 2, 7])),
 }
 
 

@@ -203,6 +203,67 @@ TEST(LibtorchFunctions, ImageModulesMatchPyTorch) {
                nn::ZeroPad2dOptions(std::vector<int64_t>{1, 2, 3}));
 }
 
+TEST(LibtorchFunctions, PoolingMatchesPyTorch) {
+  namespace F = torch::nn::functional;
+  expect_golden("max_pool3d", F::max_pool3d(S({1, 2, 4, 5, 5}), F::MaxPool3dFuncOptions(2)));
+  expect_golden("max_pool3d_pad_dilation_ceil",
+                F::max_pool3d(S({2, 1, 5, 6, 7}), F::MaxPool3dFuncOptions({3, 2, 3})
+                                                      .stride({2, 1, 2})
+                                                      .padding({1, 0, 1})
+                                                      .dilation({1, 2, 1})
+                                                      .ceil_mode(true)));
+  expect_golden("avg_pool3d", F::avg_pool3d(S({1, 2, 4, 4, 5}), F::AvgPool3dFuncOptions(2)));
+  expect_golden("avg_pool3d_pad_ceil",
+                F::avg_pool3d(S({1, 1, 5, 5, 6}),
+                              F::AvgPool3dFuncOptions(3).stride(2).padding(1).ceil_mode(true)));
+  expect_golden(
+      "avg_pool3d_exclude_pad",
+      F::avg_pool3d(
+          S({1, 1, 5, 5, 6}),
+          F::AvgPool3dFuncOptions(3).stride(2).padding(1).ceil_mode(true).count_include_pad(
+              false)));
+  expect_golden("avg_pool3d_divisor",
+                F::avg_pool3d(S({1, 1, 4, 4, 4}), F::AvgPool3dFuncOptions(2).divisor_override(3)));
+  expect_golden("avg_pool2d_divisor",
+                F::avg_pool2d(S({1, 2, 5, 5}),
+                              F::AvgPool2dFuncOptions(3).stride(2).padding(1).divisor_override(4)));
+  expect_golden("adaptive_avg_pool1d", F::adaptive_avg_pool1d(S({2, 3, 10}), 4));
+  expect_golden("adaptive_max_pool1d", F::adaptive_max_pool1d(S({2, 3, 10}), 4));
+  expect_golden("adaptive_avg_pool3d", F::adaptive_avg_pool3d(S({1, 2, 5, 6, 7}), {2, 3, 4}));
+  expect_golden("adaptive_max_pool3d", F::adaptive_max_pool3d(S({1, 2, 5, 6, 7}), {3, 2, 4}));
+  expect_golden("max_pool3d_module",
+                torch::nn::MaxPool3d(torch::nn::MaxPool3dOptions(3).stride(2).padding(1))(
+                    S({1, 1, 5, 5, 5})));
+  expect_golden(
+      "avg_pool1d_module",
+      torch::nn::AvgPool1d(torch::nn::AvgPool1dOptions(3).stride(2).padding(1).count_include_pad(
+          false))(S({1, 2, 7})));
+  // The argmax positions of max_pool1d, as MaxPool1d::forward_with_indices gives them.
+  auto [y, idx] = torch::nn::MaxPool1d(2)->forward_with_indices(D({1, 5, 2, 7}).view({1, 1, 4}));
+  EXPECT_VALUES(y.flatten(), {5, 7});
+  EXPECT_VALUES(idx.flatten(), {1, 3});
+}
+
+TEST(LibtorchFunctions, PoolingBadInputGetsClearErrors) {
+  namespace F = torch::nn::functional;
+  EXPECT_ERROR("max_pool3d: expected a 4-D or 5-D input, got shape [4, 4, 4]",
+               F::max_pool3d(S({4, 4, 4}), F::MaxPool3dFuncOptions(2)));
+  EXPECT_ERROR("avg_pool3d: pad should be at most half of kernel size",
+               F::avg_pool3d(S({1, 4, 4, 4}), F::AvgPool3dFuncOptions(3).padding(2)));
+  EXPECT_ERROR("avg_pool3d: output size is too small for input [1, 2, 2, 2]",
+               F::avg_pool3d(S({1, 2, 2, 2}), F::AvgPool3dFuncOptions(3)));
+  EXPECT_ERROR(
+      "max_pool3d: expected a floating input, got Long",
+      F::max_pool3d(L({1, 2, 2, 2, 1, 1, 1, 1}).view({1, 1, 2, 2, 2}), F::MaxPool3dFuncOptions(2)));
+  EXPECT_ERROR("avg_pool2d: divisor must be not zero",
+               F::avg_pool2d(S({1, 4, 4}), F::AvgPool2dFuncOptions(2).divisor_override(0)));
+  EXPECT_ERROR("adaptive_avg_pool3d: output_size must be positive, got [2, 0, 2]",
+               F::adaptive_avg_pool3d(S({1, 4, 4, 4}), {2, 0, 2}));
+  EXPECT_ERROR("adaptive_max_pool1d: expected a 2-D or 3-D input, got shape [4]",
+               F::adaptive_max_pool1d(S({4}), 2));
+  EXPECT_ERROR("expected 1 or 3 values, got 2", F::MaxPool3dFuncOptions({2, 2}));
+}
+
 TEST(LibtorchFunctions, SmallNamesAndDeviceQueries) {
   EXPECT_EQ(torch::str("a", 1, '-', 2.5), "a1-2.5");
   torch::optional<int> none = torch::nullopt;
