@@ -29,6 +29,7 @@
 #include <brasa/parallel/distributed_data_parallel.h>
 #include <brasa/parallel/join.h>
 #include <brasa/parallel/sync_batch_norm.h>
+#include <brasa/serialize/archive.h>
 #include <brasa/serialize/checkpoint.h>
 #include <brasa/serialize/safetensors.h>
 #include <brasa/serialize/save_load.h>

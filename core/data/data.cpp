@@ -18,15 +18,23 @@ TensorDataset::TensorDataset(Tensor data, Tensor targets)
               " must have the same first dimension");
 }
 
+TensorDataset::TensorDataset(Tensor data) : data_(std::move(data)) {
+  BRASA_CHECK(data_.defined() && data_.dim() >= 1,
+              "TensorDataset: expected a tensor of at least one dimension (examples along dim 0)",
+              data_.defined() ? ", got shape " : ", got an undefined tensor",
+              data_.defined() ? data_.sizes() : IntArrayRef());
+}
+
 Example<> TensorDataset::get(int64_t i) const {
   BRASA_CHECK(i >= 0 && i < data_.size(0), "TensorDataset: index ", i,
               " out of range for a dataset of size ", data_.size(0));
-  return {data_[i], targets_[i]};
+  return {data_[i], targets_.defined() ? targets_[i] : Tensor()};
 }
 
 Example<> TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
   Tensor idx = tensor(indices);
-  return {data_.index_select(0, idx), targets_.index_select(0, idx)};
+  return {data_.index_select(0, idx),
+          targets_.defined() ? targets_.index_select(0, idx) : Tensor()};
 }
 
 Example<> detail::stack_examples(const std::vector<Example<>>& examples) {
@@ -34,9 +42,13 @@ Example<> detail::stack_examples(const std::vector<Example<>>& examples) {
   std::vector<Tensor> data, targets;
   for (const auto& e : examples) {
     data.push_back(e.data);
-    targets.push_back(e.target);
+    if (e.target.defined()) targets.push_back(e.target);
   }
-  return {stack(data, 0), stack(targets, 0)};
+  // Examples without targets (TensorExample) stack to a batch without one.
+  BRASA_CHECK(targets.empty() || targets.size() == examples.size(),
+              "Dataset::get_batch: ", targets.size(), " of ", examples.size(),
+              " examples have a target; all or none must");
+  return {stack(data, 0), targets.empty() ? Tensor() : stack(targets, 0)};
 }
 
 namespace datasets {

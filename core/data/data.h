@@ -25,10 +25,27 @@ struct Example {
   Target target;
 };
 
-// A dataset of (data[i], target[i]) rows of two tensors.
+namespace example {
+using NoTarget = void;
+}  // namespace example
+// An example without a target (libtorch's TensorExample). Brasa's batches
+// are Example<> with an undefined target; they convert to this.
+template <class Data>
+struct Example<Data, example::NoTarget> {
+  Example() = default;
+  Example(Data d) : data(std::move(d)) {}                  // NOLINT: implicit, as libtorch's
+  Example(Example<> e) : data(std::move(e.data)) {}        // NOLINT
+  operator Example<>() const { return {data, Tensor()}; }  // NOLINT
+  Data data;
+};
+using TensorExample = Example<Tensor, example::NoTarget>;
+
+// A dataset of (data[i], target[i]) rows of two tensors, or of data[i]
+// alone (the target undefined): libtorch's TensorDataset(tensor).
 class TensorDataset {
  public:
   TensorDataset(Tensor data, Tensor targets);
+  explicit TensorDataset(Tensor data);
   Example<> get(int64_t i) const;
   // A whole batch at once (rows gathered with index_select).
   Example<> get_batch(const std::vector<int64_t>& indices) const;
@@ -61,6 +78,7 @@ template <class Dataset, class Transform>
 class MapDataset;
 
 namespace datasets {
+using data::TensorDataset;
 // libtorch's Dataset<Self>: a user dataset defines get(index) and size();
 // batches are its examples stacked (libtorch's Stack<> transform, built in).
 // Thread workers call get() concurrently, so it must be thread-safe.

@@ -6,6 +6,16 @@
 
 namespace brasa::data::transforms {
 
+Example<> detail::per_example(Example<> batch, const std::function<Example<>(Example<>)>& fn) {
+  BRASA_CHECK(batch.data.defined() && batch.data.dim() >= 1,
+              "transforms::Lambda: expected a batch with examples along dim 0");
+  std::vector<Example<>> out;
+  out.reserve(static_cast<size_t>(batch.data.size(0)));
+  for (int64_t i = 0; i < batch.data.size(0); ++i)
+    out.push_back(fn({batch.data[i], batch.target.defined() ? batch.target[i] : Tensor()}));
+  return data::detail::stack_examples(out);
+}
+
 Example<> normalize(Example<> e, const std::vector<double>& mean,
                     const std::vector<double>& stddev) {
   BRASA_CHECK(mean.size() == stddev.size(), "Normalize: ", mean.size(), " means but ",

@@ -21,11 +21,32 @@ struct Normalize {
   std::vector<double> mean_, std_;
 };
 
-// Applies fn to the data tensor.
-template <class Target = Tensor>
+namespace detail {
+// Applies `fn` to each example of a batch (dim 0) and stacks the results.
+Example<> per_example(Example<> batch, const std::function<Example<>(Example<>)>& fn);
+}  // namespace detail
+
+// Applies fn to each example, as libtorch's Lambda<Input, Output> does:
+// transforms::Lambda<torch::data::Example<>>([](Example<> e) { ... }).
+template <class Input = Example<>, class Output = Input>
 struct Lambda {
-  explicit Lambda(std::function<Tensor(Tensor)> fn) : fn_(std::move(fn)) {}
-  Example<> operator()(Example<> e) const { return {fn_(std::move(e.data)), std::move(e.target)}; }
+  explicit Lambda(std::function<Output(Input)> fn) : fn_(std::move(fn)) {}
+  Example<> operator()(Example<> batch) const {
+    return detail::per_example(
+        std::move(batch), [this](Example<> e) -> Example<> { return fn_(Input(std::move(e))); });
+  }
+  std::function<Output(Input)> fn_;
+};
+
+// Applies fn to the data tensor of each example (libtorch's TensorLambda).
+template <class Target = Tensor>
+struct TensorLambda {
+  explicit TensorLambda(std::function<Tensor(Tensor)> fn) : fn_(std::move(fn)) {}
+  Example<> operator()(Example<> batch) const {
+    return detail::per_example(std::move(batch), [this](Example<> e) {
+      return Example<>{fn_(std::move(e.data)), std::move(e.target)};
+    });
+  }
   std::function<Tensor(Tensor)> fn_;
 };
 

@@ -13,6 +13,11 @@
 #include <string>
 #include <vector>
 
+namespace brasa::serialize {
+class OutputArchive;
+class InputArchive;
+}  // namespace brasa::serialize
+
 namespace brasa::nn {
 
 class Module : public std::enable_shared_from_this<Module> {
@@ -61,6 +66,12 @@ class Module : public std::enable_shared_from_this<Module> {
   OrderedDict<std::string, Tensor> state_dict() const;
   // Copies values in; strict: every key must match both ways. Shapes must match.
   void load_state_dict(const OrderedDict<std::string, Tensor>& state, bool strict = true);
+
+  // libtorch's archive form of the state: parameters and buffers by name,
+  // children as nested archives (<brasa/serialize/archive.h>). load reads
+  // every defined parameter and buffer; a missing one is an error.
+  virtual void save(serialize::OutputArchive& archive) const;
+  virtual void load(serialize::InputArchive& archive);
 
   // This module without its children, as libtorch prints it: built-in
   // modules as "torch::nn::Linear(in_features=2, ...)", others by name();

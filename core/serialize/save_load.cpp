@@ -79,6 +79,13 @@ void load(nn::Module& module, const std::string& path) {
   }
 }
 
+// Moves first (an unusable device fails before any reading), then copies the
+// stored values into the moved tensors.
+void load(nn::Module& module, const std::string& path, Device device) {
+  module.to(device);
+  load(module, path);
+}
+
 // An optimizer alone: a checkpoint without model tensors.
 namespace {
 struct EmptyModule : nn::Module {

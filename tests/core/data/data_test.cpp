@@ -1,5 +1,6 @@
 // Data pipeline: IDX reading (plain and gzip), errors naming the file,
 // samplers covering every index once, loader batching.
+#include <brasa/torch.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -120,9 +121,9 @@ struct Unsized : data::datasets::Dataset<Unsized> {
 
 TEST(Data, UserDatasetsWithGetAndSizeStackMapAndLoad) {
   auto loader = data::make_data_loader<data::samplers::SequentialSampler>(
-      Squares(7).map(data::transforms::Stack<>()).map(data::transforms::Lambda<>([](Tensor t) {
-        return t + 1;
-      })),
+      Squares(7)
+          .map(data::transforms::Stack<>())
+          .map(data::transforms::TensorLambda<>([](Tensor t) { return t + 1; })),
       data::DataLoaderOptions(3).workers(2));
   std::vector<double> firsts, squares;
   std::vector<int64_t> sizes;
@@ -236,7 +237,7 @@ TEST(Data, MapTransformsNormalizeFlipCropLambdaStack) {
   Tensor x = arange(2 * 1 * 2 * 3, TensorOptions().dtype(kFloat)).view({2, 1, 2, 3}), y = arange(2);
   auto ds = data::TensorDataset(x, y)
                 .map(data::transforms::Normalize<>(1.0, 2.0))
-                .map(data::transforms::Lambda<>([](Tensor t) { return t * 2; }))
+                .map(data::transforms::TensorLambda<>([](Tensor t) { return t * 2; }))
                 .map(data::transforms::Stack<>());
   auto b = ds.get_batch({1, 0});
   EXPECT_VALUES(b.data[1].flatten(), {-1, 0, 1, 2, 3, 4});  // ((v - 1) / 2) * 2
@@ -253,6 +254,40 @@ TEST(Data, MapTransformsNormalizeFlipCropLambdaStack) {
   auto loader =
       data::make_data_loader<data::samplers::SequentialSampler>(ds, data::DataLoaderOptions(2));
   for (auto& batch : *loader) EXPECT_SHAPE(batch.data, {2, 1, 2, 3});
+}
+
+TEST(Data, TensorDatasetOfOneTensorAndPerExampleLambda) {
+  // libtorch's TensorDataset(tensor): examples without targets (TensorExample).
+  Tensor x = arange(12, TensorOptions().dtype(kFloat)).view({4, 3});
+  torch::data::datasets::TensorDataset ds(x);
+  EXPECT_EQ(ds.size().value(), 4u);
+  torch::data::TensorExample one = ds.get(2);
+  EXPECT_VALUES(one.data, {6, 7, 8});
+  // Lambda<Example<>> runs on each example (here: a per-example reduction
+  // that a whole-batch call would get wrong), then the examples are stacked.
+  auto centered =
+      ds.map(torch::data::transforms::Lambda<torch::data::Example<>>([](torch::data::Example<> e) {
+        return torch::data::Example<>{e.data - e.data.mean(), e.data.sum()};
+      }));
+  auto batch = centered.get_batch({0, 3});
+  EXPECT_VALUES(batch.data.flatten(), {-1, 0, 1, -1, 0, 1});
+  EXPECT_VALUES(batch.target, {3, 30});
+  // A TensorExample lambda over a dataset without targets.
+  auto doubled = ds.map(torch::data::transforms::Lambda<torch::data::TensorExample>(
+      [](torch::data::TensorExample e) { return torch::data::TensorExample(e.data * 2); }));
+  auto loader = torch::data::make_data_loader<torch::data::samplers::SequentialSampler>(
+      doubled.map(torch::data::transforms::Stack<torch::data::TensorExample>()),
+      torch::data::DataLoaderOptions(2));
+  std::vector<double> firsts;
+  for (auto& b : *loader) {
+    EXPECT_FALSE(b.target.defined());
+    firsts.push_back(b.data[0][0].item<double>());
+  }
+  EXPECT_EQ(firsts, (std::vector<double>{0, 12}));
+  EXPECT_ERROR(
+      "TensorDataset: expected a tensor of at least one dimension (examples along dim 0), "
+      "got shape []",
+      torch::data::datasets::TensorDataset(torch::tensor(1.0)));
 }
 
 }  // namespace
