@@ -101,22 +101,26 @@ Tensor wrap(const Tensor& a, const Scalar& s, ScalarType& common) {
 using autograd::BackwardName;
 using autograd::FormulaNode;
 using autograd::variable_list;
+// libtorch names the Tensor-Scalar overloads of add/sub/mul/div "...Backward1".
+const BackwardName kAddScalarBackward("AddBackward1"), kSubScalarBackward("SubBackward1"),
+    kMulScalarBackward("MulBackward1"), kDivScalarBackward("DivBackward1");
 const BackwardName kAddBackward("AddBackward0"), kSubBackward("SubBackward0"),
     kMulBackward("MulBackward0"), kDivBackward("DivBackward0"), kPowBackward("PowBackward1"),
     kAtan2Backward("Atan2Backward0"), kFmodBackward("FmodBackward1"),
     kRemainderBackward("RemainderBackward1"), kMinimumBackward("MinimumBackward0"),
     kMaximumBackward("MaximumBackward0");
 
-const BackwardName& backward_name(Op op, const Scalar& alpha) {
+const BackwardName& backward_name(Op op, const Scalar& alpha, bool scalar_b) {
   switch (op) {
     case Op::Add:
-      return alpha.toDouble() < 0 ? kSubBackward : kAddBackward;
+      if (alpha.toDouble() < 0) return scalar_b ? kSubScalarBackward : kSubBackward;
+      return scalar_b ? kAddScalarBackward : kAddBackward;
     case Op::Mul:
-      return kMulBackward;
+      return scalar_b ? kMulScalarBackward : kMulBackward;
     case Op::Div:
     case Op::DivTrunc:
     case Op::DivFloor:
-      return kDivBackward;
+      return scalar_b ? kDivScalarBackward : kDivBackward;
     case Op::Pow:
       return kPowBackward;
     case Op::Atan2:
@@ -193,10 +197,11 @@ variable_list arith_grads(Op op, FormulaNode& n, const Tensor& g, double alpha) 
 
 bool arith_saves_inputs(Op op) { return op != Op::Add && op != Op::DivTrunc && op != Op::DivFloor; }
 
-// Out-of-place arithmetic with its derivative recorded.
+// Out-of-place arithmetic with its derivative recorded; `scalar_b`: b wraps
+// a Scalar operand (it only changes the node's name).
 Tensor arith_ad(Op op, const Tensor& a, const Tensor& b, const Scalar& alpha = 1,
-                ScalarType common = ScalarType::Undefined) {
-  autograd::Recorder r(backward_name(op, alpha), a, b);
+                ScalarType common = ScalarType::Undefined, bool scalar_b = false) {
+  autograd::Recorder r(backward_name(op, alpha, scalar_b), a, b);
   Tensor out = arith(op, a, b, nullptr, false, alpha, common);
   if (r) {
     if (arith_saves_inputs(op)) r.save(a, b);
@@ -217,7 +222,7 @@ Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   ScalarType c;
   Tensor bt = wrap(a, b, c);
-  return arith_ad(Op::Add, a, bt, alpha, c);
+  return arith_ad(Op::Add, a, bt, alpha, c, /*scalar_b=*/true);
 }
 Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   arith(Op::Add, a, b, &out, false, alpha);
@@ -248,7 +253,7 @@ Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   Tensor name(const Tensor& a, const Scalar& b) {                              \
     ScalarType c;                                                              \
     Tensor bt = wrap(a, b, c);                                                 \
-    return arith_ad(OP, a, bt, 1, c);                                          \
+    return arith_ad(OP, a, bt, 1, c, OP == Op::Mul);                           \
   }                                                                            \
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {          \
     arith(OP, a, b, &out, false);                                              \
@@ -288,7 +293,7 @@ Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string> mode) {
 Tensor div(const Tensor& a, const Scalar& b, std::optional<std::string> mode) {
   ScalarType c;
   Tensor bt = wrap(a, b, c);
-  return arith_ad(div_op(mode), a, bt, 1, c);
+  return arith_ad(div_op(mode), a, bt, 1, c, /*scalar_b=*/true);
 }
 Tensor& div_out(Tensor& out, const Tensor& a, const Tensor& b, std::optional<std::string> mode) {
   arith(div_op(mode), a, b, &out, false);

@@ -114,7 +114,7 @@ TEST(LibtorchModules, ModuleAsFunctionalWithArgumentsAndPrintedOptions) {
             "pinned_memory=false)");
 }
 
-// grad_fn()->name() as libtorch 1.13 names the nodes (checked with PyTorch 1.13).
+// grad_fn()->name() as libtorch 1.13 names the nodes (checked with libtorch 1.13).
 TEST(LibtorchAutograd, GradFnNames) {
   auto a = torch::ones({2, 2}, torch::requires_grad()),
        b = torch::ones({2, 2}, torch::requires_grad());
@@ -123,6 +123,12 @@ TEST(LibtorchAutograd, GradFnNames) {
       {"MulBackward0", a * b},
       {"SubBackward0", a - b},
       {"DivBackward0", a / b},
+      // The Tensor-Scalar overloads are the "1" nodes in C++ (Python wraps scalars).
+      {"AddBackward1", a + 2},
+      {"SubBackward1", a - 2},
+      {"MulBackward1", a * 2},
+      {"MulBackward1", 2 * a},
+      {"DivBackward1", a / 2},
       {"SumBackward0", a.sum()},
       {"SumBackward1", a.sum(1)},
       {"MeanBackward0", a.mean()},

@@ -71,7 +71,7 @@ TEST(AutogradSurface, LeafFlagsNamesEdgesAndVersions) {
   Tensor b = a * 2;
   EXPECT_TRUE(a.is_leaf());
   EXPECT_FALSE(b.is_leaf());
-  EXPECT_EQ(b.grad_fn()->name(), "MulBackward0");
+  EXPECT_EQ(b.grad_fn()->name(), "MulBackward1");  // libtorch's name for Tensor * Scalar
   EXPECT_EQ(b.grad_fn()->next_edges().size(), 2u);
   EXPECT_EQ(b.grad_fn()->next_edges()[0].function->name(), "torch::autograd::AccumulateGrad");
   EXPECT_FALSE(b.grad_fn()->next_edges()[1].is_valid());
@@ -194,10 +194,10 @@ TEST(AutogradErrors, BackwardTwiceModifiedSavedInPlaceOnLeafAndMore) {
 
 TEST(AutogradErrors, ModifiedInputOfAnotherOpNamesItsProducer) {
   Tensor a = randn({4}).requires_grad_();
-  Tensor b = a * 2;    // MulBackward0 output
+  Tensor b = a * 2;    // MulBackward1 output
   Tensor c = b.sin();  // saves b
   b.add_(1);
-  EXPECT_ERROR("which is output 0 of MulBackward0, is at version 1; expected version 0",
+  EXPECT_ERROR("which is output 0 of MulBackward1, is at version 1; expected version 0",
                c.sum().backward());
 }
 
