@@ -19,6 +19,7 @@
 #include <brasa/nn/init.h>
 #include <brasa/nn/loss_modules.h>
 #include <brasa/nn/modules.h>
+#include <brasa/ops/aliases.h>
 #include <brasa/ops/arrange.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/conv.h>

@@ -106,6 +106,14 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
               F::adaptive_avg_pool1d(x1, 7),
               F::adaptive_max_pool1d(x1, 6)};
         });
+  entry("acosh / asinh / atanh / hypot / logaddexp / xlogy / logit / sinc / nansum", in2(r34, r34),
+        [](const variable_list& v) {
+          Tensor p = v[0].abs() + 0.1, q = v[1].abs() + 0.1;
+          return variable_list{acosh(p + 1.2),    asinh(v[0] * 3),       atanh(v[0].tanh() * 0.9),
+                               hypot(v[0], v[1]), logaddexp(v[0], v[1]), logaddexp2(v[0], v[1]),
+                               xlogy(v[0], q),    logit(p.sigmoid()),    sinc(v[0] + 0.05),
+                               nansum(v[0]),      nanmean(v[1]),         deg2rad(v[0])};
+        });
 }
 
 }  // namespace brasa

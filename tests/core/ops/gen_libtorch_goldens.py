@@ -115,6 +115,22 @@ CASES = {
     "adaptive_avg_pool3d": lambda: F.adaptive_avg_pool3d(S([1, 2, 5, 6, 7]), (2, 3, 4)),
     "adaptive_max_pool3d": lambda: F.adaptive_max_pool3d(S([1, 2, 5, 6, 7]), (3, 2, 4)),
     "max_pool3d_module": lambda: torch.nn.MaxPool3d(3, stride=2, padding=1)(S([1, 1, 5, 5, 5])),
+    # Aliases and small composites (ops/aliases.h).
+    "acosh": lambda: torch.acosh(S([7]).abs() * 3 + 1),
+    "asinh": lambda: torch.asinh(S([7]) * 40),
+    "atanh": lambda: torch.atanh(S([7]) * 0.9),
+    "deg2rad": lambda: torch.deg2rad(S([5]) * 180),
+    "rad2deg": lambda: torch.rad2deg(S([5])),
+    "hypot": lambda: torch.hypot(S([6]), S([6], 0.5, 0.3)),
+    "logaddexp": lambda: torch.logaddexp(S([6]) * 800, S([6], 0.5, 0.3) * 3),
+    "logaddexp2": lambda: torch.logaddexp2(S([6]) * 5, S([6], 0.5, 0.3) * 3),
+    "xlogy": lambda: torch.xlogy(torch.tensor([0.0, 2.0, 0.0, 1.5]), torch.tensor([0.0, 3.0, 5.0, 0.5])),
+    "logit_eps": lambda: torch.logit(S([7]).abs(), eps=0.1),
+    "sinc": lambda: torch.sinc(torch.tensor([0.0, 0.5, -1.5, 2.25])),
+    "nansum": lambda: torch.nansum(torch.tensor([1.0, float("nan"), 2.5, float("nan")])),
+    "nanmean": lambda: torch.nanmean(torch.tensor([1.0, float("nan"), 2.5, float("nan")])),
+    "column_stack": lambda: torch.column_stack([S([3]), S([3, 2], 0.5, 0.3)]),
+    "fliplr": lambda: torch.fliplr(S([2, 3])),
     "avg_pool1d_module": lambda: torch.nn.AvgPool1d(3, stride=2, padding=1, count_include_pad=False)(S([1, 2, 7])),
 }
 

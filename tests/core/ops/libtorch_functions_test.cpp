@@ -244,6 +244,46 @@ TEST(LibtorchFunctions, PoolingMatchesPyTorch) {
   EXPECT_VALUES(idx.flatten(), {1, 3});
 }
 
+TEST(LibtorchFunctions, AliasesAndSmallCompositesMatchPyTorch) {
+  expect_golden("acosh", torch::acosh(S({7}).abs() * 3 + 1));
+  expect_golden("asinh", torch::asinh(S({7}) * 40));
+  expect_golden("atanh", torch::atanh(S({7}) * 0.9));
+  expect_golden("deg2rad", torch::deg2rad(S({5}) * 180));
+  expect_golden("rad2deg", torch::rad2deg(S({5})));
+  expect_golden("hypot", torch::hypot(S({6}), S({6}, 0.5, 0.3)));
+  expect_golden("logaddexp", torch::logaddexp(S({6}) * 800, S({6}, 0.5, 0.3) * 3));
+  expect_golden("logaddexp2", torch::logaddexp2(S({6}) * 5, S({6}, 0.5, 0.3) * 3));
+  expect_golden("xlogy", torch::xlogy(D({0, 2, 0, 1.5}), D({0, 3, 5, 0.5})));
+  expect_golden("logit_eps", torch::logit(S({7}).abs(), 0.1));
+  expect_golden("sinc", torch::sinc(D({0, 0.5, -1.5, 2.25})));
+  expect_golden("nansum", torch::nansum(D({1, NAN, 2.5, NAN})));
+  expect_golden("nanmean", torch::nanmean(D({1, NAN, 2.5, NAN})));
+  expect_golden("column_stack", torch::column_stack({S({3}), S({3, 2}, 0.5, 0.3)}));
+  expect_golden("fliplr", torch::fliplr(S({2, 3})));
+  // The plain aliases are the ops they name.
+  Tensor a = S({2, 3}), b = S({2, 3}, 0.5, 0.3);
+  EXPECT_TRUE(torch::arccos(a).equal(a.acos()));
+  EXPECT_TRUE(torch::arctan2(a, b).equal(a.atan2(b)));
+  EXPECT_TRUE(torch::greater_equal(a, b).equal(a.ge(b)));
+  EXPECT_TRUE(torch::not_equal(a, b).equal(a.ne(b)));
+  EXPECT_TRUE(torch::multiply(a, b).equal(a * b));
+  EXPECT_TRUE(torch::subtract(a, b, 2).equal(a - 2 * b));
+  EXPECT_TRUE(torch::swapaxes(a, 0, 1).equal(a.t()));
+  EXPECT_TRUE(torch::moveaxis(S({2, 3, 4}), 0, 2).equal(S({2, 3, 4}).permute({1, 2, 0})));
+  EXPECT_TRUE(torch::concatenate({a, b}, 1).equal(torch::cat({a, b}, 1)));
+  EXPECT_TRUE(torch::ravel(a.t()).equal(a.t().contiguous().view({-1})));
+  EXPECT_TRUE(torch::flipud(a).equal(a.flip({0})));
+  EXPECT_TRUE(torch::fix(D({-1.5, 2.7})).equal(D({-1, 2})));
+  EXPECT_SHAPE(torch::atleast_3d(S({4})), {1, 4, 1});
+  EXPECT_SHAPE(torch::atleast_2d(torch::tensor(1.0)), {1, 1});
+  EXPECT_ERROR("fliplr: expected a tensor of at least 2 dims, got shape [3]",
+               torch::fliplr(S({3})));
+  EXPECT_ERROR("acosh: expected a floating tensor, got Long", torch::acosh(L({1, 2})));
+  EXPECT_ERROR("positive: the + operator on a bool tensor is not supported",
+               torch::positive(torch::ones({2}, torch::kBool)));
+  EXPECT_ERROR("column_stack: expected a non-empty list of tensors", torch::column_stack({}));
+}
+
 TEST(LibtorchFunctions, PoolingBadInputGetsClearErrors) {
   namespace F = torch::nn::functional;
   EXPECT_ERROR("max_pool3d: expected a 4-D or 5-D input, got shape [4, 4, 4]",
