@@ -302,6 +302,12 @@ TEST(LibtorchFunctions, PoolingBadInputGetsClearErrors) {
   EXPECT_ERROR("adaptive_max_pool1d: expected a 2-D or 3-D input, got shape [4]",
                F::adaptive_max_pool1d(S({4}), 2));
   EXPECT_ERROR("expected 1 or 3 values, got 2", F::MaxPool3dFuncOptions({2, 2}));
+  EXPECT_ERROR(
+      "max_pool3d: kernel_size, stride and dilation must be positive and padding "
+      "non-negative, got kernel_size=[2, 2, 2], stride=[0, 0, 0]",
+      F::max_pool3d(S({1, 1, 4, 4, 4}), F::MaxPool3dFuncOptions(2).stride(0)));
+  EXPECT_ERROR("adaptive_avg_pool1d: expected non-empty spatial dims, got shape [2, 0]",
+               F::adaptive_avg_pool1d(S({2, 1}).narrow(1, 0, 0), 2));
 }
 
 TEST(LibtorchFunctions, SmallNamesAndDeviceQueries) {

@@ -154,6 +154,21 @@ TEST(Archive, BadUseGetsClearErrors) {
   // A module whose parameters the archive lacks.
   Net net;
   EXPECT_ERROR("InputArchive::read: no archive 'fc1' in '" + path + "'", net->load(in));
+  EXPECT_ERROR("OutputArchive::write: the key must not be empty", out.write("", torch::ones({1})));
+  torch::serialize::OutputArchive empty_nested;
+  EXPECT_ERROR("OutputArchive::write: the key must not be empty", out.write("", empty_nested));
+  std::ostringstream broken;
+  broken.setstate(std::ios::badbit);
+  EXPECT_ERROR("OutputArchive::save_to: writing ", out.save_to(broken));
+  EXPECT_ERROR("OutputArchive::save_to: the writer took 0 of ",
+               out.save_to([](const void*, size_t) { return size_t{0}; }));
+  const std::string lone = tmp_path("lone.pt");
+  torch::serialize::save_pt(lone, torch::IValue(torch::ones({2})));
+  torch::serialize::InputArchive not_a_dict;
+  EXPECT_ERROR(
+      "InputArchive::load_from: '" + lone + "' holds no archive (a dict of tensors), but a",
+      not_a_dict.load_from(lone));
+  std::filesystem::remove(lone);
   torch::serialize::InputArchive bytes;
   EXPECT_ERROR("the 3 bytes given are not an archive", bytes.load_from("abc", 3));
   EXPECT_ERROR("cannot", bytes.load_from(tmp_path("absent.pt")));
