@@ -12,6 +12,7 @@
 #include <brasa/comm/mpi/process_group_mpi.h>
 #include <brasa/comm/store/prefix_store.h>
 #include <brasa/ops/factory.h>
+#include <brasa/util/cli.h>
 #include <gloo/allreduce.h>
 #include <gloo/broadcast.h>
 #include <gloo/math.h>
@@ -177,7 +178,12 @@ void run_gloo() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string backend = argc > 1 ? argv[1] : "mpi";
+  std::string backend = "mpi";
+  brasa::cli::Parser("comm_bench",
+                     "Brasa's process groups against raw MPI or Gloo calls, 2 ranks (under mpirun "
+                     "for mpi, brasarun for gloo).")
+      .positional("BACKEND", &backend, "the backend (default mpi)", {"mpi", "gloo"})
+      .parse_or_exit(argc, argv);
   if (backend == "mpi") {
     run_mpi();
   } else if (backend == "gloo") {

@@ -4,6 +4,7 @@
 // with an augmentation-like transform of about 50 us added (heavy). Prints
 // `result brasa dataloader <light|heavy> <threads|processes> <workers> <batches/s>`.
 #include <brasa/torch.h>
+#include <brasa/util/cli.h>
 
 #include <chrono>
 #include <cstdio>
@@ -29,7 +30,10 @@ struct Images : data::datasets::Dataset<Images> {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  brasa::cli::Parser("dataloader_bench",
+                     "DataLoader with 0, 1 and 2 thread or process workers (see scripts/bench).")
+      .parse_or_exit(argc, argv);
   set_num_threads(1);
   data::datasets::MNIST mnist("/usr/share/datasets/fashion-mnist",
                               data::datasets::MNIST::Mode::kTrain);

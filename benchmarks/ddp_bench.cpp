@@ -16,6 +16,7 @@
 // Times are the medians of several timed windows.
 
 #include <brasa/torch.h>
+#include <brasa/util/cli.h>
 
 #include <algorithm>
 #include <chrono>
@@ -185,21 +186,31 @@ int run_ddp(const std::string& model, const std::string& backend, double bucket_
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() < 2 || (args[0] != "single" && args[0] != "ddp") ||
-      (args[1] != "mlp" && args[1] != "cnn") || (args[0] == "ddp" && args.size() < 3)) {
-    std::fprintf(stderr,
-                 "usage: ddp_bench single mlp|cnn\n"
-                 "       ddp_bench ddp mlp|cnn gloo|mpi [BUCKET_MB [FIRST_BUCKET_MB [view]]] "
-                 "(under brasarun/mpirun)\n");
+  std::string mode, model, backend, view_word;
+  double bucket_mb = 25, first_mb = -1;
+  brasa::cli::Parser p(
+      "ddp_bench",
+      "DistributedDataParallel against one process: `ddp_bench single MODEL`, or\n"
+      "`ddp_bench ddp MODEL BACKEND [BUCKET_MB [FIRST_BUCKET_MB [view]]]` under brasarun\n"
+      "or mpirun.");
+  p.positional("MODE", &mode, "one process or data-parallel", {"single", "ddp"})
+      .positional("MODEL", &model, "the network", {"mlp", "cnn"})
+      .positional("BACKEND", &backend, "ddp: the process group's backend", {"gloo", "mpi"})
+      .positional("BUCKET_MB", &bucket_mb, 0.001, 4096, "ddp: bucket_cap_mb (default 25)")
+      .positional("FIRST_BUCKET_MB", &first_mb, 0.001, 4096,
+                  "ddp: first_bucket_mb (default the smaller of 1 and BUCKET_MB)")
+      .positional("view", &view_word, "ddp: gradient_as_bucket_view", {"view"})
+      .positionals_required(2)
+      .parse_or_exit(argc, argv);
+  if (mode == "ddp" && backend.empty()) {
+    std::fprintf(stderr, "ddp_bench: ddp needs a BACKEND (gloo or mpi)\n(see ddp_bench --help)\n");
     return 2;
   }
   set_num_threads(1);
-  const bool mlp = args[1] == "mlp";
-  if (args[0] == "single") return mlp ? run_single<MlpImpl>("mlp") : run_single<CnnImpl>("cnn");
-  const double bucket_mb = args.size() > 3 ? std::stod(args[3]) : 25.0;
-  const double first_mb = args.size() > 4 ? std::stod(args[4]) : std::min(1.0, bucket_mb);
-  const bool view = args.size() > 5 && args[5] == "view";
-  return mlp ? run_ddp<MlpImpl>("mlp", args[2], bucket_mb, first_mb, view)
-             : run_ddp<CnnImpl>("cnn", args[2], bucket_mb, first_mb, view);
+  const bool mlp = model == "mlp";
+  if (mode == "single") return mlp ? run_single<MlpImpl>("mlp") : run_single<CnnImpl>("cnn");
+  if (first_mb < 0) first_mb = std::min(1.0, bucket_mb);
+  const bool view = !view_word.empty();
+  return mlp ? run_ddp<MlpImpl>("mlp", backend, bucket_mb, first_mb, view)
+             : run_ddp<CnnImpl>("cnn", backend, bucket_mb, first_mb, view);
 }

@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include <brasa/util/cli.h>
+
 #include "bench.h"
 
 namespace {
@@ -221,17 +223,6 @@ void report(const std::map<std::string, Rounds>& metrics, const std::string& anc
   }
 }
 
-int usage(const char* argv0, int code) {
-  std::fprintf(
-      stderr,
-      "usage: %s [THREADS] [--rounds R] [--anchor libtorch|brasa] [--only GROUP[,GROUP...]]\n"
-      "  default: 1 and 2 threads, 5 rounds, against libtorch; `--anchor brasa` measures Brasa\n"
-      "  against itself, which shows the noise of a paired ratio\n"
-      "  %s --side brasa|libtorch --threads N [GROUP...]: one side's raw results\n",
-      argv0, argv0);
-  return code;
-}
-
 // Runs group `g` on both sides, which take turns repetition by repetition;
 // `first` starts. False when a side died.
 bool run_group(size_t g, Server& first, Server& second,
@@ -288,29 +279,37 @@ void bench_turn() {
 }
 
 int main(int argc, char** argv) {
-  if (argc >= 5 && std::strcmp(argv[1], "--side") == 0)
-    return run_side(argv[2], std::atoi(argv[4]), std::vector<std::string>(argv + 5, argv + argc));
-  if (argc == 4 && std::strcmp(argv[1], "--serve") == 0) return serve(argv[2], std::atoi(argv[3]));
-  std::vector<int> threads = {1, 2};
-  int rounds = 5;
-  std::string anchor = "libtorch";
-  std::vector<std::string> only;
-  for (int i = 1; i < argc; ++i) {
-    const bool has_value = i + 1 < argc;
-    if (std::strcmp(argv[i], "--rounds") == 0 && has_value) {
-      rounds = std::max(1, std::atoi(argv[++i]));
-    } else if (std::strcmp(argv[i], "--anchor") == 0 && has_value) {
-      anchor = argv[++i];
-      if (anchor != "libtorch" && anchor != "brasa") return usage(argv[0], 2);
-    } else if (std::strcmp(argv[i], "--only") == 0 && has_value) {
-      std::stringstream names(argv[++i]);
-      for (std::string n; std::getline(names, n, ',');) only.push_back(n);
-    } else if (std::atoi(argv[i]) > 0) {
-      threads = {std::atoi(argv[i])};
-    } else {
-      return usage(argv[0], std::strcmp(argv[i], "--help") == 0 ? 0 : 2);
-    }
+  try {  // the internal modes
+    if (argc >= 5 && std::strcmp(argv[1], "--side") == 0)
+      return run_side(argv[2],
+                      static_cast<int>(brasa::cli::parse_int("--threads", argv[4], 1, 1024)),
+                      std::vector<std::string>(argv + 5, argv + argc));
+    if (argc == 4 && std::strcmp(argv[1], "--serve") == 0)
+      return serve(argv[2], static_cast<int>(brasa::cli::parse_int("--serve", argv[3], 1, 1024)));
+  } catch (const brasa::cli::UsageError& e) {
+    std::fprintf(stderr, "ops_bench: %s\n", e.what());
+    return 2;
   }
+  int one_thread_count = 0, rounds = 5;
+  std::string anchor = "libtorch", only_list;
+  brasa::cli::Parser(
+      "ops_bench",
+      "Runs every benchmark group on Brasa and on libtorch 1.13 at 1 and 2 threads and prints\n"
+      "`ratio` lines (time brasa/libtorch; < 1: Brasa faster). `--anchor brasa` measures Brasa\n"
+      "against itself, which shows the noise of a paired ratio. Internal modes: --side SIDE\n"
+      "--threads N [GROUP...] prints one side's raw results; --serve SIDE N serves the driver.")
+      .positional("THREADS", &one_thread_count, 1, 1024, "one thread count instead of 1 and 2")
+      .option("--rounds", &rounds, 1, 1000, "rounds per group (default 5)")
+      .option("--anchor", &anchor, "what Brasa is measured against (default libtorch)",
+              {"libtorch", "brasa"})
+      .option("--only", &only_list, "comma-separated groups to run (default all)")
+      .metavar("GROUP[,GROUP...]")
+      .parse_or_exit(argc, argv);
+  std::vector<int> threads = {1, 2};
+  if (one_thread_count > 0) threads = {one_thread_count};
+  std::vector<std::string> only;
+  std::stringstream names(only_list);
+  for (std::string n; std::getline(names, n, ',');) only.push_back(n);
   const std::vector<BenchGroup> groups = brasa_side().groups;  // the same list on both sides
   std::vector<size_t> chosen;
   for (size_t g = 0; g < groups.size(); ++g)

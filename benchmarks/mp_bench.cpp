@@ -7,6 +7,7 @@
 //                    memory by put)
 //   share_memory     share_memory_() of a fresh ordinary tensor
 #include <brasa/torch.h>
+#include <brasa/util/cli.h>
 
 #include <algorithm>
 #include <chrono>
@@ -28,7 +29,10 @@ double best(std::vector<double> v) { return *std::min_element(v.begin(), v.end()
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  brasa::cli::Parser(
+      "mp_bench", "Tensors between processes: queue handoff and share_memory_ (see scripts/bench).")
+      .parse_or_exit(argc, argv);
   // The default thread count (the machine's cores): share_memory_ builds the
   // shared pages on the op pool. (torch's share_memory_ is one memcpy on one
   // thread whatever its thread count.)

@@ -41,6 +41,14 @@ void save_checkpoint(const std::string& path, const nn::Module& model,
   save_safetensors(path, tensors, meta);
 }
 
+// The caller's metadata, without its prefix.
+static Metadata user_part(const Metadata& meta) {
+  Metadata user;
+  for (const auto& [k, v] : meta)
+    if (k.rfind(kUser, 0) == 0) user[k.substr(kUser.size())] = v;
+  return user;
+}
+
 Metadata load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer* optimizer,
                          optim::SchedulerState* scheduler) {
   Metadata meta;
@@ -63,10 +71,13 @@ Metadata load_checkpoint(const std::string& path, nn::Module& model, optim::Opti
   if (scheduler)
     load_part(path, "scheduler", sched_state,
               [&](const TensorDict& s) { scheduler->load_state_dict(s); });
-  Metadata user;
-  for (const auto& [k, v] : meta)
-    if (k.rfind(kUser, 0) == 0) user[k.substr(kUser.size())] = v;
-  return user;
+  return user_part(meta);
+}
+
+Metadata read_checkpoint_metadata(const std::string& path) {
+  Metadata meta;
+  load_safetensors(path, &meta);
+  return user_part(meta);
 }
 
 }  // namespace brasa::serialize

@@ -18,5 +18,7 @@ void save_checkpoint(const std::string& path, const nn::Module& model,
 // optimizer or scheduler state) is an error naming the file and the key.
 Metadata load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer* optimizer,
                          optim::SchedulerState* scheduler = nullptr);
+// The caller's metadata of a checkpoint, without restoring anything.
+Metadata read_checkpoint_metadata(const std::string& path);
 
 }  // namespace brasa::serialize

@@ -5,10 +5,11 @@
 // evaluates the model.
 //
 //   hogwild [--processes N] [--threads T] [--epochs E] [--batch-size B] [--lr LR]
-//           [--momentum M] [--train-samples N] [--data DIR] [--seed S]
+//           [--momentum M] [--train-samples N] [--data DIR] [--seed S]   (--help)
 //
 // --threads is per process (default: the cores divided among the processes).
 #include <brasa/brasa.h>
+#include <brasa/util/cli.h>
 
 #include <chrono>
 #include <cstdio>
@@ -26,59 +27,26 @@ struct Args {
   int64_t processes = 2, threads = 0, epochs = 1, batch_size = 64, train_samples = 0, seed = 1;
   double lr = 0.01, momentum = 0.5;
   std::string data = "/usr/share/datasets/fashion-mnist";
+  bool verbose = false;
 };
 
-[[noreturn]] void usage(const std::string& error, int code = 2) {
-  std::fprintf(code == 0 ? stdout : stderr,
-               "%s\nusage: hogwild [--processes N] [--threads T] [--epochs E] [--batch-size B] "
-               "[--lr LR]\n"
-               "               [--momentum M] [--train-samples N] [--data DIR] [--seed S]\n",
-               error.c_str());
-  std::exit(code);
-}
-
-Args parse(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (k == "--help" || k == "-h") usage("Hogwild training of a CNN on Fashion-MNIST.", 0);
-    if (i + 1 >= argc) usage("missing value for " + k);
-    const std::string v = argv[++i];
-    try {
-      size_t used = 0;
-      auto whole = [&](auto x) {
-        if (used != v.size()) throw std::invalid_argument(v);
-        return x;
-      };
-      if (k == "--processes")
-        a.processes = whole(std::stoll(v, &used));
-      else if (k == "--threads")
-        a.threads = whole(std::stoll(v, &used));
-      else if (k == "--epochs")
-        a.epochs = whole(std::stoll(v, &used));
-      else if (k == "--batch-size")
-        a.batch_size = whole(std::stoll(v, &used));
-      else if (k == "--train-samples")
-        a.train_samples = whole(std::stoll(v, &used));
-      else if (k == "--seed")
-        a.seed = whole(std::stoll(v, &used));
-      else if (k == "--lr")
-        a.lr = whole(std::stod(v, &used));
-      else if (k == "--momentum")
-        a.momentum = whole(std::stod(v, &used));
-      else if (k == "--data")
-        a.data = v;
-      else
-        usage("unknown option " + k);
-    } catch (const std::logic_error&) {
-      usage("bad number for " + k + ": '" + v + "'");
-    }
-  }
-  if (a.processes < 1 || a.processes > 256) usage("--processes must be from 1 to 256");
-  if (a.epochs < 1 || a.batch_size < 1) usage("--epochs and --batch-size must be positive");
-  if (a.train_samples < 0) usage("--train-samples must not be negative");
-  if (a.threads < 0 || a.threads > 1024) usage("--threads must be from 0 (automatic) to 1024");
-  return a;
+cli::Parser make_parser(Args& a) {
+  cli::Parser p("hogwild",
+                "Hogwild training of a CNN on Fashion-MNIST: N processes, one shared model.");
+  p.option("--processes", &a.processes, 1, 256, "processes training the model (default 2)")
+      .option("--threads", &a.threads, 0, 1024,
+              "threads per process (default 0: the cores divided among the processes)")
+      .option("--epochs", &a.epochs, 1, 100000, "epochs (default 1)")
+      .option("--batch-size", &a.batch_size, 1, 60000, "batch per process (default 64)")
+      .option("--lr", &a.lr, 1e-8, 10, "learning rate (default 0.01)")
+      .option("--momentum", &a.momentum, 0, 1, "SGD momentum (default 0.5)")
+      .option("--train-samples", &a.train_samples, 0, 60000,
+              "train on the first N images only (default 0: all)")
+      .option("--data", &a.data, "the Fashion-MNIST directory (default Debian's)")
+      .metavar("DIR")
+      .option("--seed", &a.seed, 0, int64_t{1} << 40, "random seed (default 1)")
+      .flag("--verbose", &a.verbose, "errors show the failed check and where it failed");
+  return p;
 }
 
 // PyTorch's mnist_hogwild network.
@@ -105,7 +73,8 @@ Tensor normalize(const Tensor& images) { return (images - 0.2860) / 0.3530; }
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Args a = parse(argc, argv);
+  Args a;
+  make_parser(a).parse_or_exit(argc, argv);
   try {
     data::datasets::MNIST train_set(a.data, data::datasets::MNIST::Mode::kTrain);
     data::datasets::MNIST test_set(a.data, data::datasets::MNIST::Mode::kTest);
@@ -164,7 +133,7 @@ int main(int argc, char** argv) {
         samples, secs, samples / secs, loss, 100 * accuracy);
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "hogwild: %s\n", e.what());
+    std::fprintf(stderr, "hogwild: %s\n", cli::user_message(e, a.verbose).c_str());
     return 1;
   }
 }

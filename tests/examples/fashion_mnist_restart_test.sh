@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The data-parallel main job under `brasarun --max-restarts 1`: rank 1 is
 # SIGKILLed in the middle of epoch 2; the job must restart, resume from the
-# epoch-1 checkpoint and finish, with each epoch in the metrics exactly once.
+# epoch-1 checkpoint and finish, with each epoch in the metrics (and in the
+# chart) exactly once.
 #   fashion_mnist_restart_test.sh BRASARUN FASHION_MNIST
 set -uo pipefail
 brasarun="$1"
@@ -49,5 +50,10 @@ grep -q "restart 1: resumed from .* after epoch 1" "$dir/log" || fail "no resume
 grep -q "epoch 3: train loss" "$dir/log" || fail "epoch 3 did not finish"
 epochs="$(tail -n +2 "$dir/metrics.csv" | cut -d, -f1 | tr '\n' ' ')"
 [ "$epochs" = "1 2 3 " ] || fail "metrics hold epochs '$epochs', expected '1 2 3 '"
+# Rank 0 alone redraws the chart after every epoch, across the restart.
+[ -f "$dir/metrics.svg" ] || fail "no chart beside the metrics"
+[ "$(grep -c "<circle" "$dir/metrics.svg")" -eq 9 ] || fail "the chart does not hold 3 epochs"
+[ "$(grep -c "^\[rank 0\] chart: $dir/metrics.svg" "$dir/log")" -eq 1 ] || fail "rank 0 named no chart"
+! grep -q "^\[rank 1\] chart:" "$dir/log" || fail "rank 1 wrote a chart"
 grep "resumed\|final test accuracy" "$dir/log"
 echo "ok"
