@@ -10,6 +10,7 @@
 #include <brasa/comm/store/tcp_store.h>
 #include <brasa/data/data.h>
 #include <brasa/data/transforms.h>
+#include <brasa/device/cpu_capability.h>
 #include <brasa/device/cuda_status.h>
 #include <brasa/multiprocessing/multiprocessing.h>
 #include <brasa/nn/activations.h>

@@ -1,5 +1,6 @@
 // The kernels built into the library. A new device adds its folder under
 // ops/ and one call here (guarded by its build option).
+#include <brasa/device/cpu_capability.h>
 #include <brasa/device/device_runtime.h>
 #include <brasa/ops/cpu/register.h>
 #include <brasa/util/error.h>
@@ -8,14 +9,12 @@ namespace brasa::detail {
 
 void register_builtin_kernels() {
   static const bool done = [] {
-    cpu::register_binary_kernels();
-    cpu::register_unary_kernels();
-    cpu::register_copy_kernels();
-    cpu::register_reduction_kernels();
+    // The vectorized families in the variant this CPU runs best (or the
+    // one BRASA_CPU_CAPABILITY names), then those compiled once.
+    use_cpu_capability(cpu_capability_from_env());
     cpu::register_indexing_kernels();
     cpu::register_linalg_kernels();
     cpu::register_conv_kernels();
-    cpu::register_pooling_kernels();
     cpu::register_sort_kernels();
     return true;
   }();

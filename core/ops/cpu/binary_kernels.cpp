@@ -1,5 +1,6 @@
 // CPU kernels of the binary elementwise family (ops/binary.cpp has the
 // semantics and derivatives; ops/kernels/elementwise.h the op codes).
+#include <brasa/ops/cpu/variant.h>
 #include <brasa/ops/cpu/elementwise_run.h>
 #include <brasa/ops/cpu/register.h>
 #include <brasa/ops/kernels/elementwise.h>
@@ -9,6 +10,7 @@
 #include <cmath>
 
 namespace brasa::cpu {
+inline namespace BRASA_CPU_VARIANT {
 namespace {
 
 // a * b for integral types; for bool a logical and (bool arithmetic warns).
@@ -297,4 +299,5 @@ void register_binary_kernels() {
   register_kernel<IsCloseKernel>(kCPU, isclose_cpu);
 }
 
+}  // namespace BRASA_CPU_VARIANT
 }  // namespace brasa::cpu

@@ -1,6 +1,7 @@
 // CPU kernels of copies and fills: dtype conversion in one strided loop,
 // blocked (and for 32-bit values vectorized, streaming) transposes, and
 // fills with streaming stores for large outputs.
+#include <brasa/ops/cpu/variant.h>
 #include <brasa/ops/cpu/loops.h>
 #include <brasa/ops/cpu/register.h>
 #include <brasa/ops/cpu/scratch.h>
@@ -11,11 +12,12 @@
 #include <cstring>
 #include <vector>
 
-#ifdef __AVX2__
+#ifdef BRASA_CPU_HAS_AVX2
 #include <immintrin.h>
 #endif
 
 namespace brasa::cpu {
+inline namespace BRASA_CPU_VARIANT {
 namespace {
 
 // With `stream`, a contiguous destination of a conversion between float and
@@ -75,7 +77,7 @@ void blocked_transpose_copy(T* dst, int64_t dr, const T* src, int64_t sc, int64_
   });
 }
 
-#ifdef __AVX2__
+#ifdef BRASA_CPU_HAS_AVX2
 // dst[i * dr + j] = src[j * sc + i] for an 8x8 block of 32-bit values: eight
 // row loads, three rounds of shuffles, eight row stores.
 inline void transpose_8x8_32bit(const uint32_t* src, int64_t sc, uint32_t* dst, int64_t dr) {
@@ -309,7 +311,7 @@ bool try_transpose_copy(const Tensor& dst, const Tensor& src) {
                              sc, rows, cols);
       break;
     case 4:
-#ifdef __AVX2__
+#ifdef BRASA_CPU_HAS_AVX2
       transpose_copy_32bit(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp), sc,
                            rows, cols);
 #else
@@ -400,4 +402,5 @@ void register_copy_kernels() {
   register_kernel<FillKernel>(kCPU, fill_cpu);
 }
 
+}  // namespace BRASA_CPU_VARIANT
 }  // namespace brasa::cpu

@@ -1,10 +1,12 @@
 #pragma once
 // Runs an elementwise plan (ops/elementwise.h) on the CPU: one flat 1-D run
 // when every operand is contiguous, the strided loop otherwise.
+#include <brasa/ops/cpu/variant.h>
 #include <brasa/ops/cpu/loops.h>
 #include <brasa/ops/elementwise.h>
 
 namespace brasa::cpu {
+inline namespace BRASA_CPU_VARIANT {
 
 // The strided loop over the plan's operands: the output first, then the inputs.
 inline StridedLoop make_loop(const detail::Elementwise& e) {
@@ -44,4 +46,5 @@ void run(detail::Elementwise& e, const F& f) {
   e.finish();
 }
 
+}  // namespace BRASA_CPU_VARIANT
 }  // namespace brasa::cpu

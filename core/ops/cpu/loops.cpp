@@ -1,6 +1,8 @@
+#include <brasa/ops/cpu/variant.h>
 #include <brasa/ops/cpu/loops.h>
 
 namespace brasa::cpu {
+inline namespace BRASA_CPU_VARIANT {
 
 void StridedLoop::add(const Tensor& t) {
   BRASA_INTERNAL_ASSERT(nops_ < kMaxOperands, "too many operands");
@@ -61,4 +63,5 @@ void StridedLoop::coalesce() {
   for (int k = 0; k < nops_; ++k) strides_[k] = cstrides[k];
 }
 
+}  // namespace BRASA_CPU_VARIANT
 }  // namespace brasa::cpu

@@ -4,16 +4,18 @@
 // broadcast). Adjacent dims are coalesced, the range is split across the pool,
 // and the kernel sees 1-D runs (pointers + inner strides + length) with a
 // contiguous fast path the compiler vectorizes.
+#include <brasa/ops/cpu/variant.h>
 #include <brasa/tensor/tensor.h>
 #include <brasa/util/parallel.h>
 
 #include <algorithm>
 #include <utility>
-#ifdef __AVX2__
+#ifdef BRASA_CPU_HAS_AVX2
 #include <immintrin.h>
 #endif
 
 namespace brasa::cpu {
+inline namespace BRASA_CPU_VARIANT {
 
 constexpr int kMaxOperands = 8;
 constexpr int64_t kGrain = 32768;
@@ -128,7 +130,7 @@ inline void nary_run(char** data, const int64_t* s, int64_t n, const F& f,
 // for a binary op, a third for a unary one).
 template <class Out, class G>
 inline void write_run(Out* o, int64_t n, bool stream, const G& g) {
-#ifdef __AVX2__
+#ifdef BRASA_CPU_HAS_AVX2
   if (stream) {
     constexpr int64_t kRun = 256 / sizeof(Out);
     int64_t i = 0;
@@ -213,4 +215,5 @@ void cpu_kernel(StridedLoop& loop, const F& f) {
   }
 }
 
+}  // namespace BRASA_CPU_VARIANT
 }  // namespace brasa::cpu

@@ -1,5 +1,6 @@
 // CPU kernel of max pooling: windows inside the plane as branch-free
 // vectorized maxima, edge windows one by one.
+#include <brasa/ops/cpu/variant.h>
 #include <brasa/ops/cpu/register.h>
 #include <brasa/ops/kernels/pooling.h>
 #include <brasa/util/parallel.h>
@@ -7,6 +8,7 @@
 #include <limits>
 
 namespace brasa::cpu {
+inline namespace BRASA_CPU_VARIANT {
 namespace {
 
 // Max over each window of one plane; writes the flat argmax when idx != null.
@@ -138,4 +140,5 @@ void max_pool2d_cpu(const Tensor& x, const Tensor& out, const Tensor& idx, const
 
 void register_pooling_kernels() { register_kernel<MaxPool2dKernel>(kCPU, max_pool2d_cpu); }
 
+}  // namespace BRASA_CPU_VARIANT
 }  // namespace brasa::cpu

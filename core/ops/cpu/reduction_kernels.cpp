@@ -1,6 +1,7 @@
 // CPU kernels of the reduction family: rows summed in blocks (floats four
 // rows in step, in double across blocks), generic row reductions, arg
 // max/min, and softmax/cumsum row maps.
+#include <brasa/ops/cpu/variant.h>
 #include <brasa/ops/cpu/register.h>
 #include <brasa/ops/cpu/softmax_kernel.h>
 #include <brasa/ops/copy.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 namespace brasa::cpu {
+inline namespace BRASA_CPU_VARIANT {
 namespace {
 
 // Rows per parallel_for task: at least ~32K elements of work.
@@ -364,4 +366,5 @@ void register_reduction_kernels() {
   register_kernel<MapRowsKernel>(kCPU, map_rows_cpu);
 }
 
+}  // namespace BRASA_CPU_VARIANT
 }  // namespace brasa::cpu

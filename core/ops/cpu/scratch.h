@@ -1,10 +1,12 @@
 #pragma once
 // Scratch memory for CPU kernels. Internal to core/ops.
+#include <brasa/ops/cpu/variant.h>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace brasa::cpu {
+inline namespace BRASA_CPU_VARIANT {
 
 // Sizes `buffer` to hold n values from a cache-line boundary and returns
 // that boundary. From std::vector's 16-byte alignment, half of the 32-byte
@@ -15,4 +17,5 @@ T* cache_aligned_scratch(std::vector<T>& buffer, std::size_t n) {
   return reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(buffer.data()) + 63) / 64 * 64);
 }
 
+}  // namespace BRASA_CPU_VARIANT
 }  // namespace brasa::cpu

@@ -1,3 +1,4 @@
+#include <brasa/ops/cpu/variant.h>
 #include <brasa/ops/cpu/scratch.h>
 #include <brasa/ops/cpu/softmax_kernel.h>
 #include <brasa/ops/cpu/vec_math.h>
@@ -9,6 +10,7 @@
 #include <vector>
 
 namespace brasa::cpu {
+inline namespace BRASA_CPU_VARIANT {
 namespace {
 
 // A row is taken in chunks that stay in L1: exp(x - shift) and its sum for
@@ -95,14 +97,17 @@ float exp_shifted_sum(const float* x, float* out, int64_t n, float m, float* max
     for (float v : lanes) xs += v;
   }
 #endif
+  // The rest (all of it in the base variant), summed in double: one float
+  // sum along a long row would lose digits.
+  double sd = s;
   for (; i < n; ++i) {
     const float e = fast_exp_nonpositive(x[i] - m);
     if (out) out[i] = e;
-    s += e;
+    sd += e;
     if constexpr (kTrack) mx = std::max(mx, x[i]), xs += x[i];
   }
   if constexpr (kTrack) *max_out = mx, *odd = xs != xs;
-  return s;
+  return static_cast<float>(sd);
 }
 
 // Scales the chunks of `e` by their factors into `o`. With `stream`, `o`
@@ -291,9 +296,9 @@ void softmax_rows_float(const float* in, float* out, int64_t K, int64_t R, bool 
   // An output larger than the caches is streamed: its rows are not read in
   // before they are written (a third less memory traffic). Softmax rows of
   // up to 64K values wait in a per-thread scratch row that stays in L1/L2.
-  constexpr int64_t kStreamBytes = int64_t(8) << 20, kMaxScratch = int64_t(1) << 16;
   bool stream = false;
 #ifdef BRASA_VEC_EXP8
+  constexpr int64_t kStreamBytes = int64_t(8) << 20, kMaxScratch = int64_t(1) << 16;
   stream = K * R * 4 >= kStreamBytes && R <= kMaxScratch && R % 8 == 0 &&
            reinterpret_cast<uintptr_t>(out) % 32 == 0;
 #endif
@@ -319,4 +324,5 @@ void softmax_rows_float(const float* in, float* out, int64_t K, int64_t R, bool 
       });
 }
 
+}  // namespace BRASA_CPU_VARIANT
 }  // namespace brasa::cpu

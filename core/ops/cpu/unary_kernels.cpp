@@ -1,5 +1,6 @@
 // CPU kernels of the unary elementwise family (ops/unary.cpp has the rows:
 // names, dtype rules and derivatives; ops/unary_math.h the scalar math).
+#include <brasa/ops/cpu/variant.h>
 #include <brasa/ops/cpu/elementwise_run.h>
 #include <brasa/ops/cpu/register.h>
 #include <brasa/ops/cpu/vec_math.h>
@@ -9,6 +10,7 @@
 #include <cmath>
 
 namespace brasa::cpu {
+inline namespace BRASA_CPU_VARIANT {
 namespace {
 
 using detail::Elementwise;
@@ -222,4 +224,5 @@ void register_unary_kernels() {
   register_kernel<ThresholdBackwardKernel>(kCPU, threshold_backward_cpu);
 }
 
+}  // namespace BRASA_CPU_VARIANT
 }  // namespace brasa::cpu

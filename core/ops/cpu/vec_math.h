@@ -1,16 +1,18 @@
 #pragma once
 // Branch-free math the compiler can vectorize (the libm calls cannot be).
+#include <brasa/ops/cpu/variant.h>
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 
-#if defined(__AVX2__) && defined(__FMA__)
+#ifdef BRASA_CPU_HAS_AVX2
 #include <immintrin.h>
 #define BRASA_VEC_EXP8 1
 #endif
 
 namespace brasa::cpu {
+inline namespace BRASA_CPU_VARIANT {
 
 // exp's range reduction: x = n ln2 + r with |r| <= ln2/2 (ln2 in two parts so
 // that r keeps its precision), n rounded to nearest by the 1.5 * 2^23 trick
@@ -141,4 +143,5 @@ inline __m256 exp_8(__m256 x) {
 }
 #endif
 
+}  // namespace BRASA_CPU_VARIANT
 }  // namespace brasa::cpu

@@ -1,6 +1,7 @@
 // The vectorized math behind the float kernels, against libm in double.
-#include <brasa/ops/cpu/vec_math.h>
 #include <gtest/gtest.h>
+// After the common headers: vec_math.h switches the rest of the file to AVX2.
+#include <brasa/ops/cpu/vec_math.h>
 
 #include <bit>
 #include <cfloat>
@@ -11,12 +12,18 @@
 namespace brasa::cpu {
 namespace {
 
+// This file is compiled as the AVX2 variant (tests/core/CMakeLists.txt).
+#define SKIP_WITHOUT_AVX2()                                              \
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) \
+  GTEST_SKIP() << "no AVX2+FMA on this CPU"
+
 // |got - want| in units of the last place of `want` as a float.
 double ulps(float got, double want) {
   return std::fabs(got - want) / std::ldexp(1.0, std::ilogb(static_cast<float>(want)) - 23);
 }
 
 TEST(VecMath, FastExpWithinTwoUlps) {
+  SKIP_WITHOUT_AVX2();
   double worst = 0;
   for (float x = -87.0f; x <= 88.0f; x += 0.0037f)
     worst = std::max(worst, ulps(fast_exp(x), std::exp(double(x))));
@@ -56,12 +63,14 @@ std::pair<double, float> worst_ulps(float (*f)(float), float low, float high) {
 }
 
 TEST(VecMath, ExpNonpositive8WithinTwoUlps) {
+  SKIP_WITHOUT_AVX2();
   const auto [worst, at] = worst_ulps(exp8_lane, 87.3f, 88.0f);
   EXPECT_LE(worst, 2.0) << "at x = " << at;
   EXPECT_EQ(exp8_lane(0.0f), 1.0f);
 }
 
 TEST(VecMath, ExpNonpositive8UnderflowAndNaN) {
+  SKIP_WITHOUT_AVX2();
   // Below -88 and at -infinity: exactly 0; NaN stays NaN. Just above -88
   // the exact value is below the smallest normal float; so is the result.
   for (float x : {-88.0f, -88.5f, -100.0f, -1e30f, -INFINITY}) EXPECT_EQ(exp8_lane(x), 0.0f) << x;
@@ -75,6 +84,7 @@ TEST(VecMath, ExpNonpositive8UnderflowAndNaN) {
 }
 
 TEST(VecMath, Exp8WholeRange) {
+  SKIP_WITHOUT_AVX2();
   // Where the result is a normal float.
   const auto [worst, at] = worst_ulps(exp8_full_lane, 87.33f, 88.72f);
   EXPECT_LE(worst, 2.0) << "at x = " << at;

@@ -1,0 +1,16 @@
+// One variant's vectorized kernels, registered together (see variant.h).
+#include <brasa/ops/cpu/register.h>
+
+namespace brasa::cpu {
+inline namespace BRASA_CPU_VARIANT {
+
+void register_vector_kernels() {
+  register_binary_kernels();
+  register_unary_kernels();
+  register_copy_kernels();
+  register_reduction_kernels();
+  register_pooling_kernels();
+}
+
+}  // namespace BRASA_CPU_VARIANT
+}  // namespace brasa::cpu
