@@ -1,10 +1,22 @@
 #pragma once
-// Matrix products through OpenBLAS (float32/float64); other dtypes by loops.
+// Matrix products through oneDNN or OpenBLAS (float32, float64); other dtypes by loops.
 #include <brasa/tensor/tensor.h>
 
 #include <string>
 
 namespace brasa {
+
+// The library that runs float32 matrix products on the CPU (mm, matmul,
+// linear layers, bmm, im2col convolutions, gradients into .grad): oneDNN's
+// sgemm, which brings kernels for the running processor (AVX-512 included)
+// and measured at least as fast as OpenBLAS on every shape class tried, or
+// OpenBLAS. kAuto takes oneDNN when this build has it. BRASA_GEMM=openblas or
+// onednn in the environment sets the choice (read at the first product; any
+// other value is an error then); float64 always runs on OpenBLAS.
+enum class GemmBackend { kAuto, kOpenBLAS, kOneDNN };
+void set_gemm_backend(GemmBackend backend);
+// The backend float32 products run on now (never kAuto).
+GemmBackend gemm_backend();
 
 Tensor mm(const Tensor& a, const Tensor& b);
 Tensor& mm_out(Tensor& out, const Tensor& a, const Tensor& b);

@@ -1,15 +1,73 @@
-// CPU kernels of matrix products: OpenBLAS for float and double (large
-// products split into row or column blocks on our pool, BLAS itself
-// single-threaded), float32 for half types, a plain loop for integers.
+// CPU kernels of matrix products: oneDNN's sgemm or OpenBLAS for float
+// (set_gemm_backend), OpenBLAS for double (large products split into row or
+// column blocks on our pool, the library itself single-threaded), float32 for
+// half types, a plain loop for integers.
 #include <brasa/ops/copy.h>
 #include <brasa/ops/cpu/register.h>
 #include <brasa/ops/kernels/linalg.h>
+#include <brasa/ops/linalg.h>
 #include <brasa/util/parallel.h>
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
+#ifdef BRASA_WITH_ONEDNN
+#include <dnnl.h>
+extern "C" void omp_set_num_threads(int);
+#endif
+
+namespace brasa {
+namespace {
+
+// BRASA_GEMM=openblas|onednn in the environment; auto otherwise.
+GemmBackend backend_at_start() {
+  const char* v = std::getenv("BRASA_GEMM");
+  if (v == nullptr) return GemmBackend::kAuto;
+  const std::string s = v;
+  if (s == "openblas") return GemmBackend::kOpenBLAS;
+  if (s == "onednn") return GemmBackend::kOneDNN;
+  BRASA_CHECK(s.empty() || s == "auto", "BRASA_GEMM='", s,
+              "' is not a GEMM backend: expected auto, openblas or onednn");
+  return GemmBackend::kAuto;
+}
+
+// -1 until decided: BRASA_GEMM is read on first use, so that a bad value is
+// an error of the first product, not of static initialization.
+std::atomic<int> g_gemm_choice{-1};
+
+GemmBackend chosen_backend() {
+  int c = g_gemm_choice.load();
+  if (c < 0) {
+    int unset = -1;
+    g_gemm_choice.compare_exchange_strong(unset, static_cast<int>(backend_at_start()));
+    c = g_gemm_choice.load();
+  }
+  return static_cast<GemmBackend>(c);
+}
+
+}  // namespace
+
+void set_gemm_backend(GemmBackend backend) {
+#ifndef BRASA_WITH_ONEDNN
+  BRASA_CHECK(backend != GemmBackend::kOneDNN,
+              "set_gemm_backend: this build has no oneDNN (CMake BRASA_ONEDNN)");
+#endif
+  g_gemm_choice.store(static_cast<int>(backend));
+}
+
+GemmBackend gemm_backend() {
+#ifdef BRASA_WITH_ONEDNN
+  return chosen_backend() == GemmBackend::kOpenBLAS ? GemmBackend::kOpenBLAS : GemmBackend::kOneDNN;
+#else
+  chosen_backend();  // a bad BRASA_GEMM is an error here too
+  return GemmBackend::kOpenBLAS;
+#endif
+}
+
+}  // namespace brasa
 
 namespace brasa::cpu {
 namespace {
@@ -34,6 +92,20 @@ BlasMatrix as_blas(const Tensor& m) {
 template <class T>
 void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
                const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+#ifdef BRASA_WITH_ONEDNN
+  if constexpr (std::is_same_v<T, float>) {
+    if (gemm_backend() == GemmBackend::kOneDNN) {
+      // One OpenMP thread per call: our pool splits large products.
+      thread_local bool single = (omp_set_num_threads(1), true);
+      (void)single;
+      const dnnl_status_t status =
+          dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+      BRASA_CHECK(status == dnnl_success, "mm: oneDNN's sgemm failed (status ", int(status),
+                  ") on [", M, ", ", K, "] @ [", K, ", ", N, "]");
+      return;
+    }
+  }
+#endif
   auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   if (beta == T(0)) {
     // OpenBLAS clears C for beta = 0 in a pass of its own that runs at about

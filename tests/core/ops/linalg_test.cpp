@@ -183,3 +183,54 @@ TEST(Linalg, Einsum) {
   EXPECT_THROW(einsum("ij,jk->ik", {a}), Error);
   EXPECT_THROW(einsum("ij,jk->ik", {a, a}), Error);
 }
+
+namespace brasa {
+namespace {
+
+// Puts back the GEMM backend a test changed.
+struct GemmBackendGuard {
+  GemmBackend saved = gemm_backend();
+  ~GemmBackendGuard() { set_gemm_backend(saved); }
+};
+
+// float32 products agree between OpenBLAS and oneDNN on every layout, with
+// alpha/beta, on the pool's row and column splits and inside bmm.
+TEST(Linalg, GemmBackendsAgree) {
+  if (!has_onednn()) GTEST_SKIP() << "this build has no oneDNN";
+  GemmBackendGuard guard;
+  manual_seed(3);
+  Tensor a = randn({300, 70}), b = randn({70, 500}), c0 = randn({300, 500});
+  Tensor x = randn({8, 33, 17}), y = randn({8, 17, 5}), w = randn({3, 1000});
+  auto run = [&] {
+    return std::vector<Tensor>{a.mm(b),
+                               a.t().contiguous().t().mm(b),
+                               a.mm(b.t().contiguous().t()),
+                               addmm(c0, a, b, 0.5, -2.0),
+                               x.bmm(y),
+                               w.t().mm(w),
+                               b.t().mm(a.t())};
+  };
+  set_gemm_backend(GemmBackend::kOpenBLAS);
+  EXPECT_EQ(gemm_backend(), GemmBackend::kOpenBLAS);
+  const auto openblas = run();
+  set_gemm_backend(GemmBackend::kOneDNN);
+  EXPECT_EQ(gemm_backend(), GemmBackend::kOneDNN);
+  const auto onednn = run();
+  const int saved_threads = get_num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    const auto again = run();
+    for (size_t k = 0; k < openblas.size(); ++k) {
+      EXPECT_TRUE(allclose(onednn[k], openblas[k], 1e-4, 1e-4)) << k;
+      EXPECT_TRUE(allclose(again[k], onednn[k], 1e-5, 1e-5)) << k << " at " << threads;
+    }
+  }
+  set_num_threads(saved_threads);
+  // Against float64 on OpenBLAS.
+  EXPECT_TRUE(allclose(onednn[0].to(kDouble), a.to(kDouble).mm(b.to(kDouble)), 1e-4, 1e-4));
+  set_gemm_backend(GemmBackend::kAuto);
+  EXPECT_EQ(gemm_backend(), GemmBackend::kOneDNN);  // the measured default with oneDNN
+}
+
+}  // namespace
+}  // namespace brasa
