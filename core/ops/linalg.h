@@ -8,11 +8,12 @@ namespace brasa {
 
 // The library that runs float32 matrix products on the CPU (mm, matmul,
 // linear layers, bmm, im2col convolutions, gradients into .grad): oneDNN's
-// sgemm, which brings kernels for the running processor (AVX-512 included)
-// and measured at least as fast as OpenBLAS on every shape class tried, or
-// OpenBLAS. kAuto takes oneDNN when this build has it. BRASA_GEMM=openblas or
-// onednn in the environment sets the choice (read at the first product; any
-// other value is an error then); float64 always runs on OpenBLAS.
+// sgemm, which brings its own kernels for the running processor, or
+// OpenBLAS. kAuto (the default) takes oneDNN on AVX-512 processors, where
+// Debian's OpenBLAS runs AVX2 kernels, and OpenBLAS otherwise (measured
+// faster there on whole training steps). BRASA_GEMM=openblas or onednn in
+// the environment sets the choice (read at the first product; any other
+// value is an error then); float64 always runs on OpenBLAS.
 enum class GemmBackend { kAuto, kOpenBLAS, kOneDNN };
 void set_gemm_backend(GemmBackend backend);
 // The backend float32 products run on now (never kAuto).
