@@ -43,6 +43,15 @@ T int_divmod(T a, T b, bool floor, bool modulo, bool remainder, std::atomic<bool
   if constexpr (std::is_same_v<T, bool>) {
     return modulo ? false : a;
   } else {
+    if constexpr (std::is_signed_v<T>) {
+      // The lowest value over -1 traps in hardware (its quotient does not
+      // fit): the quotient wraps to the lowest value, as NumPy's does, and
+      // every remainder of a division by -1 is 0.
+      if (b == T(-1)) {
+        using U = std::make_unsigned_t<T>;
+        return modulo ? T(0) : static_cast<T>(static_cast<U>(0) - static_cast<U>(a));
+      }
+    }
     if (modulo) {
       T r = static_cast<T>(a % b);
       if (remainder && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <limits>
 
 #include "../test_util.h"
 
@@ -31,6 +32,31 @@ TEST(Elementwise, NonContiguousAndEmptyAndZeroDim) {
   auto big = arange(100000, kDouble);
   auto sq = big * big;  // crosses the parallel grain
   EXPECT_EQ(sq.index({99999}).item<double>(), 99999.0 * 99999.0);
+}
+
+// The lowest integer over -1 traps in hardware (libtorch 1.13 dies of
+// SIGFPE): the quotient wraps to the lowest value, as NumPy's does, the
+// remainders are 0, on every path (tensor and scalar divisor, every mode).
+TEST(Elementwise, LowestIntegerOverMinusOne) {
+  auto check = [](ScalarType t, int64_t lowest) {
+    SCOPED_TRACE(toString(t));
+    Tensor a = tensor({lowest, int64_t{7}, int64_t{-7}, int64_t{0}}, TensorOptions().dtype(t));
+    Tensor m1 = full({4}, -1, TensorOptions().dtype(t));
+    const std::vector<double> quotient = {double(lowest), -7, 7, 0};
+    EXPECT_EQ(floor_divide(a, m1).to(kLong)[0].item<int64_t>(), lowest);
+    EXPECT_EQ(::brasa::testing::values(floor_divide(a, m1).to(kDouble)), quotient);
+    EXPECT_EQ(::brasa::testing::values(div(a, m1, "trunc").to(kDouble)), quotient);
+    EXPECT_EQ(::brasa::testing::values(div(a, m1, "floor").to(kDouble)), quotient);
+    EXPECT_EQ(::brasa::testing::values(a.div(-1, "trunc").to(kDouble)), quotient);
+    EXPECT_VALUES(remainder(a, m1), {0, 0, 0, 0});
+    EXPECT_VALUES(fmod(a, m1), {0, 0, 0, 0});
+    EXPECT_VALUES(a.remainder(-1), {0, 0, 0, 0});
+    EXPECT_VALUES(a.fmod(-1), {0, 0, 0, 0});
+  };
+  check(kInt, std::numeric_limits<int32_t>::min());
+  check(kLong, std::numeric_limits<int64_t>::min());
+  check(kShort, std::numeric_limits<int16_t>::min());
+  check(kChar, std::numeric_limits<int8_t>::min());
 }
 
 TEST(Elementwise, DivisionModes) {
