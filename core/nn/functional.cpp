@@ -197,6 +197,13 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
     BRASA_CHECK(*max_norm > 0, "embedding: max_norm must be positive, got ", *max_norm);
     embedding_renorm(weight, flat, *max_norm, norm_type);
   }
+  // As libtorch: a negative index is out of range (index_select would wrap it).
+  if (flat.numel() > 0) {
+    const int64_t lo = flat.min().item<int64_t>(), hi = flat.max().item<int64_t>();
+    BRASA_CHECK(lo >= 0 && hi < weight.size(0),
+                "embedding: index out of range in self: indices must be in [0, ", weight.size(0),
+                ") for a weight of ", weight.sizes(), ", got ", lo < 0 ? lo : hi);
+  }
   DimVector shape(indices.sizes().begin(), indices.sizes().end());
   shape.push_back(weight.size(1));
   Tensor rows = weight.index_select(0, flat);

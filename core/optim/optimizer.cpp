@@ -13,7 +13,17 @@ namespace brasa::optim {
 Optimizer::Optimizer(std::vector<OptimizerParamGroup> groups,
                      std::unique_ptr<OptimizerOptions> defaults)
     : defaults_(std::move(defaults)) {
-  for (auto& g : groups) add_param_group(g);
+  // (SGD and Adam pass no groups here: they check their options first.)
+  if (!groups.empty()) add_param_groups(groups);
+}
+
+void Optimizer::add_param_groups(const std::vector<OptimizerParamGroup>& groups) {
+  size_t count = 0;
+  for (const auto& g : groups) count += g.params().size();
+  // PyTorch's check: an optimizer of nothing is a mistake (a model whose
+  // parameters were never registered, an exhausted generator).
+  BRASA_CHECK(count > 0, "optimizer got an empty parameter list");
+  for (const auto& g : groups) add_param_group(g);
 }
 
 void Optimizer::add_param_group(const OptimizerParamGroup& group) {
@@ -59,7 +69,7 @@ SGD::SGD(std::vector<OptimizerParamGroup> groups, SGDOptions options)
               "SGD: invalid weight_decay value: ", options.weight_decay_);
   BRASA_CHECK(!options.nesterov_ || (options.momentum_ > 0 && options.dampening_ == 0),
               "SGD: nesterov momentum requires a momentum and zero dampening");
-  for (auto& g : groups) add_param_group(g);
+  add_param_groups(groups);
 }
 
 Tensor SGD::step(std::function<Tensor()> closure) {
@@ -101,7 +111,7 @@ Adam::Adam(std::vector<OptimizerParamGroup> groups, AdamOptions options)
               b2, ")");
   BRASA_CHECK(options.weight_decay_ >= 0,
               "Adam: invalid weight_decay value: ", options.weight_decay_);
-  for (auto& g : groups) add_param_group(g);
+  add_param_groups(groups);
 }
 
 AdamW::AdamW(std::vector<Tensor> params, AdamWOptions options) : Adam(std::move(params), options) {

@@ -76,6 +76,8 @@ class Optimizer {
   std::vector<double>& initial_lrs() { return initial_lrs_; }
 
  protected:
+  // Adds the groups, refusing an empty parameter list (PyTorch's check).
+  void add_param_groups(const std::vector<OptimizerParamGroup>& groups);
   std::vector<OptimizerParamGroup> groups_;
   std::unique_ptr<OptimizerOptions> defaults_;
   std::unordered_map<TensorImpl*, ParamState> state_;

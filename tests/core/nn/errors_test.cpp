@@ -94,6 +94,20 @@ TEST(NnErrors, MoreOptionChecksAndFiles) {
           {}));
   EXPECT_ERROR("Embedding: padding_idx must be within num_embeddings, got 7",
                nn::Embedding(5, 2, 7));
+  // Out-of-range rows, negative ones included (index_select would wrap them).
+  EXPECT_ERROR(
+      "embedding: index out of range in self: indices must be in [0, 5) for a weight of "
+      "[5, 2], got -1",
+      F::embedding(tensor({0, -1}, kLong), randn({5, 2})));
+  EXPECT_ERROR(
+      "embedding: index out of range in self: indices must be in [0, 5) for a weight of "
+      "[5, 2], got 5",
+      nn::Embedding(5, 2)->forward(tensor({{1, 5}}, kLong)));
+  EXPECT_VALUES(F::embedding(tensor({4, 0}, kLong), arange(10, kFloat).view({5, 2})), {8, 9, 0, 1});
+  EXPECT_ERROR("optimizer got an empty parameter list",
+               optim::SGD(std::vector<Tensor>{}, optim::SGDOptions(0.1)));
+  EXPECT_ERROR("optimizer got an empty parameter list",
+               optim::Adam(nn::ReLU()->parameters(), optim::AdamOptions(0.1)));
   EXPECT_ERROR(
       "conv_transpose2d: output_padding must be smaller than either stride or dilation",
       conv_transpose2d(randn({1, 2, 3, 3}), randn({2, 2, 3, 3}), Tensor(), {1, 1}, {0, 0}, {1, 1}));
