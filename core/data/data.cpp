@@ -65,7 +65,8 @@ std::vector<unsigned char> read_file(const std::string& path) {
   int n;
   while ((n = gzread(f, buf, sizeof(buf))) > 0) out.insert(out.end(), buf, buf + n);
   int err = 0;
-  const char* msg = gzerror(f, &err);
+  // gzerror's text lives in the gzFile: copy it before gzclose frees it.
+  const std::string msg = gzerror(f, &err);
   gzclose(f);
   BRASA_CHECK(n == 0 && err == Z_OK, "MNIST: '", path, "' is corrupt: ", msg);
   return out;

@@ -74,6 +74,14 @@ TEST(Data, MnistErrorsNameTheFileAndTheProblem) {
   expect_error("is truncated");
   write_plain(d.path / "train-images-idx3-ubyte", be32(1234) + images().substr(4));
   expect_error("bad magic number 1234");
+  // A cut gzip stream: zlib's own words, read before the file is closed
+  // (they live in the gzFile; afterwards they were freed memory).
+  fs::remove(d.path / "train-images-idx3-ubyte");
+  const fs::path gz = d.path / "train-images-idx3-ubyte.gz";
+  write_gz(gz, images() + std::string(4000, '\x5a'));
+  fs::resize_file(gz, fs::file_size(gz) - 6);
+  expect_error("train-images-idx3-ubyte.gz' is corrupt: " + gz.string() +
+               ": unexpected end of file");
 }
 
 TEST(Data, SamplersCoverEveryIndexOncePerEpochAndLoaderBatches) {
