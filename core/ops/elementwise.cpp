@@ -143,6 +143,14 @@ Elementwise& Elementwise::build() {
       o.unsafeGetTensorImpl()->storage()->resize(compute_numel(shape_) * o.element_size());
       o.unsafeGetTensorImpl()->set_sizes_and_strides(shape_, contiguous_strides(shape_));
     }
+    // As libtorch: an output whose elements share memory (an expanded view)
+    // would be written more than once per location, with garbage as result.
+    for (int64_t d = 0; d < o.dim(); ++d)
+      BRASA_CHECK(o.size(d) <= 1 || o.stride(d) != 0, op_,
+                  ": unsupported operation: more than one element of the written-to tensor refers "
+                  "to a single memory location. Please clone() the tensor before performing the "
+                  "operation. (Output of shape ",
+                  o.sizes(), " and strides ", o.strides(), ")");
     BRASA_CHECK(can_cast(out_dtype_, o.dtype()), op_, ": result type ", out_dtype_,
                 " can't be cast to the desired output type ", o.dtype());
     need_temp = o.dtype() != out_dtype_;

@@ -34,6 +34,27 @@ TEST(Elementwise, NonContiguousAndEmptyAndZeroDim) {
   EXPECT_EQ(sq.index({99999}).item<double>(), 99999.0 * 99999.0);
 }
 
+// Writing into an expanded view (several elements on one memory location) is
+// refused, as in libtorch, in place and as out=.
+TEST(Elementwise, OutputsThatOverlapThemselvesAreRefused) {
+  Tensor x = zeros({3}).expand({2, 3});
+  const char* msg =
+      "unsupported operation: more than one element of the written-to tensor refers to a single "
+      "memory location. Please clone() the tensor before performing the operation.";
+  EXPECT_ERROR(msg, x.add_(1));
+  EXPECT_ERROR(msg, x.mul_(ones({2, 3})));
+  EXPECT_ERROR(msg, x.exp_());
+  Tensor out = zeros({1, 3}).expand({2, 3});
+  EXPECT_ERROR(msg, add_out(out, ones({2, 3}), ones({2, 3})));
+  Tensor y = x.clone();
+  y.add_(1);  // the clone is fine
+  EXPECT_VALUES(y, {1, 1, 1, 1, 1, 1});
+  EXPECT_VALUES(x, {0, 0, 0, 0, 0, 0});    // nothing was written
+  Tensor one = zeros({1}).expand({1, 1});  // size-1 dims may have any stride
+  one.add_(2);
+  EXPECT_VALUES(one, {2});
+}
+
 // The lowest integer over -1 traps in hardware (libtorch 1.13 dies of
 // SIGFPE): the quotient wraps to the lowest value, as NumPy's does, the
 // remainders are 0, on every path (tensor and scalar divisor, every mode).
