@@ -23,6 +23,7 @@
 #include <brasa/brasa.h>
 #include <brasa/util/cli.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -159,6 +160,9 @@ void check_writable(const std::string& option, const std::string& path) {
     refuse(option + " " + path + ": cannot write in its directory (" + std::strerror(errno) + ")");
   ::close(fd);
   ::unlink(probe.c_str());
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    refuse(option + " " + path + ": is a directory, expected a file");
   if (::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), W_OK) != 0)
     refuse(option + " " + path + ": the file is not writable (" + std::strerror(errno) + ")");
 }

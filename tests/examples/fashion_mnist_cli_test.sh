@@ -66,6 +66,11 @@ run 2 "${small[@]}" --checkpoint "$dir/missing/model.safetensors"
 has err "--checkpoint $dir/missing/model.safetensors: cannot write in its directory"
 lacks out "epoch 1:"
 
+mkdir "$dir/a_directory"
+run 2 "${small[@]}" --metrics "$dir/a_directory"
+has err "--metrics $dir/a_directory: is a directory, expected a file"
+lacks out "epoch 1:"
+
 # --resume without a checkpoint.
 run 2 "${small[@]}" --resume
 has err "--resume: there is no checkpoint $dir/fashion_mnist_mlp.safetensors"

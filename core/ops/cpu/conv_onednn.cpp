@@ -50,7 +50,14 @@ void onednn_conv_forward(const float*, const float*, const float*, float*, const
   BRASA_ERROR("conv2d: this build of Brasa has no oneDNN");
 }
 
+void onednn_use_one_thread() {}
+
 #else
+
+void onednn_use_one_thread() {
+  thread_local bool single = (omp_set_num_threads(1), true);
+  (void)single;
+}
 
 namespace {
 
@@ -86,12 +93,9 @@ const dnnl::engine& cpu_engine() {
   return engine;
 }
 
-// oneDNN (built on OpenMP) gets one thread per call: our pool runs the batch
-// slices, so no second thread team ever competes with it for the cores.
 dnnl::stream& thread_stream() {
-  thread_local bool single = (omp_set_num_threads(1), true);
+  onednn_use_one_thread();
   thread_local dnnl::stream stream(cpu_engine());
-  (void)single;
   return stream;
 }
 

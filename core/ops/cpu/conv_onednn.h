@@ -12,6 +12,11 @@ namespace brasa::detail {
 // `dtype` is float32; otherwise the convolutions use im2col + GEMM.
 bool onednn_conv_usable(ScalarType dtype);
 
+// oneDNN (built on OpenMP) gets one thread per call on the calling thread:
+// our pool splits the work, so no second thread team competes for the cores.
+// Call before each oneDNN call (a no-op after the first on a thread).
+void onednn_use_one_thread();
+
 // y [N, O, OH, OW] = conv(x [N, C, H, W], w [O, C / groups, kh, kw]) + b (b may be null).
 void onednn_conv_forward(const float* x, const float* w, const float* b, float* y,
                          const ConvGeometry& g);

@@ -3,7 +3,9 @@
 // column blocks on our pool, the library itself single-threaded), float32 for
 // half types, a plain loop for integers.
 #include <brasa/device/cpu_capability.h>
+#include <brasa/ops/conv.h>
 #include <brasa/ops/copy.h>
+#include <brasa/ops/cpu/conv_onednn.h>
 #include <brasa/ops/cpu/register.h>
 #include <brasa/ops/kernels/linalg.h>
 #include <brasa/ops/linalg.h>
@@ -17,7 +19,6 @@
 #include <vector>
 #ifdef BRASA_WITH_ONEDNN
 #include <dnnl.h>
-extern "C" void omp_set_num_threads(int);
 #endif
 
 namespace brasa {
@@ -52,26 +53,20 @@ GemmBackend chosen_backend() {
 }  // namespace
 
 void set_gemm_backend(GemmBackend backend) {
-#ifndef BRASA_WITH_ONEDNN
-  BRASA_CHECK(backend != GemmBackend::kOneDNN,
+  BRASA_CHECK(backend != GemmBackend::kOneDNN || has_onednn(),
               "set_gemm_backend: this build has no oneDNN (CMake BRASA_ONEDNN)");
-#endif
   g_gemm_choice.store(static_cast<int>(backend));
 }
 
 GemmBackend gemm_backend() {
-#ifdef BRASA_WITH_ONEDNN
-  const GemmBackend c = chosen_backend();
+  const GemmBackend c = chosen_backend();  // a bad BRASA_GEMM is an error here
+  if (!has_onednn()) return GemmBackend::kOpenBLAS;
   if (c != GemmBackend::kAuto) return c;
   // Measured: on an AVX2 processor OpenBLAS trains the benchmark models
   // faster (oneDNN's sgemm: 0.83-0.88x on the CNN and the MLP backward,
   // though 1.0-1.9x on isolated products); on AVX-512 processors Debian's
   // OpenBLAS runs its AVX2 kernels at half the core's width.
   return cpu_capability() == CpuCapability::kAvx512 ? GemmBackend::kOneDNN : GemmBackend::kOpenBLAS;
-#else
-  chosen_backend();  // a bad BRASA_GEMM is an error here too
-  return GemmBackend::kOpenBLAS;
-#endif
 }
 
 }  // namespace brasa
@@ -103,8 +98,7 @@ void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const
   if constexpr (std::is_same_v<T, float>) {
     if (gemm_backend() == GemmBackend::kOneDNN) {
       // One OpenMP thread per call: our pool splits large products.
-      thread_local bool single = (omp_set_num_threads(1), true);
-      (void)single;
+      detail::onednn_use_one_thread();
       const dnnl_status_t status =
           dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
       BRASA_CHECK(status == dnnl_success, "mm: oneDNN's sgemm failed (status ", int(status),
