@@ -2,6 +2,7 @@
 
 #include <brasa/comm/gloo/process_group_gloo.h>
 #include <brasa/comm/mpi/process_group_mpi.h>
+#include <brasa/comm/shm/process_group_shm.h>
 #include <brasa/comm/store/file_store.h>
 #include <brasa/comm/store/prefix_store.h>
 #include <brasa/comm/store/tcp_store.h>
@@ -50,7 +51,13 @@ GroupPtr make_group(const std::string& backend, const std::shared_ptr<Store>& st
     if (const char* h = std::getenv("BRASA_GLOO_HOSTNAME")) o.hostname = h;
     return std::make_shared<ProcessGroupGloo>(store, rank, size, o);
   }
-  BRASA_ERROR("init_process_group: unknown backend '", backend, "' (this build has: mpi, gloo)");
+  if (backend == "shm") {
+    ProcessGroupShm::Options o;
+    o.timeout = timeout;
+    return std::make_shared<ProcessGroupShm>(store, rank, size, o);
+  }
+  BRASA_ERROR("init_process_group: unknown backend '", backend,
+              "' (this build has: mpi, gloo, shm)");
 }
 
 // Under mpirun with no MASTER_ADDR: rank 0 serves a TCPStore on a free port

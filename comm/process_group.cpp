@@ -173,6 +173,19 @@ void ProcessGroup::check_alltoall(const char* op, const std::vector<Tensor>& out
   }
 }
 
+void ProcessGroup::check_alltoall_base(const Tensor& output, const Tensor& input,
+                                       const std::vector<int64_t>& output_split_sizes,
+                                       const std::vector<int64_t>& input_split_sizes,
+                                       std::vector<int64_t>& send_counts,
+                                       std::vector<int64_t>& recv_counts) const {
+  const Tensor src = single("alltoall_base", {input}, "input");
+  const Tensor target = single("alltoall_base", {output}, "output");
+  BRASA_CHECK(src.scalar_type() == target.scalar_type(), name("alltoall_base"), ": input is ",
+              toString(src.scalar_type()), " but output is ", toString(target.scalar_type()));
+  send_counts = split_elements("alltoall_base", src, input_split_sizes, "input");
+  recv_counts = split_elements("alltoall_base", target, output_split_sizes, "output");
+}
+
 std::vector<int64_t> ProcessGroup::split_elements(const char* op, const Tensor& t,
                                                   const std::vector<int64_t>& splits,
                                                   const char* what) const {

@@ -168,6 +168,13 @@ class ProcessGroup {
   void check_alltoall(const char* op, const std::vector<Tensor>& outputs,
                       const std::vector<Tensor>& inputs, std::vector<int64_t>& send_counts,
                       std::vector<int64_t>& recv_counts) const;
+  // alltoall_base: the input and output (CPU tensors of one dtype) and the
+  // elements sent to and received from each rank.
+  void check_alltoall_base(const Tensor& output, const Tensor& input,
+                           const std::vector<int64_t>& output_split_sizes,
+                           const std::vector<int64_t>& input_split_sizes,
+                           std::vector<int64_t>& send_counts,
+                           std::vector<int64_t>& recv_counts) const;
   // alltoall_base: elements per rank of `t` split along dim 0 by `splits`
   // (equal blocks when empty).
   std::vector<int64_t> split_elements(const char* op, const Tensor& t,

@@ -619,13 +619,9 @@ std::shared_ptr<Work> ProcessGroupGloo::alltoall_base(Tensor& output, Tensor& in
                                                       std::vector<int64_t>& output_split_sizes,
                                                       std::vector<int64_t>& input_split_sizes,
                                                       const AllToAllOptions& opts) {
-  std::vector<Tensor> in_list{input}, out_list{output};
-  const Tensor src = single("alltoall_base", in_list, "input");
-  const Tensor target = single("alltoall_base", out_list, "output");
-  BRASA_CHECK(src.scalar_type() == target.scalar_type(), name("alltoall_base"), ": input is ",
-              toString(src.scalar_type()), " but output is ", toString(target.scalar_type()));
-  auto send = split_elements("alltoall_base", src, input_split_sizes, "input");
-  auto recv = split_elements("alltoall_base", target, output_split_sizes, "output");
+  std::vector<int64_t> send, recv;
+  check_alltoall_base(output, input, output_split_sizes, input_split_sizes, send, recv);
+  const Tensor src = input, target = output;
   Tensor in = staged(src), out = staged(target);
   auto ctx = impl_->ctx;
   return enqueue(

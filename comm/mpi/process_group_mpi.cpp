@@ -323,16 +323,12 @@ std::shared_ptr<Work> ProcessGroupMPI::alltoall_base(Tensor& output, Tensor& inp
                                                      std::vector<int64_t>& output_split_sizes,
                                                      std::vector<int64_t>& input_split_sizes,
                                                      const AllToAllOptions& opts) {
-  std::vector<Tensor> in_list{input}, out_list{output};
-  const Tensor src = single("alltoall_base", in_list, "input");
-  const Tensor target = single("alltoall_base", out_list, "output");
-  BRASA_CHECK(src.scalar_type() == target.scalar_type(), name("alltoall_base"), ": input is ",
-              toString(src.scalar_type()), " but output is ", toString(target.scalar_type()));
+  std::vector<int64_t> send, recv;
+  check_alltoall_base(output, input, output_split_sizes, input_split_sizes, send, recv);
+  const Tensor src = input, target = output;
   std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
-  to_counts("alltoall_base", split_elements("alltoall_base", src, input_split_sizes, "input"),
-            send_counts, send_displs);
-  to_counts("alltoall_base", split_elements("alltoall_base", target, output_split_sizes, "output"),
-            recv_counts, recv_displs);
+  to_counts("alltoall_base", send, send_counts, send_displs);
+  to_counts("alltoall_base", recv, recv_counts, recv_displs);
   Tensor in = staged(src), out = staged(target);
   // Sizes may differ between ranks; only the kind and dtype are compared.
   Fingerprint f = next(CollectiveKind::kAlltoallBase, src, -1);

@@ -1,4 +1,4 @@
-// One rank of a gloo job whose rank 2 dies (with exit code 0, so that
+// One rank of a gloo (or argv[1]: shm) job whose rank 2 dies (with exit code 0, so that
 // brasarun lets the others go on) right after the group is set up. Ranks 0
 // and 1 must then fail their allreduce within the timeout, naming rank 2.
 // Exits non-zero when they do not.
@@ -15,9 +15,9 @@
 
 namespace dist = brasa::distributed;
 
-int main() {
+int main(int argc, char** argv) {
   using namespace std::chrono_literals;
-  dist::init_process_group("gloo", "env://", -1, -1, 3s);
+  dist::init_process_group(argc > 1 ? argv[1] : "gloo", "env://", -1, -1, 3s);
   const int rank = dist::get_rank();
   // Everyone is connected (barrier) and ranks 0 and 1 know it before rank 2 goes.
   dist::barrier();

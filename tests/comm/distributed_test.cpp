@@ -26,12 +26,12 @@ using dist::testing::backend;
 
 const auto* leave_together = ::testing::AddGlobalTestEnvironment(new dist::testing::LeaveTogether);
 
-// The gloo runs share the rendezvous of the other tests in this program (its
-// store holds MASTER_PORT); the mpi runs need none.
+// The gloo and shm runs share the rendezvous of the other tests in this
+// program (its store holds MASTER_PORT); the mpi runs need none.
 void init() {
   if (backend() == "mpi") return dist::init_process_group("mpi");
   const auto& r = dist::testing::shared_rendezvous();
-  dist::init_process_group("gloo", std::make_shared<dist::PrefixStore>("dist_test", r.store),
+  dist::init_process_group(backend(), std::make_shared<dist::PrefixStore>("dist_test", r.store),
                            r.world_size, r.rank);
 }
 

@@ -1,12 +1,13 @@
 // The process groups, run by every rank of a real multi-process job: the mpi
-// backend under mpirun, the gloo backend under brasarun (BRASA_TEST_BACKEND=
-// gloo), each with 2 and 4 ranks. Every rank runs the same tests in the same
-// order. Inputs are rank + 1, so the expected results are known in closed
-// form: SUM n(n+1)/2, PRODUCT n!, MIN 1, MAX n, AVG (n+1)/2.
+// backend under mpirun, the gloo and shm backends under brasarun
+// (BRASA_TEST_BACKEND=gloo or shm), with 2, 3 and 4 ranks. Every rank runs the same tests in the
+// same order. Inputs are rank + 1, so the expected results are known in closed form: SUM n(n+1)/2,
+// PRODUCT n!, MIN 1, MAX n, AVG (n+1)/2.
 
 #include <brasa/comm/distributed.h>
 #include <brasa/comm/gloo/process_group_gloo.h>
 #include <brasa/comm/mpi/process_group_mpi.h>
+#include <brasa/comm/shm/process_group_shm.h>
 #include <brasa/comm/store/prefix_store.h>
 #include <gtest/gtest.h>
 
@@ -41,13 +42,21 @@ std::shared_ptr<ProcessGroup> make_group(std::vector<int> ranks, std::chrono::mi
     for (int r = 0; r < rdv.world_size; ++r) ranks.push_back(r);
   auto it = std::find(ranks.begin(), ranks.end(), rdv.rank);
   if (it == ranks.end()) return nullptr;
+  auto store = std::make_shared<PrefixStore>("test_group_" + std::to_string(index), rdv.store);
+  const int group_rank = static_cast<int>(it - ranks.begin());
+  if (backend() == "shm") {
+    ProcessGroupShm::Options o;
+    o.timeout = timeout;
+    o.background_collectives = background;
+    // Small rounds, so that the tests' tensors take several.
+    o.chunk_bytes = 4096;
+    return std::make_shared<ProcessGroupShm>(store, group_rank, static_cast<int>(ranks.size()), o);
+  }
   ProcessGroupGloo::Options o;
   o.timeout = timeout;
   o.background_collectives = background;
   o.peer_host = rdv.master_addr;
-  auto store = std::make_shared<PrefixStore>("test_group_" + std::to_string(index), rdv.store);
-  return std::make_shared<ProcessGroupGloo>(store, static_cast<int>(it - ranks.begin()),
-                                            static_cast<int>(ranks.size()), o);
+  return std::make_shared<ProcessGroupGloo>(store, group_rank, static_cast<int>(ranks.size()), o);
 }
 
 std::shared_ptr<ProcessGroup> world() {
@@ -366,6 +375,112 @@ TEST(ProcessGroup, NonContiguousAndEmptyTensors) {
   std::vector<std::vector<Tensor>> eo(1);
   for (int r = 0; r < N(); ++r) eo[0].push_back(empty({0}, TensorOptions().dtype(kFloat)));
   pg->allgather(eo, empty_t)->wait();
+}
+
+// Tensors of many rounds on the shm backend (its tests use 4 KiB rounds):
+// values are small integers, exact in every dtype used.
+TEST(ProcessGroup, LargeTensorsTakeManyRounds) {
+  auto pg = world();
+  const int n = N(), me = R();
+  auto pattern = [](int64_t count, ScalarType t, auto value) {
+    Tensor x = empty({count}, TensorOptions().dtype(kDouble));
+    double* p = x.data_ptr<double>();
+    for (int64_t i = 0; i < count; ++i) p[i] = value(i);
+    return x.to(t);
+  };
+  auto check = [](const Tensor& got, auto want, const std::string& what) {
+    Tensor d = got.to(kDouble).contiguous();
+    const double* p = d.data_ptr<double>();
+    for (int64_t i = 0; i < d.numel(); ++i) ASSERT_EQ(p[i], want(i)) << what << " at element " << i;
+  };
+  const int64_t big = 100003;
+  std::vector<Tensor> f{pattern(big, kFloat, [&](int64_t i) { return i % 13 + me; })};
+  pg->allreduce(f)->wait();
+  check(
+      f[0], [&](int64_t i) { return double(i % 13) * n + n * (n - 1) / 2; }, "allreduce");
+
+  std::vector<Tensor> h{pattern(big, kBFloat16, [&](int64_t i) { return i % 13 + me; })};
+  AllreduceOptions mx;
+  mx.reduceOp = ReduceOp::MAX;
+  pg->allreduce(h, mx)->wait();
+  check(
+      h[0], [&](int64_t i) { return double(i % 13 + n - 1); }, "allreduce MAX bf16");
+
+  std::vector<Tensor> l{pattern(big, kLong, [&](int64_t i) { return i % 7 * (me + 1); })};
+  ReduceOptions ro;
+  ro.rootRank = n - 1;
+  pg->reduce(l, ro)->wait();
+  if (me == n - 1)
+    check(
+        l[0], [&](int64_t i) { return double(i % 7) * n * (n + 1) / 2; }, "reduce");
+
+  const int64_t part = 30001;
+  Tensor all = empty({n * part}, TensorOptions().dtype(kInt));
+  Tensor mine = pattern(part, kInt, [&](int64_t i) { return i % 11 + 100 * me; });
+  pg->allgather_into_tensor(all, mine)->wait();
+  check(
+      all, [&](int64_t i) { return double(i % part % 11 + 100 * (i / part)); }, "allgather");
+
+  std::vector<Tensor> b{pattern(big, kDouble, [&](int64_t i) { return me == 1 % n ? i : -1.0; })};
+  BroadcastOptions bo;
+  bo.rootRank = 1 % n;
+  pg->broadcast(b, bo)->wait();
+  check(
+      b[0], [](int64_t i) { return double(i); }, "broadcast");
+
+  const int64_t block = 20011;
+  Tensor rs_in =
+      pattern(n * block, kFloat, [&](int64_t i) { return i / block + i % block % 5 + me; });
+  Tensor rs_out = empty({block}, TensorOptions().dtype(kFloat));
+  pg->reduce_scatter_tensor(rs_out, rs_in)->wait();
+  check(
+      rs_out, [&](int64_t i) { return double(n) * (me + i % 5) + n * (n - 1) / 2; },
+      "reduce_scatter_tensor");
+
+  // alltoall_base, uneven: rank s sends (s + 1) * 5000 elements to every rank.
+  std::vector<int64_t> in_splits(n, (me + 1) * 5000), out_splits;
+  for (int r = 0; r < n; ++r) out_splits.push_back((r + 1) * 5000);
+  Tensor a_in = pattern(n * (me + 1) * 5000, kFloat,
+                        [&](int64_t i) { return me * 7 + i / ((me + 1) * 5000); });
+  Tensor a_out = empty({5000 * n * (n + 1) / 2}, TensorOptions().dtype(kFloat));
+  pg->alltoall_base(a_out, a_in, out_splits, in_splits)->wait();
+  int64_t at = 0;
+  for (int r = 0; r < n; ++r) {
+    check(
+        a_out.narrow(0, at, (r + 1) * 5000), [&](int64_t) { return double(r * 7 + me); },
+        "alltoall_base from " + std::to_string(r));
+    at += (r + 1) * 5000;
+  }
+
+  // ProcessGroupGloo completes its sends and receives one at a time in the
+  // order they were posted, so the crossed pattern below would deadlock it.
+  if (backend() == "gloo") return;
+  // Point to point: a message larger than any buffer, and 20 small ones sent
+  // before their receives exist, the small ones received in the opposite
+  // order of their tags.
+  const int next = (me + 1) % n, prev = (me + n - 1) % n;
+  std::vector<Tensor> large_out{pattern(300001, kFloat, [&](int64_t i) { return i % 1000 + me; })};
+  std::vector<Tensor> large_in{empty({300001}, TensorOptions().dtype(kFloat))};
+  std::vector<std::shared_ptr<Work>> sends;
+  sends.push_back(pg->send(large_out, next, 100));
+  std::vector<std::vector<Tensor>> small(20);
+  for (int k = 0; k < 20; ++k) {
+    small[k] = {filled({k + 1}, kLong, me * 100 + k)};
+    sends.push_back(pg->send(small[k], next, 200 + k));
+  }
+  // shm streams sends eagerly: after a barrier every small message is on its
+  // way before a receive exists.
+  if (backend() == "shm") pg->barrier()->wait();
+  pg->recv(large_in, prev, 100)->wait();
+  check(
+      large_in[0], [&](int64_t i) { return double(i % 1000 + prev); }, "large message");
+  for (int k = 19; k >= 0; --k) {
+    std::vector<Tensor> got{filled({k + 1}, kLong, -1)};
+    pg->recv(got, prev, 200 + k)->wait();
+    expect_all(got[0], prev * 100 + k, "early message " + std::to_string(k));
+  }
+  for (auto& w : sends) w->wait();
+  pg->barrier()->wait();
 }
 
 TEST(ProcessGroup, AllreduceCoalesced) {

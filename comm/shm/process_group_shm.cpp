@@ -1,0 +1,877 @@
+#include "process_group_shm.h"
+
+#include <brasa/comm/errors.h>
+#include <brasa/comm/staging.h>
+#include <brasa/comm/store/prefix_store.h>
+#include <brasa/ops/factory.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "shm_impl.h"
+#include "shm_p2p.h"
+#include "shm_reduce.h"
+
+namespace brasa::distributed {
+
+using detail::staged;
+using detail::unstage;
+using shm_detail::RoundHeader;
+using shm_detail::SegmentHead;
+
+namespace {
+
+constexpr size_t kDefaultChunkBytes = 256 << 10;
+constexpr size_t kRingBytes = 256 << 10;
+constexpr auto kSleepSlice = std::chrono::milliseconds(50);
+
+size_t env_bytes(const char* name, size_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  BRASA_CHECK(end && *end == '\0' && n > 0, "ProcessGroupShm: ", name,
+              " must be a positive number of bytes, got '", v, "'");
+  return static_cast<size_t>(n);
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+bool reached(uint32_t value, uint32_t target) { return static_cast<int32_t>(value - target) >= 0; }
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Round i of `count` elements taken `chunk` at a time: its first element
+// (`off`) and how many it holds (0 past the end).
+int64_t span(int64_t count, int64_t chunk, uint64_t i, int64_t& off) {
+  off = static_cast<int64_t>(i) * chunk;
+  return std::max<int64_t>(0, std::min(chunk, count - off));
+}
+
+}  // namespace
+
+// ---- the round engine ----
+
+shm_detail::Group::Group(const std::shared_ptr<Store>& store, int rank_, int size_,
+                         size_t chunk_bytes, std::chrono::milliseconds timeout)
+    : rank(rank_), size(size_), layout(size_, chunk_bytes, kRingBytes) {
+  own = create_segment(layout.total);
+  auto* head = new (own->data()) SegmentHead();
+  head->pid = static_cast<int32_t>(::getpid());
+  const std::string host = host_name();
+  {
+    std::ostringstream me;
+    me << ::getpid() << ' ' << segment_fd(own) << ' ' << layout.total << ' ' << host;
+    const std::string s = me.str();
+    store->set("shm/" + std::to_string(rank), Bytes(s.begin(), s.end()));
+  }
+  peers.resize(static_cast<size_t>(size));
+  for (int p = 0; p < size; ++p) {
+    Peer& peer = peers[static_cast<size_t>(p)];
+    if (p == rank) {
+      peer.segment = own;
+    } else {
+      const std::string key = "shm/" + std::to_string(p);
+      store->wait({key}, timeout);
+      const Bytes b = store->get(key);
+      std::istringstream in(std::string(b.begin(), b.end()));
+      long pid = 0, fd = -1;
+      size_t bytes = 0;
+      std::string their_host;
+      in >> pid >> fd >> bytes >> their_host;
+      BRASA_CHECK(their_host == host, "ProcessGroupShm: rank ", p, " runs on host '", their_host,
+                  "' but rank ", rank, " on '", host,
+                  "'; the shm backend needs every rank on one host (use shm+gloo or shm+mpi "
+                  "across hosts)");
+      BRASA_CHECK(bytes == layout.total, "ProcessGroupShm: rank ", p, " made a segment of ", bytes,
+                  " bytes but rank ", rank, " expects ", layout.total,
+                  " (set BRASA_SHM_CHUNK_BYTES alike on every rank)");
+      peer.segment =
+          map_peer_segment(static_cast<pid_t>(pid), static_cast<int>(fd), bytes,
+                           "rank " + std::to_string(p) + " (pid " + std::to_string(pid) + ")");
+      peer.process = PeerProcess(static_cast<pid_t>(pid));
+    }
+    char* base = static_cast<char*>(peer.segment->data());
+    peer.head = reinterpret_cast<SegmentHead*>(base);
+    peer.halves[0] = base + layout.halves_at;
+    peer.halves[1] = base + layout.halves_at + layout.half_bytes;
+    peer.rings = base + layout.rings_at;
+  }
+  // Everyone has mapped everyone before the first collective (the memfds of
+  // ranks that leave early must still be reachable through /proc).
+  store->add("shm/mapped", 1);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (store->add("shm/mapped", 0) < size) {
+    BRASA_CHECK(std::chrono::steady_clock::now() < deadline,
+                "ProcessGroupShm: not every rank mapped the segments within the timeout");
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  // Spinning helps only when every rank has a CPU of its own.
+  spin = usable_cpus() >= size ? std::chrono::microseconds(50) : std::chrono::microseconds(0);
+}
+
+void shm_detail::Group::publish(FutexWord& word, uint32_t value) {
+  word.value.store(value, std::memory_order_seq_cst);
+  if (word.sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_all(&word.value);
+}
+
+void shm_detail::Group::fail(const std::string& reason) {
+  SegmentHead* head = peers[static_cast<size_t>(rank)].head;
+  if (head->failed.load() == 0) {
+    std::strncpy(head->reason, reason.c_str(), sizeof head->reason - 1);
+    head->failed.store(1, std::memory_order_seq_cst);
+  }
+  futex_wake_all(&head->progress.value);
+  futex_wake_all(&head->bell.value);
+  std::lock_guard<std::mutex> lock(mu);
+  if (!broken.exchange(true)) broken_reason = reason;
+}
+
+std::string shm_detail::Group::reason() {
+  std::lock_guard<std::mutex> lock(mu);
+  return broken_reason;
+}
+
+std::string shm_detail::Group::peer_failure(int p) const {
+  const SegmentHead* head = peers[static_cast<size_t>(p)].head;
+  if (head->failed.load(std::memory_order_acquire) != 0)
+    return "rank " + std::to_string(p) + " gave up on the group: " +
+           std::string(head->reason, strnlen(head->reason, sizeof head->reason));
+  if (!peers[static_cast<size_t>(p)].process.alive())
+    return "rank " + std::to_string(p) + " (pid " +
+           std::to_string(peers[static_cast<size_t>(p)].process.pid()) + ") has exited";
+  return "";
+}
+
+void shm_detail::Group::wait_peer(int p, uint32_t target) {
+  FutexWord& word = peers[static_cast<size_t>(p)].head->progress;
+  if (reached(word.value.load(std::memory_order_acquire), target)) return;
+  if (spin.count() > 0) {
+    const auto until = std::chrono::steady_clock::now() + spin;
+    for (int i = 1;; ++i) {
+      cpu_relax();
+      if (reached(word.value.load(std::memory_order_acquire), target)) return;
+      if ((i & 63) == 0 && std::chrono::steady_clock::now() > until) break;
+    }
+  }
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    const std::string gone = peer_failure(p);
+    if (!gone.empty()) throw_failure(gone, p);
+    if (now >= op.deadline) throw_timeout(target);
+    word.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t seen = word.value.load(std::memory_order_seq_cst);
+    if (!reached(seen, target))
+      futex_wait(&word.value, seen,
+                 std::min<std::chrono::nanoseconds>(kSleepSlice, op.deadline - now));
+    word.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    if (reached(word.value.load(std::memory_order_acquire), target)) return;
+  }
+}
+
+void shm_detail::Group::wait_all(uint32_t target) {
+  for (int p = 0; p < size; ++p)
+    if (p != rank) wait_peer(p, target);
+}
+
+[[noreturn]] void shm_detail::Group::throw_failure(const std::string& what, int p) {
+  std::string text = "ProcessGroupShm." + std::string(op.name) + ": " + op.fingerprint.describe() +
+                     " failed: " + what;
+  // A peer that exited never reaches the collective: say so in the words the
+  // timeout uses too.
+  if (what.find("has exited") != std::string::npos)
+    text += "; rank(s) " + std::to_string(p) + " did not reach it (dead)";
+  fail(text);
+  BRASA_DIST_THROW(DistNetworkError, text, "; the group can no longer be used");
+}
+
+[[noreturn]] void shm_detail::Group::throw_timeout(uint32_t target) {
+  std::string missing;
+  for (int p = 0; p < size; ++p) {
+    if (p == rank) continue;
+    if (!reached(peers[static_cast<size_t>(p)].head->progress.value.load(), target))
+      missing += (missing.empty() ? "" : ", ") + std::to_string(p);
+  }
+  std::string text = "ProcessGroupShm." + std::string(op.name) + ": " + op.fingerprint.describe() +
+                     " failed within its timeout of " + std::to_string(op.timeout.count()) + " ms";
+  if (!missing.empty()) text += "; rank(s) " + missing + " did not reach it (stuck elsewhere)";
+  fail(text);
+  BRASA_DIST_THROW(DistTimeoutError, text, "; the group can no longer be used");
+}
+
+void shm_detail::Group::check_fingerprints() {
+  const Fingerprint& mine = op.fingerprint;
+  for (int p = 0; p < size; ++p) {
+    if (p == rank) continue;
+    const Fingerprint& theirs = header(p)->fingerprint;
+    if (theirs == mine) continue;
+    const std::string text = "ProcessGroupShm." + std::string(op.name) +
+                             ": the ranks called different collectives: rank " +
+                             std::to_string(rank) + " called " + mine.describe() + " but rank " +
+                             std::to_string(p) + " called " + theirs.describe();
+    fail(text);
+    BRASA_DIST_THROW(DistError, text, "; the group can no longer be used");
+  }
+}
+
+void shm_detail::Group::run(const RoundPlan& plan) {
+  uint64_t total = std::max<uint64_t>(plan.rounds, 1);
+  FutexWord& progress = peers[static_cast<size_t>(rank)].head->progress;
+  for (uint64_t i = 0; i < total; ++i) {
+    const uint64_t k = round++;
+    // Both halves in use: wait until every peer finished round k - 2 (whose
+    // half this round reuses).
+    if (k >= 2) wait_all(state(k - 1, 0));
+    half = static_cast<int>(k % 2);
+    RoundHeader* h = header(rank);
+    h->fingerprint = op.fingerprint;
+    h->rounds = plan.rounds;
+    if (plan.counts) std::memcpy(h + 1, plan.counts, sizeof(int64_t) * static_cast<size_t>(size));
+    if (plan.write) plan.write(i);
+    publish(progress, state(k, 1));
+    wait_all(state(k, 1));
+    check_fingerprints();
+    if (i == 0)
+      for (int p = 0; p < size; ++p) total = std::max(total, header(p)->rounds);
+    if (plan.middle) {
+      plan.middle(i);
+      publish(progress, state(k, 2));
+      wait_all(state(k, 2));
+    }
+    if (plan.read) plan.read(i);
+    publish(progress, state(k, 3));
+  }
+}
+
+// ---- the group ----
+
+struct ProcessGroupShm::Impl {
+  std::unique_ptr<shm_detail::Group> group;
+  bool background = false;
+  std::mutex exec_mu;  // collectives run one at a time
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::function<void()>> jobs;
+  bool stop = false;
+  std::thread worker;
+
+  void loop() {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      cv.wait(lock, [&] { return stop || !jobs.empty(); });
+      if (jobs.empty()) return;
+      auto job = std::move(jobs.front());
+      jobs.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+  }
+};
+
+ProcessGroupShm::ProcessGroupShm(std::shared_ptr<Store> store, int rank, int size)
+    : ProcessGroupShm(std::move(store), rank, size, Options()) {}
+
+ProcessGroupShm::ProcessGroupShm(std::shared_ptr<Store> store, int rank, int size,
+                                 const Options& options)
+    : ProcessGroup(rank, size, options.timeout), impl_(std::make_unique<Impl>()) {
+  BRASA_CHECK(store != nullptr, "ProcessGroupShm: the store is null");
+  size_t chunk = options.chunk_bytes ? options.chunk_bytes
+                                     : env_bytes("BRASA_SHM_CHUNK_BYTES", kDefaultChunkBytes);
+  BRASA_CHECK(chunk >= 4096 && chunk <= (size_t{1} << 30),
+              "ProcessGroupShm: chunk_bytes must be from 4096 to 1 GiB, got ", chunk);
+  chunk = shm_detail::align_up(chunk, 64 * static_cast<size_t>(size));
+  impl_->group = std::make_unique<shm_detail::Group>(store, rank, size, chunk, options.timeout);
+  impl_->background = options.background_collectives;
+  if (impl_->background) impl_->worker = std::thread([this] { impl_->loop(); });
+  p2p_ = std::make_unique<P2P>(*impl_->group);
+}
+
+ProcessGroupShm::~ProcessGroupShm() {
+  p2p_.reset();
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stop = true;
+  }
+  impl_->cv.notify_all();
+  if (impl_->worker.joinable()) impl_->worker.join();
+}
+
+std::vector<int> ProcessGroupShm::pids() const {
+  std::vector<int> out;
+  for (const auto& p : impl_->group->peers) out.push_back(p.head->pid);
+  return out;
+}
+
+void ProcessGroupShm::abort() {
+  impl_->group->fail("abort() was called on rank " + std::to_string(rank()));
+  std::deque<std::function<void()>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    dropped.swap(impl_->jobs);
+  }
+  for (auto& job : dropped) job();  // each sees the broken flag and fails its Work
+  p2p_->abort("abort() was called");
+}
+
+std::shared_ptr<Work> ProcessGroupShm::enqueue(const char* op, const Fingerprint& f,
+                                               std::chrono::milliseconds timeout,
+                                               std::function<void()> body,
+                                               std::vector<Tensor> outputs) {
+  shm_detail::Group* g = impl_->group.get();
+  if (g->broken)
+    BRASA_DIST_THROW(DistError, "ProcessGroupShm.", op,
+                     ": this group can no longer be used: ", g->reason());
+  auto work = std::make_shared<Work>(op);
+  work->set_outputs(std::move(outputs));
+  auto job = [g, work, f, timeout, body = std::move(body), op]() {
+    if (g->broken) {
+      work->finish(std::make_exception_ptr(
+          DistError(std::string("ProcessGroupShm.") + op +
+                        ": this group can no longer be used: " + g->reason(),
+                    "", __FILE__, __LINE__)));
+      return;
+    }
+    g->op.name = op;
+    g->op.fingerprint = f;
+    g->op.timeout = timeout;
+    g->op.deadline = std::chrono::steady_clock::now() + timeout;
+    try {
+      body();
+      work->finish();
+    } catch (...) {
+      work->finish(std::current_exception());
+    }
+  };
+  if (!impl_->background) {
+    std::lock_guard<std::mutex> exec(impl_->exec_mu);
+    job();
+    return work;
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->jobs.push_back(std::move(job));
+  }
+  impl_->cv.notify_one();
+  return work;
+}
+
+// ---- collectives ----
+//
+// Each builds a RoundPlan over raw pointers of contiguous buffers; `es` is
+// the element size, chunks and slices count elements.
+
+std::shared_ptr<Work> ProcessGroupShm::broadcast(std::vector<Tensor>& tensors,
+                                                 const BroadcastOptions& opts) {
+  const Tensor t = single("broadcast", tensors);
+  check_rank("broadcast", "root", opts.rootRank);
+  const int root = static_cast<int>(opts.rootRank);
+  Tensor buf = staged(t);
+  shm_detail::Group* g = impl_->group.get();
+  return enqueue("broadcast", next(CollectiveKind::kBroadcast, t, t.numel(), ReduceOp::SUM, root),
+                 effective(opts.timeout),
+                 [g, t, buf, root] {
+                   const size_t es = buf.element_size();
+                   const int64_t n = buf.numel(),
+                                 chunk = static_cast<int64_t>(g->layout.chunk_bytes / es);
+                   char* base = static_cast<char*>(buf.data_ptr());
+                   shm_detail::RoundPlan plan;
+                   plan.rounds = static_cast<uint64_t>(ceil_div(n, chunk));
+                   plan.write = [=](uint64_t i) {
+                     int64_t off;
+                     const int64_t m = span(n, chunk, i, off);
+                     if (g->rank == root && m > 0)
+                       std::memcpy(g->data(g->rank), base + off * es, m * es);
+                   };
+                   plan.read = [=](uint64_t i) {
+                     int64_t off;
+                     const int64_t m = span(n, chunk, i, off);
+                     if (g->rank != root && m > 0)
+                       std::memcpy(base + off * es, g->data(root), m * es);
+                   };
+                   g->run(plan);
+                   unstage(t, buf);
+                 },
+                 {t});
+}
+
+namespace {
+
+// In-place allreduce (or reduce to `root` when root >= 0) of a contiguous buffer.
+void allreduce_buffer(shm_detail::Group* g, const Tensor& buf, ReduceOp op, int root) {
+  const ScalarType dtype = buf.scalar_type();
+  const size_t es = buf.element_size();
+  const int P = g->size, me = g->rank;
+  const int64_t n = buf.numel(), chunk = static_cast<int64_t>(g->layout.chunk_bytes / es);
+  char* base = static_cast<char*>(buf.data_ptr());
+  const bool gets_result = root < 0 || root == me;
+  shm_detail::RoundPlan plan;
+  plan.rounds = static_cast<uint64_t>(ceil_div(n, chunk));
+  // Direct: every rank (or the root) reduces the whole chunk from all halves:
+  // one synchronisation per round. Otherwise a reduce-scatter then a gather of
+  // the reduced slices: each rank reads each element once (2 steps).
+  const bool direct = P == 2 || n * static_cast<int64_t>(es) <= g->direct_bytes;
+  if (direct) {
+    plan.write = [=](uint64_t i) {
+      int64_t off;
+      const int64_t m = span(n, chunk, i, off);
+      if (m > 0) std::memcpy(g->data(me), base + off * es, m * es);
+    };
+    plan.read = [=](uint64_t i) {
+      int64_t off;
+      const int64_t m = span(n, chunk, i, off);
+      if (!gets_result || m <= 0) return;
+      std::vector<const void*> in(static_cast<size_t>(P));
+      for (int p = 0; p < P; ++p)
+        in[static_cast<size_t>(p)] = p == me ? base + off * es : g->data(p);
+      shm_detail::reduce_into(base + off * es, in.data(), P, m, dtype, op);
+    };
+    g->run(plan);
+    return;
+  }
+  // Slice p of a round's m elements: [p * s, min((p + 1) * s, m)).
+  auto slice = [=](int64_t m, int p, int64_t& at) {
+    const int64_t s = ceil_div(m, P);
+    at = std::min<int64_t>(p * s, m);
+    return std::min<int64_t>(s, m - at);
+  };
+  plan.write = [=](uint64_t i) {
+    int64_t off;
+    const int64_t m = span(n, chunk, i, off);
+    for (int p = 0; p < P; ++p) {  // this rank's own slice is read from `base` directly
+      int64_t at;
+      const int64_t len = slice(m, p, at);
+      if (p != me && len > 0) std::memcpy(g->data(me) + at * es, base + (off + at) * es, len * es);
+    }
+  };
+  plan.middle = [=](uint64_t i) {
+    int64_t off, at;
+    const int64_t len = slice(span(n, chunk, i, off), me, at);
+    if (len <= 0) return;
+    std::vector<const void*> in(static_cast<size_t>(P));
+    for (int p = 0; p < P; ++p)
+      in[static_cast<size_t>(p)] = p == me ? base + (off + at) * es : g->data(p) + at * es;
+    char* reduced = g->data(me) + at * es;
+    shm_detail::reduce_into(reduced, in.data(), P, len, dtype, op);
+    if (gets_result) std::memcpy(base + (off + at) * es, reduced, len * es);
+  };
+  plan.read = [=](uint64_t i) {
+    if (!gets_result) return;
+    int64_t off;
+    const int64_t m = span(n, chunk, i, off);
+    for (int p = 0; p < P; ++p) {
+      int64_t at;
+      const int64_t len = slice(m, p, at);
+      if (p != me && len > 0) std::memcpy(base + (off + at) * es, g->data(p) + at * es, len * es);
+    }
+  };
+  g->run(plan);
+}
+
+}  // namespace
+
+std::shared_ptr<Work> ProcessGroupShm::allreduce(std::vector<Tensor>& tensors,
+                                                 const AllreduceOptions& opts) {
+  const Tensor t = single("allreduce", tensors);
+  check_reduce_op("allreduce", opts.reduceOp, t.scalar_type());
+  Tensor buf = staged(t);
+  const ReduceOp op = opts.reduceOp;
+  shm_detail::Group* g = impl_->group.get();
+  return enqueue("allreduce", next(CollectiveKind::kAllreduce, t, t.numel(), op),
+                 effective(opts.timeout),
+                 [g, t, buf, op] {
+                   allreduce_buffer(g, buf, op, -1);
+                   unstage(t, buf);
+                 },
+                 {t});
+}
+
+std::shared_ptr<Work> ProcessGroupShm::allreduce_coalesced(std::vector<Tensor>& tensors,
+                                                           const AllreduceCoalescedOptions& opts) {
+  check_coalesced("allreduce_coalesced", tensors, opts.reduceOp);
+  Tensor flat = detail::flat_cat(tensors);
+  const ReduceOp op = opts.reduceOp;
+  std::vector<Tensor> targets = tensors;
+  shm_detail::Group* g = impl_->group.get();
+  return enqueue(
+      "allreduce_coalesced", next(CollectiveKind::kAllreduceCoalesced, flat, flat.numel(), op),
+      effective(opts.timeout),
+      [g, targets, flat, op] {
+        allreduce_buffer(g, flat, op, -1);
+        detail::scatter_back(targets, flat);
+      },
+      targets);
+}
+
+std::shared_ptr<Work> ProcessGroupShm::reduce(std::vector<Tensor>& tensors,
+                                              const ReduceOptions& opts) {
+  const Tensor t = single("reduce", tensors);
+  check_rank("reduce", "root", opts.rootRank);
+  check_reduce_op("reduce", opts.reduceOp, t.scalar_type());
+  const int root = static_cast<int>(opts.rootRank);
+  Tensor buf = staged(t);
+  const ReduceOp op = opts.reduceOp;
+  shm_detail::Group* g = impl_->group.get();
+  return enqueue("reduce", next(CollectiveKind::kReduce, t, t.numel(), op, root),
+                 effective(opts.timeout),
+                 [g, t, buf, op, root] {
+                   allreduce_buffer(g, buf, op, root);
+                   if (g->rank == root) unstage(t, buf);
+                 },
+                 {t});
+}
+
+namespace {
+
+// Rank p's n elements at `in` land at outs[p] on every rank (or on the root
+// only when root >= 0).
+void gather_buffers(shm_detail::Group* g, const char* in, int64_t n, size_t es,
+                    const std::vector<char*>& outs, int root) {
+  const int me = g->rank;
+  const int64_t chunk = static_cast<int64_t>(g->layout.chunk_bytes / es);
+  const bool gets_result = root < 0 || root == me;
+  shm_detail::RoundPlan plan;
+  plan.rounds = static_cast<uint64_t>(ceil_div(n, chunk));
+  plan.write = [=](uint64_t i) {
+    int64_t off;
+    const int64_t m = span(n, chunk, i, off);
+    if (m > 0 && !(root == me)) std::memcpy(g->data(me), in + off * es, m * es);
+  };
+  plan.read = [=, &outs](uint64_t i) {
+    int64_t off;
+    const int64_t m = span(n, chunk, i, off);
+    if (!gets_result || m <= 0) return;
+    for (int p = 0; p < g->size; ++p)
+      std::memcpy(outs[static_cast<size_t>(p)] + off * es, p == me ? in + off * es : g->data(p),
+                  m * es);
+  };
+  g->run(plan);
+}
+
+std::vector<char*> pointers(const std::vector<Tensor>& ts) {
+  std::vector<char*> out;
+  for (const auto& t : ts) out.push_back(static_cast<char*>(t.data_ptr()));
+  return out;
+}
+
+std::vector<Tensor> staged_all(const std::vector<Tensor>& ts) {
+  std::vector<Tensor> out;
+  for (const auto& t : ts) out.push_back(staged(t));
+  return out;
+}
+
+void unstage_all(const std::vector<Tensor>& targets, const std::vector<Tensor>& bufs) {
+  for (size_t i = 0; i < targets.size(); ++i) unstage(targets[i], bufs[i]);
+}
+
+}  // namespace
+
+std::shared_ptr<Work> ProcessGroupShm::allgather(std::vector<std::vector<Tensor>>& outputs,
+                                                 std::vector<Tensor>& inputs,
+                                                 const AllgatherOptions& opts) {
+  const Tensor in = staged(single("allgather", inputs, "inputs"));
+  check_one_list("allgather", outputs, in, "outputs");
+  std::vector<Tensor> targets = outputs[0], bufs = staged_all(targets);
+  shm_detail::Group* g = impl_->group.get();
+  return enqueue(
+      "allgather", next(CollectiveKind::kAllgather, in, in.numel()), effective(opts.timeout),
+      [g, in, targets, bufs] {
+        gather_buffers(g, static_cast<const char*>(in.data_ptr()), in.numel(), in.element_size(),
+                       pointers(bufs), -1);
+        unstage_all(targets, bufs);
+      },
+      targets);
+}
+
+std::shared_ptr<Work> ProcessGroupShm::allgather_into_tensor(Tensor& output, Tensor& input,
+                                                             const AllgatherOptions& opts) {
+  std::vector<Tensor> in_list{input};
+  const Tensor in = staged(single("allgather_into_tensor", in_list, "input"));
+  check_blocks("allgather_into_tensor", output, in, "output");
+  Tensor target = output, out = staged(output);
+  shm_detail::Group* g = impl_->group.get();
+  return enqueue(
+      "allgather_into_tensor", next(CollectiveKind::kAllgatherIntoTensor, in, in.numel()),
+      effective(opts.timeout),
+      [g, in, out, target] {
+        const size_t es = in.element_size();
+        std::vector<char*> outs;
+        for (int p = 0; p < g->size; ++p)
+          outs.push_back(static_cast<char*>(out.data_ptr()) + p * in.numel() * es);
+        gather_buffers(g, static_cast<const char*>(in.data_ptr()), in.numel(), es, outs, -1);
+        unstage(target, out);
+      },
+      {target});
+}
+
+std::shared_ptr<Work> ProcessGroupShm::gather(std::vector<std::vector<Tensor>>& outputs,
+                                              std::vector<Tensor>& inputs,
+                                              const GatherOptions& opts) {
+  const Tensor in = staged(single("gather", inputs, "inputs"));
+  const int root = static_cast<int>(opts.rootRank);
+  const bool is_root = check_root_list("gather", outputs, in, opts.rootRank, "outputs");
+  std::vector<Tensor> targets, bufs;
+  if (is_root) {
+    targets = outputs[0];
+    bufs = staged_all(targets);
+  }
+  shm_detail::Group* g = impl_->group.get();
+  return enqueue(
+      "gather", next(CollectiveKind::kGather, in, in.numel(), ReduceOp::SUM, root),
+      effective(opts.timeout),
+      [g, in, targets, bufs, root] {
+        std::vector<char*> outs = pointers(bufs);
+        outs.resize(static_cast<size_t>(g->size), nullptr);
+        gather_buffers(g, static_cast<const char*>(in.data_ptr()), in.numel(), in.element_size(),
+                       outs, root);
+        unstage_all(targets, bufs);
+      },
+      targets);
+}
+
+std::shared_ptr<Work> ProcessGroupShm::scatter(std::vector<Tensor>& outputs,
+                                               std::vector<std::vector<Tensor>>& inputs,
+                                               const ScatterOptions& opts) {
+  const Tensor target = single("scatter", outputs, "outputs");
+  const int root = static_cast<int>(opts.rootRank);
+  const bool is_root = check_root_list("scatter", inputs, target, opts.rootRank, "inputs");
+  std::vector<Tensor> sources;
+  if (is_root) sources = staged_all(inputs[0]);
+  Tensor out = staged(target);
+  shm_detail::Group* g = impl_->group.get();
+  return enqueue("scatter",
+                 next(CollectiveKind::kScatter, target, target.numel(), ReduceOp::SUM, root),
+                 effective(opts.timeout),
+                 [g, target, out, sources, root] {
+                   const int me = g->rank, P = g->size;
+                   const size_t es = out.element_size();
+                   const int64_t n = out.numel(), piece = g->piece_elements(es);
+                   char* dst = static_cast<char*>(out.data_ptr());
+                   std::vector<char*> src = pointers(sources);
+                   shm_detail::RoundPlan plan;
+                   plan.rounds = static_cast<uint64_t>(ceil_div(n, piece));
+                   plan.write = [=, &src](uint64_t i) {
+                     int64_t off;
+                     const int64_t m = span(n, piece, i, off);
+                     if (me != root || m <= 0) return;
+                     for (int p = 0; p < P; ++p)
+                       if (p != me)
+                         std::memcpy(g->data(me) + p * piece * es,
+                                     src[static_cast<size_t>(p)] + off * es, m * es);
+                   };
+                   plan.read = [=, &src](uint64_t i) {
+                     int64_t off;
+                     const int64_t m = span(n, piece, i, off);
+                     if (m <= 0) return;
+                     const char* from = me == root ? src[static_cast<size_t>(me)] + off * es
+                                                   : g->data(root) + me * piece * es;
+                     std::memcpy(dst + off * es, from, m * es);
+                   };
+                   g->run(plan);
+                   unstage(target, out);
+                 },
+                 {target});
+}
+
+namespace {
+
+// Rank r's output (n elements) receives the reduction over ranks of their
+// blocks[r].
+void reduce_scatter_buffers(shm_detail::Group* g, const std::vector<const char*>& blocks, char* out,
+                            int64_t n, ScalarType dtype, ReduceOp op) {
+  const int me = g->rank, P = g->size;
+  const size_t es = elementSize(dtype);
+  const int64_t piece = g->piece_elements(es);
+  shm_detail::RoundPlan plan;
+  plan.rounds = static_cast<uint64_t>(ceil_div(n, piece));
+  plan.write = [=, &blocks](uint64_t i) {
+    int64_t off;
+    const int64_t m = span(n, piece, i, off);
+    if (m <= 0) return;
+    for (int p = 0; p < P; ++p)
+      if (p != me)
+        std::memcpy(g->data(me) + p * piece * es, blocks[static_cast<size_t>(p)] + off * es,
+                    m * es);
+  };
+  plan.read = [=, &blocks](uint64_t i) {
+    int64_t off;
+    const int64_t m = span(n, piece, i, off);
+    if (m <= 0) return;
+    std::vector<const void*> in(static_cast<size_t>(P));
+    for (int p = 0; p < P; ++p)
+      in[static_cast<size_t>(p)] =
+          p == me ? blocks[static_cast<size_t>(me)] + off * es : g->data(p) + me * piece * es;
+    shm_detail::reduce_into(out + off * es, in.data(), P, m, dtype, op);
+  };
+  g->run(plan);
+}
+
+}  // namespace
+
+std::shared_ptr<Work> ProcessGroupShm::reduce_scatter(std::vector<Tensor>& outputs,
+                                                      std::vector<std::vector<Tensor>>& inputs,
+                                                      const ReduceScatterOptions& opts) {
+  const Tensor target = single("reduce_scatter", outputs, "outputs");
+  check_reduce_op("reduce_scatter", opts.reduceOp, target.scalar_type());
+  check_one_list("reduce_scatter", inputs, target, "inputs");
+  std::vector<Tensor> sources = staged_all(inputs[0]);
+  Tensor out = staged(target);
+  const ReduceOp op = opts.reduceOp;
+  shm_detail::Group* g = impl_->group.get();
+  return enqueue("reduce_scatter", next(CollectiveKind::kReduceScatter, target, target.numel(), op),
+                 effective(opts.timeout),
+                 [g, target, out, sources, op] {
+                   std::vector<const char*> blocks;
+                   for (const auto& s : sources)
+                     blocks.push_back(static_cast<const char*>(s.data_ptr()));
+                   reduce_scatter_buffers(g, blocks, static_cast<char*>(out.data_ptr()),
+                                          out.numel(), out.scalar_type(), op);
+                   unstage(target, out);
+                 },
+                 {target});
+}
+
+std::shared_ptr<Work> ProcessGroupShm::reduce_scatter_tensor(Tensor& output, Tensor& input,
+                                                             const ReduceScatterOptions& opts) {
+  std::vector<Tensor> out_list{output};
+  const Tensor target = single("reduce_scatter_tensor", out_list, "output");
+  check_reduce_op("reduce_scatter_tensor", opts.reduceOp, target.scalar_type());
+  check_blocks("reduce_scatter_tensor", input, target, "input");
+  Tensor in = staged(input), out = staged(target);
+  const ReduceOp op = opts.reduceOp;
+  shm_detail::Group* g = impl_->group.get();
+  return enqueue("reduce_scatter_tensor",
+                 next(CollectiveKind::kReduceScatterTensor, target, target.numel(), op),
+                 effective(opts.timeout),
+                 [g, target, in, out, op] {
+                   const int64_t n = out.numel();
+                   std::vector<const char*> blocks;
+                   for (int p = 0; p < g->size; ++p)
+                     blocks.push_back(static_cast<const char*>(in.data_ptr()) +
+                                      p * n * static_cast<int64_t>(out.element_size()));
+                   reduce_scatter_buffers(g, blocks, static_cast<char*>(out.data_ptr()), n,
+                                          out.scalar_type(), op);
+                   unstage(target, out);
+                 },
+                 {target});
+}
+
+namespace {
+
+// Rank s's send[d] elements at from[d] land at rank d's to[s] (recv[s]
+// elements there); the counts are checked against each other.
+void alltoall_buffers(shm_detail::Group* g, const std::vector<const char*>& from,
+                      const std::vector<int64_t>& send, const std::vector<char*>& to,
+                      const std::vector<int64_t>& recv, size_t es) {
+  const int me = g->rank, P = g->size;
+  const int64_t piece = g->piece_elements(es);
+  shm_detail::RoundPlan plan;
+  int64_t most = 0;
+  for (int64_t c : send) most = std::max(most, c);
+  plan.rounds = static_cast<uint64_t>(ceil_div(most, piece));
+  plan.counts = send.data();
+  plan.write = [=, &from, &send](uint64_t i) {
+    for (int p = 0; p < P; ++p) {
+      int64_t off;
+      const int64_t m = span(send[static_cast<size_t>(p)], piece, i, off);
+      if (p != me && m > 0)
+        std::memcpy(g->data(me) + p * piece * es, from[static_cast<size_t>(p)] + off * es, m * es);
+    }
+  };
+  plan.read = [=, &from, &send, &to, &recv](uint64_t i) {
+    if (i == 0) {
+      for (int p = 0; p < P; ++p) {
+        const int64_t theirs =
+            p == me ? send[static_cast<size_t>(me)] : g->counts(p)[static_cast<size_t>(me)];
+        if (theirs != recv[static_cast<size_t>(p)]) {
+          const std::string text = "ProcessGroupShm." + std::string(g->op.name) + ": rank " +
+                                   std::to_string(p) + " sends " + std::to_string(theirs) +
+                                   " elements to rank " + std::to_string(me) + ", which expects " +
+                                   std::to_string(recv[static_cast<size_t>(p)]);
+          g->fail(text);
+          BRASA_DIST_THROW(DistError, text, "; the group can no longer be used");
+        }
+      }
+    }
+    for (int p = 0; p < P; ++p) {
+      int64_t off;
+      const int64_t m = span(recv[static_cast<size_t>(p)], piece, i, off);
+      if (m <= 0) continue;
+      const char* src =
+          p == me ? from[static_cast<size_t>(me)] + off * es : g->data(p) + me * piece * es;
+      std::memcpy(to[static_cast<size_t>(p)] + off * es, src, m * es);
+    }
+  };
+  g->run(plan);
+}
+
+}  // namespace
+
+std::shared_ptr<Work> ProcessGroupShm::alltoall_base(Tensor& output, Tensor& input,
+                                                     std::vector<int64_t>& output_split_sizes,
+                                                     std::vector<int64_t>& input_split_sizes,
+                                                     const AllToAllOptions& opts) {
+  std::vector<int64_t> send, recv;
+  check_alltoall_base(output, input, output_split_sizes, input_split_sizes, send, recv);
+  const Tensor src = input, target = output;
+  Tensor in = staged(src), out = staged(target);
+  shm_detail::Group* g = impl_->group.get();
+  // Sizes may differ between ranks; only the kind and dtype are compared.
+  return enqueue("alltoall_base", next(CollectiveKind::kAlltoallBase, src, -1),
+                 effective(opts.timeout),
+                 [g, in, out, target, send, recv] {
+                   const size_t es = in.element_size();
+                   std::vector<const char*> from;
+                   std::vector<char*> to;
+                   int64_t at = 0;
+                   for (int64_t c : send) {
+                     from.push_back(static_cast<const char*>(in.data_ptr()) + at * es);
+                     at += c;
+                   }
+                   at = 0;
+                   for (int64_t c : recv) {
+                     to.push_back(static_cast<char*>(out.data_ptr()) + at * es);
+                     at += c;
+                   }
+                   alltoall_buffers(g, from, send, to, recv, es);
+                   unstage(target, out);
+                 },
+                 {target});
+}
+
+std::shared_ptr<Work> ProcessGroupShm::alltoall(std::vector<Tensor>& outputs,
+                                                std::vector<Tensor>& inputs,
+                                                const AllToAllOptions& opts) {
+  std::vector<int64_t> send, recv;
+  check_alltoall("alltoall", outputs, inputs, send, recv);
+  std::vector<Tensor> sources = staged_all(inputs), targets = outputs, bufs = staged_all(outputs);
+  shm_detail::Group* g = impl_->group.get();
+  return enqueue(
+      "alltoall", next(CollectiveKind::kAlltoall, inputs[0], -1), effective(opts.timeout),
+      [g, sources, targets, bufs, send, recv] {
+        std::vector<const char*> from;
+        for (const auto& s : sources) from.push_back(static_cast<const char*>(s.data_ptr()));
+        alltoall_buffers(g, from, send, pointers(bufs), recv, sources[0].element_size());
+        unstage_all(targets, bufs);
+      },
+      targets);
+}
+
+std::shared_ptr<Work> ProcessGroupShm::barrier(const BarrierOptions& opts) {
+  shm_detail::Group* g = impl_->group.get();
+  return enqueue("barrier", next(CollectiveKind::kBarrier, Tensor(), 0), effective(opts.timeout),
+                 [g] { g->run(shm_detail::RoundPlan()); }, {});
+}
+
+}  // namespace brasa::distributed

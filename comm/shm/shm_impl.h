@@ -1,0 +1,94 @@
+#pragma once
+// The insides of ProcessGroupShm shared by its collectives and its
+// point-to-point channels: the mapped segments of all ranks and the round
+// engine. Internal to brasa_comm.
+
+#include <brasa/comm/shm/process_group_shm.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "shm_layout.h"
+#include "shm_memory.h"
+
+namespace brasa::distributed::shm_detail {
+
+// What one collective does in each of its rounds (round index i from 0):
+// write fills this rank's half, middle (optional) runs between two
+// synchronisations, read takes what this rank needs from the peers' halves.
+struct RoundPlan {
+  uint64_t rounds = 0;              // this rank's rounds; the group runs the most any rank asks
+  const int64_t* counts = nullptr;  // size() numbers published in the header (alltoall)
+  std::function<void(uint64_t)> write, middle, read;
+};
+
+struct Peer {
+  Storage segment;
+  SegmentHead* head = nullptr;
+  char* halves[2] = {nullptr, nullptr};
+  char* rings = nullptr;
+  PeerProcess process;  // not watched for this rank itself
+};
+
+struct Group {
+  Group(const std::shared_ptr<Store>& store, int rank, int size, size_t chunk_bytes,
+        std::chrono::milliseconds timeout);
+
+  const int rank, size;
+  const Layout layout;
+  Storage own;
+  std::vector<Peer> peers;
+  std::chrono::microseconds spin{0};
+  // Allreduces up to this size reduce everything on every rank (one step).
+  int64_t direct_bytes = 32 << 10;
+
+  // The collective being run (set before each).
+  struct Current {
+    const char* name = "";
+    Fingerprint fingerprint;
+    std::chrono::milliseconds timeout{0};
+    std::chrono::steady_clock::time_point deadline;
+  } op;
+  uint64_t round = 0;  // rounds run so far
+  int half = 0;        // the half of the current round
+
+  std::atomic<bool> broken{false};
+  std::mutex mu;
+  std::string broken_reason;  // under mu
+
+  static uint32_t state(uint64_t round, int phase) {
+    return static_cast<uint32_t>(3 * round + static_cast<uint64_t>(phase));
+  }
+  RoundHeader* header(int p) const {
+    return reinterpret_cast<RoundHeader*>(peers[static_cast<size_t>(p)].halves[half]);
+  }
+  const int64_t* counts(int p) const { return reinterpret_cast<const int64_t*>(header(p) + 1); }
+  char* data(int p) const {
+    return peers[static_cast<size_t>(p)].halves[half] + layout.header_bytes;
+  }
+  // Elements of one rank's piece when a half is split into size() pieces.
+  int64_t piece_elements(size_t element_size) const {
+    return static_cast<int64_t>(layout.chunk_bytes / static_cast<size_t>(size) / element_size);
+  }
+
+  void run(const RoundPlan& plan);
+  static void publish(FutexWord& word, uint32_t value);
+  void wait_peer(int p, uint32_t target);
+  void wait_all(uint32_t target);
+  void check_fingerprints();
+  // Why peer p cannot take part any more ("" while it can).
+  std::string peer_failure(int p) const;
+  // Marks this rank failed (for the peers) and the group broken (here).
+  void fail(const std::string& reason);
+  std::string reason();
+  [[noreturn]] void throw_failure(const std::string& what, int p);
+  [[noreturn]] void throw_timeout(uint32_t target);
+};
+
+}  // namespace brasa::distributed::shm_detail

@@ -1,0 +1,64 @@
+#pragma once
+// The layout of a rank's segment in the shared-memory backend, shared by its
+// collectives and its point-to-point rings. Internal to brasa_comm.
+
+#include <brasa/comm/process_group.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace brasa::distributed::shm_detail {
+
+// A futex word and the number of processes asleep on it, alone on a cache line.
+struct alignas(64) FutexWord {
+  std::atomic<uint32_t> value{0};
+  std::atomic<uint32_t> sleepers{0};
+};
+
+// The start of every segment.
+struct SegmentHead {
+  FutexWord progress;  // collectives: 3 * round + phase
+  FutexWord bell;      // point-to-point: rung when a ring this rank reads or writes moved
+  alignas(64) std::atomic<uint32_t> failed{0};
+  int32_t pid = 0;
+  char reason[496] = {};  // why this rank gave up on the group (when failed)
+};
+
+// The start of each staging half: what the rank is doing this round.
+struct RoundHeader {
+  Fingerprint fingerprint;
+  uint64_t rounds = 0;  // how many rounds this rank needs for the collective
+  // followed by int64_t counts[size] (alltoall: elements for each rank)
+};
+
+// One direction of a point-to-point channel: the writer advances `head`, the
+// reader `tail`; both count bytes since the start.
+struct RingHead {
+  alignas(64) std::atomic<uint64_t> head{0};
+  alignas(64) std::atomic<uint64_t> tail{0};
+};
+
+constexpr size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+struct Layout {
+  size_t chunk_bytes = 0;   // data bytes of a half
+  size_t header_bytes = 0;  // RoundHeader and counts, rounded up
+  size_t half_bytes = 0;
+  size_t halves_at = 0;
+  size_t ring_bytes = 0;  // data bytes of a ring
+  size_t rings_at = 0;
+  size_t ring_stride = 0;
+  size_t total = 0;
+
+  Layout(int size, size_t chunk, size_t ring) : chunk_bytes(chunk), ring_bytes(ring) {
+    header_bytes = align_up(sizeof(RoundHeader) + sizeof(int64_t) * size, 64);
+    half_bytes = align_up(header_bytes + chunk_bytes, 4096);
+    halves_at = align_up(sizeof(SegmentHead), 4096);
+    rings_at = halves_at + 2 * half_bytes;
+    ring_stride = align_up(sizeof(RingHead) + ring_bytes, 4096);
+    total = rings_at + ring_stride * static_cast<size_t>(size);
+  }
+};
+
+}  // namespace brasa::distributed::shm_detail
