@@ -3,6 +3,9 @@
 //   mpirun -np 2 comm_bench mpi         ProcessGroupMPI vs MPI_Allreduce / MPI_Bcast
 //   brasarun --nproc-per-node 2 comm_bench gloo
 //                                       ProcessGroupGloo vs gloo::allreduce / gloo::broadcast
+//   mpirun -np 2 comm_bench shm         ProcessGroupShm vs MPI_Allreduce and gloo::allreduce
+//                                       (and broadcasts), with a STREAM copy measured in the
+//                                       same run (both ranks copying at once)
 // Rank 0 prints `result <backend> <brasa|raw> <op> <bytes> <microseconds>`
 // (best repetition, raw and Brasa interleaved) and a `ratio` line per
 // case. scripts/bench adds torch.distributed (comm_bench_torch.py).
@@ -10,6 +13,7 @@
 #include <brasa/comm/distributed.h>
 #include <brasa/comm/gloo/process_group_gloo.h>
 #include <brasa/comm/mpi/process_group_mpi.h>
+#include <brasa/comm/shm/process_group_shm.h>
 #include <brasa/comm/store/prefix_store.h>
 #include <brasa/ops/factory.h>
 #include <brasa/util/cli.h>
@@ -22,6 +26,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstring>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -61,28 +66,32 @@ int iterations(size_t bytes) {
   return static_cast<int>(std::clamp<size_t>((64u << 20) / bytes, 5, 2000));
 }
 
-// Seconds per call of `raw` and `brasa` (best of `reps` repetitions of
-// `iters` calls), repetitions interleaved.
-std::pair<double, double> measure(const std::function<void()>& raw,
-                                  const std::function<void()>& brasa,
-                                  const std::function<void()>& sync, int iters, int reps = 7) {
-  std::vector<double> r, b;
-  for (int i = 0; i < 3; ++i) {
-    raw();
-    brasa();
-  }
+// Seconds per call of each side (best of `reps` repetitions of `iters`
+// calls), repetitions interleaved.
+std::vector<double> measure_all(const std::vector<std::function<void()>>& sides,
+                                const std::function<void()>& sync, int iters, int reps = 7) {
+  std::vector<double> best(sides.size(), 1e30);
+  for (int i = 0; i < 3; ++i)
+    for (const auto& side : sides) side();
   for (int rep = 0; rep < reps; ++rep) {
-    for (int side = 0; side < 2; ++side) {
+    for (size_t k = 0; k < sides.size(); ++k) {
       sync();
       auto t0 = Clock::now();
-      for (int i = 0; i < iters; ++i) side == 0 ? raw() : brasa();
+      for (int i = 0; i < iters; ++i) sides[k]();
       double s = std::chrono::duration<double>(Clock::now() - t0).count() / iters;
-      (side == 0 ? r : b).push_back(s);
+      // The best repetition: on a shared VM the noise (scheduler wake-ups on
+      // loopback TCP) only ever adds time.
+      best[k] = std::min(best[k], s);
     }
   }
-  // The best repetition: on a shared VM the noise (scheduler wake-ups on
-  // loopback TCP) only ever adds time.
-  return {*std::min_element(r.begin(), r.end()), *std::min_element(b.begin(), b.end())};
+  return best;
+}
+
+std::pair<double, double> measure(const std::function<void()>& raw,
+                                  const std::function<void()>& brasa,
+                                  const std::function<void()>& sync, int iters) {
+  auto t = measure_all({raw, brasa}, sync, iters);
+  return {t[0], t[1]};
 }
 
 std::string human(size_t bytes) {
@@ -131,19 +140,61 @@ void run_mpi() {
   }
 }
 
+// A Gloo context of its own for the raw side, connected through `store`.
+std::shared_ptr<gloo::rendezvous::Context> raw_gloo_context(const dist::Rendezvous& r,
+                                                            const std::string& prefix) {
+  gloo::transport::tcp::attr attr;
+  attr.hostname = dist::ProcessGroupGloo::local_address_toward(r.master_addr);
+  auto dev = gloo::transport::tcp::CreateDevice(attr);
+  auto ctx = std::make_shared<gloo::rendezvous::Context>(r.rank, r.world_size);
+  GlooStore gs(std::make_shared<dist::PrefixStore>(prefix, r.store));
+  ctx->connectFullMesh(gs, dev);
+  return ctx;
+}
+
+void raw_gloo_allreduce(const std::shared_ptr<gloo::rendezvous::Context>& ctx, float* p,
+                        int64_t n) {
+  gloo::AllreduceOptions opts(ctx);
+  opts.setOutput(p, static_cast<size_t>(n));
+  opts.setReduceFunction(
+      static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+  opts.setTag(7);
+  gloo::allreduce(opts);
+}
+
+void raw_gloo_broadcast(const std::shared_ptr<gloo::rendezvous::Context>& ctx, float* p,
+                        int64_t n) {
+  gloo::BroadcastOptions opts(ctx);
+  opts.setOutput(p, static_cast<size_t>(n));
+  opts.setRoot(0);
+  opts.setTag(8);
+  gloo::broadcast(opts);
+}
+
+// STREAM's copy, on every rank at once (the ranks share the memory system):
+// bytes read and written per second by one rank, best of 5.
+double stream_copy_bytes_per_second(const std::function<void()>& sync) {
+  const size_t n = (64u << 20) / sizeof(double);
+  std::vector<double> a(n, 1.0), c(n, 0.0);
+  double best = 1e30;
+  for (int rep = 0; rep < 6; ++rep) {
+    sync();
+    auto t0 = Clock::now();
+    std::memcpy(c.data(), a.data(), n * sizeof(double));
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (rep > 0) best = std::min(best, s);  // the first touches the pages
+  }
+  if (c[n / 2] != 1.0) std::abort();
+  return 2.0 * n * sizeof(double) / best;
+}
+
 void run_gloo() {
   auto r = dist::rendezvous("env://");
   dist::ProcessGroupGloo::Options o;
   o.peer_host = r.master_addr;
   dist::ProcessGroupGloo pg(std::make_shared<dist::PrefixStore>("brasa", r.store), r.rank,
                             r.world_size, o);
-  // The raw side: a Gloo context of its own, connected the same way.
-  gloo::transport::tcp::attr attr;
-  attr.hostname = dist::ProcessGroupGloo::local_address_toward(r.master_addr);
-  auto dev = gloo::transport::tcp::CreateDevice(attr);
-  auto ctx = std::make_shared<gloo::rendezvous::Context>(r.rank, r.world_size);
-  GlooStore gs(std::make_shared<dist::PrefixStore>("raw", r.store));
-  ctx->connectFullMesh(gs, dev);
+  auto ctx = raw_gloo_context(r, "raw");  // the raw side, connected the same way
   auto sync = [&] { pg.barrier()->wait(); };
   for (const auto& c : kCases) {
     const int64_t n = static_cast<int64_t>(c.bytes / 4);
@@ -151,26 +202,72 @@ void run_gloo() {
     std::vector<brasa::Tensor> ts{brasa_buf};
     std::function<void()> raw, ours;
     if (c.op == "allreduce") {
-      raw = [&] {
-        gloo::AllreduceOptions opts(ctx);
-        opts.setOutput(static_cast<float*>(raw_buf.data_ptr()), static_cast<size_t>(n));
-        opts.setReduceFunction(
-            static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
-        opts.setTag(7);
-        gloo::allreduce(opts);
-      };
+      raw = [&] { raw_gloo_allreduce(ctx, static_cast<float*>(raw_buf.data_ptr()), n); };
       ours = [&] { pg.allreduce(ts)->wait(); };
     } else {
-      raw = [&] {
-        gloo::BroadcastOptions opts(ctx);
-        opts.setOutput(static_cast<float*>(raw_buf.data_ptr()), static_cast<size_t>(n));
-        opts.setRoot(0);
-        opts.setTag(8);
-        gloo::broadcast(opts);
-      };
+      raw = [&] { raw_gloo_broadcast(ctx, static_cast<float*>(raw_buf.data_ptr()), n); };
       ours = [&] { pg.broadcast(ts)->wait(); };
     }
     report(r.rank, "gloo", c, measure(raw, ours, sync, std::max(5, iterations(c.bytes) / 8)));
+  }
+  pg.barrier()->wait();
+}
+
+void run_shm() {
+  auto mpi = dist::ProcessGroupMPI::create();  // MPI for the raw side (and the rendezvous)
+  auto r = dist::rendezvous("env://");
+  dist::ProcessGroupShm pg(std::make_shared<dist::PrefixStore>("shm", r.store), r.rank,
+                           r.world_size);
+  auto ctx = raw_gloo_context(r, "raw");
+  auto sync = [] { MPI_Barrier(MPI_COMM_WORLD); };
+  const double stream = stream_copy_bytes_per_second(sync);
+  if (r.rank == 0)
+    std::printf("stream copy: %.2f GB/s per rank with %d ranks copying at once\n", stream / 1e9,
+                r.world_size);
+  const std::vector<Case> cases = {{"allreduce", 4u << 10},  {"allreduce", 64u << 10},
+                                   {"allreduce", 1u << 20},  {"allreduce", 4u << 20},
+                                   {"allreduce", 16u << 20}, {"allreduce", 64u << 20},
+                                   {"broadcast", 1u << 20},  {"broadcast", 16u << 20}};
+  for (const auto& c : cases) {
+    const int64_t n = static_cast<int64_t>(c.bytes / 4);
+    brasa::Tensor mpi_buf = brasa::ones({n}), gloo_buf = brasa::ones({n}),
+                  shm_buf = brasa::ones({n});
+    std::vector<brasa::Tensor> ts{shm_buf};
+    float* mp = static_cast<float*>(mpi_buf.data_ptr());
+    float* gp = static_cast<float*>(gloo_buf.data_ptr());
+    std::function<void()> raw_mpi, raw_gloo, ours;
+    if (c.op == "allreduce") {
+      raw_mpi = [&] {
+        MPI_Allreduce(MPI_IN_PLACE, mp, static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      };
+      raw_gloo = [&] { raw_gloo_allreduce(ctx, gp, n); };
+      ours = [&] { pg.allreduce(ts)->wait(); };
+    } else {
+      raw_mpi = [&] { MPI_Bcast(mp, static_cast<int>(n), MPI_FLOAT, 0, MPI_COMM_WORLD); };
+      raw_gloo = [&] { raw_gloo_broadcast(ctx, gp, n); };
+      ours = [&] { pg.broadcast(ts)->wait(); };
+    }
+    auto t = measure_all({raw_mpi, raw_gloo, ours}, sync, iterations(c.bytes));
+    if (r.rank != 0) continue;
+    const double mpi_us = t[0] * 1e6, gloo_us = t[1] * 1e6, shm_us = t[2] * 1e6;
+    std::printf("result shm raw-mpi %s %zu %.2f\n", c.op.c_str(), c.bytes, mpi_us);
+    std::printf("result shm raw-gloo %s %zu %.2f\n", c.op.c_str(), c.bytes, gloo_us);
+    std::printf("result shm brasa %s %zu %.2f\n", c.op.c_str(), c.bytes, shm_us);
+    const double algbw = static_cast<double>(c.bytes) / t[2];
+    std::printf(
+        "ratio shm %s %s: bandwidth brasa-shm/raw-mpi %.3f, brasa-shm/raw-gloo %.3f "
+        "(shm %.1f us, mpi %.1f us, gloo %.1f us); shm moves %.2f GB/s = %.3f of STREAM copy\n",
+        c.op.c_str(), human(c.bytes).c_str(), mpi_us / shm_us, gloo_us / shm_us, shm_us, mpi_us,
+        gloo_us, algbw / 1e9, algbw / stream);
+    std::fflush(stdout);
+  }
+  // The shm result is checked, not only timed.
+  std::vector<brasa::Tensor> check{brasa::full({1000}, r.rank + 1.0)};
+  pg.allreduce(check)->wait();
+  const float want = r.world_size * (r.world_size + 1) / 2.0f;
+  if (static_cast<float*>(check[0].data_ptr())[999] != want) {
+    std::fprintf(stderr, "comm_bench: the shm allreduce is wrong\n");
+    std::exit(1);
   }
   pg.barrier()->wait();
 }
@@ -181,13 +278,15 @@ int main(int argc, char** argv) {
   std::string backend = "mpi";
   brasa::cli::Parser("comm_bench",
                      "Brasa's process groups against raw MPI or Gloo calls, 2 ranks (under mpirun "
-                     "for mpi, brasarun for gloo).")
-      .positional("BACKEND", &backend, "the backend (default mpi)", {"mpi", "gloo"})
+                     "for mpi and shm, brasarun for gloo).")
+      .positional("BACKEND", &backend, "the backend (default mpi)", {"mpi", "gloo", "shm"})
       .parse_or_exit(argc, argv);
   if (backend == "mpi") {
     run_mpi();
   } else if (backend == "gloo") {
     run_gloo();
+  } else if (backend == "shm") {
+    run_shm();
   } else {
     std::fprintf(stderr, "usage: comm_bench mpi|gloo\n");
     return 2;

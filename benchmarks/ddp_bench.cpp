@@ -4,6 +4,7 @@
 //   ddp_bench single MODEL                    one process, one thread
 //   brasarun --nproc-per-node 2 ddp_bench ddp MODEL gloo [BUCKET_MB [FIRST_BUCKET_MB [view]]]
 //   mpirun -np 2 ddp_bench ddp MODEL mpi [BUCKET_MB [FIRST_BUCKET_MB [view]]]
+//   brasarun --nproc-per-node 2 ddp_bench ddp MODEL shm [...]  (shared memory)
 // (view: gradient_as_bucket_view)
 //
 // MODEL: mlp (784-512-256-10, batch 128 per rank) or cnn (the main job's
@@ -195,7 +196,7 @@ int main(int argc, char** argv) {
       "or mpirun.");
   p.positional("MODE", &mode, "one process or data-parallel", {"single", "ddp"})
       .positional("MODEL", &model, "the network", {"mlp", "cnn"})
-      .positional("BACKEND", &backend, "ddp: the process group's backend", {"gloo", "mpi"})
+      .positional("BACKEND", &backend, "ddp: the process group's backend", {"gloo", "mpi", "shm"})
       .positional("BUCKET_MB", &bucket_mb, 0.001, 4096, "ddp: bucket_cap_mb (default 25)")
       .positional("FIRST_BUCKET_MB", &first_mb, 0.001, 4096,
                   "ddp: first_bucket_mb (default the smaller of 1 and BUCKET_MB)")
@@ -203,7 +204,8 @@ int main(int argc, char** argv) {
       .positionals_required(2)
       .parse_or_exit(argc, argv);
   if (mode == "ddp" && backend.empty()) {
-    std::fprintf(stderr, "ddp_bench: ddp needs a BACKEND (gloo or mpi)\n(see ddp_bench --help)\n");
+    std::fprintf(stderr,
+                 "ddp_bench: ddp needs a BACKEND (gloo, mpi or shm)\n(see ddp_bench --help)\n");
     return 2;
   }
   set_num_threads(1);

@@ -28,7 +28,9 @@ using shm_detail::SegmentHead;
 
 namespace {
 
-constexpr size_t kDefaultChunkBytes = 256 << 10;
+// 2 MiB: measured best on a 2-core Zen 4 (smaller rounds cost more in cache
+// lines handed between the cores than they gain in overlap).
+constexpr size_t kDefaultChunkBytes = 2 << 20;
 constexpr size_t kRingBytes = 256 << 10;
 constexpr auto kSleepSlice = std::chrono::milliseconds(50);
 
@@ -117,6 +119,7 @@ shm_detail::Group::Group(const std::shared_ptr<Store>& store, int rank_, int siz
                 "ProcessGroupShm: not every rank mapped the segments within the timeout");
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
+  direct_bytes = static_cast<int64_t>(env_bytes("BRASA_SHM_DIRECT_BYTES", 32 << 10));
   // Spinning helps only when every rank has a CPU of its own.
   spin = usable_cpus() >= size ? std::chrono::microseconds(50) : std::chrono::microseconds(0);
 }
@@ -421,7 +424,7 @@ void allreduce_buffer(shm_detail::Group* g, const Tensor& buf, ReduceOp op, int 
   // Direct: every rank (or the root) reduces the whole chunk from all halves:
   // one synchronisation per round. Otherwise a reduce-scatter then a gather of
   // the reduced slices: each rank reads each element once (2 steps).
-  const bool direct = P == 2 || n * static_cast<int64_t>(es) <= g->direct_bytes;
+  const bool direct = n * static_cast<int64_t>(es) <= g->direct_bytes;
   if (direct) {
     plan.write = [=](uint64_t i) {
       int64_t off;

@@ -38,7 +38,7 @@ class ProcessGroupShm : public ProcessGroup {
     // Run collectives in order on the group's worker thread (overlapping with
     // the caller's work) instead of in the caller's thread.
     bool background_collectives = false;
-    // Bytes each rank stages per round; 0 takes BRASA_SHM_CHUNK_BYTES or 256 KiB.
+    // Bytes each rank stages per round; 0 takes BRASA_SHM_CHUNK_BYTES or 2 MiB.
     size_t chunk_bytes = 0;
   };
 

@@ -78,7 +78,7 @@ cli::Parser make_parser(Args& a) {
       .option("--train-samples", &a.train_samples, 0, 60000,
               "train on the first N images only (default 0: all)")
       .option("--backend", &a.backend, "data-parallel backend (default mpi under mpirun)",
-              {"gloo", "mpi"})
+              {"gloo", "mpi", "shm"})
       .flag("--verbose", &a.verbose, "errors show the failed check and where it failed");
   return p;
 }
