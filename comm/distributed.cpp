@@ -2,6 +2,7 @@
 
 #include <brasa/comm/gloo/process_group_gloo.h>
 #include <brasa/comm/mpi/process_group_mpi.h>
+#include <brasa/comm/shm/process_group_hierarchical.h>
 #include <brasa/comm/shm/process_group_shm.h>
 #include <brasa/comm/store/file_store.h>
 #include <brasa/comm/store/prefix_store.h>
@@ -56,8 +57,15 @@ GroupPtr make_group(const std::string& backend, const std::shared_ptr<Store>& st
     o.timeout = timeout;
     return std::make_shared<ProcessGroupShm>(store, rank, size, o);
   }
+  if (backend == "shm+gloo" || backend == "shm+mpi") {
+    ProcessGroupHierarchical::Options o;
+    o.timeout = timeout;
+    o.inter_node = backend.substr(4);
+    o.peer_host = master_addr;
+    return std::make_shared<ProcessGroupHierarchical>(store, rank, size, o);
+  }
   BRASA_ERROR("init_process_group: unknown backend '", backend,
-              "' (this build has: mpi, gloo, shm)");
+              "' (this build has: mpi, gloo, shm, shm+gloo, shm+mpi)");
 }
 
 // Under mpirun with no MASTER_ADDR: rank 0 serves a TCPStore on a free port
@@ -262,6 +270,8 @@ GroupPtr new_group(std::vector<int> ranks, std::chrono::milliseconds timeout) {
     index = ++state().groups_made;
     if (timeout.count() < 0) timeout = state().timeout;
   }
+  // Groups of a hierarchical world are groups of its network backend.
+  if (backend.rfind("shm+", 0) == 0) backend = backend.substr(4);
   if (backend == "mpi") {
     ProcessGroupMPI::Options o;
     o.timeout = timeout;
