@@ -179,6 +179,12 @@ int run_ddp(const std::string& model, const std::string& backend, double bucket_
         "backward_nosync_ms %.3f comm_alone_ms %.3f exposed_fraction %.3f buckets %zu\n",
         model.c_str(), backend.c_str(), bucket_mb, world * d.batch / t_nosync, bwd_sync * 1e3,
         bwd_nosync * 1e3, comm * 1e3, (bwd_sync - bwd_nosync) / comm, buckets.size());
+    // What DDP itself measured per bucket (launch to completion, in DDP's steps).
+    std::printf("buckets brasa %s %s %g:", model.c_str(), backend.c_str(), bucket_mb);
+    for (size_t b = 0; b < stats.bucket_sizes.size(); ++b)
+      std::printf(" %lld bytes %.3f ms;", static_cast<long long>(stats.bucket_sizes[b]),
+                  stats.avg_bucket_comm_time_ms[b]);
+    std::printf("\n");
   }
   dist::barrier();
   return 0;

@@ -527,6 +527,8 @@ void Reducer::run_queued(std::unique_lock<std::mutex>& lock) {
   lock.lock();
   buckets_[b].done = true;
   buckets_[b].error = error;
+  buckets_[b].comm_ms_sum += ms;
+  ++buckets_[b].reductions;
   comm_ms_this_iteration_ += ms;
   busy_ = false;
   cv_.notify_all();
@@ -582,6 +584,8 @@ DistributedDataParallelStats Reducer::stats() const {
   for (const Bucket& b : buckets_) {
     s.bucket_sizes.push_back(b.buffer.numel() * b.buffer.element_size());
     s.bucket_param_count.push_back(static_cast<int64_t>(b.params.size()));
+    std::lock_guard<std::mutex> lock(mu_);
+    s.avg_bucket_comm_time_ms.push_back(b.reductions ? b.comm_ms_sum / b.reductions : 0.0);
   }
   s.buckets_rebuilt = rebuilt_;
   s.world_size = group_->size();

@@ -48,6 +48,9 @@ struct DistributedDataParallelStats {
   double avg_exposed_comm_time_ms = 0;
   std::vector<int64_t> bucket_sizes;        // bytes per bucket, in reduction order
   std::vector<int64_t> bucket_param_count;  // parameters per bucket
+  // Time each bucket's reduction took (communication hook or allreduce,
+  // launch to completion), averaged over its reductions; in bucket order.
+  std::vector<double> avg_bucket_comm_time_ms;
   bool buckets_rebuilt = false;
   int world_size = 1;
   std::string backend;
@@ -95,6 +98,8 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
     // Guarded by mu_:
     bool launched = false, done = false;
     std::exception_ptr error;
+    double comm_ms_sum = 0;  // reductions of this bucket so far, and their time
+    int64_t reductions = 0;
   };
 
   Reducer(std::vector<Tensor> params, std::vector<std::string> names, distributed::GroupPtr group,

@@ -106,6 +106,9 @@ TEST(DistributedDataParallel, BucketsAreRebuiltOnceAndStatsAreKept) {
   EXPECT_GT(st.avg_backward_compute_time_ms, 0);
   EXPECT_GT(st.avg_backward_comm_time_ms, 0);
   EXPECT_GE(st.avg_exposed_comm_time_ms, 0);
+  // Each bucket's own time (every rebuilt bucket was reduced twice).
+  ASSERT_EQ(st.avg_bucket_comm_time_ms.size(), st.bucket_sizes.size());
+  for (double ms : st.avg_bucket_comm_time_ms) EXPECT_GT(ms, 0);
   // Every rank ends with the same parameters.
   for (const Tensor& p : net->parameters())
     for (const Tensor& q : gather_all(p)) EXPECT_TRUE(q.equal(p));

@@ -21,8 +21,9 @@ inline void init_once() {
   if (dist::is_initialized()) return;
   if (dist::testing::backend() == "mpi") return dist::init_process_group("mpi");
   const auto& r = dist::testing::shared_rendezvous();
-  dist::init_process_group("gloo", std::make_shared<dist::PrefixStore>("ddp_test", r.store),
-                           r.world_size, r.rank, std::chrono::seconds(60));
+  dist::init_process_group(dist::testing::backend(),
+                           std::make_shared<dist::PrefixStore>("ddp_test", r.store), r.world_size,
+                           r.rank, std::chrono::seconds(60));
 }
 
 // fc1 -> [bn] -> relu -> [mid, applied twice] -> fc2; `extra` is used only

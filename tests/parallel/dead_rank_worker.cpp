@@ -16,9 +16,9 @@ namespace dist = brasa::distributed;
 namespace F = brasa::nn::functional;
 using namespace brasa;
 
-int main() {
+int main(int argc, char** argv) {
   using namespace std::chrono_literals;
-  dist::init_process_group("gloo", "env://", -1, -1, 3s);
+  dist::init_process_group(argc > 1 ? argv[1] : "gloo", "env://", -1, -1, 3s);
   const int rank = dist::get_rank();
   auto net = nn::Sequential(nn::Linear(8, 32), nn::ReLU(), nn::Linear(32, 4));
   auto ddp = nn::parallel::DistributedDataParallel(
