@@ -5,7 +5,8 @@
 //                                       ProcessGroupGloo vs gloo::allreduce / gloo::broadcast
 //   mpirun -np 2 comm_bench shm         ProcessGroupShm vs MPI_Allreduce and gloo::allreduce
 //                                       (and broadcasts), with a STREAM copy measured in the
-//                                       same run (both ranks copying at once)
+//                                       same run (both ranks copying at once);
+//                                       allreduce-shared: Brasa's tensors in shared memory
 // Rank 0 prints `result <backend> <brasa|raw> <op> <bytes> <microseconds>`
 // (best repetition, raw and Brasa interleaved) and a `ratio` line per
 // case. scripts/bench adds torch.distributed (comm_bench_torch.py).
@@ -224,19 +225,30 @@ void run_shm() {
   if (r.rank == 0)
     std::printf("stream copy: %.2f GB/s per rank with %d ranks copying at once\n", stream / 1e9,
                 r.world_size);
-  const std::vector<Case> cases = {{"allreduce", 4u << 10},  {"allreduce", 64u << 10},
-                                   {"allreduce", 1u << 20},  {"allreduce", 4u << 20},
-                                   {"allreduce", 16u << 20}, {"allreduce", 64u << 20},
-                                   {"broadcast", 1u << 20},  {"broadcast", 16u << 20}};
+  const std::vector<Case> cases = {{"allreduce", 4u << 10},
+                                   {"allreduce", 64u << 10},
+                                   {"allreduce", 1u << 20},
+                                   {"allreduce", 4u << 20},
+                                   {"allreduce", 16u << 20},
+                                   {"allreduce", 64u << 20},
+                                   {"broadcast", 1u << 20},
+                                   {"broadcast", 16u << 20},
+                                   // Brasa's tensor in shared memory (as DDP's buckets
+                                   // are on this backend): no staging copy.
+                                   {"allreduce-shared", 1u << 20},
+                                   {"allreduce-shared", 4u << 20},
+                                   {"allreduce-shared", 16u << 20},
+                                   {"allreduce-shared", 64u << 20}};
   for (const auto& c : cases) {
     const int64_t n = static_cast<int64_t>(c.bytes / 4);
     brasa::Tensor mpi_buf = brasa::ones({n}), gloo_buf = brasa::ones({n}),
                   shm_buf = brasa::ones({n});
+    if (c.op == "allreduce-shared") shm_buf.share_memory_();
     std::vector<brasa::Tensor> ts{shm_buf};
     float* mp = static_cast<float*>(mpi_buf.data_ptr());
     float* gp = static_cast<float*>(gloo_buf.data_ptr());
     std::function<void()> raw_mpi, raw_gloo, ours;
-    if (c.op == "allreduce") {
+    if (c.op != "broadcast") {
       raw_mpi = [&] {
         MPI_Allreduce(MPI_IN_PLACE, mp, static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       };

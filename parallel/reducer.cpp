@@ -131,6 +131,9 @@ void Reducer::build_buckets(const std::vector<size_t>& order) {
     }
     const Tensor& first = params_[bk.params[0]];
     bk.buffer = zeros({total}, TensorOptions().dtype(first.scalar_type()).device(first.device()));
+    // The shm backend reduces straight between the ranks' buckets when they
+    // are in shared memory.
+    if (bk.buffer.is_cpu() && group_->backend_name() == "shm") bk.buffer.share_memory_();
     bk.pending = bk.params.size();
   }
   buckets_ = std::move(buckets);

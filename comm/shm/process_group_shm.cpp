@@ -4,6 +4,7 @@
 #include <brasa/comm/staging.h>
 #include <brasa/comm/store/prefix_store.h>
 #include <brasa/ops/factory.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -79,6 +80,7 @@ shm_detail::Group::Group(const std::shared_ptr<Store>& store, int rank_, int siz
     store->set("shm/" + std::to_string(rank), Bytes(s.begin(), s.end()));
   }
   peers.resize(static_cast<size_t>(size));
+  mapped.resize(static_cast<size_t>(size));
   for (int p = 0; p < size; ++p) {
     Peer& peer = peers[static_cast<size_t>(p)];
     if (p == rank) {
@@ -106,8 +108,8 @@ shm_detail::Group::Group(const std::shared_ptr<Store>& store, int rank_, int siz
     }
     char* base = static_cast<char*>(peer.segment->data());
     peer.head = reinterpret_cast<SegmentHead*>(base);
-    peer.halves[0] = base + layout.halves_at;
-    peer.halves[1] = base + layout.halves_at + layout.half_bytes;
+    for (int i = 0; i < shm_detail::kSlots; ++i)
+      peer.slots[i] = base + layout.slots_at + static_cast<size_t>(i) * layout.slot_bytes;
     peer.rings = base + layout.rings_at;
   }
   // Everyone has mapped everyone before the first collective (the memfds of
@@ -233,13 +235,14 @@ void shm_detail::Group::run(const RoundPlan& plan) {
   FutexWord& progress = peers[static_cast<size_t>(rank)].head->progress;
   for (uint64_t i = 0; i < total; ++i) {
     const uint64_t k = round++;
-    // Both halves in use: wait until every peer finished round k - 2 (whose
-    // half this round reuses).
-    if (k >= 2) wait_all(state(k - 1, 0));
-    half = static_cast<int>(k % 2);
+    // Every slot in use: wait until every peer finished the round whose slot
+    // this one reuses.
+    if (k >= shm_detail::kSlots) wait_all(state(k - shm_detail::kSlots + 1, 0));
+    slot = static_cast<int>(k % shm_detail::kSlots);
     RoundHeader* h = header(rank);
     h->fingerprint = op.fingerprint;
     h->rounds = plan.rounds;
+    h->buffer = plan.buffer ? *plan.buffer : shm_detail::ExposedBuffer();
     if (plan.counts) std::memcpy(h + 1, plan.counts, sizeof(int64_t) * static_cast<size_t>(size));
     if (plan.write) plan.write(i);
     publish(progress, state(k, 1));
@@ -255,6 +258,39 @@ void shm_detail::Group::run(const RoundPlan& plan) {
     if (plan.read) plan.read(i);
     publish(progress, state(k, 3));
   }
+}
+
+bool shm_detail::Group::expose(const Tensor& buf, ExposedBuffer& e) {
+  const Storage& storage = buf.storage();
+  if (!storage || storage->kind() != AllocationKind::Memfd) return false;
+  const AllocationHandle h = storage->export_handle();
+  struct stat st {};
+  if (h.fd < 0 || ::fstat(h.fd, &st) != 0) return false;
+  e.fd = h.fd;
+  e.inode = static_cast<uint64_t>(st.st_ino);
+  e.bytes = h.nbytes;
+  e.offset = static_cast<uint64_t>(static_cast<char*>(buf.data_ptr()) -
+                                   static_cast<char*>(storage->data()));
+  return true;
+}
+
+char* shm_detail::Group::peer_buffer(int p, const ExposedBuffer& e) {
+  if (p == rank) return nullptr;
+  auto& list = mapped[static_cast<size_t>(p)];
+  for (auto it = list.begin(); it != list.end(); ++it) {
+    if (it->fd != e.fd) continue;
+    if (it->inode == e.inode && it->storage->nbytes() == e.bytes) {
+      return static_cast<char*>(it->storage->data()) + e.offset;
+    }
+    list.erase(it);  // the descriptor now names another memfd
+    break;
+  }
+  constexpr size_t kKept = 16;  // per peer; the oldest mapping goes first
+  if (list.size() >= kKept) list.erase(list.begin());
+  Storage s = map_peer_segment(peers[static_cast<size_t>(p)].process.pid(), static_cast<int>(e.fd),
+                               e.bytes, "a tensor of rank " + std::to_string(p));
+  list.push_back(Mapped{e.fd, e.inode, s});
+  return static_cast<char*>(s->data()) + e.offset;
 }
 
 // ---- the group ----
@@ -309,6 +345,10 @@ ProcessGroupShm::~ProcessGroupShm() {
   }
   impl_->cv.notify_all();
   if (impl_->worker.joinable()) impl_->worker.join();
+}
+
+uint64_t ProcessGroupShm::zero_copy_allreduces() const {
+  return impl_->group->zero_copy_allreduces.load();
 }
 
 std::vector<int> ProcessGroupShm::pids() const {
@@ -411,6 +451,65 @@ std::shared_ptr<Work> ProcessGroupShm::broadcast(std::vector<Tensor>& tensors,
 
 namespace {
 
+// Allreduces from this size try the zero-copy path first.
+constexpr int64_t kZeroCopyBytes = 256 << 10;
+
+// Zero-copy allreduce, when every rank's buffer lives in a memfd (DDP's
+// buckets on this backend, tensors after share_memory_()): a first round
+// publishes the buffers; then each rank reduces its slice straight out of
+// all of them into its own, and copies the others' reduced slices — no
+// staging copy. A last round keeps every tensor untouched until no peer
+// reads it any more. Returns false (having changed nothing) when some
+// rank's buffer cannot be mapped by the others.
+bool allreduce_zero_copy(shm_detail::Group* g, const Tensor& buf, ReduceOp op) {
+  const int P = g->size, me = g->rank;
+  const size_t es = buf.element_size();
+  const int64_t n = buf.numel();
+  char* base = static_cast<char*>(buf.data_ptr());
+  shm_detail::ExposedBuffer mine;
+  const bool exposed = shm_detail::Group::expose(buf, mine);
+  std::vector<char*> at(static_cast<size_t>(P), nullptr);
+  bool everyone = true;
+  shm_detail::RoundPlan ask;
+  ask.rounds = 1;
+  ask.buffer = exposed ? &mine : nullptr;
+  ask.read = [&](uint64_t) {
+    for (int p = 0; p < P; ++p) everyone = everyone && g->header(p)->buffer.fd >= 0;
+    if (!everyone) return;
+    for (int p = 0; p < P; ++p)
+      at[static_cast<size_t>(p)] = p == me ? base : g->peer_buffer(p, g->header(p)->buffer);
+  };
+  g->run(ask);
+  if (!everyone) return false;
+  const int64_t s = ceil_div(n, P);
+  auto slice = [&](int p, int64_t& first) {
+    first = std::min<int64_t>(p * s, n);
+    return std::min<int64_t>(s, n - first);
+  };
+  shm_detail::RoundPlan reduce;
+  reduce.rounds = 1;
+  reduce.middle = [&](uint64_t) {
+    int64_t first;
+    const int64_t len = slice(me, first);
+    if (len <= 0) return;
+    std::vector<const void*> in;
+    for (char* p : at) in.push_back(p + first * es);
+    shm_detail::reduce_into(base + first * es, in.data(), P, len, buf.scalar_type(), op);
+  };
+  reduce.read = [&](uint64_t) {
+    for (int p = 0; p < P; ++p) {
+      int64_t first;
+      const int64_t len = slice(p, first);
+      if (p != me && len > 0)
+        std::memcpy(base + first * es, at[static_cast<size_t>(p)] + first * es, len * es);
+    }
+  };
+  g->run(reduce);
+  g->run(shm_detail::RoundPlan());
+  ++g->zero_copy_allreduces;
+  return true;
+}
+
 // In-place allreduce (or reduce to `root` when root >= 0) of a contiguous buffer.
 void allreduce_buffer(shm_detail::Group* g, const Tensor& buf, ReduceOp op, int root) {
   const ScalarType dtype = buf.scalar_type();
@@ -419,9 +518,11 @@ void allreduce_buffer(shm_detail::Group* g, const Tensor& buf, ReduceOp op, int 
   const int64_t n = buf.numel(), chunk = static_cast<int64_t>(g->layout.chunk_bytes / es);
   char* base = static_cast<char*>(buf.data_ptr());
   const bool gets_result = root < 0 || root == me;
+  if (root < 0 && n * static_cast<int64_t>(es) >= kZeroCopyBytes && allreduce_zero_copy(g, buf, op))
+    return;
   shm_detail::RoundPlan plan;
   plan.rounds = static_cast<uint64_t>(ceil_div(n, chunk));
-  // Direct: every rank (or the root) reduces the whole chunk from all halves:
+  // Direct: every rank (or the root) reduces the whole chunk from all slots:
   // one synchronisation per round. Otherwise a reduce-scatter then a gather of
   // the reduced slices: each rank reads each element once (2 steps).
   const bool direct = n * static_cast<int64_t>(es) <= g->direct_bytes;

@@ -5,17 +5,17 @@
 // Each rank owns one segment (a memfd: the kernel frees it with the last
 // mapping, so a killed rank leaks nothing) that every peer maps through
 // /proc/PID/fd. It holds a futex word counting this rank's progress, a
-// failure flag with its reason, two staging halves used by alternate rounds,
-// and one point-to-point ring per peer.
+// failure flag with its reason, a few staging slots used by successive
+// rounds in turn, and one point-to-point ring per peer.
 //
 // A collective runs in rounds of at most `chunk_bytes` per rank: every rank
-// writes its part into its half (with the collective's fingerprint), says so,
-// then reads what it needs straight out of its peers' halves. A large
-// allreduce adds a middle phase — a reduce-scatter: each rank reduces its
-// slice from all halves in one pass — and then everyone copies the reduced
-// slices; small ones (and any of 2 ranks) let each rank reduce everything at
-// once. Alternate halves let a rank fill round k+1 while peers still read
-// round k; the chunks stay in the caches the ranks share.
+// writes its part into its slot (with the collective's fingerprint), says
+// so, then reads what it needs straight out of its peers' slots. An
+// allreduce above 32 KiB adds a middle phase — a reduce-scatter: each rank
+// reduces its slice from all slots in one pass — and then everyone copies
+// the reduced slices; smaller ones let each rank reduce everything at once.
+// Several slots let a rank fill round k+1 while peers still read round k;
+// the chunks stay in the caches the ranks share.
 //
 // Waiting spins briefly (not at all when ranks outnumber CPUs), then sleeps
 // on the peer's futex word. While asleep it checks, every 50 ms, whether the
@@ -88,6 +88,9 @@ class ProcessGroupShm : public ProcessGroup {
 
   // The process ids of the group's ranks, in rank order.
   std::vector<int> pids() const;
+  // Allreduces that went straight between the ranks' tensors (every rank's
+  // tensor in shared memory, 256 KiB or more) instead of through the slots.
+  uint64_t zero_copy_allreduces() const;
 
   struct Impl;
   struct P2P;

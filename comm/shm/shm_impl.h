@@ -20,18 +20,19 @@
 namespace brasa::distributed::shm_detail {
 
 // What one collective does in each of its rounds (round index i from 0):
-// write fills this rank's half, middle (optional) runs between two
+// write fills this rank's slot, middle (optional) runs between two
 // synchronisations, read takes what this rank needs from the peers' halves.
 struct RoundPlan {
   uint64_t rounds = 0;              // this rank's rounds; the group runs the most any rank asks
   const int64_t* counts = nullptr;  // size() numbers published in the header (alltoall)
+  const ExposedBuffer* buffer = nullptr;  // published in the header (zero-copy)
   std::function<void(uint64_t)> write, middle, read;
 };
 
 struct Peer {
   Storage segment;
   SegmentHead* head = nullptr;
-  char* halves[2] = {nullptr, nullptr};
+  char* slots[kSlots] = {};
   char* rings = nullptr;
   PeerProcess process;  // not watched for this rank itself
 };
@@ -56,7 +57,7 @@ struct Group {
     std::chrono::steady_clock::time_point deadline;
   } op;
   uint64_t round = 0;  // rounds run so far
-  int half = 0;        // the half of the current round
+  int slot = 0;        // the slot of the current round
 
   std::atomic<bool> broken{false};
   std::mutex mu;
@@ -66,18 +67,31 @@ struct Group {
     return static_cast<uint32_t>(3 * round + static_cast<uint64_t>(phase));
   }
   RoundHeader* header(int p) const {
-    return reinterpret_cast<RoundHeader*>(peers[static_cast<size_t>(p)].halves[half]);
+    return reinterpret_cast<RoundHeader*>(peers[static_cast<size_t>(p)].slots[slot]);
   }
   const int64_t* counts(int p) const { return reinterpret_cast<const int64_t*>(header(p) + 1); }
   char* data(int p) const {
-    return peers[static_cast<size_t>(p)].halves[half] + layout.header_bytes;
+    return peers[static_cast<size_t>(p)].slots[slot] + layout.header_bytes;
   }
-  // Elements of one rank's piece when a half is split into size() pieces.
+  // Elements of one rank's piece when a slot is split into size() pieces.
   int64_t piece_elements(size_t element_size) const {
     return static_cast<int64_t>(layout.chunk_bytes / static_cast<size_t>(size) / element_size);
   }
 
   void run(const RoundPlan& plan);
+
+  // Zero-copy: whether `buf` (contiguous) lives in a memfd the peers can map,
+  // described in `e`; and where peer p's exposed buffer `e` is mapped here
+  // (mapped once, kept for the next calls).
+  static bool expose(const Tensor& buf, ExposedBuffer& e);
+  char* peer_buffer(int p, const ExposedBuffer& e);
+  struct Mapped {
+    int64_t fd;
+    uint64_t inode;
+    Storage storage;
+  };
+  std::vector<std::vector<Mapped>> mapped;  // per peer, the most recent last
+  std::atomic<uint64_t> zero_copy_allreduces{0};
   static void publish(FutexWord& word, uint32_t value);
   void wait_peer(int p, uint32_t target);
   void wait_all(uint32_t target);

@@ -25,9 +25,19 @@ struct SegmentHead {
   char reason[496] = {};  // why this rank gave up on the group (when failed)
 };
 
-// The start of each staging half: what the rank is doing this round.
+// A tensor's memory this rank lets its peers map (zero-copy collectives): a
+// memfd the process holds open as `fd` (-1: none), the data at `offset`.
+struct ExposedBuffer {
+  int64_t fd = -1;
+  uint64_t inode = 0;  // tells a reused descriptor number apart
+  uint64_t bytes = 0;  // of the whole memfd
+  uint64_t offset = 0;
+};
+
+// The start of each staging slot: what the rank is doing this round.
 struct RoundHeader {
   Fingerprint fingerprint;
+  ExposedBuffer buffer;
   uint64_t rounds = 0;  // how many rounds this rank needs for the collective
   // followed by int64_t counts[size] (alltoall: elements for each rank)
 };
@@ -41,11 +51,17 @@ struct RingHead {
 
 constexpr size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
+// Staging slots per rank, used by successive rounds in turn. A rank writes a
+// slot again only after every peer finished the round that last used it;
+// with 4, the lines a peer read then have left its L2 for the shared L3,
+// where taking them back costs less than from the peer's cache.
+constexpr int kSlots = 4;
+
 struct Layout {
-  size_t chunk_bytes = 0;   // data bytes of a half
+  size_t chunk_bytes = 0;   // data bytes of a slot
   size_t header_bytes = 0;  // RoundHeader and counts, rounded up
-  size_t half_bytes = 0;
-  size_t halves_at = 0;
+  size_t slot_bytes = 0;
+  size_t slots_at = 0;
   size_t ring_bytes = 0;  // data bytes of a ring
   size_t rings_at = 0;
   size_t ring_stride = 0;
@@ -53,9 +69,9 @@ struct Layout {
 
   Layout(int size, size_t chunk, size_t ring) : chunk_bytes(chunk), ring_bytes(ring) {
     header_bytes = align_up(sizeof(RoundHeader) + sizeof(int64_t) * size, 64);
-    half_bytes = align_up(header_bytes + chunk_bytes, 4096);
-    halves_at = align_up(sizeof(SegmentHead), 4096);
-    rings_at = halves_at + 2 * half_bytes;
+    slot_bytes = align_up(header_bytes + chunk_bytes, 4096);
+    slots_at = align_up(sizeof(SegmentHead), 4096);
+    rings_at = slots_at + kSlots * slot_bytes;
     ring_stride = align_up(sizeof(RingHead) + ring_bytes, 4096);
     total = rings_at + ring_stride * static_cast<size_t>(size);
   }

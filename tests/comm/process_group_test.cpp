@@ -483,6 +483,52 @@ TEST(ProcessGroup, LargeTensorsTakeManyRounds) {
   pg->barrier()->wait();
 }
 
+// Tensors in shared memory (the shm backend reduces straight between them,
+// with no staging), tensors in private memory, and a mix of both.
+TEST(ProcessGroup, AllreduceOfSharedMemoryTensors) {
+  auto pg = world();
+  const int n = N(), me = R();
+  const int64_t count = 300007;  // 1.2 MB: above the shm backend's zero-copy threshold
+  auto make = [&](bool shared, int64_t offset) {
+    Tensor base = empty({count + offset}, TensorOptions().dtype(kFloat));
+    if (shared) base.share_memory_();
+    Tensor t = base.narrow(0, offset, count);
+    float* p = t.data_ptr<float>();
+    for (int64_t i = 0; i < count; ++i) p[i] = static_cast<float>(i % 9 + me);
+    return t;
+  };
+  auto check = [&](const Tensor& t, const std::string& what) {
+    const float* p = t.data_ptr<float>();
+    for (int64_t i = 0; i < count; ++i)
+      ASSERT_EQ(p[i], static_cast<float>(n * (i % 9) + n * (n - 1) / 2)) << what << " at " << i;
+  };
+  auto* shm = dynamic_cast<ProcessGroupShm*>(pg.get());
+  const uint64_t zero_copy_before = shm ? shm->zero_copy_allreduces() : 0;
+  for (int rep = 0; rep < 3; ++rep) {  // new storages each time: mappings must follow
+    std::vector<Tensor> all_shared{make(true, rep * 16)};
+    pg->allreduce(all_shared)->wait();
+    check(all_shared[0], "every rank shared, rep " + std::to_string(rep));
+  }
+  Tensor kept = make(true, 0);
+  for (int rep = 0; rep < 3; ++rep) {  // the same storage again and again
+    float* p = kept.data_ptr<float>();
+    for (int64_t i = 0; i < count; ++i) p[i] = static_cast<float>(i % 9 + me);
+    std::vector<Tensor> v{kept};
+    pg->allreduce(v)->wait();
+    check(kept, "the same shared tensor, rep " + std::to_string(rep));
+  }
+  if (shm) EXPECT_EQ(shm->zero_copy_allreduces() - zero_copy_before, 6u);
+  std::vector<Tensor> mixed{make(me % 2 == 0, 3)};
+  pg->allreduce(mixed)->wait();
+  check(mixed[0], "shared on even ranks only");
+  if (shm) EXPECT_EQ(shm->zero_copy_allreduces() - zero_copy_before, 6u);
+  std::vector<Tensor> avg{make(true, 0)};
+  AllreduceOptions o;
+  o.reduceOp = ReduceOp::MAX;
+  pg->allreduce(avg, o)->wait();
+  EXPECT_EQ(avg[0].data_ptr<float>()[count - 1], static_cast<float>((count - 1) % 9 + n - 1));
+}
+
 TEST(ProcessGroup, AllreduceCoalesced) {
   std::vector<Tensor> ts{filled({2, 2}, kFloat, R() + 1), filled({3}, kFloat, 2 * (R() + 1)),
                          filled({4, 6}, kFloat, 1).t()};
