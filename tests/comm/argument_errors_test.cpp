@@ -79,8 +79,10 @@ TEST(InitProcessGroup, Errors) {
     unsetenv(v);
   EXPECT_ERROR("init_process_group(env://): RANK and WORLD_SIZE are not set",
                init_process_group("gloo"));
-  EXPECT_ERROR("init_process_group: unknown backend 'nccl' (this build has: mpi, gloo)",
-               init_process_group("nccl", std::make_shared<HashStore>(), 1, 0));
+  EXPECT_ERROR(
+      "init_process_group: unknown backend 'nccl' (this build has: mpi, gloo, shm, shm+gloo, "
+      "shm+mpi)",
+      init_process_group("nccl", std::make_shared<HashStore>(), 1, 0));
   EXPECT_ERROR("init_process_group: the store is null",
                init_process_group("gloo", std::shared_ptr<Store>(), 1, 0));
   EXPECT_FALSE(is_initialized());
@@ -89,6 +91,15 @@ TEST(InitProcessGroup, Errors) {
   EXPECT_ERROR("already initialized (backend gloo)",
                init_process_group("gloo", std::make_shared<HashStore>(), 1, 0));
   destroy_process_group();
+  // A world of one on shared memory, and a hierarchical one of one node.
+  for (const char* backend : {"shm", "shm+gloo"}) {
+    init_process_group(backend, std::make_shared<HashStore>(), 1, 0);
+    Tensor t = full({4}, 3.0);
+    all_reduce(t);
+    EXPECT_VALUES(t, {3, 3, 3, 3});
+    EXPECT_EQ(get_backend(), backend);
+    destroy_process_group();
+  }
 }
 
 }  // namespace
