@@ -455,12 +455,13 @@ namespace {
 constexpr int64_t kZeroCopyBytes = 256 << 10;
 
 // Zero-copy allreduce, when every rank's buffer lives in a memfd (DDP's
-// buckets on this backend, tensors after share_memory_()): a first round
-// publishes the buffers; then each rank reduces its slice straight out of
-// all of them into its own, and copies the others' reduced slices — no
-// staging copy. A last round keeps every tensor untouched until no peer
-// reads it any more. Returns false (having changed nothing) when some
-// rank's buffer cannot be mapped by the others.
+// buckets on this backend, tensors after share_memory_()): a round publishes
+// the buffers (peers map each once and keep it); in that same round each
+// rank reduces its slice straight out of all of them and writes the result
+// into every rank's buffer. A last round keeps every tensor untouched until
+// no peer reads or writes it any more. No staging copy, two
+// synchronisations. Returns false (having changed nothing) when some rank's
+// buffer is not in shared memory.
 bool allreduce_zero_copy(shm_detail::Group* g, const Tensor& buf, ReduceOp op) {
   const int P = g->size, me = g->rank;
   const size_t es = buf.element_size();
@@ -468,43 +469,29 @@ bool allreduce_zero_copy(shm_detail::Group* g, const Tensor& buf, ReduceOp op) {
   char* base = static_cast<char*>(buf.data_ptr());
   shm_detail::ExposedBuffer mine;
   const bool exposed = shm_detail::Group::expose(buf, mine);
-  std::vector<char*> at(static_cast<size_t>(P), nullptr);
   bool everyone = true;
-  shm_detail::RoundPlan ask;
-  ask.rounds = 1;
-  ask.buffer = exposed ? &mine : nullptr;
-  ask.read = [&](uint64_t) {
+  shm_detail::RoundPlan plan;
+  plan.rounds = 1;
+  plan.buffer = exposed ? &mine : nullptr;
+  plan.read = [&](uint64_t) {
     for (int p = 0; p < P; ++p) everyone = everyone && g->header(p)->buffer.fd >= 0;
     if (!everyone) return;
+    std::vector<char*> at(static_cast<size_t>(P));
     for (int p = 0; p < P; ++p)
       at[static_cast<size_t>(p)] = p == me ? base : g->peer_buffer(p, g->header(p)->buffer);
-  };
-  g->run(ask);
-  if (!everyone) return false;
-  const int64_t s = ceil_div(n, P);
-  auto slice = [&](int p, int64_t& first) {
-    first = std::min<int64_t>(p * s, n);
-    return std::min<int64_t>(s, n - first);
-  };
-  shm_detail::RoundPlan reduce;
-  reduce.rounds = 1;
-  reduce.middle = [&](uint64_t) {
-    int64_t first;
-    const int64_t len = slice(me, first);
+    // This rank's slice: no other rank reads or writes it in this round.
+    const int64_t s = ceil_div(n, P);
+    const int64_t first = std::min<int64_t>(me * s, n), len = std::min<int64_t>(s, n - first);
     if (len <= 0) return;
     std::vector<const void*> in;
     for (char* p : at) in.push_back(p + first * es);
     shm_detail::reduce_into(base + first * es, in.data(), P, len, buf.scalar_type(), op);
+    for (int p = 0; p < P; ++p)
+      if (p != me)
+        std::memcpy(at[static_cast<size_t>(p)] + first * es, base + first * es, len * es);
   };
-  reduce.read = [&](uint64_t) {
-    for (int p = 0; p < P; ++p) {
-      int64_t first;
-      const int64_t len = slice(p, first);
-      if (p != me && len > 0)
-        std::memcpy(base + first * es, at[static_cast<size_t>(p)] + first * es, len * es);
-    }
-  };
-  g->run(reduce);
+  g->run(plan);
+  if (!everyone) return false;
   g->run(shm_detail::RoundPlan());
   ++g->zero_copy_allreduces;
   return true;

@@ -51,11 +51,11 @@ struct RingHead {
 
 constexpr size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-// Staging slots per rank, used by successive rounds in turn. A rank writes a
-// slot again only after every peer finished the round that last used it;
-// with 4, the lines a peer read then have left its L2 for the shared L3,
-// where taking them back costs less than from the peer's cache.
-constexpr int kSlots = 4;
+// Staging slots per rank, used by successive rounds in turn: a rank writes a
+// slot again only after every peer finished the round that last used it.
+// Two let a rank fill round k+1 while its peers read round k; four measured
+// slower on 2 Zen 4 cores (twice the memory the caches must hold).
+constexpr int kSlots = 2;
 
 struct Layout {
   size_t chunk_bytes = 0;   // data bytes of a slot
