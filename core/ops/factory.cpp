@@ -44,7 +44,7 @@ Tensor empty(IntArrayRef size, const TensorOptions& options) {
   check_sizes("empty", size);
   check_device_available("empty", options.device());
   ScalarType t = options.dtype();
-  auto storage = Storage::allocate(compute_numel(size) * elementSize(t), options.device());
+  auto storage = Storage::allocate(compute_nbytes("empty", size, t), options.device());
   return finish(
       Tensor(make_intrusive<TensorImpl>(std::move(storage), t, size, contiguous_strides(size), 0)),
       options);
@@ -59,11 +59,20 @@ Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& 
     BRASA_CHECK(stride[i] >= 0, "empty_strided: negative stride ", stride[i]);
     if (size[i] == 0) extent = 0;
   }
+  bool overflow = false;
   if (extent != 0)
-    for (size_t i = 0; i < size.size(); ++i) extent += (size[i] - 1) * stride[i];
+    for (size_t i = 0; i < size.size(); ++i) {
+      int64_t step = 0;
+      overflow |= __builtin_mul_overflow(size[i] - 1, stride[i], &step);
+      overflow |= __builtin_add_overflow(extent, step, &extent);
+    }
   check_device_available("empty_strided", options.device());
   ScalarType t = options.dtype();
-  auto storage = Storage::allocate(extent * elementSize(t), options.device());
+  int64_t bytes = 0;
+  overflow |= __builtin_mul_overflow(extent, static_cast<int64_t>(elementSize(t)), &bytes);
+  BRASA_CHECK(!overflow, "empty_strided: size ", size, " with stride ", stride,
+              " spans more bytes than int64 can count");
+  auto storage = Storage::allocate(bytes, options.device());
   return finish(Tensor(make_intrusive<TensorImpl>(std::move(storage), t, size, stride, 0)),
                 options);
 }

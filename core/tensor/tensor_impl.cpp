@@ -1,4 +1,7 @@
 #include <brasa/tensor/tensor_impl.h>
+#include <brasa/util/error.h>
+
+#include <limits>
 
 namespace brasa {
 
@@ -46,8 +49,21 @@ DimVector contiguous_strides(IntArrayRef sizes) {
 
 int64_t compute_numel(IntArrayRef sizes) {
   int64_t n = 1;
-  for (auto s : sizes) n *= s;
+  bool overflow = false;
+  for (auto s : sizes) overflow |= __builtin_mul_overflow(n, s, &n);
+  // A wrapped product would make a small tensor that claims to be huge.
+  BRASA_CHECK(!overflow, "numel: integer multiplication overflow: size ", sizes,
+              " has more elements than int64 can count");
   return n;
+}
+
+int64_t compute_nbytes(const char* op, IntArrayRef sizes, ScalarType dtype) {
+  int64_t bytes = 0;
+  BRASA_CHECK(!__builtin_mul_overflow(compute_numel(sizes),
+                                      static_cast<int64_t>(elementSize(dtype)), &bytes),
+              op, ": a tensor of size ", sizes, " and dtype ", toString(dtype), " needs more than ",
+              std::numeric_limits<int64_t>::max(), " bytes");
+  return bytes;
 }
 
 }  // namespace brasa

@@ -67,6 +67,10 @@ class TensorImpl : public intrusive_ptr_target {
 
 // Row-major strides for `sizes`.
 DimVector contiguous_strides(IntArrayRef sizes);
+// The product of `sizes`; an error when it overflows int64.
 int64_t compute_numel(IntArrayRef sizes);
+// The bytes of a contiguous tensor of `sizes` and `dtype`; an error naming
+// `op` on overflow.
+int64_t compute_nbytes(const char* op, IntArrayRef sizes, ScalarType dtype);
 
 }  // namespace brasa

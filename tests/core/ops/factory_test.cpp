@@ -93,3 +93,17 @@ TEST(Factory, DefaultDtypeCanChange) {
   EXPECT_EQ(zeros({1}).dtype(), kFloat);
   EXPECT_THROW(set_default_dtype(kInt), Error);
 }
+
+// Sizes whose element or byte counts overflow int64 are refused: wrapped,
+// they would make a small allocation that claims to be huge.
+TEST(Factory, SizesThatOverflowAreRefused) {
+  EXPECT_ERROR("empty: a tensor of size [4611686018427387904] and dtype Float needs more than",
+               zeros({int64_t{1} << 62}));
+  EXPECT_ERROR("numel: integer multiplication overflow: size [1099511627776, 1099511627776]",
+               empty({int64_t{1} << 40, int64_t{1} << 40}));
+  EXPECT_ERROR("numel: integer multiplication overflow",
+               ones({1}).expand({int64_t{1} << 40, int64_t{1} << 40}));
+  EXPECT_ERROR("empty_strided: size [4611686018427387904, 4] with stride [4, 1] spans more bytes",
+               empty_strided({int64_t{1} << 62, 4}, {4, 1}));
+  EXPECT_EQ(zeros({int64_t{1} << 20, 0}).numel(), 0);  // large but empty is fine
+}
