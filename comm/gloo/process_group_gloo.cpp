@@ -97,13 +97,15 @@ struct ProcessGroupGloo::Impl {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<std::function<void()>> jobs;
-  std::deque<std::unique_ptr<ProcessGroupGloo::P2P>> p2p;
-  std::condition_variable p2p_cv;  // p2p has work (cv: jobs has work)
   bool stop = false;
   std::thread worker;
-  std::thread p2p_worker;
-
-  void p2p_loop();
+  // One thread per send or receive in flight, each waiting on its own Gloo
+  // buffer: they complete in whatever order the peers make possible.
+  struct Waiter {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::vector<Waiter> p2p_waiters;  // under mu
 
   std::atomic<bool> broken{false};
   std::string broken_reason;  // under mu
@@ -246,7 +248,6 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
                      "): ", e.what());
   }
   impl_->worker = std::thread([this] { impl_->loop(); });
-  impl_->p2p_worker = std::thread([this] { impl_->p2p_loop(); });
 }
 
 ProcessGroupGloo::~ProcessGroupGloo() {
@@ -255,9 +256,13 @@ ProcessGroupGloo::~ProcessGroupGloo() {
     impl_->stop = true;
   }
   impl_->cv.notify_all();
-  impl_->p2p_cv.notify_all();
   if (impl_->worker.joinable()) impl_->worker.join();
-  if (impl_->p2p_worker.joinable()) impl_->p2p_worker.join();
+  std::vector<Impl::Waiter> waiters;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    waiters.swap(impl_->p2p_waiters);
+  }
+  for (auto& w : waiters) w.thread.join();
 }
 
 void ProcessGroupGloo::abort() {
@@ -666,9 +671,12 @@ std::shared_ptr<Work> ProcessGroupGloo::barrier(const BarrierOptions& opts) {
                  {});
 }
 
-// ---- point to point: posted at once; the group's p2p thread waits on Gloo's
-// buffers in order and completes the Works (Gloo's own wait timeouts close
-// the connection, so a caller's shorter Work::wait timeout must not reach it).
+// ---- point to point: posted at once; a thread per operation waits on its
+// Gloo buffer and completes the Work (Gloo's own wait timeouts close the
+// connection, so a caller's shorter Work::wait timeout must not reach it).
+// Waiting on them one after the other in the order they were posted would
+// deadlock ranks whose receives are posted in another order than the
+// matching sends.
 
 struct ProcessGroupGloo::P2P {
   std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
@@ -678,36 +686,28 @@ struct ProcessGroupGloo::P2P {
   std::chrono::milliseconds timeout;
 };
 
-void ProcessGroupGloo::Impl::p2p_loop() {
-  std::unique_lock<std::mutex> lock(mu);
-  for (;;) {
-    p2p_cv.wait(lock, [&] { return stop || !p2p.empty(); });
-    if (p2p.empty()) return;
-    auto op = std::move(p2p.front());
-    p2p.pop_front();
-    lock.unlock();
-    try {
-      int peer = -1;
-      bool ok = op->is_send ? op->buffer->waitSend(&peer, op->timeout)
-                            : op->buffer->waitRecv(&peer, op->timeout);
-      if (!ok) BRASA_DIST_THROW(DistError, "ProcessGroupGloo.", op->work->op(), ": aborted");
-      if (!op->is_send) {
-        op->work->set_source_rank(peer);
-        unstage(op->target, op->staging);
-      }
-      op->work->finish();
-    } catch (const brasa::Error&) {
-      op->work->finish(std::current_exception());
-    } catch (const std::exception& e) {
-      op->work->finish(std::make_exception_ptr(
-          DistTimeoutError("ProcessGroupGloo." + op->work->op() + ": " + e.what() + " (timeout " +
-                               std::to_string(op->timeout.count()) + " ms)",
-                           "", __FILE__, __LINE__)));
+namespace {
+void complete_p2p(ProcessGroupGloo::P2P& op) {
+  try {
+    int peer = -1;
+    bool ok = op.is_send ? op.buffer->waitSend(&peer, op.timeout)
+                         : op.buffer->waitRecv(&peer, op.timeout);
+    if (!ok) BRASA_DIST_THROW(DistError, "ProcessGroupGloo.", op.work->op(), ": aborted");
+    if (!op.is_send) {
+      op.work->set_source_rank(peer);
+      unstage(op.target, op.staging);
     }
-    op.reset();  // the buffer goes before the lock is taken again
-    lock.lock();
+    op.work->finish();
+  } catch (const brasa::Error&) {
+    op.work->finish(std::current_exception());
+  } catch (const std::exception& e) {
+    op.work->finish(std::make_exception_ptr(
+        DistTimeoutError("ProcessGroupGloo." + op.work->op() + ": " + e.what() + " (timeout " +
+                             std::to_string(op.timeout.count()) + " ms)",
+                         "", __FILE__, __LINE__)));
   }
 }
+}  // namespace
 
 std::shared_ptr<Work> ProcessGroupGloo::post(const char* op, bool is_send, const Tensor& target,
                                              int peer, int tag) {
@@ -733,11 +733,23 @@ std::shared_ptr<Work> ProcessGroupGloo::post(const char* op, bool is_send, const
     p->buffer->recv(others, p2p_slot(tag));
   }
   auto work = p->work;
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->p2p.push_back(std::move(p));
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread waiter([op = std::shared_ptr<P2P>(std::move(p)), done] {
+    complete_p2p(*op);
+    op->buffer.reset();
+    done->store(true);
+  });
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto& waiters = impl_->p2p_waiters;
+  for (auto it = waiters.begin(); it != waiters.end();) {  // the finished ones go
+    if (it->done->load()) {
+      it->thread.join();
+      it = waiters.erase(it);
+    } else {
+      ++it;
+    }
   }
-  impl_->p2p_cv.notify_one();
+  waiters.push_back({std::move(waiter), done});
   return work;
 }
 
