@@ -4,6 +4,7 @@
 
 #include <brasa/comm/distributed.h>
 #include <brasa/comm/gloo/process_group_gloo.h>
+#include <brasa/comm/shm/process_group_hierarchical.h>
 #include <brasa/comm/store/hash_store.h>
 #include <gtest/gtest.h>
 
@@ -91,6 +92,10 @@ TEST(InitProcessGroup, Errors) {
   EXPECT_ERROR("already initialized (backend gloo)",
                init_process_group("gloo", std::make_shared<HashStore>(), 1, 0));
   destroy_process_group();
+  ProcessGroupHierarchical::Options h;
+  h.inter_node = "tcp";
+  EXPECT_ERROR("ProcessGroupHierarchical: the network backend must be gloo or mpi, got 'tcp'",
+               ProcessGroupHierarchical(std::make_shared<HashStore>(), 0, 1, h));
   // A world of one on shared memory, and a hierarchical one of one node.
   for (const char* backend : {"shm", "shm+gloo"}) {
     init_process_group(backend, std::make_shared<HashStore>(), 1, 0);

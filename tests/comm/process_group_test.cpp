@@ -526,6 +526,58 @@ TEST(ProcessGroup, AllreduceOfSharedMemoryTensors) {
   EXPECT_EQ(avg[0].data_ptr<float>()[count - 1], static_cast<float>((count - 1) % 9 + n - 1));
 }
 
+// The shm backend's own errors: sends to itself, a message larger or
+// smaller than the receiving tensor (posted before and after it arrives),
+// and alltoall splits the sender and the receiver disagree on.
+TEST(ProcessGroup, ShmPointToPointAndSplitErrors) {
+  if (backend() != "shm") GTEST_SKIP() << "shm's own checks; this run tests " << backend();
+  auto pg = world();
+  const int me = R(), n = N();
+  std::vector<Tensor> four{filled({4}, kFloat, 1)}, five{filled({5}, kFloat, 0)};
+  EXPECT_ERROR("shm.send: rank " + std::to_string(me) + " cannot send to itself",
+               pg->send(four, me, 1));
+  if (me == 0) {
+    pg->send(four, 1, 77)->wait();  // arrives before its receive (the barrier below)
+    pg->send(four, 1, 78)->wait();
+  }
+  pg->barrier()->wait();
+  if (me == 1) {
+    EXPECT_ERROR(
+        "ProcessGroupShm.recv: rank 0 sent 16 bytes with tag 77 but the receiving "
+        "tensor holds 20",
+        pg->recv(five, 0, 77)->wait());
+    auto early = pg->recv(five, 0, 79);  // posted before the message
+    pg->barrier()->wait();
+    EXPECT_ERROR(
+        "ProcessGroupShm.recv: rank 0 sent 16 bytes with tag 79 but the receiving "
+        "tensor holds 20",
+        early->wait());
+    std::vector<Tensor> right{filled({4}, kFloat, 0)};
+    pg->recv(right, 0, 78)->wait();  // the next message is untouched
+    expect_all(right[0], 1, "message after a refused one");
+  } else {
+    pg->barrier()->wait();
+    if (me == 0) pg->send(four, 1, 79)->wait();
+  }
+  pg->barrier()->wait();
+
+  // Rank 0 expects 2 elements from rank 1, which sends 1.
+  static auto broken = make_group({}, 5s);
+  std::vector<int64_t> in_splits(n, 1), out_splits(n, 1);
+  if (me == 0) out_splits[1] = 2;
+  Tensor in = filled({n}, kFloat, me), out = filled({me == 0 ? n + 1 : n}, kFloat, -1);
+  try {
+    broken->alltoall_base(out, in, out_splits, in_splits)->wait();
+    EXPECT_NE(me, 0) << "rank 0 took a mismatched split";
+  } catch (const DistError& e) {
+    if (me == 0)
+      EXPECT_NE(std::string(e.what()).find("rank 1 sends 1 elements to rank 0, which expects 2"),
+                std::string::npos)
+          << e.what();
+  }
+  world()->barrier()->wait();
+}
+
 TEST(ProcessGroup, AllreduceCoalesced) {
   std::vector<Tensor> ts{filled({2, 2}, kFloat, R() + 1), filled({3}, kFloat, 2 * (R() + 1)),
                          filled({4, 6}, kFloat, 1).t()};
