@@ -29,6 +29,9 @@ struct RoundPlan {
   std::function<void(uint64_t)> write, middle, read;
 };
 
+// A positive byte count from environment variable `name`, or `fallback`.
+size_t env_bytes(const char* name, size_t fallback);
+
 struct Peer {
   Storage segment;
   SegmentHead* head = nullptr;

@@ -514,11 +514,15 @@ TEST(ProcessGroup, AllreduceOfSharedMemoryTensors) {
     pg->allreduce(v)->wait();
     check(kept, "the same shared tensor, rep " + std::to_string(rep));
   }
-  if (shm) EXPECT_EQ(shm->zero_copy_allreduces() - zero_copy_before, 6u);
+  if (shm) {
+    EXPECT_EQ(shm->zero_copy_allreduces() - zero_copy_before, 6u);
+  }
   std::vector<Tensor> mixed{make(me % 2 == 0, 3)};
   pg->allreduce(mixed)->wait();
   check(mixed[0], "shared on even ranks only");
-  if (shm) EXPECT_EQ(shm->zero_copy_allreduces() - zero_copy_before, 6u);
+  if (shm) {
+    EXPECT_EQ(shm->zero_copy_allreduces() - zero_copy_before, 6u);
+  }
   std::vector<Tensor> avg{make(true, 0)};
   AllreduceOptions o;
   o.reduceOp = ReduceOp::MAX;
@@ -570,10 +574,11 @@ TEST(ProcessGroup, ShmPointToPointAndSplitErrors) {
     broken->alltoall_base(out, in, out_splits, in_splits)->wait();
     EXPECT_NE(me, 0) << "rank 0 took a mismatched split";
   } catch (const DistError& e) {
-    if (me == 0)
+    if (me == 0) {
       EXPECT_NE(std::string(e.what()).find("rank 1 sends 1 elements to rank 0, which expects 2"),
                 std::string::npos)
           << e.what();
+    }
   }
   world()->barrier()->wait();
 }
