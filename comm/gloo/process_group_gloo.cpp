@@ -30,6 +30,7 @@
 #include <mutex>
 #include <thread>
 
+#include "../ordered_jobs.h"
 #include "gloo_reduce.h"
 
 namespace brasa::distributed {
@@ -95,10 +96,7 @@ struct ProcessGroupGloo::Impl {
   int rank = 0, size = 1;
 
   std::mutex mu;
-  std::condition_variable cv;
-  std::deque<std::function<void()>> jobs;
-  bool stop = false;
-  std::thread worker;
+  std::unique_ptr<detail::OrderedJobs> jobs;  // the collectives
   // One thread per send or receive in flight, each waiting on its own Gloo
   // buffer: they complete in whatever order the peers make possible.
   struct Waiter {
@@ -109,21 +107,6 @@ struct ProcessGroupGloo::Impl {
 
   std::atomic<bool> broken{false};
   std::string broken_reason;  // under mu
-  bool background_collectives = false;
-  std::mutex exec_mu;  // inline collectives run one at a time
-
-  void loop() {
-    std::unique_lock<std::mutex> lock(mu);
-    for (;;) {
-      cv.wait(lock, [&] { return stop || !jobs.empty(); });
-      if (jobs.empty()) return;  // stopping, nothing left
-      auto job = std::move(jobs.front());
-      jobs.pop_front();
-      lock.unlock();
-      job();
-      lock.lock();
-    }
-  }
 
   void break_group(const std::string& reason) {
     std::lock_guard<std::mutex> lock(mu);
@@ -228,7 +211,6 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
   if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
     ::signal(SIGPIPE, SIG_IGN);
   impl_->store = store;
-  impl_->background_collectives = options.background_collectives;
   impl_->rank = rank;
   impl_->size = size;
   gloo::transport::tcp::attr attr;
@@ -247,16 +229,11 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
                      " could not connect to the ", "others (its address for them: ", attr.hostname,
                      "): ", e.what());
   }
-  impl_->worker = std::thread([this] { impl_->loop(); });
+  impl_->jobs = std::make_unique<detail::OrderedJobs>(options.background_collectives);
 }
 
 ProcessGroupGloo::~ProcessGroupGloo() {
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->stop = true;
-  }
-  impl_->cv.notify_all();
-  if (impl_->worker.joinable()) impl_->worker.join();
+  impl_->jobs.reset();  // runs what is queued
   std::vector<Impl::Waiter> waiters;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
@@ -267,12 +244,7 @@ ProcessGroupGloo::~ProcessGroupGloo() {
 
 void ProcessGroupGloo::abort() {
   impl_->break_group("abort() was called");
-  std::deque<std::function<void()>> dropped;
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    dropped.swap(impl_->jobs);
-  }
-  for (auto& job : dropped) job();  // each sees the broken flag and fails its Work
+  for (auto& job : impl_->jobs->take_queued()) job();  // each sees the broken flag, fails its Work
 }
 
 std::shared_ptr<Work> ProcessGroupGloo::enqueue(
@@ -302,16 +274,7 @@ std::shared_ptr<Work> ProcessGroupGloo::enqueue(
       work->finish(g->diagnose(op, f, e.what(), timeout, started));
     }
   };
-  if (!impl_->background_collectives) {
-    std::lock_guard<std::mutex> exec(impl_->exec_mu);
-    job();
-    return work;
-  }
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->jobs.push_back(std::move(job));
-  }
-  impl_->cv.notify_one();
+  impl_->jobs->run(std::move(job));
   return work;
 }
 

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "../ordered_jobs.h"
 #include "shm_impl.h"
 #include "shm_p2p.h"
 #include "shm_reduce.h"
@@ -43,26 +44,7 @@ int64_t span(int64_t count, int64_t chunk, uint64_t i, int64_t& off) {
 
 struct ProcessGroupShm::Impl {
   std::unique_ptr<shm_detail::Group> group;
-  bool background = false;
-  std::mutex exec_mu;  // collectives run one at a time
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<std::function<void()>> jobs;
-  bool stop = false;
-  std::thread worker;
-
-  void loop() {
-    std::unique_lock<std::mutex> lock(mu);
-    for (;;) {
-      cv.wait(lock, [&] { return stop || !jobs.empty(); });
-      if (jobs.empty()) return;
-      auto job = std::move(jobs.front());
-      jobs.pop_front();
-      lock.unlock();
-      job();
-      lock.lock();
-    }
-  }
+  std::unique_ptr<detail::OrderedJobs> jobs;  // the collectives
 };
 
 ProcessGroupShm::ProcessGroupShm(std::shared_ptr<Store> store, int rank, int size)
@@ -78,19 +60,13 @@ ProcessGroupShm::ProcessGroupShm(std::shared_ptr<Store> store, int rank, int siz
               "ProcessGroupShm: chunk_bytes must be from 4096 to 1 GiB, got ", chunk);
   chunk = shm_detail::align_up(chunk, 64 * static_cast<size_t>(size));
   impl_->group = std::make_unique<shm_detail::Group>(store, rank, size, chunk, options.timeout);
-  impl_->background = options.background_collectives;
-  if (impl_->background) impl_->worker = std::thread([this] { impl_->loop(); });
+  impl_->jobs = std::make_unique<detail::OrderedJobs>(options.background_collectives);
   p2p_ = std::make_unique<P2P>(*impl_->group);
 }
 
 ProcessGroupShm::~ProcessGroupShm() {
   p2p_.reset();
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->stop = true;
-  }
-  impl_->cv.notify_all();
-  if (impl_->worker.joinable()) impl_->worker.join();
+  impl_->jobs.reset();  // runs what is queued
 }
 
 uint64_t ProcessGroupShm::zero_copy_allreduces() const {
@@ -105,12 +81,7 @@ std::vector<int> ProcessGroupShm::pids() const {
 
 void ProcessGroupShm::abort() {
   impl_->group->fail("abort() was called on rank " + std::to_string(rank()));
-  std::deque<std::function<void()>> dropped;
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    dropped.swap(impl_->jobs);
-  }
-  for (auto& job : dropped) job();  // each sees the broken flag and fails its Work
+  for (auto& job : impl_->jobs->take_queued()) job();  // each sees the broken flag, fails its Work
   p2p_->abort("abort() was called");
 }
 
@@ -143,16 +114,7 @@ std::shared_ptr<Work> ProcessGroupShm::enqueue(const char* op, const Fingerprint
       work->finish(std::current_exception());
     }
   };
-  if (!impl_->background) {
-    std::lock_guard<std::mutex> exec(impl_->exec_mu);
-    job();
-    return work;
-  }
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->jobs.push_back(std::move(job));
-  }
-  impl_->cv.notify_one();
+  impl_->jobs->run(std::move(job));
   return work;
 }
 
