@@ -1,5 +1,8 @@
 #include <brasa/device/device_runtime.h>
 #include <brasa/util/error.h>
+#ifdef BRASA_WITH_CUDA
+#include <brasa/cuda/cuda_runtime.h>
+#endif
 
 #include <atomic>
 #include <cstring>
@@ -22,7 +25,21 @@ constinit CPURuntime g_cpu_runtime;
 // Indexed by DeviceType; the CPU's is always there.
 constinit std::atomic<DeviceRuntime*> g_runtimes[kNumDeviceTypes] = {&g_cpu_runtime, nullptr,
                                                                      nullptr};
+#ifdef BRASA_WITH_CUDA
+// CUDA builds register their runtime on first use of the registry (there is
+// no static-initialisation order to rely on in a static library).
+std::atomic<DeviceRuntime*>* runtimes() {
+  static const bool cuda = [] {
+    DeviceRuntime* expected = nullptr;
+    g_runtimes[static_cast<int>(kCUDA)].compare_exchange_strong(expected, cuda::runtime());
+    return true;
+  }();
+  (void)cuda;
+  return g_runtimes;
+}
+#else
 std::atomic<DeviceRuntime*>* runtimes() { return g_runtimes; }
+#endif
 
 int slot(DeviceType t) {
   const int i = static_cast<int>(t);
@@ -53,6 +70,8 @@ DeviceRuntime& device_runtime(const char* op, Device d) {
   BRASA_CHECK(rt != nullptr, op, ": device ", d, " is not available in this build (no ",
               device_type_name(d.type()), " runtime; this build has ", available_devices_text(),
               ")");
+  BRASA_CHECK(rt->device_count() > 0, op, ": device ", d, " is not available: no ",
+              device_type_name(d.type()), " device is present (", rt->no_device_reason(), ")");
   BRASA_CHECK(d.index() < rt->device_count(), op, ": device ", d, " does not exist (",
               rt->device_count(), " ", device_type_name(d.type()), " device(s) present)");
   return *rt;

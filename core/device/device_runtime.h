@@ -27,6 +27,8 @@ class DeviceRuntime {
   virtual ~DeviceRuntime() = default;
   virtual DeviceType type() const = 0;
   virtual int device_count() const = 0;
+  // Why device_count() is 0 ("" when there are devices), for error messages.
+  virtual std::string no_device_reason() const { return ""; }
   virtual Allocator* allocator(Device d) = 0;
   // Copies n bytes. One side is on this runtime's device type; the other is
   // on the same type or on the CPU.

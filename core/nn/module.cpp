@@ -157,6 +157,7 @@ void Module::to(Device device, bool non_blocking) {
               "): this build of Brasa has no ", device.str(), " support (",
               available_devices_text() == "cpu" ? "CPU only" : "it has " + available_devices_text(),
               ")");
+  device_runtime((name() + ".to").c_str(), device);  // a device that exists here
   NoGradGuard ng;
   // Keep the same Tensor handles registered: swap each impl's storage.
   auto move = [device, non_blocking](Tensor& t) {

@@ -4,6 +4,9 @@
 #include <brasa/device/device_runtime.h>
 #include <brasa/ops/cpu/register.h>
 #include <brasa/util/error.h>
+#ifdef BRASA_WITH_CUDA
+#include <brasa/ops/cuda/register.h>
+#endif
 
 namespace brasa::detail {
 
@@ -16,6 +19,10 @@ void register_builtin_kernels() {
     cpu::register_linalg_kernels();
     cpu::register_conv_kernels();
     cpu::register_sort_kernels();
+#ifdef BRASA_WITH_CUDA
+    cuda::register_elementwise_kernels();
+    cuda::register_blas_kernels();
+#endif
     return true;
   }();
   (void)done;

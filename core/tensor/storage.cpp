@@ -270,7 +270,10 @@ const char* device_type_name(DeviceType t) {
 
 std::string Device::str() const {
   std::string s = device_type_name(type_);
-  if (index_ >= 0) s += ":" + std::to_string(index_);
+  if (index_ >= 0) {
+    s += ':';
+    s += std::to_string(index_);
+  }
   return s;
 }
 

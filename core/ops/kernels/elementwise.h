@@ -3,6 +3,7 @@
 // ops/unary.cpp and a device's kernels (ops/cpu/binary_kernels.cpp, ...)
 // share. Each kernel reads an elementwise plan (ops/elementwise.h) whose
 // inputs are already cast to the compute dtype and writes its output.
+#include <brasa/ops/kernels/elementwise_ops.h>
 #include <brasa/tensor/scalar.h>
 #include <brasa/tensor/scalar_type.h>
 
@@ -13,67 +14,6 @@ namespace brasa {
 namespace detail {
 class Elementwise;
 }
-
-enum class BinaryOp : uint8_t {
-  Add,
-  Mul,
-  Div,
-  DivTrunc,
-  DivFloor,
-  Pow,
-  Atan2,
-  Fmod,
-  Remainder,
-  Minimum,
-  Maximum
-};
-enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor };
-enum class BitwiseOp : uint8_t { And, Or, Xor };
-
-// One code per unary op, named as the op is (so that a macro defining
-// Tensor::exp_() can name UnaryOp::exp); ops/unary.cpp has one row per code
-// (name, dtype rule, derivative) and ops/unary_math.h the scalar function of
-// each. The order is the rows' order.
-enum class UnaryOp : uint8_t {
-  neg,
-  abs,
-  sign,
-  exp,
-  exp2,
-  expm1,
-  log,
-  log2,
-  log10,
-  log1p,
-  sqrt,
-  rsqrt,
-  reciprocal,
-  sin,
-  cos,
-  tan,
-  asin,
-  acos,
-  atan,
-  sinh,
-  cosh,
-  tanh,
-  sigmoid,
-  relu,
-  erf,
-  erfinv,
-  floor,
-  ceil,
-  round,
-  trunc,
-  frac,
-  square,
-  logical_not,
-  bitwise_not,
-  isnan,
-  isinf,
-  isfinite,
-  count
-};
 
 // out = a op b in the plan's compute dtype (alpha scales b for Add).
 struct BinaryKernel {

@@ -1,6 +1,8 @@
 // Modules: registry, names, state_dict, train/eval, layers' values.
 #include <algorithm>
 
+#include <brasa/device/device_runtime.h>
+
 #include "../test_util.h"
 
 namespace brasa {
@@ -451,8 +453,12 @@ TEST(Module, ToDevice) {
   EXPECT_EQ(fc->weight.dtype(), kDouble);
   EXPECT_TRUE(fc->weight.is_cpu());
   EXPECT_CLOSE(fc->weight.to(kFloat).flatten(), ::brasa::testing::values(before), 1e-7);
-  EXPECT_ERROR("Linear.to(cuda:0): this build of Brasa has no cuda:0 support (CPU only)",
-               fc->to(Device("cuda:0")));
+  if (!find_device_runtime(kCUDA))
+    EXPECT_ERROR("Linear.to(cuda:0): this build of Brasa has no cuda:0 support (CPU only)",
+                 fc->to(Device("cuda:0")));
+  else if (!cuda::is_available())
+    EXPECT_ERROR("Linear.to: device cuda:0 is not available: no cuda device is present",
+                 fc->to(Device("cuda:0")));
 }
 
 TEST(Layers, PoolingValues) {

@@ -1,0 +1,49 @@
+#pragma once
+// The launch interface between the CUDA kernel table functions (*.cpp,
+// compiled by the host compiler, which read Tensors and plans) and the
+// kernels (*.cu, compiled by nvcc, which see only these plain structs): no
+// Brasa header reaches nvcc, so the device code stays small and quick to build.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace brasa::cuda::kernels {
+
+constexpr int kMaxDims = 12;
+constexpr int kMaxLoopOperands = 4;
+
+// An elementwise loop over `ndim` dims of `sizes` (row-major); operand k's
+// element at a multi-index is at data[k] + sum(index[d] * strides[k][d])
+// bytes. Operand 0 is the output. ndim 1 with contiguous strides is the
+// flat case.
+struct Loop {
+  int ndim = 0;
+  int n_operands = 0;
+  int64_t numel = 0;
+  int64_t sizes[kMaxDims] = {};
+  char* data[kMaxLoopOperands] = {};
+  int64_t strides[kMaxLoopOperands][kMaxDims] = {};
+};
+
+// Dtype codes: ScalarType's values (Byte, Char, Short, Int, Long, Half,
+// Float, Double, Bool, BFloat16).
+enum Dtype : int { kU8, kI8, kI16, kI32, kI64, kF16, kF32, kF64, kBool, kBF16 };
+
+// A number handed to a kernel, in the form its dtype needs.
+struct Number {
+  double f = 0;
+  int64_t i = 0;
+};
+
+// Op codes as in ops/kernels/elementwise.h (BinaryOp, CompareOp, BitwiseOp, UnaryOp).
+void launch_fill(const Loop& l, int dtype, Number value, cudaStream_t s);
+void launch_copy(const Loop& l, int dst_dtype, int src_dtype, cudaStream_t s);
+void launch_binary(const Loop& l, int op, int dtype, Number alpha, cudaStream_t s);
+void launch_compare(const Loop& l, int op, int dtype, cudaStream_t s);
+void launch_bitwise(const Loop& l, int op, int dtype, cudaStream_t s);
+// `in_dtype` differs from `dtype` (the output's) only for predicates (bool out).
+void launch_unary(const Loop& l, int op, int dtype, int in_dtype, cudaStream_t s);
+void launch_where(const Loop& l, int dtype, cudaStream_t s);
+void launch_threshold_backward(const Loop& l, int dtype, cudaStream_t s);
+
+}  // namespace brasa::cuda::kernels

@@ -1,0 +1,9 @@
+#pragma once
+// Registration of the CUDA kernels (CUDA builds), called once by
+// detail::register_builtin_kernels (ops/register_builtin.cpp).
+namespace brasa::cuda {
+
+void register_elementwise_kernels();
+void register_blas_kernels();
+
+}  // namespace brasa::cuda
