@@ -66,17 +66,38 @@ __device__ __forceinline__ void store(char* p, A v) {
 template <class F>
 bool dispatch(int dtype, F&& f) {
   switch (dtype) {
-    case kU8: f(uint8_t{}); return true;
-    case kI8: f(int8_t{}); return true;
-    case kI16: f(int16_t{}); return true;
-    case kI32: f(int32_t{}); return true;
-    case kI64: f(int64_t{}); return true;
-    case kF16: f(__half{}); return true;
-    case kF32: f(float{}); return true;
-    case kF64: f(double{}); return true;
-    case kBool: f(bool{}); return true;
-    case kBF16: f(__nv_bfloat16{}); return true;
-    default: return false;
+    case kU8:
+      f(uint8_t{});
+      return true;
+    case kI8:
+      f(int8_t{});
+      return true;
+    case kI16:
+      f(int16_t{});
+      return true;
+    case kI32:
+      f(int32_t{});
+      return true;
+    case kI64:
+      f(int64_t{});
+      return true;
+    case kF16:
+      f(__half{});
+      return true;
+    case kF32:
+      f(float{});
+      return true;
+    case kF64:
+      f(double{});
+      return true;
+    case kBool:
+      f(bool{});
+      return true;
+    case kBF16:
+      f(__nv_bfloat16{});
+      return true;
+    default:
+      return false;
   }
 }
 

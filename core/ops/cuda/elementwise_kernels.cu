@@ -83,18 +83,36 @@ struct BinaryArith {
     A r{};
     if constexpr (std::is_same_v<T, bool>) {
       switch (op) {
-        case BinaryOp::Add: r = a || (alpha && b); break;
-        case BinaryOp::Mul: r = a && b; break;
-        case BinaryOp::Minimum: r = a && b; break;
-        case BinaryOp::Maximum: r = a || b; break;
-        default: r = a; break;  // rejected on the host for bool
+        case BinaryOp::Add:
+          r = a || (alpha && b);
+          break;
+        case BinaryOp::Mul:
+          r = a && b;
+          break;
+        case BinaryOp::Minimum:
+          r = a && b;
+          break;
+        case BinaryOp::Maximum:
+          r = a || b;
+          break;
+        default:
+          r = a;
+          break;  // rejected on the host for bool
       }
     } else if constexpr (std::is_floating_point_v<A>) {
       switch (op) {
-        case BinaryOp::Add: r = a + alpha * b; break;
-        case BinaryOp::Mul: r = a * b; break;
-        case BinaryOp::Div: r = a / b; break;
-        case BinaryOp::DivTrunc: r = trunc(a / b); break;
+        case BinaryOp::Add:
+          r = a + alpha * b;
+          break;
+        case BinaryOp::Mul:
+          r = a * b;
+          break;
+        case BinaryOp::Div:
+          r = a / b;
+          break;
+        case BinaryOp::DivTrunc:
+          r = trunc(a / b);
+          break;
         case BinaryOp::DivFloor: {
           // Rounds the exact quotient down: (a - fmod(a, b)) / b is an
           // integer up to rounding, corrected by one when the signs differ.
@@ -114,40 +132,67 @@ struct BinaryArith {
           }
           break;
         }
-        case BinaryOp::Pow: r = pow(a, b); break;
-        case BinaryOp::Atan2: r = atan2(a, b); break;
-        case BinaryOp::Fmod: r = fmod(a, b); break;
+        case BinaryOp::Pow:
+          r = pow(a, b);
+          break;
+        case BinaryOp::Atan2:
+          r = atan2(a, b);
+          break;
+        case BinaryOp::Fmod:
+          r = fmod(a, b);
+          break;
         case BinaryOp::Remainder: {
           A m = fmod(a, b);
           if (m != 0 && ((m < 0) != (b < 0))) m += b;
           r = m;
           break;
         }
-        case BinaryOp::Minimum: r = (a != a) ? a : (b != b) ? b : (a < b ? a : b); break;
-        case BinaryOp::Maximum: r = (a != a) ? a : (b != b) ? b : (a > b ? a : b); break;
+        case BinaryOp::Minimum:
+          r = (a != a) ? a : (b != b) ? b : (a < b ? a : b);
+          break;
+        case BinaryOp::Maximum:
+          r = (a != a) ? a : (b != b) ? b : (a > b ? a : b);
+          break;
       }
     } else {
       switch (op) {
-        case BinaryOp::Add: r = static_cast<A>(a + alpha * b); break;
-        case BinaryOp::Mul: r = static_cast<A>(a * b); break;
+        case BinaryOp::Add:
+          r = static_cast<A>(a + alpha * b);
+          break;
+        case BinaryOp::Mul:
+          r = static_cast<A>(a * b);
+          break;
         case BinaryOp::Div:
-        case BinaryOp::DivTrunc: r = integer_div_trunc(a, b); break;
+        case BinaryOp::DivTrunc:
+          r = integer_div_trunc(a, b);
+          break;
         case BinaryOp::DivFloor: {
           r = integer_div_trunc(a, b);
-          if (b != 0 && integer_mod(a, b) != 0 && negative(a) != negative(b)) r = static_cast<A>(r - 1);
+          if (b != 0 && integer_mod(a, b) != 0 && negative(a) != negative(b))
+            r = static_cast<A>(r - 1);
           break;
         }
-        case BinaryOp::Pow: r = integer_pow(a, b); break;
-        case BinaryOp::Atan2: r = static_cast<A>(atan2(double(a), double(b))); break;
-        case BinaryOp::Fmod: r = integer_mod(a, b); break;
+        case BinaryOp::Pow:
+          r = integer_pow(a, b);
+          break;
+        case BinaryOp::Atan2:
+          r = static_cast<A>(atan2(double(a), double(b)));
+          break;
+        case BinaryOp::Fmod:
+          r = integer_mod(a, b);
+          break;
         case BinaryOp::Remainder: {
           A m = integer_mod(a, b);
           if (b != 0 && m != 0 && negative(m) != negative(b)) m = static_cast<A>(m + b);
           r = m;
           break;
         }
-        case BinaryOp::Minimum: r = a < b ? a : b; break;
-        case BinaryOp::Maximum: r = a > b ? a : b; break;
+        case BinaryOp::Minimum:
+          r = a < b ? a : b;
+          break;
+        case BinaryOp::Maximum:
+          r = a > b ? a : b;
+          break;
       }
     }
     store<T>(p[0], r);
@@ -162,15 +207,33 @@ struct Compare {
     const A a = load<T>(p[1]), b = load<T>(p[2]);
     bool r = false;
     switch (op) {
-      case CompareOp::Eq: r = a == b; break;
-      case CompareOp::Ne: r = a != b; break;
-      case CompareOp::Lt: r = a < b; break;
-      case CompareOp::Le: r = a <= b; break;
-      case CompareOp::Gt: r = a > b; break;
-      case CompareOp::Ge: r = a >= b; break;
-      case CompareOp::LogicalAnd: r = (a != A(0)) && (b != A(0)); break;
-      case CompareOp::LogicalOr: r = (a != A(0)) || (b != A(0)); break;
-      case CompareOp::LogicalXor: r = (a != A(0)) != (b != A(0)); break;
+      case CompareOp::Eq:
+        r = a == b;
+        break;
+      case CompareOp::Ne:
+        r = a != b;
+        break;
+      case CompareOp::Lt:
+        r = a < b;
+        break;
+      case CompareOp::Le:
+        r = a <= b;
+        break;
+      case CompareOp::Gt:
+        r = a > b;
+        break;
+      case CompareOp::Ge:
+        r = a >= b;
+        break;
+      case CompareOp::LogicalAnd:
+        r = (a != A(0)) && (b != A(0));
+        break;
+      case CompareOp::LogicalOr:
+        r = (a != A(0)) || (b != A(0));
+        break;
+      case CompareOp::LogicalXor:
+        r = (a != A(0)) != (b != A(0));
+        break;
     }
     *reinterpret_cast<bool*>(p[0]) = r;
   }
@@ -183,9 +246,15 @@ struct Bitwise {
     const T a = *reinterpret_cast<const T*>(p[1]), b = *reinterpret_cast<const T*>(p[2]);
     T r;
     switch (op) {
-      case BitwiseOp::And: r = static_cast<T>(a & b); break;
-      case BitwiseOp::Or: r = static_cast<T>(a | b); break;
-      default: r = static_cast<T>(a ^ b); break;
+      case BitwiseOp::And:
+        r = static_cast<T>(a & b);
+        break;
+      case BitwiseOp::Or:
+        r = static_cast<T>(a | b);
+        break;
+      default:
+        r = static_cast<T>(a ^ b);
+        break;
     }
     *reinterpret_cast<T*>(p[0]) = r;
   }
@@ -194,57 +263,97 @@ struct Bitwise {
 template <class A>
 __device__ A float_math(UnaryOp op, A x) {
   switch (op) {
-    case UnaryOp::neg: return -x;
-    case UnaryOp::abs: return fabs(x);
-    case UnaryOp::sign: return x != x ? x : A((A(0) < x) - (x < A(0)));
-    case UnaryOp::exp: return exp(x);
-    case UnaryOp::exp2: return exp2(x);
-    case UnaryOp::expm1: return expm1(x);
-    case UnaryOp::log: return log(x);
-    case UnaryOp::log2: return log2(x);
-    case UnaryOp::log10: return log10(x);
-    case UnaryOp::log1p: return log1p(x);
-    case UnaryOp::sqrt: return sqrt(x);
-    case UnaryOp::rsqrt: return rsqrt(x);
-    case UnaryOp::reciprocal: return A(1) / x;
-    case UnaryOp::sin: return sin(x);
-    case UnaryOp::cos: return cos(x);
-    case UnaryOp::tan: return tan(x);
-    case UnaryOp::asin: return asin(x);
-    case UnaryOp::acos: return acos(x);
-    case UnaryOp::atan: return atan(x);
-    case UnaryOp::sinh: return sinh(x);
-    case UnaryOp::cosh: return cosh(x);
-    case UnaryOp::tanh: return tanh(x);
-    case UnaryOp::sigmoid: return A(1) / (A(1) + exp(-x));
-    case UnaryOp::relu: return x > A(0) || x != x ? x : A(0);
-    case UnaryOp::erf: return erf(x);
-    case UnaryOp::erfinv: return erfinv(x);
-    case UnaryOp::floor: return floor(x);
-    case UnaryOp::ceil: return ceil(x);
-    case UnaryOp::round: return rint(x);
-    case UnaryOp::trunc: return trunc(x);
-    case UnaryOp::frac: return x - trunc(x);
-    case UnaryOp::square: return x * x;
-    default: return x;
+    case UnaryOp::neg:
+      return -x;
+    case UnaryOp::abs:
+      return fabs(x);
+    case UnaryOp::sign:
+      return x != x ? x : A((A(0) < x) - (x < A(0)));
+    case UnaryOp::exp:
+      return exp(x);
+    case UnaryOp::exp2:
+      return exp2(x);
+    case UnaryOp::expm1:
+      return expm1(x);
+    case UnaryOp::log:
+      return log(x);
+    case UnaryOp::log2:
+      return log2(x);
+    case UnaryOp::log10:
+      return log10(x);
+    case UnaryOp::log1p:
+      return log1p(x);
+    case UnaryOp::sqrt:
+      return sqrt(x);
+    case UnaryOp::rsqrt:
+      return rsqrt(x);
+    case UnaryOp::reciprocal:
+      return A(1) / x;
+    case UnaryOp::sin:
+      return sin(x);
+    case UnaryOp::cos:
+      return cos(x);
+    case UnaryOp::tan:
+      return tan(x);
+    case UnaryOp::asin:
+      return asin(x);
+    case UnaryOp::acos:
+      return acos(x);
+    case UnaryOp::atan:
+      return atan(x);
+    case UnaryOp::sinh:
+      return sinh(x);
+    case UnaryOp::cosh:
+      return cosh(x);
+    case UnaryOp::tanh:
+      return tanh(x);
+    case UnaryOp::sigmoid:
+      return A(1) / (A(1) + exp(-x));
+    case UnaryOp::relu:
+      return x > A(0) || x != x ? x : A(0);
+    case UnaryOp::erf:
+      return erf(x);
+    case UnaryOp::erfinv:
+      return erfinv(x);
+    case UnaryOp::floor:
+      return floor(x);
+    case UnaryOp::ceil:
+      return ceil(x);
+    case UnaryOp::round:
+      return rint(x);
+    case UnaryOp::trunc:
+      return trunc(x);
+    case UnaryOp::frac:
+      return x - trunc(x);
+    case UnaryOp::square:
+      return x * x;
+    default:
+      return x;
   }
 }
 
 template <class A>
 __device__ A integer_math(UnaryOp op, A x) {
   switch (op) {
-    case UnaryOp::neg: return static_cast<A>(A(0) - x);
-    case UnaryOp::abs: return negative(x) ? static_cast<A>(A(0) - x) : x;
-    case UnaryOp::sign: return static_cast<A>((A(0) < x) - negative(x));
-    case UnaryOp::relu: return x > A(0) ? x : A(0);
-    case UnaryOp::square: return static_cast<A>(x * x);
-    case UnaryOp::frac: return A(0);
+    case UnaryOp::neg:
+      return static_cast<A>(A(0) - x);
+    case UnaryOp::abs:
+      return negative(x) ? static_cast<A>(A(0) - x) : x;
+    case UnaryOp::sign:
+      return static_cast<A>((A(0) < x) - negative(x));
+    case UnaryOp::relu:
+      return x > A(0) ? x : A(0);
+    case UnaryOp::square:
+      return static_cast<A>(x * x);
+    case UnaryOp::frac:
+      return A(0);
     case UnaryOp::bitwise_not:
       if constexpr (std::is_same_v<A, bool>)
         return !x;
       else
         return static_cast<A>(~x);
-    default: return x;  // floor, ceil, round, trunc: integers are unchanged
+    default:
+      return x;  // floor, ceil, round, trunc: integers are unchanged
   }
 }
 
