@@ -3,6 +3,9 @@
 #include <brasa/comm/gloo/process_group_gloo.h>
 #include <brasa/comm/mpi/process_group_mpi.h>
 #include <brasa/comm/shm/process_group_hierarchical.h>
+#ifdef BRASA_WITH_CUDA
+#include <brasa/comm/nccl/process_group_nccl.h>
+#endif
 #include <brasa/comm/shm/process_group_shm.h>
 #include <brasa/comm/store/file_store.h>
 #include <brasa/comm/store/prefix_store.h>
@@ -64,8 +67,21 @@ GroupPtr make_group(const std::string& backend, const std::shared_ptr<Store>& st
     o.peer_host = master_addr;
     return std::make_shared<ProcessGroupHierarchical>(store, rank, size, o);
   }
+#ifdef BRASA_WITH_CUDA
+  if (backend == "nccl") {
+    ProcessGroupNCCL::Options o;
+    o.timeout = timeout;
+    return std::make_shared<ProcessGroupNCCL>(store, rank, size, o);
+  }
+  BRASA_ERROR("init_process_group: unknown backend '", backend,
+              "' (this build has: mpi, gloo, shm, shm+gloo, shm+mpi, nccl)");
+#else
+  BRASA_CHECK(backend != "nccl",
+              "init_process_group: backend 'nccl' needs a CUDA build of Brasa (this build has: "
+              "mpi, gloo, shm, shm+gloo, shm+mpi)");
   BRASA_ERROR("init_process_group: unknown backend '", backend,
               "' (this build has: mpi, gloo, shm, shm+gloo, shm+mpi)");
+#endif
 }
 
 // Under mpirun with no MASTER_ADDR: rank 0 serves a TCPStore on a free port

@@ -25,6 +25,12 @@ class DistNetworkError : public DistError {
   using DistError::DistError;
 };
 
+// A backend's own failure (an NCCL communicator error, an aborted communicator).
+class DistBackendError : public DistError {
+ public:
+  using DistError::DistError;
+};
+
 }  // namespace brasa::distributed
 
 // Throws the given error type with the message built from the arguments,

@@ -2,6 +2,7 @@
 // one-rank Gloo group over a HashStore (no other process needed): every
 // message names the operation and what was expected.
 
+#include <brasa/device/device_runtime.h>
 #include <brasa/comm/distributed.h>
 #include <brasa/comm/gloo/process_group_gloo.h>
 #include <brasa/comm/shm/process_group_hierarchical.h>
@@ -81,9 +82,14 @@ TEST(InitProcessGroup, Errors) {
   EXPECT_ERROR("init_process_group(env://): RANK and WORLD_SIZE are not set",
                init_process_group("gloo"));
   EXPECT_ERROR(
-      "init_process_group: unknown backend 'nccl' (this build has: mpi, gloo, shm, shm+gloo, "
-      "shm+mpi)",
-      init_process_group("nccl", std::make_shared<HashStore>(), 1, 0));
+      "init_process_group: unknown backend 'ucc' (this build has: mpi, gloo, shm, shm+gloo, "
+      "shm+mpi",
+      init_process_group("ucc", std::make_shared<HashStore>(), 1, 0));
+  // "needs a CUDA build" without CUDA; with CUDA but no device, ProcessGroupNCCL says so.
+  const char* no_nccl =
+      find_device_runtime(kCUDA) ? "NCCL needs a CUDA device" : "needs a CUDA build";
+  if (!cuda::is_available())
+    EXPECT_ERROR(no_nccl, init_process_group("nccl", std::make_shared<HashStore>(), 1, 0));
   EXPECT_ERROR("init_process_group: the store is null",
                init_process_group("gloo", std::shared_ptr<Store>(), 1, 0));
   EXPECT_FALSE(is_initialized());
