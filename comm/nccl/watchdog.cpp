@@ -57,7 +57,14 @@ size_t Watchdog::poll() {
   }
   while (reason.empty() && !ops_.empty()) {
     WatchedOp& op = *ops_.front();
-    if (op.device_done()) {
+    bool done = false;
+    try {
+      done = op.device_done();
+    } catch (const std::exception& e) {  // the device itself failed
+      reason = brasa::detail::str("NCCL: ", describe(op), " failed on the device: ", e.what());
+      break;
+    }
+    if (done) {
       op.work->finish();
       ops_.pop_front();
       continue;
