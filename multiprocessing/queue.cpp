@@ -46,20 +46,33 @@ struct Encoder {
   // Storages are listed once per message: kind, size, and the name of a
   // named segment (a memfd travels as a descriptor beside the message).
   uint32_t storage_of(Tensor t) {
-    t.share_memory_();  // in place: the sender's tensors now live in shared memory too
+    // In place: the sender's CPU tensors now live in shared memory too. CUDA
+    // memory is shared as it is, by IPC handle.
+    if (!t.is_cuda()) t.share_memory_();
+    BRASA_CHECK(t.storage()->kind() != AllocationKind::CUDAIpc,
+                "Queue.put: a CUDA tensor received from another process cannot be sent again "
+                "(only the process that allocated it can share it; send it from there, or send a "
+                "clone)");
     const StorageImpl* s = t.storage().get();
     for (size_t i = 0; i < keep.size(); ++i)
       if (keep[i].get() == s) return static_cast<uint32_t>(i);
     BRASA_CHECK(keep.size() < kMaxDescriptors, "Queue.put: a message may hold at most ",
                 kMaxDescriptors, " distinct storages; send them in several messages");
     AllocationHandle h = t.storage()->export_handle();
-    BRASA_CHECK(h.kind == AllocationKind::Memfd || h.kind == AllocationKind::NamedSegment,
+    BRASA_CHECK(h.kind == AllocationKind::Memfd || h.kind == AllocationKind::NamedSegment ||
+                    h.kind == AllocationKind::CUDAIpc,
                 "Queue.put: ", allocation_kind_name(h.kind),
                 " memory cannot travel through this queue");
     Encoder& out = *table;
     out.raw(static_cast<uint8_t>(h.kind));
     out.raw(static_cast<uint64_t>(h.nbytes));
     if (h.kind == AllocationKind::Memfd) {
+      fds.push_back(h.fd);
+    } else if (h.kind == AllocationKind::CUDAIpc) {
+      // The IPC handles travel in the message, the reference counters as a descriptor.
+      out.text(h.name);
+      out.raw(static_cast<int8_t>(h.device.index()));
+      out.raw(static_cast<uint64_t>(h.offset));
       fds.push_back(h.fd);
     } else {
       out.text(h.name);
@@ -72,8 +85,8 @@ struct Encoder {
   void tensor(const Tensor& t) {
     raw(static_cast<uint8_t>(t.defined()));
     if (!t.defined()) return;
-    BRASA_CHECK(t.device().is_cpu(), "Queue.put: a tensor on ", t.device(),
-                " cannot travel through this queue (CPU tensors only)");
+    BRASA_CHECK(t.device().is_cpu() || t.device().is_cuda(), "Queue.put: a tensor on ", t.device(),
+                " cannot travel through this queue (CPU and CUDA tensors only)");
     BRASA_CHECK(!(t.requires_grad() && !t.is_leaf()),
                 "Queue.put: Cowardly refusing to serialize non-leaf tensor which requires_grad, "
                 "since autograd does not support crossing process boundaries. If you just want "
@@ -459,22 +472,37 @@ std::optional<IValue> Queue::get_nowait() {
     struct Entry {
       AllocationKind kind;
       uint64_t nbytes;
+      AllocationHandle cuda;  // a CUDA IPC entry's handle (its descriptor comes later)
+    };
+    auto carries_fd = [](const Entry& x) {
+      return x.kind == AllocationKind::Memfd || x.kind == AllocationKind::CUDAIpc;
     };
     std::vector<Entry> entries(count);
     for (Entry& entry : entries) {
       entry.kind = static_cast<AllocationKind>(d.raw<uint8_t>());
       entry.nbytes = d.raw<uint64_t>();
-      BRASA_CHECK(entry.kind == AllocationKind::Memfd || entry.kind == AllocationKind::NamedSegment,
+      BRASA_CHECK(entry.kind == AllocationKind::Memfd ||
+                      entry.kind == AllocationKind::NamedSegment ||
+                      entry.kind == AllocationKind::CUDAIpc,
                   "Queue.get: unknown storage kind (malformed message)");
       if (entry.kind == AllocationKind::NamedSegment) names.push_back(d.text());
+      if (entry.kind == AllocationKind::CUDAIpc) {
+        entry.cuda.kind = AllocationKind::CUDAIpc;
+        entry.cuda.name = d.text();
+        entry.cuda.device = Device(kCUDA, d.raw<int8_t>());
+        entry.cuda.offset = d.raw<uint64_t>();
+        entry.cuda.nbytes = entry.nbytes;
+      }
     }
-    BRASA_CHECK(static_cast<size_t>(std::count_if(
-                    entries.begin(), entries.end(),
-                    [](const Entry& x) { return x.kind == AllocationKind::Memfd; })) == fds.size(),
+    BRASA_CHECK(static_cast<size_t>(std::count_if(entries.begin(), entries.end(), carries_fd)) ==
+                    fds.size(),
                 "Queue.get: the storage list does not match the descriptors");
-    for (const Entry& entry : entries) {
+    for (Entry& entry : entries) {
       if (entry.kind == AllocationKind::Memfd) {
         d.storages.push_back(received_memfd(fds[fds_owned++], entry.nbytes));
+      } else if (entry.kind == AllocationKind::CUDAIpc) {
+        entry.cuda.fd = fds[fds_owned++];  // owned by the import from here on
+        d.storages.push_back(Storage::from_handle(entry.cuda));
       } else {
         d.storages.push_back(received_segment(names[names_owned], entry.nbytes, keeper_, sender));
         ++names_owned;

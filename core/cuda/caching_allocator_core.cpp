@@ -233,6 +233,13 @@ void CachingAllocatorCore::record_stream(Block* b, StreamId stream) {
   if (stream != b->stream) b->stream_uses.insert(stream);
 }
 
+char* CachingAllocatorCore::segment_base(const Block* b) const {
+  DeviceCache& c = cache(b->device);
+  std::lock_guard<std::mutex> lock(c.mu);
+  while (b->prev) b = b->prev;
+  return b->ptr;
+}
+
 void CachingAllocatorCore::process_events(DeviceCache& c) {
   for (auto it = c.events.begin(); it != c.events.end();) {
     if (!raw_->event_done(it->first)) {

@@ -137,6 +137,8 @@ class CachingAllocatorCore {
   // Marks the block as used by `stream` too, so that it is not reused before
   // the work queued there so far is done.
   void record_stream(Block* block, StreamId stream);
+  // The start of the driver allocation that holds the block (CUDA IPC shares whole segments).
+  char* segment_base(const Block* block) const;
   // Waits for pending events and returns every unused segment to the driver.
   void empty_cache();
   // Caps the memory this process reserves on `device` at fraction × total.

@@ -1,6 +1,7 @@
 #include <brasa/cuda/cuda_check.h>
 #include <brasa/cuda/cuda_runtime.h>
 #include <brasa/cuda/event.h>
+#include <brasa/cuda/ipc_cuda.h>
 #include <brasa/cuda/memory.h>
 #include <brasa/cuda/stream.h>
 #include <brasa/device/device_runtime.h>
@@ -85,7 +86,15 @@ class DriverMemory final : public RawMemory {
   void event_release(void* event) override { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
 };
 
-void free_block(void* ctx) { caching_allocator().free(static_cast<Block*>(ctx)); }
+// A block another process may still use (it was sent by IPC) waits in limbo
+// until those consumers released it.
+void free_block(void* ctx) {
+  Block* b = static_cast<Block*>(ctx);
+  if (ipc_producer().any_exports() &&
+      !ipc_producer().producer_done(b, [b] { caching_allocator().free(b); }))
+    return;
+  caching_allocator().free(b);
+}
 
 // One per device index; -1 (the slot past the end) allocates on the current device.
 class CUDAAllocator final : public Allocator {
@@ -93,11 +102,15 @@ class CUDAAllocator final : public Allocator {
   void set_device(int d) { device_ = d; }
   DataPtr allocate(size_t nbytes) override {
     lazy_init("allocate");
+    ipc_producer().collect();  // blocks whose consumers are done
     const DeviceIndex d = device_ >= 0 ? static_cast<DeviceIndex>(device_) : current_device();
     if (nbytes == 0)
       return DataPtr(nullptr, nullptr, nullptr, Device(kCUDA, d), AllocationKind::CUDA);
     Block* b = caching_allocator().malloc(d, nbytes, getCurrentCUDAStream(d).id());
     return DataPtr(b->ptr, b, &free_block, Device(kCUDA, d), AllocationKind::CUDA);
+  }
+  AllocationHandle export_handle(const DataPtr& d, size_t nbytes) const override {
+    return export_ipc_handle(d, nbytes);
   }
 
  private:

@@ -2,6 +2,8 @@
 #include <brasa/tensor/shared_memory.h>
 #include <brasa/util/error.h>
 
+#include <unistd.h>
+
 namespace brasa::cuda {
 
 std::atomic<int64_t>& IpcProducer::counter(const Export& e) {
@@ -11,6 +13,7 @@ std::atomic<int64_t>& IpcProducer::counter(const Export& e) {
 
 IpcSlot IpcProducer::add_consumer(const void* key, std::shared_ptr<void> keep) {
   std::lock_guard<std::mutex> lock(mu_);
+  any_exports_.store(true);
   auto it = exports_.find(key);
   if (it == exports_.end()) {
     if (!current_ || current_->used == kSlotsPerFile) {
@@ -78,10 +81,11 @@ size_t IpcProducer::collect() {
 size_t IpcProducer::in_limbo() const { return limbo_size_.load(); }
 
 IpcConsumerRef::IpcConsumerRef(const IpcSlot& slot) : index_(slot.index) {
-  BRASA_CHECK(slot.fd >= 0 && slot.index >= 0 &&
-                  size_t(slot.index + 1) * sizeof(int64_t) <= slot.file_bytes,
-              "CUDA IPC: a malformed reference slot (descriptor ", slot.fd, ", index ", slot.index,
-              ", file of ", slot.file_bytes, " bytes)");
+  const bool well_formed = slot.fd >= 0 && slot.index >= 0 &&
+                           size_t(slot.index + 1) * sizeof(int64_t) <= slot.file_bytes;
+  if (!well_formed && slot.fd >= 0) close(slot.fd);  // owned: not leaked on the error
+  BRASA_CHECK(well_formed, "CUDA IPC: a malformed reference slot (descriptor ", slot.fd, ", index ",
+              slot.index, ", file of ", slot.file_bytes, " bytes)");
   AllocationHandle h;
   h.kind = AllocationKind::Memfd;
   h.fd = slot.fd;

@@ -41,6 +41,8 @@ class IpcProducer {
   // first export) and keeps `keep` (the interprocess event) alive with it.
   IpcSlot add_consumer(const void* key, std::shared_ptr<void> keep = nullptr);
   bool exported(const void* key) const;
+  // False until the first export: lets the allocator's free skip the lookup.
+  bool any_exports() const { return any_exports_.load(std::memory_order_relaxed); }
   // The producer dropped `key`. True: free it now (no consumer holds it).
   // False: it waits in limbo and `release` runs in a later collect().
   bool producer_done(const void* key, std::function<void()> release);
@@ -66,6 +68,7 @@ class IpcProducer {
   std::unordered_map<const void*, Export> exports_;
   std::vector<std::pair<Export, std::function<void()>>> limbo_;
   std::atomic<size_t> limbo_size_{0};
+  std::atomic<bool> any_exports_{false};
 };
 
 // The consumer's reference: maps the producer's counter file (from the

@@ -118,6 +118,7 @@ TEST(CachingAllocator, FreedNeighboursMergeBackIntoTheWholeSegment) {
   EXPECT_EQ(dev.mallocs, 1) << "three 4 MiB blocks fit in one 20 MiB segment";
   ASSERT_EQ(a.snapshot().size(), 1u);
   EXPECT_EQ(a.snapshot()[0].blocks, 4);  // three allocated, the 8 MiB rest free
+  EXPECT_EQ(a.segment_base(b3), b1->ptr) << "IPC shares the whole segment";
   a.free(b1);
   a.free(b3);  // merges with the free rest after it
   EXPECT_EQ(a.snapshot()[0].blocks, 3);
