@@ -22,6 +22,7 @@ void register_builtin_kernels() {
 #ifdef BRASA_WITH_CUDA
     cuda::register_elementwise_kernels();
     cuda::register_blas_kernels();
+    cuda::register_reduction_kernels();
 #endif
     return true;
   }();

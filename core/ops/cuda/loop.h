@@ -47,3 +47,22 @@ void launch_where(const Loop& l, int dtype, cudaStream_t s);
 void launch_threshold_backward(const Loop& l, int dtype, cudaStream_t s);
 
 }  // namespace brasa::cuda::kernels
+
+namespace brasa::cuda::kernels {
+
+// Reductions of rows (ops/kernels/reduction.h): `in` is [K, R] contiguous, or
+// [R, K] when `outer`; out[k] reduces row k. Codes as RowReduction / RowMap.
+struct Rows {
+  const void* in = nullptr;
+  int64_t K = 0, R = 0;
+  bool outer = false;
+  int dtype = 0;
+};
+void launch_reduce_rows(const Rows& rows, void* out, int out_dtype, int op, double p, bool unbiased,
+                        cudaStream_t s);
+void launch_arg_extreme(const Rows& rows, void* values, int64_t* indices, bool is_max,
+                        cudaStream_t s);
+// out (of in's shape, [K, R] contiguous) = the row map of in.
+void launch_map_rows(const Rows& rows, void* out, int op, cudaStream_t s);
+
+}  // namespace brasa::cuda::kernels

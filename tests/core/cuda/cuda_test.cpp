@@ -113,6 +113,36 @@ TEST(CudaTensors, UnaryOpsMatchTheCpu) {
   expect_same(where(g > 0.5, g, -g), where(x > 0.5, x, -x), 0);
 }
 
+TEST(CudaTensors, ReductionsAndSoftmaxMatchTheCpu) {
+  REQUIRE_CUDA();
+  for (ScalarType t : {kFloat, kDouble, kHalf}) {
+    const double tol = t == kHalf ? 2e-2 : 1e-5;
+    Tensor x = cpu_values({6, 33, 5}, t);
+    Tensor g = x.cuda();
+    expect_same(g.sum(), x.sum(), tol * 10);
+    expect_same(g.sum(1), x.sum(1), tol * 10);
+    expect_same(g.sum(0), x.sum(0), tol * 10);  // the reduced dims lead: the "outer" plan
+    expect_same(g.mean({0, 2}), x.mean({0, 2}), tol);
+    expect_same(g.amax(1), x.amax(1), 0);
+    expect_same(g.var(1), x.var(1), tol);
+    expect_same(g.logsumexp(2), x.logsumexp(2), tol);
+    expect_same(g.norm(), x.norm(), tol * 10);
+    expect_same(g.softmax(1), x.softmax(1), tol);
+    expect_same(g.log_softmax(2), x.log_softmax(2), tol);
+    expect_same(g.cumsum(1), x.cumsum(1), tol * 10);
+    auto [v, i] = g.max(1);
+    auto [cv, ci] = x.max(1);
+    expect_same(v, cv, 0);
+    expect_same(i, ci, 0);
+  }
+  Tensor b = cpu_values({4, 9}, kFloat) > 0;
+  expect_same(b.cuda().all(1), b.all(1), 0);
+  expect_same(b.cuda().any(0), b.any(0), 0);
+  Tensor i = cpu_values({3, 7}, kLong, -9, 9);
+  expect_same(i.cuda().sum(1), i.sum(1), 0);
+  expect_same(i.cuda().prod(0), i.prod(0), 0);
+}
+
 TEST(CudaTensors, MatrixProductsMatchTheCpu) {
   REQUIRE_CUDA();
   for (ScalarType t : {kFloat, kDouble, kHalf}) {

@@ -1,0 +1,251 @@
+// Row reductions (sum, prod, max, min, var, std, all, any, norm,
+// logsumexp), max/min with indices, and the row maps (softmax, log_softmax,
+// cumsum, cumprod) on CUDA. One block reduces one row (threads stride over
+// it, then a shared-memory tree); "outer" plans ([R, K]) give one thread per
+// column so that reads stay coalesced. Floating types accumulate in double,
+// integers in int64.
+#include <brasa/ops/cuda/device_types.cuh>
+#include <brasa/ops/kernels/elementwise_ops.h>
+
+#include <cfloat>
+#include <cmath>
+
+namespace brasa::cuda::kernels {
+namespace {
+
+// Codes of RowReduction and RowMap (ops/kernels/reduction.h).
+enum Reduction { kSum, kProd, kMax, kMin, kVar, kStd, kAll, kAny, kNorm, kLogsumexp };
+enum Map { kSoftmax, kLogSoftmax, kCumsum, kCumprod };
+
+constexpr int kThreads = 256;
+
+template <class T>
+using Wide = std::conditional_t<std::is_floating_point_v<Acc<T>>, double, int64_t>;
+
+template <class T>
+__device__ Wide<T> element(const Rows& r, int64_t k, int64_t i) {
+  const T* in = static_cast<const T*>(r.in);
+  return static_cast<Wide<T>>(to_acc(r.outer ? in[i * r.K + k] : in[k * r.R + i]));
+}
+
+template <class W>
+__device__ bool is_nan(W v) {
+  if constexpr (std::is_floating_point_v<W>)
+    return v != v;
+  else
+    return false;
+}
+
+// Combines two partial results of `op`.
+template <class W>
+__device__ W combine(int op, W a, W b) {
+  switch (op) {
+    case kProd:
+      return a * b;
+    case kMax:
+      return is_nan(a) ? a : is_nan(b) ? b : (a > b ? a : b);
+    case kMin:
+      return is_nan(a) ? a : is_nan(b) ? b : (a < b ? a : b);
+    case kAll:
+      return (a != W(0)) && (b != W(0));
+    case kAny:
+      return (a != W(0)) || (b != W(0));
+    default:
+      return a + b;  // sums of values, squares, powers, exponentials
+  }
+}
+
+template <class W>
+__device__ W identity(int op) {
+  switch (op) {
+    case kProd:
+    case kAll:
+      return W(1);
+    case kMax:
+      if constexpr (std::is_floating_point_v<W>)
+        return -INFINITY;
+      else
+        return W(INT64_MIN);
+    case kMin:
+      if constexpr (std::is_floating_point_v<W>)
+        return INFINITY;
+      else
+        return W(INT64_MAX);
+    default:
+      return W(0);
+  }
+}
+
+// The block's combination of each thread's `v` (every thread gets it).
+template <class W>
+__device__ W block_combine(int op, W v, W* shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride)
+      shared[threadIdx.x] = combine(op, shared[threadIdx.x], shared[threadIdx.x + stride]);
+    __syncthreads();
+  }
+  W r = shared[0];
+  __syncthreads();
+  return r;
+}
+
+// The value of row k reduced by `op`: by the whole block (row_threads > 1)
+// or by one thread.
+template <class T>
+__device__ Wide<T> reduce_row(const Rows& r, int64_t k, int op, double p, bool unbiased,
+                              Wide<T>* shared, bool by_block) {
+  using W = Wide<T>;
+  const int64_t first = by_block ? threadIdx.x : 0, step = by_block ? blockDim.x : 1;
+  auto all = [&](int pass_op, auto f) {
+    W acc = identity<W>(pass_op);
+    for (int64_t i = first; i < r.R; i += step) acc = combine(pass_op, acc, f(element<T>(r, k, i)));
+    return by_block ? block_combine(pass_op, acc, shared) : acc;
+  };
+  auto id = [](W v) { return v; };
+  switch (op) {
+    case kVar:
+    case kStd: {
+      if constexpr (std::is_floating_point_v<W>) {
+        const W mean = all(kSum, id) / W(r.R);
+        const W ss = all(kSum, [mean](W v) { return (v - mean) * (v - mean); });
+        const int64_t n = r.R - (unbiased ? 1 : 0);
+        const W var = n > 0 ? ss / W(n) : W(NAN);
+        return op == kStd ? sqrt(var) : var;
+      }
+      return W(0);
+    }
+    case kNorm: {
+      if constexpr (std::is_floating_point_v<W>) {
+        if (isinf(p)) return all(p > 0 ? kMax : kMin, [](W v) { return fabs(v); });
+        if (p == 0) return all(kSum, [](W v) { return W(v != W(0)); });
+        if (p == 1) return all(kSum, [](W v) { return fabs(v); });
+        if (p == 2) return sqrt(all(kSum, [](W v) { return v * v; }));
+        return pow(all(kSum, [p](W v) { return pow(fabs(v), p); }), 1.0 / p);
+      }
+      return W(0);
+    }
+    case kLogsumexp: {
+      if constexpr (std::is_floating_point_v<W>) {
+        const W m = all(kMax, id);
+        if (isinf(m)) return m;
+        return m + log(all(kSum, [m](W v) { return exp(v - m); }));
+      }
+      return W(0);
+    }
+    default:
+      return all(op, id);
+  }
+}
+
+template <class T, class Out>
+__global__ void reduce_rows_kernel(const Rows r, Out* out, int op, double p, bool unbiased) {
+  __shared__ Wide<T> shared[kThreads];
+  if (r.outer) {  // one thread per column k
+    const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < r.K) out[k] = from_acc<Out>(reduce_row<T>(r, k, op, p, unbiased, shared, false));
+    return;
+  }
+  for (int64_t k = blockIdx.x; k < r.K; k += gridDim.x) {
+    const Wide<T> v = reduce_row<T>(r, k, op, p, unbiased, shared, true);
+    if (threadIdx.x == 0) out[k] = from_acc<Out>(v);
+  }
+}
+
+template <class T>
+__global__ void arg_extreme_kernel(const Rows r, T* values, int64_t* indices, bool is_max) {
+  const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= r.K) return;
+  using W = Wide<T>;
+  W best = element<T>(r, k, 0);
+  int64_t at = 0;
+  for (int64_t i = 1; i < r.R && !is_nan(best); ++i) {  // the first NaN wins
+    const W v = element<T>(r, k, i);
+    if (is_nan(v) || (is_max ? v > best : v < best)) best = v, at = i;
+  }
+  values[k] = from_acc<T>(best);
+  indices[k] = at;
+}
+
+// One block per row: softmax and log_softmax in three passes (max, sum of
+// exponentials, write); cumsum and cumprod by one thread per row.
+template <class T>
+__global__ void map_rows_kernel(const Rows r, T* out, int op) {
+  __shared__ double shared[kThreads];
+  const T* in = static_cast<const T*>(r.in);
+  for (int64_t k = blockIdx.x; k < r.K; k += gridDim.x) {
+    const T* row = in + k * r.R;
+    T* o = out + k * r.R;
+    if (op == kCumsum || op == kCumprod) {
+      if (threadIdx.x == 0) {
+        Wide<T> acc = op == kCumsum ? 0 : 1;
+        for (int64_t i = 0; i < r.R; ++i) {
+          const Wide<T> v = static_cast<Wide<T>>(to_acc(row[i]));
+          acc = op == kCumsum ? acc + v : acc * v;
+          o[i] = from_acc<T>(acc);
+        }
+      }
+      continue;
+    }
+    if constexpr (std::is_floating_point_v<Acc<T>>) {
+      double m = -INFINITY;
+      for (int64_t i = threadIdx.x; i < r.R; i += blockDim.x) m = fmax(m, double(to_acc(row[i])));
+      m = block_combine(kMax, m, shared);
+      double sum = 0;
+      for (int64_t i = threadIdx.x; i < r.R; i += blockDim.x)
+        sum += exp(double(to_acc(row[i])) - m);
+      sum = block_combine(kSum, sum, shared);
+      const double log_sum = log(sum);
+      for (int64_t i = threadIdx.x; i < r.R; i += blockDim.x) {
+        const double x = double(to_acc(row[i])) - m;
+        o[i] = from_acc<T>(op == kLogSoftmax ? x - log_sum : exp(x) / sum);
+      }
+    }
+  }
+}
+
+unsigned row_blocks(int64_t K) { return static_cast<unsigned>(K < 65535 ? K : 65535); }
+unsigned column_blocks(int64_t K) { return static_cast<unsigned>((K + kThreads - 1) / kThreads); }
+
+}  // namespace
+
+void launch_reduce_rows(const Rows& r, void* out, int out_dtype, int op, double p, bool unbiased,
+                        cudaStream_t s) {
+  if (r.K == 0) return;
+  const unsigned blocks = r.outer ? column_blocks(r.K) : row_blocks(r.K);
+  dispatch(r.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (op == kAll || op == kAny) {
+      if (out_dtype == kU8)
+        reduce_rows_kernel<T, uint8_t>
+            <<<blocks, kThreads, 0, s>>>(r, static_cast<uint8_t*>(out), op, p, unbiased);
+      else
+        reduce_rows_kernel<T, bool>
+            <<<blocks, kThreads, 0, s>>>(r, static_cast<bool*>(out), op, p, unbiased);
+    } else {
+      reduce_rows_kernel<T, T>
+          <<<blocks, kThreads, 0, s>>>(r, static_cast<T*>(out), op, p, unbiased);
+    }
+  });
+}
+
+void launch_arg_extreme(const Rows& r, void* values, int64_t* indices, bool is_max,
+                        cudaStream_t s) {
+  if (r.K == 0) return;
+  dispatch(r.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    arg_extreme_kernel<T>
+        <<<column_blocks(r.K), kThreads, 0, s>>>(r, static_cast<T*>(values), indices, is_max);
+  });
+}
+
+void launch_map_rows(const Rows& r, void* out, int op, cudaStream_t s) {
+  if (r.K == 0 || r.R == 0) return;
+  dispatch(r.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    map_rows_kernel<T><<<row_blocks(r.K), kThreads, 0, s>>>(r, static_cast<T*>(out), op);
+  });
+}
+
+}  // namespace brasa::cuda::kernels
