@@ -23,6 +23,7 @@ void register_builtin_kernels() {
     cuda::register_elementwise_kernels();
     cuda::register_blas_kernels();
     cuda::register_reduction_kernels();
+    cuda::register_indexing_kernels();
 #endif
     return true;
   }();

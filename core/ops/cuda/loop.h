@@ -66,3 +66,14 @@ void launch_arg_extreme(const Rows& rows, void* values, int64_t* indices, bool i
 void launch_map_rows(const Rows& rows, void* out, int op, cudaStream_t s);
 
 }  // namespace brasa::cuda::kernels
+
+namespace brasa::cuda::kernels {
+
+// Gather: operands (out, index, self) where self's stride along the gathered
+// dim is 0 and `dim_stride` is that stride in bytes: out = self[index].
+void launch_gather(const Loop& l, int64_t dim_stride, int dtype, cudaStream_t s);
+// Scatter: operands (self, index, src) likewise: self[index] = src (or += with
+// add, atomically).
+void launch_scatter(const Loop& l, int64_t dim_stride, int dtype, bool add, cudaStream_t s);
+
+}  // namespace brasa::cuda::kernels

@@ -6,5 +6,6 @@ namespace brasa::cuda {
 void register_elementwise_kernels();
 void register_blas_kernels();
 void register_reduction_kernels();
+void register_indexing_kernels();
 
 }  // namespace brasa::cuda

@@ -143,6 +143,31 @@ TEST(CudaTensors, ReductionsAndSoftmaxMatchTheCpu) {
   expect_same(i.cuda().prod(0), i.prod(0), 0);
 }
 
+TEST(CudaTensors, GatherScatterIndexSelectAndALossMatchTheCpu) {
+  REQUIRE_CUDA();
+  Tensor x = cpu_values({5, 4}, kFloat);
+  Tensor idx = tensor({int64_t(3), 0, 2, 2, 1}).view({5, 1});
+  expect_same(x.cuda().gather(1, idx.cuda()), x.gather(1, idx), 0);
+  expect_same(x.cuda().index_select(0, tensor({int64_t(4), 0, 4}).cuda()),
+              x.index_select(0, tensor({int64_t(4), 0, 4})), 0);
+  Tensor z = zeros({5, 4});
+  expect_same(z.cuda().scatter_add(1, idx.cuda(), ones({5, 1}).cuda()),
+              z.scatter_add(1, idx, ones({5, 1})), 0);
+  EXPECT_ERROR("gather: index 7 is out of bounds for dimension 1 with size 4",
+               x.cuda().gather(1, full({5, 1}, 7, kLong).cuda()));
+  // cross_entropy = log_softmax + nll_loss, forward and backward.
+  Tensor logits0 = cpu_values({6, 10}, kFloat);
+  Tensor target = tensor({int64_t(1), 0, 9, 3, 3, 7});
+  Tensor logits = logits0.cuda().requires_grad_();
+  Tensor loss = nn::functional::cross_entropy(logits, target.cuda());
+  loss.backward();
+  Tensor cpu_logits = logits0.clone().requires_grad_();
+  Tensor cpu_loss = nn::functional::cross_entropy(cpu_logits, target);
+  cpu_loss.backward();
+  expect_same(loss, cpu_loss, 1e-5);
+  expect_same(logits.grad(), cpu_logits.grad(), 1e-6);
+}
+
 TEST(CudaTensors, MatrixProductsMatchTheCpu) {
   REQUIRE_CUDA();
   for (ScalarType t : {kFloat, kDouble, kHalf}) {
