@@ -218,15 +218,18 @@ void Module::load_state_dict(const OrderedDict<std::string, Tensor>& state, bool
     BRASA_ERROR("load_state_dict: Error(s) in loading state_dict for ", name(), ": missing keys: [",
                 m, "], unexpected keys: [", u, "]");
   }
-  NoGradGuard ng;
+  // Every size is checked before anything is copied: a failed load changes nothing.
   for (auto& item : own) {
     const Tensor* src = state.find(item.key());
     if (!src) continue;
+    BRASA_CHECK(src->defined(), "load_state_dict: ", item.key(), " is an undefined tensor");
     BRASA_CHECK(src->sizes() == item.value().sizes(), "load_state_dict: size mismatch for ",
                 item.key(), ": copying a param with shape ", src->sizes(),
                 " from checkpoint, the shape in current model is ", item.value().sizes(), ".");
-    item.value().copy_(*src);
   }
+  NoGradGuard ng;
+  for (auto& item : own)
+    if (const Tensor* src = state.find(item.key())) item.value().copy_(*src);
 }
 
 std::shared_ptr<Module> Module::clone(const std::optional<Device>&) const {

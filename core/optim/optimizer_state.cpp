@@ -110,12 +110,18 @@ void Optimizer::load_state_dict(const OrderedDict<std::string, Tensor>& state) {
                 groups_[g].params().size(), " in the optimizer");
     known.insert(group_key(g, "params"));
     groups_[g].options().clone()->visit([&](const char* name, double&) {
-      BRASA_CHECK(state.contains(group_key(g, name)), op, "missing key '", group_key(g, name), "'");
+      const Tensor* v = state.find(group_key(g, name));
+      BRASA_CHECK(v, op, "missing key '", group_key(g, name), "'");
+      BRASA_CHECK(v->numel() == 1, op, "'", group_key(g, name),
+                  "' must hold one number, but has shape ", v->sizes());
       known.insert(group_key(g, name));
     });
     for (const Tensor& p : groups_[g].params()) {
       const std::string prefix = "state." + std::to_string(index++) + ".";
-      if (!state.contains(prefix + "step")) continue;
+      const Tensor* step = state.find(prefix + "step");
+      if (!step) continue;
+      BRASA_CHECK(step->numel() == 1, op, "'", prefix, "step' must hold one number, but has shape ",
+                  step->sizes());
       for (const auto& item : state) {
         if (item.key().rfind(prefix, 0) != 0) continue;
         known.insert(item.key());

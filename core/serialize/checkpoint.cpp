@@ -18,6 +18,14 @@ TensorDict part(const TensorDict& all, const std::string& prefix) {
   return out;
 }
 
+// Deep copies (state_dict()s alias the live tensors).
+TensorDict copy_of(const OrderedDict<std::string, Tensor>& state) {
+  TensorDict out;
+  for (const auto& item : state)
+    out.insert(item.key(), item.value().defined() ? item.value().detach().clone() : Tensor());
+  return out;
+}
+
 // Runs load(state) with errors prefixed by the file and the part.
 template <class Load>
 void load_part(const std::string& path, const char* what, const TensorDict& state, Load&& load) {
@@ -60,17 +68,28 @@ Metadata load_checkpoint(const std::string& path, nn::Module& model, optim::Opti
   if (scheduler)
     BRASA_CHECK(!sched_state.is_empty(), "load_checkpoint: '", path, "' holds no scheduler state");
   TensorDict model_state = part(tensors, "model.");
+  // Each part checks everything before it changes anything, but a later part
+  // can still fail after an earlier one was applied: what was there before is
+  // put back then, so that a failed load leaves model, optimizer and
+  // scheduler exactly as they were.
+  const TensorDict model_before = copy_of(model.state_dict());
+  const TensorDict optim_before = optimizer ? copy_of(optimizer->state_dict()) : TensorDict();
+  const TensorDict sched_before = scheduler ? copy_of(scheduler->state_dict()) : TensorDict();
   try {
-    model.load_state_dict(model_state, /*strict=*/true);
-  } catch (const Error& e) {
-    BRASA_ERROR("load_checkpoint: '", path, "' does not match the model: ", e.message());
+    load_part(path, "model", model_state,
+              [&](const TensorDict& s) { model.load_state_dict(s, /*strict=*/true); });
+    if (optimizer)
+      load_part(path, "optimizer", optim_state,
+                [&](const TensorDict& s) { optimizer->load_state_dict(s); });
+    if (scheduler)
+      load_part(path, "scheduler", sched_state,
+                [&](const TensorDict& s) { scheduler->load_state_dict(s); });
+  } catch (...) {
+    model.load_state_dict(model_before, /*strict=*/true);
+    if (optimizer) optimizer->load_state_dict(optim_before);
+    if (scheduler) scheduler->load_state_dict(sched_before);
+    throw;
   }
-  if (optimizer)
-    load_part(path, "optimizer", optim_state,
-              [&](const TensorDict& s) { optimizer->load_state_dict(s); });
-  if (scheduler)
-    load_part(path, "scheduler", sched_state,
-              [&](const TensorDict& s) { scheduler->load_state_dict(s); });
   return user_part(meta);
 }
 

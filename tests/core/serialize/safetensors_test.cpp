@@ -97,6 +97,70 @@ TEST(Safetensors, CorruptFilesRaiseClearErrors) {
 // Model, optimizer (Adam, whose beta1 OneCycleLR cycles) and scheduler all
 // come back: three steps, save, load into fresh objects, three more steps
 // equal six uninterrupted ones.
+// A load that fails for any reason — a mutated model tensor, optimizer
+// entry or scheduler entry — leaves model, optimizer and scheduler exactly as
+// they were (bit for bit), even when an earlier part had already loaded.
+TEST(Checkpoint, AFailedLoadChangesNothing) {
+  manual_seed(21);
+  auto model = nn::Sequential(nn::Linear(3, 4), nn::ReLU(), nn::Linear(4, 2));
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  optim::StepLR sched(opt, 2);
+  Tensor x = randn({8, 3}), y = randn({8, 2});
+  auto step = [&] {
+    opt.zero_grad();
+    F::mse_loss(model->forward(x), y).backward();
+    opt.step();
+    sched.step();
+  };
+  step();
+  const std::string good = temp_path("ckpt_good.safetensors");
+  serialize::save_checkpoint(good, *model, &opt, {{"epoch", "1"}}, &sched);
+  step();
+  step();  // the live objects now differ from the file
+  auto snapshot = [&] {
+    std::vector<Tensor> all;
+    for (const auto& i : model->state_dict()) all.push_back(i.value().clone());
+    for (const auto& i : opt.state_dict()) all.push_back(i.value().clone());
+    for (const auto& i : sched.state_dict()) all.push_back(i.value().clone());
+    return all;
+  };
+  const std::vector<Tensor> before = snapshot();
+  serialize::Metadata meta;
+  const serialize::TensorDict saved = serialize::load_safetensors(good, &meta);
+  struct Mutation {
+    std::string key;
+    Tensor value;  // undefined: drop the key
+    const char* error;
+  };
+  const std::vector<Mutation> mutations = {
+      {"model.2.bias", zeros({3}), "size mismatch for 2.bias"},
+      {"model.2.weight", Tensor(), "missing keys: [\"2.weight\"]"},
+      {"optim.state.3.momentum_buffer", zeros({5}), "has shape [5] but parameter 3"},
+      {"optim.param_groups.0.lr", zeros({2}), "'param_groups.0.lr' must hold one number"},
+      {"optim.state.1.step", zeros({2}), "'state.1.step' must hold one number"},
+      {"optim.param_groups.0.bogus", zeros({1}), "unexpected key 'param_groups.0.bogus'"},
+      {"sched.last_epoch", zeros({2, 2}), "does not match the scheduler"},
+  };
+  for (const Mutation& m : mutations) {
+    serialize::TensorDict bad;
+    for (const auto& item : saved)
+      if (item.key() != m.key) bad.insert(item.key(), item.value());
+    if (m.value.defined()) bad.insert(m.key, m.value);
+    const std::string path = temp_path("ckpt_bad.safetensors");
+    serialize::save_safetensors(path, bad, meta);
+    EXPECT_ERROR(m.error, serialize::load_checkpoint(path, *model, &opt, &sched));
+    const std::vector<Tensor> after = snapshot();
+    ASSERT_EQ(after.size(), before.size()) << m.key;
+    for (size_t i = 0; i < after.size(); ++i)
+      EXPECT_TRUE(after[i].equal(before[i])) << "changed by the failed load of " << m.key;
+    std::remove(path.c_str());
+  }
+  // The good file still loads, and then the objects hold its state.
+  serialize::load_checkpoint(good, *model, &opt, &sched);
+  EXPECT_EQ(sched.last_epoch(), 1);
+  std::remove(good.c_str());
+}
+
 TEST(Checkpoint, ResumeEqualsUninterruptedTraining) {
   auto make = [] {
     manual_seed(11);
