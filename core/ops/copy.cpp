@@ -2,6 +2,7 @@
 #include <brasa/autograd/grad_mode.h>
 #include <brasa/device/device_runtime.h>
 #include <brasa/ops/copy.h>
+#include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/kernel_table.h>
 #include <brasa/ops/kernels/copy.h>
@@ -23,7 +24,13 @@ Tensor& copy_checked(Tensor& dst, const Tensor& src) {
   BRASA_CHECK(fits, "copy_: source of shape ", src.sizes(),
               " cannot be broadcast to destination of shape ", dst.sizes());
   if (dst.numel() == 0 || dst.is_same(src)) return dst;
-  detail::copy_kernel(dst, src);
+  detail::check_no_internal_overlap("copy_", dst);
+  // A source that shares memory with the destination (x[1:].copy_(x[:-1]))
+  // is read whole before anything is written.
+  if (detail::may_overlap(dst, src) && !detail::same_view(dst, src))
+    detail::copy_kernel(dst, clone(src));
+  else
+    detail::copy_kernel(dst, src);
   dst.bump_version();
   return dst;
 }
@@ -150,10 +157,14 @@ static Tensor& fill_ad(Tensor& self, const Scalar& v, const Tensor& value_tensor
       },
       value_tensor);
 }
-Tensor& Tensor::fill_(const Scalar& v) { return fill_ad(*this, v, Tensor()); }
+Tensor& Tensor::fill_(const Scalar& v) {
+  detail::check_no_internal_overlap("fill_", *this);
+  return fill_ad(*this, v, Tensor());
+}
 Tensor& Tensor::fill_(const Tensor& v) {
   BRASA_CHECK(v.dim() == 0, "fill_: only supports 0-dimension value tensor but got tensor with ",
               v.dim(), " dimensions.");
+  detail::check_no_internal_overlap("fill_", *this);
   return fill_ad(*this, v.item(), v);
 }
 Tensor& Tensor::zero_() { return fill_(0); }

@@ -21,12 +21,37 @@ ScalarType combine_categories(ScalarType higher, ScalarType lower) {
   return lower;
 }
 
+}  // namespace
+
 bool same_view(const Tensor& a, const Tensor& b) {
   return a.data_ptr() == b.data_ptr() && a.sizes() == b.sizes() && a.strides() == b.strides() &&
          a.dtype() == b.dtype();
 }
 
-}  // namespace
+void check_no_internal_overlap(const char* op, const Tensor& o) {
+  for (int64_t d = 0; d < o.dim(); ++d)
+    BRASA_CHECK(o.size(d) <= 1 || o.stride(d) != 0, op,
+                ": unsupported operation: more than one element of the written-to tensor refers "
+                "to a single memory location. Please clone() the tensor before performing the "
+                "operation. (Output of shape ",
+                o.sizes(), " and strides ", o.strides(), ")");
+}
+
+bool may_overlap(const Tensor& a, const Tensor& b) {
+  if (!a.is_alias_of(b) || a.numel() == 0 || b.numel() == 0) return false;
+  // The byte extent [first, last] of each view within the storage.
+  auto extent = [](const Tensor& t) {
+    int64_t lo = t.storage_offset(), hi = t.storage_offset();
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      const int64_t span = (t.size(d) - 1) * t.stride(d);
+      (span < 0 ? lo : hi) += span;
+    }
+    return std::pair<int64_t, int64_t>(lo * t.element_size(), (hi + 1) * t.element_size() - 1);
+  };
+  const auto [a_lo, a_hi] = extent(a);
+  const auto [b_lo, b_hi] = extent(b);
+  return a_lo <= b_hi && b_lo <= a_hi;
+}
 
 ScalarType result_type(std::initializer_list<TypedOperand> ops) {
   ScalarType dim = ScalarType::Undefined, zero = ScalarType::Undefined,
@@ -143,14 +168,7 @@ Elementwise& Elementwise::build() {
       o.unsafeGetTensorImpl()->storage()->resize(compute_numel(shape_) * o.element_size());
       o.unsafeGetTensorImpl()->set_sizes_and_strides(shape_, contiguous_strides(shape_));
     }
-    // As libtorch: an output whose elements share memory (an expanded view)
-    // would be written more than once per location, with garbage as result.
-    for (int64_t d = 0; d < o.dim(); ++d)
-      BRASA_CHECK(o.size(d) <= 1 || o.stride(d) != 0, op_,
-                  ": unsupported operation: more than one element of the written-to tensor refers "
-                  "to a single memory location. Please clone() the tensor before performing the "
-                  "operation. (Output of shape ",
-                  o.sizes(), " and strides ", o.strides(), ")");
+    check_no_internal_overlap(op_, o);
     BRASA_CHECK(can_cast(out_dtype_, o.dtype()), op_, ": result type ", out_dtype_,
                 " can't be cast to the desired output type ", o.dtype());
     need_temp = o.dtype() != out_dtype_;

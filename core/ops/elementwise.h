@@ -25,6 +25,13 @@ ScalarType result_type(const Tensor& a, const Scalar& b);
 bool can_cast(ScalarType from, ScalarType to);
 
 DimVector broadcast_shapes(const char* op, IntArrayRef a, IntArrayRef b);
+// As libtorch: a tensor written to must not have elements that share memory
+// (an expanded view): each location would be written more than once.
+void check_no_internal_overlap(const char* op, const Tensor& written);
+// Same data pointer, sizes, strides and dtype: element i of one is element i of the other.
+bool same_view(const Tensor& a, const Tensor& b);
+// Whether two views of one storage may touch a common byte (their extents intersect).
+bool may_overlap(const Tensor& a, const Tensor& b);
 Tensor scalar_tensor_of(const Scalar& s, ScalarType t);
 // A number used with `self` as a 0-dim tensor of their promoted dtype, so that
 // it takes part in promotion as a number (x_int32 + 2.5 is float32).

@@ -167,7 +167,8 @@ std::string Parser::help() const {
   size_t column = usage.size();
   for (const auto& w : words) {
     if (column + 1 + w.size() > 80) {
-      usage += "\n" + std::string(indent - 1, ' ');
+      usage += '\n';
+      usage.append(indent - 1, ' ');
       column = indent - 1;
     }
     usage += " " + w;
@@ -252,9 +253,12 @@ void Parser::parse_or_exit(int argc, char** argv) {
 }
 
 std::string user_message(const std::exception& e, bool verbose) {
-  if (!verbose)
-    if (const auto* error = dynamic_cast<const Error*>(&e)) return error->message();
-  return e.what();
+  const auto* error = dynamic_cast<const Error*>(&e);
+  if (!error) return e.what();
+  if (!verbose) return error->message();
+  std::string out = e.what();
+  if (!error->condition().empty()) out += "\n  check failed: " + error->condition();
+  return out;
 }
 
 }  // namespace brasa::cli

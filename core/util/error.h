@@ -10,11 +10,15 @@ namespace brasa {
 class Error : public std::runtime_error {
  public:
   Error(std::string message, std::string condition, const char* file, int line);
-  // The message without the condition and source location.
+  // The message without the source location. what() is the message and
+  // "at <file>:<line>" (relative to the source tree).
   const std::string& message() const { return message_; }
+  // The condition that failed ("" for BRASA_ERROR), for verbose reports.
+  const std::string& condition() const { return condition_; }
 
  private:
   std::string message_;
+  std::string condition_;
 };
 
 namespace detail {

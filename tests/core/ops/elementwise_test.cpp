@@ -417,3 +417,36 @@ TEST(Elementwise, TwentyDimPermutedTensors) {
 
 }  // namespace
 }  // namespace brasa
+
+namespace brasa {
+namespace {
+
+// Writes into a tensor whose elements share memory are errors (as libtorch);
+// a copy between overlapping views of one storage reads the source first.
+TEST(ElementwiseOverlap, CopyAndFillIntoExpandedTensorsAreErrorsOverlappingCopiesAreExact) {
+  Tensor row = zeros({3});
+  Tensor expanded = row.expand({2, 3});
+  const char* shared = "more than one element of the written-to tensor refers to a single memory";
+  EXPECT_ERROR(shared, expanded.copy_(ones({2, 3})));
+  EXPECT_ERROR(shared, expanded.fill_(1));
+  EXPECT_ERROR(shared, expanded.fill_(scalar_tensor(1)));
+  EXPECT_ERROR(shared, expanded.zero_());
+  EXPECT_ERROR(shared, expanded.add_(1));
+  EXPECT_VALUES(row, {0, 0, 0});
+
+  Tensor x = arange(5, TensorOptions().dtype(kFloat));
+  x.slice(0, 1, 5).copy_(x.slice(0, 0, 4));  // shifted right by one
+  EXPECT_VALUES(x, {0, 0, 1, 2, 3});
+  Tensor y = arange(5, TensorOptions().dtype(kFloat));
+  y.slice(0, 0, 4).copy_(y.slice(0, 1, 5));  // shifted left by one
+  EXPECT_VALUES(y, {1, 2, 3, 4, 4});
+  Tensor m = arange(9, TensorOptions().dtype(kFloat)).view({3, 3});
+  m.copy_(m.t());
+  EXPECT_VALUES(m, {0, 3, 6, 1, 4, 7, 2, 5, 8});
+  Tensor same = arange(4, TensorOptions().dtype(kFloat));
+  same.copy_(same.view({4}));  // the same elements: nothing to do
+  EXPECT_VALUES(same, {0, 1, 2, 3});
+}
+
+}  // namespace
+}  // namespace brasa

@@ -163,6 +163,11 @@ TEST(Cli, UserMessageHidesTheCheckAndSourceUnlessVerbose) {
     FAIL() << "no error";
   } catch (const std::exception& e) {
     EXPECT_EQ(cli::user_message(e, false), "arithmetic: expected 2");
+    // what() (what an uncaught error prints) is the message and a relative location only.
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("arithmetic: expected 2\n  at tests/core/util/cli_test.cpp:", 0), 0u)
+        << what;
+    EXPECT_EQ(what.find("check failed"), std::string::npos) << what;
     const std::string verbose = cli::user_message(e, true);
     EXPECT_NE(verbose.find("check failed: 1 + 1 == 3"), std::string::npos) << verbose;
     // Source locations are relative to the source tree.
