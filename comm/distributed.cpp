@@ -204,6 +204,17 @@ void init_process_group(const std::string& backend, const std::string& init_meth
   if (backend == "mpi") {
     check_given("world_size", world_size, ProcessGroupMPI::world_size(), "MPI");
     check_given("rank", rank, ProcessGroupMPI::world_rank(), "MPI");
+    // Under brasarun (or torchrun) each worker would be an MPI world of its own.
+    if (const char* ws = std::getenv("WORLD_SIZE")) {
+      const int launched = std::atoi(ws);
+      BRASA_CHECK(launched <= 1 || launched == ProcessGroupMPI::world_size(),
+                  "init_process_group(\"mpi\"): the launcher started ", launched,
+                  " processes (WORLD_SIZE=", launched, ") but MPI sees a world of ",
+                  ProcessGroupMPI::world_size(),
+                  ": each process was started as an MPI job of its own (brasarun does not start "
+                  "MPI jobs). Start the program with mpirun -np ",
+                  launched, ", or use the gloo or shm backend under brasarun");
+    }
     GroupPtr world = make_group(backend, nullptr, -1, -1, timeout, "");
     std::lock_guard<std::mutex> lock(state().mu);
     state().world = world;
