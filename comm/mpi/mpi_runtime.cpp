@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
@@ -59,11 +60,27 @@ Global& global() {
 
 void (*g_before_finalize)() = nullptr;
 
-void finalize_at_exit() {
-  if (g_before_finalize) g_before_finalize();
+// At exit: MPI_Finalize waits for every rank to finalize too, so a rank
+// that exits on an error while its peers wait in a collective would leave
+// the whole job hanging until their timeout. A failing exit aborts the job
+// instead, which mpirun turns into the job's failure at once.
+void finalize_on_exit(int status, void*) {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (status != 0 && size > 1) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr,
+                 "brasa: rank %d exits with status %d in an MPI job of %d ranks: aborting the job "
+                 "so that the other ranks do not wait for it\n",
+                 rank, status, size);
+    MPI_Abort(MPI_COMM_WORLD, status);
+  }
+  if (g_before_finalize) g_before_finalize();
+  MPI_Finalize();
 }
 
 }  // namespace
@@ -77,7 +94,7 @@ void init_mpi_once(void (*before_finalize)()) {
       mpi_check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided),
                 "MPI_Init_thread");
       g_before_finalize = before_finalize;
-      std::atexit(finalize_at_exit);
+      on_exit(finalize_on_exit, nullptr);  // glibc: like atexit, with the exit status
     } else {
       MPI_Query_thread(&provided);
     }
