@@ -163,13 +163,35 @@ std::string token_from(const TCPStoreOptions& o) {
   return env ? env : "";
 }
 
+// Whether `host` names this machine's loopback (127.0.0.0/8, "localhost").
+bool is_loopback(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || !res) return false;
+  const uint32_t addr = ntohl(reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr.s_addr);
+  ::freeaddrinfo(res);
+  return (addr >> 24) == 127;
+}
+
+// Compares tokens in a time that does not depend on where they differ.
+bool same_token(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i)
+    diff |= static_cast<unsigned char>((i < a.size() ? a[i] : 0) ^ (i < b.size() ? b[i] : 0));
+  return diff == 0;
+}
+
 }  // namespace
 
 // ---- the server ----
 
 class TCPStore::Server {
  public:
-  Server(uint16_t port, std::string token) : token_(std::move(token)) {
+  // Listens on the loopback interface only when `loopback_only` (a store
+  // created for 127.0.0.1 or localhost), otherwise on every interface.
+  Server(uint16_t port, std::string token, bool loopback_only) : token_(std::move(token)) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (listen_fd_ < 0)
       BRASA_DIST_THROW(DistNetworkError, "TCPStore: socket: ", std::strerror(errno));
@@ -177,7 +199,7 @@ class TCPStore::Server {
     ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     sockaddr_in a{};
     a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    a.sin_addr.s_addr = htonl(loopback_only ? INADDR_LOOPBACK : INADDR_ANY);
     a.sin_port = htons(port);
     if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
       int e = errno;
@@ -302,7 +324,7 @@ class TCPStore::Server {
       if (op != Op::kAuth) return reject(c, "this server needs a token first (BRASA_STORE_TOKEN)");
       std::string token = r.str();
       r.done();
-      if (token != token_) return reject(c, "wrong token");
+      if (!same_token(token, token_)) return reject(c, "wrong token");
       c.authenticated = true;
       return respond(c, reply(Status::kOk));
     }
@@ -445,7 +467,7 @@ TCPStore::TCPStore(std::string host, const TCPStoreOptions& options)
     : Store(options.timeout), host_(std::move(host)), port_(options.port) {
   const std::string token = token_from(options);
   if (options.isServer) {
-    server_ = std::make_unique<Server>(options.port, token);
+    server_ = std::make_unique<Server>(options.port, token, is_loopback(host_));
     port_ = server_->port();
   }
   BRASA_CHECK(port_ != 0, "TCPStore: a client needs the server's port (got port 0)");

@@ -6,7 +6,9 @@
 // Frames are length-prefixed and checked on receipt: a malformed frame gets an
 // error reply and the connection is closed; the server goes on serving the
 // others. With a token (TCPStoreOptions::token, or BRASA_STORE_TOKEN in the
-// environment) a client must present the same token before anything else.
+// environment, which brasarun sets for the workers of a single-node job) a
+// client must present the same token before anything else. A server created
+// for a loopback host (127.0.0.1, localhost) listens on loopback only.
 
 #include <brasa/comm/store/store.h>
 

@@ -221,9 +221,9 @@ TEST_P(WorkerEnvironment, EveryWorkerKnowsItsPlace) {
   const int n = GetParam();
   TempDir dir;
   Result r = run({"--nproc-per-node", std::to_string(n), "--run-id", "env-test"}, {"env", dir.path},
-                 {{"OMP_NUM_THREADS", std::nullopt}});
+                 {{"OMP_NUM_THREADS", std::nullopt}, {"BRASA_STORE_TOKEN", std::nullopt}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::string port;
+  std::string port, token;
   for (int rank = 0; rank < n; ++rank) {
     auto v = read_vars(dir.path + "/rank_" + std::to_string(rank) + ".env");
     ASSERT_FALSE(v.empty()) << "rank " << rank << " wrote nothing";
@@ -241,6 +241,10 @@ TEST_P(WorkerEnvironment, EveryWorkerKnowsItsPlace) {
     EXPECT_NE(v["BRASA_ERROR_FILE"].find("error_rank_" + std::to_string(rank)), std::string::npos);
     if (rank == 0) port = v["MASTER_PORT"];
     EXPECT_EQ(v["MASTER_PORT"], port) << "all ranks must agree on the port";
+    // A per-job token, so that the job's store admits its own workers only.
+    if (rank == 0) token = v["BRASA_STORE_TOKEN"];
+    EXPECT_EQ(v["BRASA_STORE_TOKEN"], token);
+    EXPECT_EQ(token.size(), 32u) << token;
     int p = std::stoi(v["MASTER_PORT"]);
     EXPECT_GT(p, 0);
     EXPECT_LT(p, 65536);

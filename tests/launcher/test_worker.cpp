@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
                            "BRASA_MAX_RESTARTS",
                            "BRASA_RUN_ID",
                            "BRASA_ERROR_FILE",
+                           "BRASA_STORE_TOKEN",
                            "OMP_NUM_THREADS"};
     std::string out;
     for (const char* n : names) {

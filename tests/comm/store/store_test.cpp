@@ -5,7 +5,9 @@
 #include <brasa/comm/store/hash_store.h>
 #include <brasa/comm/store/prefix_store.h>
 #include <brasa/comm/store/tcp_store.h>
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -219,6 +221,49 @@ TEST(PrefixStore, KeysLiveUnderThePrefix) {
 }
 
 // ---- TCPStore ----
+
+// The first IPv4 address of this machine that is not loopback ("" when none).
+std::string non_loopback_address() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return "";
+  std::string found;
+  for (ifaddrs* i = list; i && found.empty(); i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
+    const auto* a = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+    if ((ntohl(a->sin_addr.s_addr) >> 24) == 127) continue;
+    char buf[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &a->sin_addr, buf, sizeof buf);
+    found = buf;
+  }
+  freeifaddrs(list);
+  return found;
+}
+
+// Whether a TCP connection to address:port is accepted.
+bool accepts(const std::string& address, uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  close(fd);
+  return ok;
+}
+
+TEST(TCPStore, AServerForLoopbackListensOnLoopbackOnly) {
+  const std::string other = non_loopback_address();
+  if (other.empty()) GTEST_SKIP() << "this machine has no non-loopback IPv4 address";
+  TCPStoreOptions o;
+  o.port = 0;
+  o.isServer = true;
+  o.waitWorkers = false;
+  TCPStore local("127.0.0.1", o);
+  EXPECT_TRUE(accepts("127.0.0.1", local.port()));
+  EXPECT_FALSE(accepts(other, local.port())) << "reachable from " << other;
+  TCPStore everywhere(other, o);  // created for another address: every interface, as c10d
+  EXPECT_TRUE(accepts(other, everywhere.port()));
+}
 
 std::shared_ptr<TCPStore> make_server(const std::string& token = "") {
   TCPStoreOptions o;
