@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -149,6 +150,135 @@ void WorkerGroup::start(const Assignment& assignment) {
   }
 }
 
+namespace {
+
+// ---- the guardian ----
+// Each worker runs under a small guardian process (the process brasarun
+// knows as the worker's pid and group): if brasarun is killed, even by
+// SIGKILL, the guardian learns it (parent-death signal) and kills everything
+// the worker started, including processes that left its group, as long as
+// they are its descendants (it is a subreaper, so orphans become its
+// children). Otherwise it only waits for the worker and exits as the worker
+// did. It runs between fork and exec of a possibly multi-threaded brasarun,
+// so it makes async-signal-safe calls only (no allocation).
+
+constexpr int kParentDied = SIGUSR2;
+
+// pid's parent and process group from /proc/<pid>/stat; false when gone.
+bool parent_and_group(pid_t pid, pid_t* ppid, pid_t* pgrp) {
+  char path[64] = "/proc/";
+  char digits[24];
+  int n = 0;
+  for (pid_t v = pid; v > 0; v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
+  int at = 6;
+  while (n > 0) path[at++] = digits[--n];
+  const char* tail = "/stat";
+  for (int i = 0; tail[i]; ++i) path[at++] = tail[i];
+  path[at] = 0;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[512];
+  const ssize_t len = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (len <= 0) return false;
+  buf[len] = 0;
+  const char* p = nullptr;  // after the last ')': " S ppid pgrp ..."
+  for (ssize_t i = len - 1; i >= 0 && !p; --i)
+    if (buf[i] == ')') p = buf + i + 1;
+  if (!p) return false;
+  long fields[2] = {0, 0};
+  int field = -2;  // the fields after ")": -1 the state letter, 0 ppid, 1 pgrp
+  for (; *p && field < 2; ++p) {
+    if (*p == ' ') {
+      ++field;
+      continue;
+    }
+    if (field >= 0 && *p >= '0' && *p <= '9') fields[field] = fields[field] * 10 + (*p - '0');
+  }
+  *ppid = static_cast<pid_t>(fields[0]);
+  *pgrp = static_cast<pid_t>(fields[1]);
+  return true;
+}
+
+// Kills the processes whose parent is this one (orphans adopted by the
+// subreaper included) together with their groups; returns how many it found.
+int kill_children_and_their_groups() {
+  const pid_t self = ::getpid();
+  const int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return 0;
+  int found = 0;
+  alignas(8) char buf[8192];
+  for (;;) {
+    const long n = ::syscall(SYS_getdents64, dir, buf, sizeof buf);
+    if (n <= 0) break;
+    for (long off = 0; off < n;) {
+      struct Entry {
+        uint64_t ino;
+        int64_t off;
+        unsigned short reclen;
+        unsigned char type;
+        char name[1];
+      };
+      const auto* e = reinterpret_cast<const Entry*>(buf + off);
+      off += e->reclen;
+      pid_t pid = 0;
+      const char* c = e->name;
+      for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
+      if (*c != 0 || pid <= 0 || pid == self) continue;
+      pid_t ppid = 0, pgrp = 0;
+      if (!parent_and_group(pid, &ppid, &pgrp) || ppid != self) continue;
+      ++found;
+      if (pgrp != ::getpgrp() && pgrp > 1) ::kill(-pgrp, SIGKILL);
+      ::kill(pid, SIGKILL);
+    }
+  }
+  ::close(dir);
+  return found;
+}
+
+// brasarun is gone: nothing the worker started may outlive it.
+[[noreturn]] void kill_everything_and_die() {
+  for (int round = 0; round < 50; ++round) {
+    const int found = kill_children_and_their_groups();
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    if (found == 0) break;
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    ::nanosleep(&pause, nullptr);
+  }
+  ::kill(0, SIGKILL);  // whatever is left of the group, and this process
+  ::_exit(137);
+}
+
+// Waits for the worker and leaves as it did (its exit code, or its signal).
+[[noreturn]] void guard(pid_t worker, const sigset_t& waited) {
+  for (;;) {
+    siginfo_t info;
+    const int sig = ::sigwaitinfo(&waited, &info);
+    if (sig == kParentDied) kill_everything_and_die();
+    if (sig != SIGCHLD) continue;  // signals for the worker reach it through the group
+    int status = 0;
+    pid_t r;
+    while ((r = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      if (r != worker) continue;  // an adopted orphan: reaped
+      if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
+      const int s = WTERMSIG(status);
+      struct sigaction dfl {};
+      dfl.sa_handler = SIG_DFL;
+      sigemptyset(&dfl.sa_mask);
+      ::sigaction(s, &dfl, nullptr);
+      sigset_t only;
+      sigemptyset(&only);
+      sigaddset(&only, s);
+      ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+      ::kill(::getpid(), s);
+      ::_exit(128 + s);
+    }
+  }
+}
+
+}  // namespace
+
 void WorkerGroup::spawn(Worker& w, const std::vector<std::string>& env) {
   // Everything the child needs is prepared here: between fork and exec it
   // only makes async-signal-safe calls.
@@ -167,26 +297,48 @@ void WorkerGroup::spawn(Worker& w, const std::vector<std::string>& env) {
 
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("brasarun: fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::setpgid(0, 0);                     // its own group, so stopping it reaches its children too
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // dies with brasarun, even on SIGKILL
-    if (::getppid() != parent) ::_exit(1);  // brasarun died before prctl
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    ::dup2(out_write, STDOUT_FILENO);
-    ::dup2(err_write, STDERR_FILENO);
-    ::execve(program_.c_str(), argv.data(), envp.data());
-    const char* reason = ::strerror(errno);
-    (void)!::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
-    (void)!::write(STDERR_FILENO, reason, std::strlen(reason));
-    (void)!::write(STDERR_FILENO, "\n", 1);
-    ::_exit(127);
+  if (pid == 0) {     // the guardian
+    ::setpgid(0, 0);  // its own group, so stopping it reaches the worker and its children too
+    ::prctl(PR_SET_PDEATHSIG, kParentDied);  // told when brasarun dies, even by SIGKILL
+    if (::getppid() != parent) ::_exit(1);   // brasarun died before prctl
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);      // the worker's orphans become its children
+    // Signals sent to the group are for the worker; the guardian waits on these.
+    sigset_t waited;
+    sigemptyset(&waited);
+    for (int sig : {SIGCHLD, kParentDied, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGPIPE})
+      sigaddset(&waited, sig);
+    ::sigprocmask(SIG_BLOCK, &waited, nullptr);
+    const pid_t guardian = ::getpid();
+    const pid_t worker = ::fork();
+    if (worker < 0) ::_exit(127);
+    if (worker == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // dies with its guardian, even on SIGKILL
+      if (::getppid() != guardian) ::_exit(1);
+      struct sigaction dfl {};
+      dfl.sa_handler = SIG_DFL;
+      sigemptyset(&dfl.sa_mask);
+      for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE, SIGUSR2})
+        ::sigaction(sig, &dfl, nullptr);
+      sigset_t none;
+      sigemptyset(&none);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+      ::dup2(out_write, STDOUT_FILENO);
+      ::dup2(err_write, STDERR_FILENO);
+      ::execve(program_.c_str(), argv.data(), envp.data());
+      const char* reason = ::strerror(errno);
+      (void)!::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
+      (void)!::write(STDERR_FILENO, reason, std::strlen(reason));
+      (void)!::write(STDERR_FILENO, "\n", 1);
+      ::_exit(127);
+    }
+    // The guardian keeps no end of the worker's streams: they close when the worker's do.
+    ::close(out_write);
+    ::close(err_write);
+    ::close(out_read);
+    ::close(err_read);
+    if (devnull >= 0) ::close(devnull);
+    guard(worker, waited);
   }
   ::setpgid(pid, pid);  // also here, so the group exists before we ever signal it
   ::close(out_write);

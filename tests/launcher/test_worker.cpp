@@ -156,6 +156,28 @@ int main(int argc, char** argv) {
     sleep_s(60);
     return 3;
   }
+  if (mode == "family" && argc == 3) {
+    // Starts a child in its own group and one in a session of its own (both
+    // would outlive a killed launcher unless it takes care), writes
+    // "<worker> <child> <escaped>" to rank_R.family, then waits.
+    const pid_t child = fork();
+    if (child == 0) {
+      sleep_s(60);
+      _exit(0);
+    }
+    const pid_t escaped = fork();
+    if (escaped == 0) {
+      setsid();
+      sleep_s(60);
+      _exit(0);
+    }
+    const std::string base = std::string(argv[2]) + "/rank_" + std::to_string(rank) + ".family";
+    write_file(base + ".tmp", std::to_string(getpid()) + " " + std::to_string(child) + " " +
+                                  std::to_string(escaped) + "\n");
+    std::rename((base + ".tmp").c_str(), base.c_str());
+    sleep_s(60);
+    return 3;
+  }
   if (mode == "bind-port") {
     // MASTER_PORT must be free: rank 0 binds it, as a store server would.
     int port = env_int("MASTER_PORT");
