@@ -122,9 +122,17 @@ struct ProcessGroupGloo::Impl {
   std::exception_ptr diagnose(const char* op, const Fingerprint& mine,
                               const std::string& gloo_error, std::chrono::milliseconds timeout,
                               std::chrono::steady_clock::time_point started) {
-    std::string text = std::string("ProcessGroupGloo.") + op + ": " + mine.describe() +
-                       " failed within its timeout of " + std::to_string(timeout.count()) +
-                       " ms (gloo: " + gloo_error + ")";
+    // A connection that a peer reset or closed means that peer is gone (a
+    // live peer in another collective keeps its connections): say so now
+    // instead of waiting for the timeout of the survivors.
+    const bool peer_gone = gloo_error.find("Connection reset by peer") != std::string::npos ||
+                           gloo_error.find("Connection closed by peer") != std::string::npos ||
+                           gloo_error.find("Broken pipe") != std::string::npos;
+    std::string text =
+        std::string("ProcessGroupGloo.") + op + ": " + mine.describe() +
+        (peer_gone ? " failed: a peer's connection broke"
+                   : " failed within its timeout of " + std::to_string(timeout.count()) + " ms") +
+        " (gloo: " + gloo_error + ")";
     std::string mismatch, missing;
     try {
       const std::string prefix = "failed_collective/";
@@ -133,9 +141,10 @@ struct ProcessGroupGloo::Impl {
                        reinterpret_cast<const uint8_t*>(&mine) + sizeof mine));
       // Live peers fail by their own timeout at the latest; wait that long
       // (and a little more), or a short while when we failed early.
-      const auto deadline = std::max(
-          std::chrono::steady_clock::now() + std::min(timeout, std::chrono::milliseconds(3000)),
-          started + timeout + std::chrono::milliseconds(1000));
+      const auto soon =
+          std::chrono::steady_clock::now() + std::min(timeout, std::chrono::milliseconds(3000));
+      const auto deadline =
+          peer_gone ? soon : std::max(soon, started + timeout + std::chrono::milliseconds(1000));
       for (int r = 0; r < size; ++r) {
         if (r == rank) continue;
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -167,6 +176,7 @@ struct ProcessGroupGloo::Impl {
     break_group(text);
     text += "; the group can no longer be used";
     if (!mismatch.empty()) return std::make_exception_ptr(DistError(text, "", __FILE__, __LINE__));
+    if (peer_gone) return std::make_exception_ptr(DistNetworkError(text, "", __FILE__, __LINE__));
     return std::make_exception_ptr(DistTimeoutError(text, "", __FILE__, __LINE__));
   }
 };
