@@ -8,6 +8,8 @@
 //   gemm_4096    float32 mm 4096^3 through Brasa against cublasSgemm directly
 //   mlp_step     an MNIST-sized MLP training step (784-256-10, batch 64, SGD),
 //                and the cudaMallocs made after the second step (should be 0)
+//   cnn_step     the main job's CNN training step (batch 64, SGD with momentum)
+//   resnet_stack a ResNet-50-like stem and three bottlenecks, batch 32 at 224x224
 #include <brasa/cuda/memory.h>
 #include <brasa/cuda/stream.h>
 #include <brasa/torch.h>
@@ -47,6 +49,24 @@ void ratio(const char* what, double value, const char* note) {
   std::printf("ratio %s %.3f (%s)\n", what, value, note);
 }
 
+// The best time of a classifier's training step (SGD with momentum, on
+// fixed data of `classes` classes, after two warm-up steps), in ms.
+double step_ms(torch::nn::Sequential& net, torch::IntArrayRef input_shape, int64_t classes,
+               int reps, int iters) {
+  net->to(torch::kCUDA);
+  torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+  torch::Tensor x = torch::randn(input_shape).to(torch::kCUDA);
+  torch::Tensor y = torch::randint(0, classes, {input_shape[0]}).to(torch::kCUDA);
+  auto step = [&] {
+    opt.zero_grad();
+    torch::nn::functional::cross_entropy(net->forward(x), y).backward();
+    opt.step();
+  };
+  step();
+  step();
+  return best_seconds(reps, iters, step) * 1e3;
+}
+
 }  // namespace
 
 int main() {
@@ -64,6 +84,17 @@ int main() {
         5, 10000, [&] { x.add_(1); }, false);
     device_sync();
     result("tiny_op_host_us", s * 1e6, "us");
+    // The same with a tensor operand, and the runtime's own floor: an
+    // asynchronous 4-byte memset on the same stream.
+    torch::Tensor one = torch::ones({1}, on_gpu);
+    const double t = best_seconds(
+        5, 10000, [&] { x.add_(one); }, false);
+    cudaStream_t stream = brasa::cuda::getCurrentCUDAStream().stream();
+    const double m = best_seconds(
+        5, 10000, [&] { cudaMemsetAsync(x.data_ptr(), 0, 4, stream); }, false);
+    device_sync();
+    result("tiny_op_tensor_host_us", t * 1e6, "us");
+    result("cuda_memset_async_host_us", m * 1e6, "us");
   }
 
   // Bandwidth: add against the device's own copy.
@@ -125,6 +156,74 @@ int main() {
     const int64_t after = brasa::cuda::memory_stats()["num_device_alloc"];
     result("mlp_step_ms", s * 1e3, "ms");
     result("cudamalloc_after_step_2", double(after - before), "calls");
+  }
+
+  // The main job's CNN (conv 1-10 5x5, pool, conv 10-20 5x5, pool, 320-50-10), batch 64, SGD.
+  {
+    torch::manual_seed(0);
+    auto pool_relu = [](const torch::Tensor& t) { return torch::relu(torch::max_pool2d(t, {2})); };
+    auto net = torch::nn::Sequential(torch::nn::Conv2d(1, 10, 5), torch::nn::Functional(pool_relu),
+                                     torch::nn::Conv2d(10, 20, 5), torch::nn::Functional(pool_relu),
+                                     torch::nn::Flatten(), torch::nn::Linear(320, 50),
+                                     torch::nn::ReLU(), torch::nn::Linear(50, 10));
+    result("cnn_step_ms", step_ms(net, {64, 1, 28, 28}, 10, 5, 50), "ms");
+  }
+
+  // A ResNet-50-like conv stack: the stem (7x7/2 conv, BN, ReLU, 3x3/2 max
+  // pool) and three bottlenecks (1x1, 3x3, 1x1 with BN and ReLU) at 56x56,
+  // global mean, fc to 1000; batch 32, SGD.
+  {
+    namespace nn = torch::nn;
+    auto conv_bn_relu = [](int64_t in, int64_t out, int64_t k, int64_t stride) {
+      return nn::Sequential(
+          nn::Conv2d(nn::Conv2dOptions(in, out, k).stride(stride).padding(k / 2).bias(false)),
+          nn::BatchNorm2d(out), nn::ReLU());
+    };
+    torch::manual_seed(0);
+    auto net = nn::Sequential(conv_bn_relu(3, 64, 7, 2), nn::Functional([](const torch::Tensor& t) {
+                                return torch::max_pool2d(t, {3}, {2}, {1});
+                              }));
+    int64_t width = 64;
+    for (int b = 0; b < 3; ++b) {
+      net->push_back(conv_bn_relu(width, 64, 1, 1));
+      net->push_back(conv_bn_relu(64, 64, 3, 1));
+      net->push_back(conv_bn_relu(64, 256, 1, 1));
+      width = 256;
+    }
+    net->push_back(nn::Functional([](const torch::Tensor& t) { return t.mean({2, 3}); }));
+    net->push_back(nn::Linear(256, 1000));
+    result("resnet_stack_step_ms", step_ms(net, {32, 3, 224, 224}, 1000, 3, 10), "ms");
+  }
+
+  // The stack's parts one by one (forward and backward), to see where time goes.
+  {
+    namespace F = torch::nn::functional;
+    auto part = [&](const char* what, torch::Tensor x,
+                    const std::function<torch::Tensor(const torch::Tensor&)>& f) {
+      x.requires_grad_(true);
+      auto run = [&] { f(x).sum().backward(); };
+      run();
+      result(what, best_seconds(3, 10, run) * 1e3, "ms");
+    };
+    auto big = [] { return torch::randn({32, 64, 112, 112}).to(torch::kCUDA); };
+    torch::Tensor w7 = torch::randn({64, 3, 7, 7}).to(torch::kCUDA).requires_grad_();
+    torch::Tensor w3 = torch::randn({64, 64, 3, 3}).to(torch::kCUDA).requires_grad_();
+    torch::Tensor gamma = torch::ones({64}).to(torch::kCUDA).requires_grad_();
+    torch::Tensor beta = torch::zeros({64}).to(torch::kCUDA).requires_grad_();
+    torch::Tensor rm = torch::zeros({64}).to(torch::kCUDA), rv = torch::ones({64}).to(torch::kCUDA);
+    part("part_conv7x7_ms", torch::randn({32, 3, 224, 224}).to(torch::kCUDA),
+         [&](const torch::Tensor& t) { return torch::conv2d(t, w7, {}, {2}, {3}); });
+    part("part_conv3x3_56_ms", torch::randn({32, 64, 56, 56}).to(torch::kCUDA),
+         [&](const torch::Tensor& t) { return torch::conv2d(t, w3, {}, {1}, {1}); });
+    part("part_batchnorm_112_ms", big(), [&](const torch::Tensor& t) {
+      return F::batch_norm(t, rm, rv, gamma, beta, /*training=*/true);
+    });
+    part("part_relu_112_ms", big(), [](const torch::Tensor& t) { return torch::relu(t); });
+    part("part_maxpool_112_ms", big(),
+         [](const torch::Tensor& t) { return torch::max_pool2d(t, {3}, {2}, {1}); });
+    part("part_channel_mean_112_ms", big(), [](const torch::Tensor& t) {
+      return t.mean({0, 2, 3});
+    });
   }
   return 0;
 }

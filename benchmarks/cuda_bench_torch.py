@@ -23,6 +23,24 @@ def result(what, value, unit):
     print(f"result torch {what} {value:.4f} {unit}")
 
 
+def step_ms(net, input_shape, classes, reps, iters):
+    """The best time of a training step (SGD with momentum) on fixed data, in ms."""
+    dev = torch.device("cuda")
+    net = net.to(dev)
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(*input_shape, device=dev)
+    y = torch.randint(0, classes, (input_shape[0],), device=dev)
+
+    def step():
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+
+    step()
+    step()
+    return best_seconds(reps, iters, step) * 1e3
+
+
 def main():
     if not torch.cuda.is_available():
         print("no CUDA device: nothing to measure")
@@ -64,6 +82,62 @@ def main():
     step()
     step()
     result("mlp_step_ms", best_seconds(5, 50, step) * 1e3, "ms")
+
+    class PoolRelu(torch.nn.Module):
+        def forward(self, t):
+            return torch.relu(torch.nn.functional.max_pool2d(t, 2))
+
+    torch.manual_seed(0)
+    cnn = torch.nn.Sequential(torch.nn.Conv2d(1, 10, 5), PoolRelu(), torch.nn.Conv2d(10, 20, 5),
+                              PoolRelu(), torch.nn.Flatten(), torch.nn.Linear(320, 50),
+                              torch.nn.ReLU(), torch.nn.Linear(50, 10))
+    result("cnn_step_ms", step_ms(cnn, (64, 1, 28, 28), 10, 5, 50), "ms")
+
+    def conv_bn_relu(cin, cout, k, stride):
+        return torch.nn.Sequential(
+            torch.nn.Conv2d(cin, cout, k, stride=stride, padding=k // 2, bias=False),
+            torch.nn.BatchNorm2d(cout), torch.nn.ReLU())
+
+    class GlobalMean(torch.nn.Module):
+        def forward(self, t):
+            return t.mean((2, 3))
+
+    torch.manual_seed(0)
+    layers = [conv_bn_relu(3, 64, 7, 2), torch.nn.MaxPool2d(3, 2, 1)]
+    width = 64
+    for _ in range(3):
+        layers += [conv_bn_relu(width, 64, 1, 1), conv_bn_relu(64, 64, 3, 1),
+                   conv_bn_relu(64, 256, 1, 1)]
+        width = 256
+    layers += [GlobalMean(), torch.nn.Linear(256, 1000)]
+    stack = torch.nn.Sequential(*layers)
+    result("resnet_stack_step_ms", step_ms(stack, (32, 3, 224, 224), 1000, 3, 10), "ms")
+
+    def part(what, x, f):
+        x.requires_grad_(True)
+
+        def run():
+            f(x).sum().backward()
+
+        run()
+        result(what, best_seconds(3, 10, run) * 1e3, "ms")
+
+    F = torch.nn.functional
+    w7 = torch.randn(64, 3, 7, 7, device=dev, requires_grad=True)
+    w3 = torch.randn(64, 64, 3, 3, device=dev, requires_grad=True)
+    gamma = torch.ones(64, device=dev, requires_grad=True)
+    beta = torch.zeros(64, device=dev, requires_grad=True)
+    rm, rv = torch.zeros(64, device=dev), torch.ones(64, device=dev)
+    big = lambda: torch.randn(32, 64, 112, 112, device=dev)
+    part("part_conv7x7_ms", torch.randn(32, 3, 224, 224, device=dev),
+         lambda t: F.conv2d(t, w7, None, 2, 3))
+    part("part_conv3x3_56_ms", torch.randn(32, 64, 56, 56, device=dev),
+         lambda t: F.conv2d(t, w3, None, 1, 1))
+    part("part_batchnorm_112_ms", big(),
+         lambda t: F.batch_norm(t, rm, rv, gamma, beta, training=True))
+    part("part_relu_112_ms", big(), torch.relu)
+    part("part_maxpool_112_ms", big(), lambda t: F.max_pool2d(t, 3, 2, 1))
+    part("part_channel_mean_112_ms", big(), lambda t: t.mean((0, 2, 3)))
 
 
 if __name__ == "__main__":

@@ -93,7 +93,8 @@ void ProcessGroup::check_reduce_op(const char* op, ReduceOp reduce_op, ScalarTyp
 
 void ProcessGroup::check_like(const char* op, const Tensor& t, const Tensor& reference,
                               const std::string& what) const {
-  BRASA_CHECK(t.defined() && t.is_cpu(), name(op), ": ", what, " must be a defined CPU tensor");
+  BRASA_CHECK(t.defined() && t.device().type() == tensor_device_type(), name(op), ": ", what,
+              " must be a defined ", tensor_device_type() == kCUDA ? "CUDA" : "CPU", " tensor");
   BRASA_CHECK(t.scalar_type() == reference.scalar_type(), name(op), ": ", what, " has dtype ",
               toString(t.scalar_type()), " but the input has ", toString(reference.scalar_type()));
   BRASA_CHECK(t.numel() == reference.numel(), name(op), ": ", what, " has ", t.numel(),
@@ -123,7 +124,8 @@ void ProcessGroup::check_coalesced(const char* op, const std::vector<Tensor>& te
 
 void ProcessGroup::check_blocks(const char* op, const Tensor& whole, const Tensor& part,
                                 const char* whole_name) const {
-  BRASA_CHECK(whole.defined() && whole.is_cpu() && whole.scalar_type() == part.scalar_type() &&
+  BRASA_CHECK(whole.defined() && whole.device() == part.device() &&
+                  whole.scalar_type() == part.scalar_type() &&
                   whole.numel() == static_cast<int64_t>(size_) * part.numel(),
               name(op), ": ", whole_name, " must have ", size_, " x ", part.numel(),
               " elements of ", toString(part.scalar_type()), ", got ",

@@ -142,7 +142,9 @@ class ProcessGroup {
                        const char* what = "tensors") const;
   void check_rank(const char* op, const char* what, int64_t rank) const;
   void check_reduce_op(const char* op, ReduceOp reduce_op, ScalarType dtype) const;
-  // Same dtype and number of elements.
+  // Where this backend's tensors live: CPU, or CUDA for NCCL.
+  virtual DeviceType tensor_device_type() const { return kCPU; }
+  // On this backend's device, with the same dtype and number of elements.
   void check_like(const char* op, const Tensor& t, const Tensor& reference,
                   const std::string& what) const;
   void check_list(const char* op, const std::vector<Tensor>& list, const Tensor& reference,

@@ -340,7 +340,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::allgather_into_tensor(Tensor& output, Te
   const std::string op = name("allgather_into_tensor");
   check_cuda_tensor(op, input, "the input");
   check_cuda_tensor(op, output, "the output");
-  check_blocks(op.c_str(), output, input, "output");
+  check_blocks("allgather_into_tensor", output, input, "output");
   const auto type = nccl_type(op, input.dtype());
   const auto fp = next(CollectiveKind::kAllgatherIntoTensor, input, input.numel());
   return run_collective(*impl_, op, fp.sequence, "_ALLGATHER_BASE", input, input.numel(),
@@ -358,7 +358,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::allgather(std::vector<std::vector<Tensor
   BRASA_CHECK(inputs.size() == 1, op, ": expected one input per process, got ", inputs.size());
   Tensor& in = inputs[0];
   check_cuda_tensor(op, in, "the input");
-  check_one_list(op.c_str(), outputs, in, "outputs");
+  check_one_list("allgather", outputs, in, "outputs");
   for (const Tensor& o : outputs[0]) check_cuda_tensor(op, o, "an output");
   // Into one flat buffer, then out to the list on NCCL's stream.
   Tensor flat = empty({int64_t(size()) * in.numel()}, in.options());
@@ -383,7 +383,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::reduce_scatter_tensor(Tensor& output, Te
   const std::string op = name("reduce_scatter_tensor");
   check_cuda_tensor(op, input, "the input");
   check_cuda_tensor(op, output, "the output");
-  check_blocks(op.c_str(), input, output, "input");
+  check_blocks("reduce_scatter_tensor", input, output, "input");
   const auto type = nccl_type(op, input.dtype());
   const auto red = nccl_op(op, opts.reduceOp, input.dtype());
   const auto fp = next(CollectiveKind::kReduceScatterTensor, output, output.numel(), opts.reduceOp);
@@ -402,7 +402,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::reduce_scatter(std::vector<Tensor>& outp
   BRASA_CHECK(outputs.size() == 1, op, ": expected one output per process, got ", outputs.size());
   Tensor& out = outputs[0];
   check_cuda_tensor(op, out, "the output");
-  check_one_list(op.c_str(), inputs, out, "inputs");
+  check_one_list("reduce_scatter", inputs, out, "inputs");
   std::vector<Tensor> flat_parts;
   for (const Tensor& t : inputs[0]) {
     check_cuda_tensor(op, t, "an input");

@@ -42,6 +42,7 @@ class ProcessGroupNCCL : public ProcessGroup {
   ProcessGroupNCCL(std::shared_ptr<Store> store, int rank, int size);
   ~ProcessGroupNCCL() override;
   std::string backend_name() const override { return "nccl"; }
+  DeviceType tensor_device_type() const override { return kCUDA; }
 
   std::shared_ptr<Work> broadcast(std::vector<Tensor>& tensors,
                                   const BroadcastOptions& opts = {}) override;

@@ -269,8 +269,10 @@ void reset_accumulated_memory_stats(int device) {
 }
 void empty_cache() {
   if (!g_initialized.load()) return;  // nothing was ever allocated
+  ipc_producer().collect();
   caching_allocator().empty_cache();
 }
+size_t ipc_collect() { return ipc_producer().collect(); }
 void set_per_process_memory_fraction(double fraction, int device) {
   caching_allocator().set_memory_fraction(
       fraction, checked_device("set_per_process_memory_fraction", device));

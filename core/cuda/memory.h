@@ -20,7 +20,10 @@ int64_t max_memory_reserved(int device = -1);
 std::map<std::string, int64_t> memory_stats(int device = -1);
 void reset_peak_memory_stats(int device = -1);
 void reset_accumulated_memory_stats(int device = -1);
+// Also frees the blocks sent to other processes whose consumers are all done.
 void empty_cache();
+// Frees those blocks now (torch.cuda.ipc_collect); returns how many still wait.
+size_t ipc_collect();
 void set_per_process_memory_fraction(double fraction, int device = -1);
 // Free and total memory of the device, as cudaMemGetInfo gives them.
 std::pair<size_t, size_t> mem_get_info(int device = -1);

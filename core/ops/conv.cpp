@@ -27,8 +27,14 @@ ConvGeometry geometry(const Tensor& x, const Tensor& w, const Tensor& b, IntArra
               w.sizes());
   BRASA_CHECK(x.dtype() == w.dtype(), "conv2d: input (", x.dtype(), ") and weight (", w.dtype(),
               ") must have the same dtype");
-  BRASA_CHECK(isFloatingType(x.dtype()) && (x.dtype() == kFloat || x.dtype() == kDouble),
-              "conv2d: only float32 and float64 are supported on CPU, got ", x.dtype());
+  BRASA_CHECK(x.device() == w.device() && (!b.defined() || b.device() == x.device()),
+              "conv2d: expected the input (", x.device(), "), weight (", w.device(), ") and bias (",
+              b.defined() ? b.device() : x.device(), ") on the same device");
+  BRASA_CHECK(x.dtype() == kFloat || x.dtype() == kDouble ||
+                  (x.is_cuda() && (x.dtype() == kHalf || x.dtype() == kBFloat16)),
+              "conv2d: only float32 and float64 are supported (and float16 and bfloat16 on "
+              "CUDA), got ",
+              x.dtype(), " on ", x.device());
   BRASA_CHECK(groups > 0 && x.size(1) % groups == 0 && w.size(0) % groups == 0,
               "conv2d: groups=", groups, " must divide the input channels (", x.size(1),
               ") and the output channels (", w.size(0), ")");
@@ -140,22 +146,33 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   ConvGeometry g = geometry(input, weight, bias, stride, padding, dilation, groups);
   autograd::Recorder r(kConvBackward, input, weight, bias);
+  // A device with direct gradients (cuDNN) runs the forward directly too.
+  const bool direct = has_kernel<ConvBackwardKernel>(input.device());
   Tensor cols, out;
-  if (!(r && r.node().needs(1)))
+  if (!(r && r.node().needs(1)) || direct)
     out = kernel<ConvForwardKernel>(input.device())(input, weight, bias, g);
   if (!out.defined()) out = conv_forward(input, weight, bias, g, cols);
   if (r) {
     DimVector wshape(weight.sizes().begin(), weight.sizes().end());
-    // The forward's column matrix is kept for the weight gradient (released
-    // with the other saved tensors after backward).
-    r.save(weight, r.node().needs(1) ? cols : Tensor());
+    const bool direct_grads = direct && !cols.defined();
+    // The weight gradient needs the forward's column matrix (released with
+    // the other saved tensors after backward), or the input for direct ones.
+    r.save(weight, r.node().needs(1) ? (direct_grads ? input : cols) : Tensor());
     // First-order only: the gradient kernels are not themselves recorded.
-    r.finish(out, [g, wshape](autograd::FormulaNode& n, const autograd::variable_list& gr) {
+    r.finish(out, [g, wshape, direct_grads](autograd::FormulaNode& n,
+                                            const autograd::variable_list& gr) {
       BRASA_CHECK(!is_grad_enabled(),
                   "conv2d: double backward (create_graph=true) is not supported yet");
       autograd::variable_list d(3);
-      if (n.needs(0)) d[0] = conv_input_grad(gr[0], n.saved(0), g);
-      if (n.needs(1)) d[1] = conv_weight_grad(gr[0], n.saved(1), g, wshape);
+      if (direct_grads && (n.needs(0) || n.needs(1))) {
+        auto [gx, gw] = kernel<ConvBackwardKernel>(gr[0].device())(gr[0], n.saved(1), n.saved(0), g,
+                                                                   n.needs(0), n.needs(1));
+        d[0] = gx;
+        d[1] = gw;
+      } else {
+        if (n.needs(0)) d[0] = conv_input_grad(gr[0], n.saved(0), g);
+        if (n.needs(1)) d[1] = conv_weight_grad(gr[0], n.saved(1), g, wshape);
+      }
       if (n.needs(2)) d[2] = sum(gr[0], {0, 2, 3});
       return d;
     });

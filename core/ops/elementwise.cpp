@@ -105,8 +105,10 @@ Tensor scalar_tensor_of(const Scalar& s, ScalarType t) {
   return scalar_tensor(s, TensorOptions().dtype(t));
 }
 
+// On the CPU whatever self's device: the op takes it as a CPU scalar (a
+// kernel argument on CUDA), so no device memory or copy is spent on it.
 Tensor wrap_number(const Tensor& self, const Scalar& s) {
-  return scalar_tensor(s, TensorOptions().dtype(result_type(self, s)).device(self.device()));
+  return scalar_tensor(s, TensorOptions().dtype(result_type(self, s)));
 }
 
 Elementwise& Elementwise::input(const Tensor& t, ScalarType dtype) {
@@ -117,7 +119,8 @@ Elementwise& Elementwise::input(const Tensor& t, ScalarType dtype) {
 }
 
 // A 0-dim CPU tensor may take part in an op on another device (as in
-// PyTorch): it is moved there. Any other mix of devices is an error.
+// PyTorch): CUDA kernels take it as an argument (ops/cuda/loop.h), other
+// devices get it moved there. Any other mix of devices is an error.
 static bool is_cpu_scalar(const Tensor& t) { return t.dim() == 0 && t.is_cpu(); }
 
 // The mixed-device case, out of line so that the common one stays small.
@@ -130,7 +133,7 @@ static bool is_cpu_scalar(const Tensor& t) { return t.dim() == 0 && t.is_cpu(); 
     }
   for (size_t k = 0; k < n; ++k) {
     Tensor& in = inputs[k];
-    if (in.device() == device) continue;
+    if (in.device() == device || (device.is_cuda() && is_cpu_scalar(in))) continue;
     BRASA_CHECK(is_cpu_scalar(in), op,
                 ": expected all tensors to be on the same device, but found at least two devices, ",
                 device, " and ", in.device(), "!");

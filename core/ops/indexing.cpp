@@ -312,6 +312,8 @@ static Tensor& scatter_kernel(Tensor& self, int64_t dim, const Tensor& index, co
   const char* op = add ? "scatter_add_" : "scatter_";
   int64_t d = maybe_wrap_dim(dim, self.dim(), op);
   BRASA_CHECK(index.dtype() == kLong, op, ": expected dtype int64 for index, got ", index.dtype());
+  BRASA_CHECK(index.device() == self.device(), op, ": index on ", index.device(),
+              " for a tensor on ", self.device(), " (expected the same device)");
   BRASA_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1), op,
               ": index tensor must have the same number of dimensions as self tensor (", self.dim(),
               " vs ", index.dim(), ")");
@@ -383,6 +385,8 @@ static Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index
   int64_t d = maybe_wrap_dim(dim, self.dim(), "gather");
   BRASA_CHECK(index.dtype() == kLong, "gather: expected dtype int64 for index, got ",
               index.dtype());
+  BRASA_CHECK(index.device() == self.device(), "gather: index on ", index.device(),
+              " for a tensor on ", self.device(), " (expected the same device)");
   BRASA_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1),
               "gather: index tensor must have the same number of dimensions as input tensor (",
               self.dim(), " vs ", index.dim(), ")");

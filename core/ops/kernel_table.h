@@ -28,6 +28,14 @@ void register_kernel(DeviceType d, typename Op::Fn fn) {
   KernelTable<Op>::fns[static_cast<int>(d)] = fn;
 }
 
+// Whether `d` has a kernel for Op (for optional kernels).
+template <class Op>
+bool has_kernel(Device d) {
+  static const bool builtin = (detail::register_builtin_kernels(), true);
+  (void)builtin;
+  return KernelTable<Op>::fns[static_cast<int>(d.type())] != nullptr;
+}
+
 template <class Op>
 typename Op::Fn kernel(Device d) {
   static const bool builtin = (detail::register_builtin_kernels(), true);

@@ -102,9 +102,10 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 Tensor& mm_out(Tensor& out, const Tensor& a, const Tensor& b) {
   check_mm("mm", a, b);
   BRASA_CHECK(out.sizes() == IntArrayRef({a.size(0), b.size(1)}) && out.is_contiguous() &&
-                  out.dtype() == a.dtype(),
+                  out.dtype() == a.dtype() && out.device() == a.device(),
               "mm_out: out must be a contiguous ", a.dtype(), " tensor of shape [", a.size(0), ", ",
-              b.size(1), "], got ", out.dtype(), " ", out.sizes());
+              b.size(1), "] on ", a.device(), ", got ", out.dtype(), " ", out.sizes(), " on ",
+              out.device());
   gemm(a, b, out, 1, 0);
   out.bump_version();
   return out;
@@ -118,6 +119,8 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
               " cannot be multiplied (", a.size(2), " != ", b.size(1), ")");
   BRASA_CHECK(a.dtype() == b.dtype(), "bmm: expected the same dtype, got ", a.dtype(), " and ",
               b.dtype());
+  BRASA_CHECK(a.device() == b.device(), "bmm: expected both tensors on the same device, got ",
+              a.device(), " and ", b.device());
   int64_t B = a.size(0);
   autograd::Recorder r(kBmmBackward, a, b);
   Tensor c = empty({B, a.size(1), b.size(2)}, a.options());

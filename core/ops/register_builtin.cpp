@@ -24,6 +24,8 @@ void register_builtin_kernels() {
     cuda::register_blas_kernels();
     cuda::register_reduction_kernels();
     cuda::register_indexing_kernels();
+    cuda::register_conv_pool_kernels();
+    cuda::register_cudnn_conv_kernels();
 #endif
     return true;
   }();

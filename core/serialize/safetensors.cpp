@@ -118,9 +118,9 @@ void save_safetensors(const std::string& path, const TensorDict& tensors,
   size_t offset = 0;
   for (const auto& item : tensors) {
     BRASA_CHECK(item.key() != "__metadata__", "save_safetensors: '__metadata__' is reserved");
-    Tensor t = item.value().detach().contiguous();
-    BRASA_CHECK(t.is_cpu(), "save_safetensors: tensor '", item.key(), "' is on ", t.device(),
-                "; move it to CPU");
+    // A tensor on another device is saved from a CPU copy (as safetensors'
+    // own save_file does): the file has no device field.
+    Tensor t = item.value().detach().cpu().contiguous();
     size_t n = t.nbytes();
     header[item.key()] = {{"dtype", dtype_name(t.dtype())},
                           {"shape", t.sizes().vec()},

@@ -45,6 +45,7 @@ struct Args {
   std::string model = "cnn", optimizer = "adam", data = "/usr/share/datasets/fashion-mnist";
   std::string run_dir = ".", checkpoint, metrics, chart;  // default names carry the model
   std::string backend;  // default: mpi under mpirun, gloo otherwise
+  std::string device = "cpu";
   int64_t epochs = 6, batch_size = 64, threads = 0, seed = 1, train_samples = 0;
   double lr = 0;  // 0: the optimizer's default
   bool resume = false, verbose = false;
@@ -60,6 +61,7 @@ cli::Parser make_parser(Args& a) {
               "global batch, split over the processes (default 64)")
       .option("--lr", &a.lr, 1e-8, 10, "learning rate (default 0.001 for adam, 0.05 for sgd)")
       .option("--optimizer", &a.optimizer, "the optimizer (default adam)", {"sgd", "adam"})
+      .option("--device", &a.device, "where to train (default cpu)", {"cpu", "cuda"})
       .option("--threads", &a.threads, 0, 1024,
               "threads per process (default 0: the cores shared out)")
       .option("--data", &a.data, "the Fashion-MNIST directory (default Debian's)")
@@ -261,7 +263,8 @@ void sum_over_ranks(const Job& job, std::vector<double>& values) {
 }
 
 template <class Model>
-double evaluate(const Job& job, Model& model, const data::TensorDataset& test, double* accuracy) {
+double evaluate(const Job& job, Model& model, const data::TensorDataset& test, Device device,
+                double* accuracy) {
   NoGradGuard ng;
   model.eval();
   double loss_sum = 0, correct = 0;
@@ -270,7 +273,8 @@ double evaluate(const Job& job, Model& model, const data::TensorDataset& test, d
   const int64_t begin = n * job.rank / job.world, end = n * (job.rank + 1) / job.world;
   for (int64_t s = begin; s < end; s += B) {
     int64_t len = std::min(B, end - s);
-    Tensor x = normalize(test.data().narrow(0, s, len)), y = test.targets().narrow(0, s, len);
+    Tensor x = normalize(test.data().narrow(0, s, len).to(device)),
+           y = test.targets().narrow(0, s, len).to(device);
     Tensor logits = model.forward(x);
     loss_sum +=
         F::cross_entropy(logits, y, F::CrossEntropyFuncOptions().reduction(kSum)).item<double>();
@@ -321,6 +325,8 @@ int train(Args a, const Job& job, const ResumeState& resume, std::shared_ptr<Mod
            " is the global batch: it must divide evenly over the " + std::to_string(job.world) +
            " processes");
   const int64_t local_batch = a.batch_size / job.world;
+  const Device device(a.device);
+  model->to(device);
 
   std::unique_ptr<optim::Optimizer> opt;
   if (a.optimizer == "adam")
@@ -385,7 +391,8 @@ int train(Args a, const Job& job, const ResumeState& resume, std::shared_ptr<Mod
     int64_t seen = 0, batches = 0;
     for (auto& batch : *loader) {
       opt->zero_grad();
-      Tensor loss = F::cross_entropy(forward(normalize(batch.data)), batch.target);
+      Tensor loss =
+          F::cross_entropy(forward(normalize(batch.data.to(device))), batch.target.to(device));
       loss.backward();
       opt->step();
       const double l = loss.item<double>();
@@ -400,8 +407,8 @@ int train(Args a, const Job& job, const ResumeState& resume, std::shared_ptr<Mod
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::vector<double> totals{loss_sum, static_cast<double>(seen)};
     sum_over_ranks(job, totals);
-    double test_loss = job.world > 1 ? evaluate(job, *ddp, test_set, &accuracy)
-                                     : evaluate(job, *model, test_set, &accuracy);
+    double test_loss = job.world > 1 ? evaluate(job, *ddp, test_set, device, &accuracy)
+                                     : evaluate(job, *model, test_set, device, &accuracy);
     EpochResult r{totals[0] / totals[1], test_loss, accuracy, secs, totals[1] / secs};
     if (!job.lead()) continue;
     std::printf(

@@ -9,6 +9,8 @@
 #include <brasa/ops/kernels/copy.h>
 #include <brasa/ops/kernels/elementwise.h>
 
+#include <cstring>
+
 namespace brasa::cuda {
 
 kernels::Loop make_loop(const char* op, IntArrayRef shape) {
@@ -40,9 +42,24 @@ void add_operand(kernels::Loop& l, const Tensor& t) {
   }
 }
 
+// A CPU scalar input (detail::Elementwise keeps them on the CPU for CUDA
+// ops) travels in the loop itself.
+void pass_cpu_scalars(kernels::Loop& l, const detail::Elementwise& e) {
+  for (size_t i = 0; i < e.inputs().size(); ++i) {
+    const Tensor& in = e.inputs()[i];
+    if (!in.is_cpu()) continue;
+    const int k = static_cast<int>(i) + 1;
+    BRASA_INTERNAL_ASSERT(in.numel() == 1 && in.element_size() <= 16, e.op(),
+                          ": only a CPU scalar can join a CUDA op");
+    std::memcpy(l.scalars[k], in.data_ptr(), static_cast<size_t>(in.element_size()));
+    l.data[k] = nullptr;
+    for (int d = 0; d < kernels::kMaxDims; ++d) l.strides[k][d] = 0;
+  }
+}
+
 kernels::Loop plan_loop(const detail::Elementwise& e) {
+  kernels::Loop l;
   if (e.flat()) {
-    kernels::Loop l;
     l.ndim = 1;
     l.numel = e.output().numel();
     l.sizes[0] = l.numel;
@@ -51,11 +68,12 @@ kernels::Loop plan_loop(const detail::Elementwise& e) {
       l.data[k] = e.flat_data()[k];
       l.strides[k][0] = e.flat_strides()[k];
     }
-    return l;
+  } else {
+    l = make_loop(e.op(), e.shape());
+    add_operand(l, e.output());
+    for (const Tensor& in : e.inputs()) add_operand(l, in);
   }
-  kernels::Loop l = make_loop(e.op(), e.shape());
-  add_operand(l, e.output());
-  for (const Tensor& in : e.inputs()) add_operand(l, in);
+  pass_cpu_scalars(l, e);
   return l;
 }
 
@@ -140,6 +158,41 @@ void threshold_backward_cuda(detail::Elementwise& e, ScalarType t) {
   });
 }
 
+void lerp_cuda(detail::Elementwise& e, ScalarType t) {
+  BRASA_CHECK(isFloatingType(t), "lerp: not implemented for '", t, "' on CUDA");
+  run_plan(e, [&](const kernels::Loop& l, cudaStream_t s) { kernels::launch_lerp(l, code(t), s); });
+}
+
+void addc_cuda(detail::Elementwise& e, ScalarType t, const Scalar& value, bool div) {
+  BRASA_CHECK(t != kBool, e.op(), ": not implemented for 'Bool' on CUDA");
+  run_plan(e, [&](const kernels::Loop& l, cudaStream_t s) {
+    kernels::launch_addc(l, code(t), number_of(value), div, s);
+  });
+}
+
+void clamp_cuda(detail::Elementwise& e, ScalarType t, const std::optional<Scalar>& lo,
+                const std::optional<Scalar>& hi) {
+  BRASA_CHECK(t != kBool, "clamp: not implemented for 'Bool'");
+  run_plan(e, [&](const kernels::Loop& l, cudaStream_t s) {
+    kernels::launch_clamp(l, code(t), lo.has_value(), lo ? number_of(*lo) : kernels::Number{},
+                          hi.has_value(), hi ? number_of(*hi) : kernels::Number{}, s);
+  });
+}
+
+void isclose_cuda(detail::Elementwise& e, ScalarType t, double rtol, double atol, bool equal_nan) {
+  run_plan(e, [&](const kernels::Loop& l, cudaStream_t s) {
+    kernels::launch_isclose(l, code(t), rtol, atol, equal_nan, s);
+  });
+}
+
+void nan_to_num_cuda(detail::Elementwise& e, ScalarType t, double nan, double posinf,
+                     double neginf) {
+  BRASA_CHECK(isFloatingType(t), "nan_to_num: not implemented for '", t, "' on CUDA");
+  run_plan(e, [&](const kernels::Loop& l, cudaStream_t s) {
+    kernels::launch_nan_to_num(l, code(t), nan, posinf, neginf, s);
+  });
+}
+
 }  // namespace
 
 void register_elementwise_kernels() {
@@ -151,6 +204,11 @@ void register_elementwise_kernels() {
   register_kernel<UnaryKernel>(kCUDA, unary_cuda);
   register_kernel<WhereKernel>(kCUDA, where_cuda);
   register_kernel<ThresholdBackwardKernel>(kCUDA, threshold_backward_cuda);
+  register_kernel<LerpKernel>(kCUDA, lerp_cuda);
+  register_kernel<AddcKernel>(kCUDA, addc_cuda);
+  register_kernel<ClampKernel>(kCUDA, clamp_cuda);
+  register_kernel<IsCloseKernel>(kCUDA, isclose_cuda);
+  register_kernel<NanToNumKernel>(kCUDA, nan_to_num_cuda);
 }
 
 }  // namespace brasa::cuda

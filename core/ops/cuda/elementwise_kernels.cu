@@ -405,6 +405,73 @@ struct ThresholdBackward {
 };
 
 template <class T>
+struct Lerp {  // (out, start, end, weight), as the CPU: exact at both ends
+  __device__ void operator()(char* const* p) const {
+    using A = Acc<T>;
+    const A st = load<T>(p[1]), en = load<T>(p[2]), w = load<T>(p[3]);
+    store<T>(p[0], (w < A(0.5) && w > A(-0.5)) ? st + w * (en - st) : en - (en - st) * (A(1) - w));
+  }
+};
+
+template <class T>
+struct Addc {  // (out, self, t1, t2): self + value * t1 * t2 (or t1 / t2)
+  Acc<T> value;
+  bool div;
+  __device__ void operator()(char* const* p) const {
+    const Acc<T> a = load<T>(p[2]), b = load<T>(p[3]);
+    store<T>(p[0], load<T>(p[1]) + value * (div ? a / b : a * b));
+  }
+};
+
+template <class T>
+struct Clamp {  // NaN stays NaN
+  bool has_lo, has_hi;
+  Acc<T> lo, hi;
+  __device__ void operator()(char* const* p) const {
+    Acc<T> x = load<T>(p[1]);
+    if (has_lo && x < lo) x = lo;
+    if (has_hi && hi < x) x = hi;
+    store<T>(p[0], x);
+  }
+};
+
+template <class T>
+struct IsClose {  // (bool out, a, b)
+  double rtol, atol;
+  bool equal_nan;
+  __device__ void operator()(char* const* p) const {
+    const double x = static_cast<double>(load<T>(p[1])), y = static_cast<double>(load<T>(p[2]));
+    bool close;
+    if (x == y)
+      close = true;
+    else if (x != x || y != y)
+      close = equal_nan && x != x && y != y;
+    else if (isinf(x) || isinf(y))
+      close = false;
+    else
+      close = fabs(x - y) <= atol + rtol * fabs(y);
+    *reinterpret_cast<bool*>(p[0]) = close;
+  }
+};
+
+template <class T>
+struct NanToNum {
+  Acc<T> nan, posinf, neginf;
+  __device__ void operator()(char* const* p) const {
+    using A = Acc<T>;
+    const A v = load<T>(p[1]);
+    const A inf = A(INFINITY);
+    store<T>(p[0], v != v ? nan : (v == inf ? posinf : (v == -inf ? neginf : v)));
+  }
+};
+
+// The element size with which T's flat loops are vectorised (launch<>);
+// 1-byte types are not (16 copies of the op per thread cost more to build
+// than they gain).
+template <class T>
+constexpr int kVec = sizeof(T) >= 2 ? int(sizeof(T)) : 0;
+
+template <class T>
 T number_as(Number v) {
   if constexpr (std::is_same_v<T, bool>)
     return v.i != 0 || v.f != 0;
@@ -423,14 +490,16 @@ T number_as(Number v) {
 void launch_fill(const Loop& l, int dtype, Number value, cudaStream_t s) {
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    launch<1>(l, FillOp<T>{number_as<T>(value)}, s);
+    launch<1, FillOp<T>, kVec<T>>(l, FillOp<T>{number_as<T>(value)}, s);
   });
 }
 
 void launch_copy(const Loop& l, int dst_dtype, int src_dtype, cudaStream_t s) {
   dispatch(dst_dtype, [&](auto dst_tag) {
     dispatch(src_dtype, [&](auto src_tag) {
-      launch<2>(l, CopyOp<decltype(dst_tag), decltype(src_tag)>{}, s);
+      using D = decltype(dst_tag);
+      using S = decltype(src_tag);
+      launch<2, CopyOp<D, S>, std::is_same_v<D, S> ? kVec<D> : 0>(l, CopyOp<D, S>{}, s);
     });
   });
 }
@@ -440,7 +509,7 @@ void launch_binary(const Loop& l, int op, int dtype, Number alpha, cudaStream_t 
     using T = decltype(tag);
     using A = Acc<T>;
     const A a = std::is_floating_point_v<A> ? static_cast<A>(alpha.f) : static_cast<A>(alpha.i);
-    launch<3>(l, BinaryArith<T>{static_cast<BinaryOp>(op), a}, s);
+    launch<3, BinaryArith<T>, kVec<T>>(l, BinaryArith<T>{static_cast<BinaryOp>(op), a}, s);
   });
 }
 
@@ -463,7 +532,10 @@ void launch_unary(const Loop& l, int op, int dtype, int in_dtype, cudaStream_t s
     dispatch(in_dtype, [&](auto tag) { launch<2>(l, Predicate<decltype(tag)>{u}, s); });
     return;
   }
-  dispatch(dtype, [&](auto tag) { launch<2>(l, Unary<decltype(tag)>{u}, s); });
+  dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    launch<2, Unary<T>, kVec<T>>(l, Unary<T>{u}, s);
+  });
 }
 
 void launch_where(const Loop& l, int dtype, cudaStream_t s) {
@@ -471,7 +543,62 @@ void launch_where(const Loop& l, int dtype, cudaStream_t s) {
 }
 
 void launch_threshold_backward(const Loop& l, int dtype, cudaStream_t s) {
-  dispatch(dtype, [&](auto tag) { launch<3>(l, ThresholdBackward<decltype(tag)>{}, s); });
+  dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    launch<3, ThresholdBackward<T>, kVec<T>>(l, ThresholdBackward<T>{}, s);
+  });
+}
+
+template <class T>
+constexpr bool is_floating = std::is_floating_point_v<T> || is_reduced_float<T>;
+
+// A Number as the arithmetic type of T.
+template <class T>
+Acc<T> acc_of(Number v) {
+  if constexpr (std::is_floating_point_v<Acc<T>>)
+    return static_cast<Acc<T>>(v.f);
+  else
+    return static_cast<Acc<T>>(v.i);
+}
+
+void launch_lerp(const Loop& l, int dtype, cudaStream_t s) {
+  dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_floating<T>) launch<4>(l, Lerp<T>{}, s);
+  });
+}
+
+void launch_addc(const Loop& l, int dtype, Number value, bool div, cudaStream_t s) {
+  dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>)
+      launch<4, Addc<T>, kVec<T>>(l, Addc<T>{acc_of<T>(value), div}, s);
+  });
+}
+
+void launch_clamp(const Loop& l, int dtype, bool has_lo, Number lo, bool has_hi, Number hi,
+                  cudaStream_t s) {
+  dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>)
+      launch<2>(l, Clamp<T>{has_lo, has_hi, acc_of<T>(lo), acc_of<T>(hi)}, s);
+  });
+}
+
+void launch_isclose(const Loop& l, int dtype, double rtol, double atol, bool equal_nan,
+                    cudaStream_t s) {
+  dispatch(dtype, [&](auto tag) {
+    launch<3>(l, IsClose<decltype(tag)>{rtol, atol, equal_nan}, s);
+  });
+}
+
+void launch_nan_to_num(const Loop& l, int dtype, double nan, double posinf, double neginf,
+                       cudaStream_t s) {
+  dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using A = Acc<T>;
+    if constexpr (is_floating<T>) launch<2>(l, NanToNum<T>{A(nan), A(posinf), A(neginf)}, s);
+  });
 }
 
 }  // namespace brasa::cuda::kernels

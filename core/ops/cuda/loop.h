@@ -15,7 +15,9 @@ constexpr int kMaxLoopOperands = 4;
 // An elementwise loop over `ndim` dims of `sizes` (row-major); operand k's
 // element at a multi-index is at data[k] + sum(index[d] * strides[k][d])
 // bytes. Operand 0 is the output. ndim 1 with contiguous strides is the
-// flat case.
+// flat case. An input whose data is null is a CPU scalar: its value travels
+// in `scalars` (the kernel reads it from its parameter space), so an op
+// with a number costs no device memory and no copy.
 struct Loop {
   int ndim = 0;
   int n_operands = 0;
@@ -23,6 +25,7 @@ struct Loop {
   int64_t sizes[kMaxDims] = {};
   char* data[kMaxLoopOperands] = {};
   int64_t strides[kMaxLoopOperands][kMaxDims] = {};
+  alignas(16) char scalars[kMaxLoopOperands][16] = {};
 };
 
 // Dtype codes: ScalarType's values (Byte, Char, Short, Int, Long, Half,
@@ -45,6 +48,17 @@ void launch_bitwise(const Loop& l, int op, int dtype, cudaStream_t s);
 void launch_unary(const Loop& l, int op, int dtype, int in_dtype, cudaStream_t s);
 void launch_where(const Loop& l, int dtype, cudaStream_t s);
 void launch_threshold_backward(const Loop& l, int dtype, cudaStream_t s);
+// Floating dtypes only (others are rejected on the host): (out, start, end, weight).
+void launch_lerp(const Loop& l, int dtype, cudaStream_t s);
+// (out, self, t1, t2): self + value * t1 * t2, or t1 / t2 with div.
+void launch_addc(const Loop& l, int dtype, Number value, bool div, cudaStream_t s);
+void launch_clamp(const Loop& l, int dtype, bool has_lo, Number lo, bool has_hi, Number hi,
+                  cudaStream_t s);
+// (bool out, a, b) in dtype.
+void launch_isclose(const Loop& l, int dtype, double rtol, double atol, bool equal_nan,
+                    cudaStream_t s);
+void launch_nan_to_num(const Loop& l, int dtype, double nan, double posinf, double neginf,
+                       cudaStream_t s);
 
 }  // namespace brasa::cuda::kernels
 
@@ -75,5 +89,26 @@ void launch_gather(const Loop& l, int64_t dim_stride, int dtype, cudaStream_t s)
 // Scatter: operands (self, index, src) likewise: self[index] = src (or += with
 // add, atomically).
 void launch_scatter(const Loop& l, int64_t dim_stride, int dtype, bool add, cudaStream_t s);
+
+}  // namespace brasa::cuda::kernels
+
+namespace brasa::cuda::kernels {
+
+// 2-D windows over planes of H x W (conv's im2col/col2im, max pooling), as
+// in ops/kernels/conv.h and pooling.h: N samples of C planes, kernel,
+// stride, padding, dilation and the output size OH x OW.
+struct Windows {
+  int64_t N, C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW;
+};
+// cols [C*kh*kw, N*OH*OW] <- the column matrix of x [N, C, H, W] (contiguous;
+// float or double): sample n at columns n*OH*OW ...
+void launch_im2col(const void* x, void* cols, const Windows& g, int dtype, cudaStream_t s);
+// x [N, C, H, W] <- the sum of the column entries at their positions (every
+// element written; one thread per element, so no atomics and a fixed order).
+void launch_col2im(const void* cols, void* x, const Windows& g, int dtype, cudaStream_t s);
+// out [N*C, OH, OW] (and idx, when not null: the flat argmax within each
+// plane) <- the max of every window of x; NaN wins, as on the CPU.
+void launch_max_pool2d(const void* x, void* out, int64_t* idx, const Windows& g, int dtype,
+                       cudaStream_t s);
 
 }  // namespace brasa::cuda::kernels

@@ -98,9 +98,20 @@ __device__ Wide<T> reduce_row(const Rows& r, int64_t k, int op, double p, bool u
                               Wide<T>* shared, bool by_block) {
   using W = Wide<T>;
   const int64_t first = by_block ? threadIdx.x : 0, step = by_block ? blockDim.x : 1;
+  // Four partial results, so that four loads are in flight per thread.
   auto all = [&](int pass_op, auto f) {
-    W acc = identity<W>(pass_op);
-    for (int64_t i = first; i < r.R; i += step) acc = combine(pass_op, acc, f(element<T>(r, k, i)));
+    W a0 = identity<W>(pass_op), a1 = a0, a2 = a0, a3 = a0;
+    int64_t i = first;
+    for (; i + 3 * step < r.R; i += 4 * step) {
+      const W v0 = f(element<T>(r, k, i)), v1 = f(element<T>(r, k, i + step)),
+              v2 = f(element<T>(r, k, i + 2 * step)), v3 = f(element<T>(r, k, i + 3 * step));
+      a0 = combine(pass_op, a0, v0);
+      a1 = combine(pass_op, a1, v1);
+      a2 = combine(pass_op, a2, v2);
+      a3 = combine(pass_op, a3, v3);
+    }
+    for (; i < r.R; i += step) a0 = combine(pass_op, a0, f(element<T>(r, k, i)));
+    const W acc = combine(pass_op, combine(pass_op, a0, a1), combine(pass_op, a2, a3));
     return by_block ? block_combine(pass_op, acc, shared) : acc;
   };
   auto id = [](W v) { return v; };
@@ -139,9 +150,13 @@ __device__ Wide<T> reduce_row(const Rows& r, int64_t k, int op, double p, bool u
   }
 }
 
+// Long rows are reduced by blocks of this many threads (short ones by kThreads).
+constexpr int kLongRowThreads = 1024;
+
 template <class T, class Out>
-__global__ void reduce_rows_kernel(const Rows r, Out* out, int op, double p, bool unbiased) {
-  __shared__ Wide<T> shared[kThreads];
+__global__ void __launch_bounds__(kLongRowThreads)
+    reduce_rows_kernel(const Rows r, Out* out, int op, double p, bool unbiased) {
+  __shared__ Wide<T> shared[kLongRowThreads];
   if (r.outer) {  // one thread per column k
     const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < r.K) out[k] = from_acc<Out>(reduce_row<T>(r, k, op, p, unbiased, shared, false));
@@ -214,18 +229,20 @@ void launch_reduce_rows(const Rows& r, void* out, int out_dtype, int op, double 
                         cudaStream_t s) {
   if (r.K == 0) return;
   const unsigned blocks = r.outer ? column_blocks(r.K) : row_blocks(r.K);
+  // Few long rows (batch norm's statistics: a row per channel) need big
+  // blocks to keep enough loads in flight.
+  const int threads = !r.outer && r.R >= 8192 ? kLongRowThreads : kThreads;
   dispatch(r.dtype, [&](auto tag) {
     using T = decltype(tag);
     if (op == kAll || op == kAny) {
       if (out_dtype == kU8)
         reduce_rows_kernel<T, uint8_t>
-            <<<blocks, kThreads, 0, s>>>(r, static_cast<uint8_t*>(out), op, p, unbiased);
+            <<<blocks, threads, 0, s>>>(r, static_cast<uint8_t*>(out), op, p, unbiased);
       else
         reduce_rows_kernel<T, bool>
-            <<<blocks, kThreads, 0, s>>>(r, static_cast<bool*>(out), op, p, unbiased);
+            <<<blocks, threads, 0, s>>>(r, static_cast<bool*>(out), op, p, unbiased);
     } else {
-      reduce_rows_kernel<T, T>
-          <<<blocks, kThreads, 0, s>>>(r, static_cast<T*>(out), op, p, unbiased);
+      reduce_rows_kernel<T, T><<<blocks, threads, 0, s>>>(r, static_cast<T*>(out), op, p, unbiased);
     }
   });
 }

@@ -7,5 +7,7 @@ void register_elementwise_kernels();
 void register_blas_kernels();
 void register_reduction_kernels();
 void register_indexing_kernels();
+void register_conv_pool_kernels();
+void register_cudnn_conv_kernels();
 
 }  // namespace brasa::cuda

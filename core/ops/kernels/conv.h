@@ -4,6 +4,7 @@
 #include <brasa/tensor/tensor.h>
 
 #include <cstdint>
+#include <utility>
 
 namespace brasa {
 namespace detail {
@@ -35,6 +36,17 @@ struct ConvForwardKernel {
   static constexpr const char* name = "conv2d";
   using Fn = Tensor (*)(const Tensor& x, const Tensor& w, const Tensor& b,
                         const detail::ConvGeometry& g);
+};
+
+// A device's direct gradients of conv2d from grad_out, the input and the
+// weight: (grad_input when want_input, grad_weight when want_weight). A
+// device that registers it also runs the forward directly when training
+// (the input is saved, not a column matrix).
+struct ConvBackwardKernel {
+  static constexpr const char* name = "conv2d backward";
+  using Fn = std::pair<Tensor, Tensor> (*)(const Tensor& grad_out, const Tensor& x, const Tensor& w,
+                                           const detail::ConvGeometry& g, bool want_input,
+                                           bool want_weight);
 };
 
 }  // namespace brasa

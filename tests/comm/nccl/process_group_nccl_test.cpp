@@ -32,6 +32,15 @@ TEST(ProcessGroupNCCL, OneRankRunsTheCollectives) {
   std::vector<std::vector<Tensor>> outs{{empty({6}, TensorOptions().device(kCUDA))}};
   pg.allgather(outs, t)->wait();
   EXPECT_VALUES(outs[0][0].cpu(), {0, 1, 2, 3, 4, 5});
+  Tensor part = empty({6}, TensorOptions().device(kCUDA));
+  pg.reduce_scatter_tensor(part, t[0])->wait();  // one rank: its own input
+  EXPECT_VALUES(part.cpu(), {0, 1, 2, 3, 4, 5});
+  std::vector<Tensor> several{ones({3}).cuda(), full({2}, 2.0).cuda()};
+  pg.allreduce_coalesced(several)->wait();
+  EXPECT_VALUES(several[1].cpu(), {2, 2});
+  Tensor short_output = empty({5}, TensorOptions().device(kCUDA));
+  EXPECT_ERROR("nccl.allgather_into_tensor: output must have 1 x 6 elements of Float, got 5",
+               pg.allgather_into_tensor(short_output, t[0]));
   pg.barrier()->wait();
   EXPECT_ERROR("expected CUDA tensors", [&] {
     std::vector<Tensor> cpu{ones({2})};

@@ -670,6 +670,58 @@ TEST_P(GradcheckTable, GradAndGradGrad) {
   }
 }
 
+// On a CUDA device, each case with its inputs moved there gives the CPU's
+// outputs and first-order gradients (which GradAndGradGrad checks against
+// finite differences). A case whose op has no CUDA kernel yet skips, naming
+// the op, so the device log lists what is missing.
+TEST_P(GradcheckTable, SameOutputsAndGradientsOnCuda) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  auto table = make_table();
+  const OpCase& c = table[GetParam()];
+  SCOPED_TRACE(c.name);
+  manual_seed(4321 + GetParam());
+  variable_list in = c.inputs(), on_device;
+  for (const Tensor& t : in)
+    on_device.push_back(t.defined() ? t.detach().cuda().requires_grad_(t.requires_grad()) : t);
+  variable_list outs = c.fn(in), device_outs;
+  variable_list diff_in, diff_device_in, used_outs, used_device_outs, grad_outs, device_grad_outs;
+  try {
+    device_outs = c.fn(on_device);
+  } catch (const Error& e) {
+    GTEST_SKIP() << "not on CUDA yet: " << e.message();
+  }
+  ASSERT_EQ(device_outs.size(), outs.size());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!outs[i].defined()) continue;
+    if (!device_outs[i].is_cuda()) GTEST_SKIP() << "the case makes its output on the CPU itself";
+    EXPECT_TRUE(allclose(device_outs[i].cpu(), outs[i], 1e-7, 1e-9)) << "output " << i;
+    if (outs[i].requires_grad()) {
+      used_outs.push_back(outs[i]);
+      used_device_outs.push_back(device_outs[i]);
+      grad_outs.push_back(randn_like(outs[i]));
+      device_grad_outs.push_back(grad_outs.back().cuda());
+    }
+  }
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i].defined() && in[i].requires_grad()) {
+      diff_in.push_back(in[i]);
+      diff_device_in.push_back(on_device[i]);
+    }
+  if (used_outs.empty() || diff_in.empty()) return;
+  variable_list g = autograd::grad(used_outs, diff_in, grad_outs, true, false, true), dg;
+  try {
+    dg = autograd::grad(used_device_outs, diff_device_in, device_grad_outs, true, false, true);
+  } catch (const Error& e) {
+    GTEST_SKIP() << "backward not on CUDA yet: " << e.message();
+  }
+  for (size_t i = 0; i < g.size(); ++i) {
+    ASSERT_EQ(g[i].defined(), dg[i].defined()) << "gradient " << i;
+    if (g[i].defined()) {
+      EXPECT_TRUE(allclose(dg[i].cpu(), g[i], 1e-7, 1e-9)) << "gradient " << i;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Ops, GradcheckTable, ::testing::Range<size_t>(0, make_table().size()));
 
 // Every registered backward formula is reached by the table, in the forward

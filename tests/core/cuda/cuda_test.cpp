@@ -1,9 +1,13 @@
 // The CUDA runtime, allocator and kernels (CUDA builds). Without a device
 // only the first group runs: it checks that every entry point says why CUDA
 // is unavailable; the others skip with "no CUDA device".
+#include <brasa/cuda/cudnn.h>
 #include <brasa/cuda/event.h>
 #include <brasa/cuda/memory.h>
 #include <brasa/cuda/stream.h>
+
+#include <cmath>
+#include <limits>
 
 #include "../test_util.h"
 
@@ -113,6 +117,56 @@ TEST(CudaTensors, UnaryOpsMatchTheCpu) {
   expect_same(where(g > 0.5, g, -g), where(x > 0.5, x, -x), 0);
 }
 
+TEST(CudaTensors, LerpAddcClampIscloseAndNanToNumMatchTheCpu) {
+  REQUIRE_CUDA();
+  for (ScalarType t : {kFloat, kDouble, kHalf}) {
+    const double tol = t == kHalf ? 2e-2 : 1e-6;
+    Tensor a = cpu_values({4, 6}, t), b = cpu_values({6}, t, 1, 3),
+           w = cpu_values({4, 6}, t, -1, 2);
+    Tensor ga = a.cuda(), gb = b.cuda(), gw = w.cuda();
+    expect_same(lerp(ga, gb, gw), lerp(a, b, w), tol);
+    expect_same(lerp(ga, gb, 0.25), lerp(a, b, 0.25), tol);
+    expect_same(addcmul(ga, ga, gb, 0.5), addcmul(a, a, b, 0.5), tol);
+    expect_same(addcdiv(ga, ga, gb, -2), addcdiv(a, a, b, -2), tol);
+    expect_same(clamp(ga, -1, 1), clamp(a, -1, 1), 0);
+    expect_same(clamp(ga, std::nullopt, 0.5), clamp(a, std::nullopt, 0.5), 0);
+    expect_same(isclose(ga, gb), isclose(a, b), 0);
+    expect_same(isclose(ga, ga + 1e-3, 0, 1e-2), isclose(a, a + 1e-3, 0, 1e-2), 0);
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor n = tensor({std::nan(""), inf, -inf, 1.5});
+  expect_same(nan_to_num(n.cuda(), 0.0, 9.0, -9.0), nan_to_num(n, 0.0, 9.0, -9.0), 0);
+  expect_same(n.cuda().clamp(-1, 1).isnan(), n.clamp(-1, 1).isnan(), 0);
+  Tensor i = cpu_values({10}, kLong, -20, 20);
+  expect_same(clamp(i.cuda(), -5, 5), clamp(i, -5, 5), 0);
+}
+
+// Adam (addcmul_, addcdiv_, sqrt) steps on CUDA as on the CPU.
+TEST(CudaTensors, AdamStepsMatchTheCpu) {
+  REQUIRE_CUDA();
+  manual_seed(3);
+  nn::Linear cpu_layer(5, 3), gpu_layer(5, 3);
+  {
+    NoGradGuard ng;
+    gpu_layer->weight.copy_(cpu_layer->weight);
+    gpu_layer->bias.copy_(cpu_layer->bias);
+  }
+  gpu_layer->to(kCUDA);
+  optim::Adam cpu_opt(cpu_layer->parameters(), optim::AdamOptions(0.01).weight_decay(0.1));
+  optim::Adam gpu_opt(gpu_layer->parameters(), optim::AdamOptions(0.01).weight_decay(0.1));
+  for (int step = 0; step < 4; ++step) {
+    Tensor x = randn({8, 5});
+    cpu_opt.zero_grad();
+    gpu_opt.zero_grad();
+    cpu_layer->forward(x).pow(2).mean().backward();
+    gpu_layer->forward(x.cuda()).pow(2).mean().backward();
+    cpu_opt.step();
+    gpu_opt.step();
+  }
+  expect_same(gpu_layer->weight.detach(), cpu_layer->weight.detach(), 1e-5);
+  expect_same(gpu_layer->bias.detach(), cpu_layer->bias.detach(), 1e-5);
+}
+
 TEST(CudaTensors, ReductionsAndSoftmaxMatchTheCpu) {
   REQUIRE_CUDA();
   for (ScalarType t : {kFloat, kDouble, kHalf}) {
@@ -155,6 +209,12 @@ TEST(CudaTensors, GatherScatterIndexSelectAndALossMatchTheCpu) {
               z.scatter_add(1, idx, ones({5, 1})), 0);
   EXPECT_ERROR("gather: index 7 is out of bounds for dimension 1 with size 4",
                x.cuda().gather(1, full({5, 1}, 7, kLong).cuda()));
+  EXPECT_ERROR("gather: index on cpu for a tensor on cuda:0 (expected the same device)",
+               x.cuda().gather(1, idx));
+  EXPECT_ERROR("scatter_add_: index on cpu for a tensor on cuda:0",
+               z.cuda().scatter_add(1, idx, ones({5, 1}).cuda()));
+  EXPECT_ERROR("conv2d: expected the input (cuda:0), weight (cpu) and bias (cuda:0) on the same",
+               conv2d(ones({1, 1, 4, 4}).cuda(), ones({1, 1, 2, 2}), ones({1}).cuda()));
   // cross_entropy = log_softmax + nll_loss, forward and backward.
   Tensor logits0 = cpu_values({6, 10}, kFloat);
   Tensor target = tensor({int64_t(1), 0, 9, 3, 3, 7});
@@ -192,6 +252,102 @@ TEST(CudaTensors, AutogradRunsOnCudaTensors) {
   ASSERT_TRUE(x.grad().is_cuda());
   Tensor expected = where(x0 * x0 + x0 > 0, 2 * x0 + 1, zeros_like(x0));
   expect_same(x.grad(), expected, 1e-5);
+}
+
+// Without TF32 (cuDNN's float32 convolutions may use it by default, as in
+// PyTorch), so that float32 results match the CPU's closely.
+struct NoTf32 {
+  NoTf32() { cuda::set_cudnn_allow_tf32(false); }
+  ~NoTf32() { cuda::set_cudnn_allow_tf32(true); }
+};
+
+TEST(CudaTensors, ConvAndMaxPoolMatchTheCpuForwardAndBackward) {
+  REQUIRE_CUDA();
+  NoTf32 exact;
+  for (ScalarType t : {kFloat, kDouble}) {
+    const double tol = t == kFloat ? 1e-4 : 1e-10;
+    Tensor x0 = cpu_values({3, 4, 11, 9}, t), w0 = cpu_values({6, 2, 3, 2}, t),
+           b0 = cpu_values({6}, t);
+    Tensor x = x0.clone().requires_grad_(), w = w0.clone().requires_grad_(),
+           b = b0.clone().requires_grad_();
+    Tensor gx = x0.cuda().requires_grad_(), gw = w0.cuda().requires_grad_(),
+           gb = b0.cuda().requires_grad_();
+    // Stride, padding, dilation and groups all off their defaults.
+    Tensor y = conv2d(x, w, b, {2, 1}, {1, 2}, {1, 2}, 2);
+    Tensor gy = conv2d(gx, gw, gb, {2, 1}, {1, 2}, {1, 2}, 2);
+    expect_same(gy, y, tol);
+    auto [p, pi] = max_pool2d_with_indices(y, {3, 2}, {2, 2}, {1, 1}, {1, 1}, true);
+    auto [gp, gpi] = max_pool2d_with_indices(gy, {3, 2}, {2, 2}, {1, 1}, {1, 1}, true);
+    expect_same(gp, p, tol);
+    expect_same(gpi, pi, 0);
+    Tensor go = cpu_values(p.sizes(), t);
+    (p * go).sum().backward();
+    (gp * go.cuda()).sum().backward();
+    expect_same(gx.grad(), x.grad(), tol);
+    expect_same(gw.grad(), w.grad(), tol * 10);
+    expect_same(gb.grad(), b.grad(), tol * 10);
+  }
+  Tensor n = cpu_values({1, 1, 4, 4}, kFloat);
+  n[0][0][1][1].fill_(std::numeric_limits<float>::quiet_NaN());
+  Tensor pooled = max_pool2d(n.cuda(), {2}).cpu();
+  EXPECT_TRUE(std::isnan(pooled[0][0][0][0].item<float>())) << "NaN wins, as on the CPU";
+}
+
+TEST(CudaTensors, CudnnSwitchesAndHalfPrecisionConvolutions) {
+  REQUIRE_CUDA();
+  Tensor x = cpu_values({4, 3, 17, 13}, kFloat), w = cpu_values({8, 3, 3, 3}, kFloat);
+  Tensor expected = conv2d(x, w, Tensor(), {1}, {1});
+  for (bool benchmark : {false, true})
+    for (bool deterministic : {false, true}) {
+      cuda::set_cudnn_benchmark(benchmark);
+      cuda::set_cudnn_deterministic(deterministic);
+      Tensor gx = x.cuda().requires_grad_();
+      Tensor y = conv2d(gx, w.cuda(), Tensor(), {1}, {1});
+      expect_same(y, expected, 0.15);  // TF32 is allowed here (|y| < 60)
+      y.sum().backward();
+      EXPECT_TRUE(gx.grad().is_cuda());
+    }
+  cuda::set_cudnn_benchmark(false);
+  cuda::set_cudnn_deterministic(false);
+  for (ScalarType t : {kHalf, kBFloat16}) {
+    // Against the CPU result of the same rounded inputs: only the output's
+    // rounding differs (half of an ulp at 64: 0.03 for half, 0.25 for bfloat16).
+    Tensor xr = x.to(t).to(kFloat), wr = w.to(t).to(kFloat);
+    Tensor y = conv2d(xr.cuda().to(t), wr.cuda().to(t), Tensor(), {1}, {1});
+    EXPECT_EQ(y.dtype(), t);
+    expect_same(y.to(kFloat), conv2d(xr, wr, Tensor(), {1}, {1}), t == kHalf ? 0.1 : 0.6);
+  }
+}
+
+// The main job's CNN trained on CUDA follows the CPU run step by step.
+TEST(CudaTensors, ACnnTrainsAsOnTheCpu) {
+  REQUIRE_CUDA();
+  NoTf32 exact;
+  auto make = [] {
+    manual_seed(11);
+    return nn::Sequential(nn::Conv2d(1, 10, 5),
+                          nn::Functional([](const Tensor& t) { return relu(max_pool2d(t, {2})); }),
+                          nn::Conv2d(10, 20, 5), nn::Functional([](const Tensor& t) {
+                            return relu(max_pool2d(t, {2})).flatten(1);
+                          }),
+                          nn::Linear(320, 50), nn::ReLU(), nn::Linear(50, 10));
+  };
+  auto cpu_net = make(), gpu_net = make();
+  gpu_net->to(kCUDA);
+  optim::SGD cpu_opt(cpu_net->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+  optim::SGD gpu_opt(gpu_net->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+  for (int step = 0; step < 5; ++step) {
+    Tensor x = randn({32, 1, 28, 28}), y = randint(0, 10, {32});
+    cpu_opt.zero_grad();
+    gpu_opt.zero_grad();
+    Tensor cpu_loss = nn::functional::cross_entropy(cpu_net->forward(x), y);
+    Tensor gpu_loss = nn::functional::cross_entropy(gpu_net->forward(x.cuda()), y.cuda());
+    cpu_loss.backward();
+    gpu_loss.backward();
+    EXPECT_NEAR(gpu_loss.item<double>(), cpu_loss.item<double>(), 1e-3) << "step " << step;
+    cpu_opt.step();
+    gpu_opt.step();
+  }
 }
 
 TEST(CudaAllocator, CachesBlocksAndCountsThem) {
