@@ -1,8 +1,11 @@
 #include <brasa/autograd/grad_mode.h>
+#include <brasa/autograd/record.h>
 #include <brasa/nn/functional.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>
+#include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/normalization.h>
 #include <brasa/ops/linalg.h>
 #include <brasa/ops/random.h>
 #include <brasa/ops/reduction.h>
@@ -93,6 +96,41 @@ Tensor dropout2d(const Tensor& x, double p, bool training) {
   return x * mask;
 }
 
+// A device's fused batch norm (cuDNN on CUDA) serves training on inputs of
+// 2 to 4 dims; eps under cuDNN's minimum takes the composite, as in PyTorch.
+static bool fused_batch_norm_applies(const Tensor& x, double eps) {
+  return x.dim() >= 2 && x.dim() <= 4 && x.is_floating_point() && eps >= 1e-5 &&
+         x.numel() / x.size(1) > 1 && has_kernel<BatchNormKernel>(x.device());
+}
+
+static Tensor fused_batch_norm(const Tensor& x, const Tensor& running_mean,
+                               const Tensor& running_var, const Tensor& weight, const Tensor& bias,
+                               double momentum, double eps) {
+  // Registered on first use: only a device reaches it, and there
+  // SameOutputsAndGradientsOnCuda checks it against the CPU's composite.
+  static const autograd::BackwardName kFusedBatchNormBackward("CudnnBatchNormBackward0");
+  autograd::Recorder r(kFusedBatchNormBackward, x, weight, bias);
+  Tensor y, save_mean, save_invstd;
+  {
+    NoGradGuard ng;
+    std::tie(y, save_mean, save_invstd) = kernel<BatchNormKernel>(x.device())(
+        x, weight, bias, running_mean, running_var, momentum, eps);
+  }
+  if (r) {
+    r.save(x, weight, save_mean, save_invstd);
+    r.finish(y, [eps](autograd::FormulaNode& n, const autograd::variable_list& g) {
+      BRASA_CHECK(!is_grad_enabled(),
+                  "batch_norm: double backward (create_graph=true) is not supported on ",
+                  n.saved(0).device(), " yet");
+      auto [dx, dw, db] = kernel<BatchNormBackwardKernel>(g[0].device())(
+          g[0], n.saved(0), n.saved(1), n.saved(2), n.saved(3), eps);
+      return autograd::variable_list{n.needs(0) ? dx : Tensor(), n.needs(1) ? dw : Tensor(),
+                                     n.needs(2) ? db : Tensor()};
+    });
+  }
+  return y;
+}
+
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum,
                   double eps) {
@@ -103,14 +141,18 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
   shape[1] = C;
   auto check = [&](const Tensor& t, const char* what) {
-    if (t.defined())
-      BRASA_CHECK(t.dim() == 1 && t.size(0) == C, "batch_norm: expected ", what, " of shape [", C,
-                  "], got ", t.sizes());
+    if (!t.defined()) return;
+    BRASA_CHECK(t.dim() == 1 && t.size(0) == C, "batch_norm: expected ", what, " of shape [", C,
+                "], got ", t.sizes());
+    BRASA_CHECK(t.device() == x.device(), "batch_norm: expected ", what, " on ", x.device(),
+                " (the input's device), got it on ", t.device());
   };
   check(running_mean, "running_mean");
   check(running_var, "running_var");
   check(weight, "weight");
   check(bias, "bias");
+  if (training && fused_batch_norm_applies(x, eps))
+    return fused_batch_norm(x, running_mean, running_var, weight, bias, momentum, eps);
   Tensor mean, var;
   if (training) {
     const int64_t n = x.numel() / C;

@@ -155,7 +155,7 @@ Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> output_si
   BRASA_CHECK(repeats.dim() <= 1, "repeat_interleave: repeats must be 0-dim or 1-dim tensor");
   BRASA_CHECK(repeats.scalar_type() == kLong || repeats.scalar_type() == kInt,
               "repeat_interleave: repeats must be an integer tensor, got ", repeats.scalar_type());
-  Tensor r = repeats.reshape({-1}).to(kLong).contiguous();
+  Tensor r = repeats.reshape({-1}).to(Device(kCPU), kLong).contiguous();  // read on the host
   const int64_t* rp = r.data_ptr<int64_t>();
   std::vector<int64_t> idx;
   for (int64_t i = 0; i < r.numel(); ++i) {
@@ -165,7 +165,7 @@ Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> output_si
   BRASA_CHECK(!output_size || *output_size == static_cast<int64_t>(idx.size()),
               "repeat_interleave: allocated size does not match required size (output_size ",
               *output_size, ", repeats sum to ", idx.size(), ")");
-  return tensor(idx, TensorOptions().dtype(kLong));
+  return tensor(idx, TensorOptions().dtype(kLong).device(repeats.device()));
 }
 
 Tensor repeat_interleave(const Tensor& self, const Tensor& repeats, std::optional<int64_t> dim,

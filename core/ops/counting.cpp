@@ -17,9 +17,10 @@ bool is_integral(ScalarType t) {
   return t == kByte || t == kChar || t == kShort || t == kInt || t == kLong;
 }
 
-// The elements of a tensor as doubles, in row-major order.
+// The elements of a tensor (on any device) as doubles, in row-major order:
+// these ops count and search on the host.
 std::vector<double> as_doubles(const Tensor& t) {
-  Tensor d = t.to(kDouble).contiguous();
+  Tensor d = t.to(Device(kCPU), kDouble).contiguous();
   const double* p = d.data_ptr<double>();
   return std::vector<double>(p, p + d.numel());
 }
@@ -41,7 +42,8 @@ std::tuple<Tensor, Tensor> pick_along(const Tensor& self, int64_t dim, bool keep
   for (int64_t s = 0; s < slices; ++s) chosen[s] = pick(v.data() + s * n, n);
   std::vector<int64_t> shape = moved.sizes().vec();
   shape.back() = 1;
-  Tensor idx = tensor(chosen, TensorOptions().dtype(kLong)).view(shape).movedim(-1, d);
+  Tensor idx =
+      tensor(chosen, TensorOptions().dtype(kLong).device(x.device())).view(shape).movedim(-1, d);
   Tensor values = x.gather(d, idx);  // differentiable: the chosen elements
   if (!keepdim || self.dim() == 0) {
     values = values.squeeze(d);
@@ -85,7 +87,7 @@ Tensor bincount(const Tensor& self, const std::optional<Tensor>& weights, int64_
   BRASA_CHECK(minlength >= 0, "bincount: minlength should be >= 0");
   BRASA_CHECK(!weights || (weights->dim() == 1 && weights->numel() == self.numel()),
               "bincount: weights should be 1-d and have the same length as input");
-  Tensor x = self.to(kLong).contiguous();
+  Tensor x = self.to(Device(kCPU), kLong).contiguous();  // counted on the host
   const int64_t* p = x.data_ptr<int64_t>();
   int64_t top = -1;
   for (int64_t i = 0; i < x.numel(); ++i) {
@@ -96,13 +98,13 @@ Tensor bincount(const Tensor& self, const std::optional<Tensor>& weights, int64_
   if (!weights) {
     std::vector<int64_t> counts(static_cast<size_t>(bins), 0);
     for (int64_t i = 0; i < x.numel(); ++i) ++counts[p[i]];
-    return tensor(counts, TensorOptions().dtype(kLong));
+    return tensor(counts, TensorOptions().dtype(kLong).device(self.device()));
   }
   // As PyTorch: float weights give float sums, any other weights double sums.
   const ScalarType out = weights->scalar_type() == kFloat ? kFloat : kDouble;
   std::vector<double> w = as_doubles(*weights), sums(static_cast<size_t>(bins), 0.0);
   for (int64_t i = 0; i < x.numel(); ++i) sums[p[i]] += w[i];
-  return tensor(sums, TensorOptions().dtype(kDouble)).to(out);
+  return tensor(sums, TensorOptions().dtype(kDouble)).to(self.device(), out);
 }
 
 Tensor histc(const Tensor& self, int64_t bins, double min, double max) {
@@ -124,7 +126,7 @@ Tensor histc(const Tensor& self, int64_t bins, double min, double max) {
     auto b = static_cast<int64_t>((x - min) * static_cast<double>(bins) / (max - min));
     counts[std::min(b, bins - 1)] += 1;
   }
-  return tensor(counts, TensorOptions().dtype(kDouble)).to(self.scalar_type());
+  return tensor(counts, TensorOptions().dtype(kDouble)).to(self.device(), self.scalar_type());
 }
 
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& self, bool out_int32, bool right,
@@ -157,7 +159,7 @@ Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& self, bool out_
         sorter->sizes().vec() == sorted_sequence.sizes().vec() && sorter->scalar_type() == kLong,
         "torch.searchsorted(): sorter must be a long tensor of the boundaries' shape ",
         sorted_sequence.sizes(), ", got ", sorter->sizes());
-    Tensor s = sorter->contiguous();
+    Tensor s = sorter->to(Device(kCPU)).contiguous();
     order.assign(s.data_ptr<int64_t>(), s.data_ptr<int64_t>() + s.numel());
     for (int64_t o : order)
       BRASA_CHECK(o >= 0 && o < n, "torch.searchsorted(): sorter index out of range: ", o);
@@ -169,7 +171,9 @@ Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& self, bool out_
     out[i] = insertion_point(seq.data() + row * n, n,
                              order.empty() ? nullptr : order.data() + row * n, v[i], right);
   }
-  return tensor(out, TensorOptions().dtype(kLong)).view(self.sizes()).to(out_int32 ? kInt : kLong);
+  return tensor(out, TensorOptions().dtype(kLong))
+      .view(self.sizes())
+      .to(self.device(), out_int32 ? kInt : kLong);
 }
 
 Tensor searchsorted(const Tensor& sorted_sequence, const Scalar& self, bool out_int32, bool right,

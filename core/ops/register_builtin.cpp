@@ -26,6 +26,7 @@ void register_builtin_kernels() {
     cuda::register_indexing_kernels();
     cuda::register_conv_pool_kernels();
     cuda::register_cudnn_conv_kernels();
+    cuda::register_cudnn_batch_norm_kernels();
 #endif
     return true;
   }();

@@ -51,6 +51,8 @@ run 2 --threads 1.5
 has err "--threads expects a whole number"
 run 2 --model resnet
 has err "--model must be one of cnn, mlp, got 'resnet'"
+run 2 --device tpu
+has err "--device must be one of cpu, cuda, got 'tpu'"
 run 2 --epochs
 has err "--epochs needs a value"
 run 2 --epoch 3

@@ -8,11 +8,11 @@
 #include <brasa/cuda/cuda_check.h>
 #include <brasa/cuda/cudnn.h>
 #include <brasa/cuda/stream.h>
+#include <brasa/ops/cuda/cudnn_handle.h>
 #include <brasa/ops/cuda/register.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/kernel_table.h>
 #include <brasa/ops/kernels/conv.h>
-#include <cudnn.h>
 
 #include <array>
 #include <atomic>
@@ -21,17 +21,12 @@
 #include <tuple>
 
 namespace brasa::cuda {
-namespace {
-
-std::atomic<bool> g_benchmark{false}, g_deterministic{false}, g_allow_tf32{true};
 
 void check_cudnn(const char* op, const char* call, cudnnStatus_t status) {
   BRASA_CHECK(status == CUDNN_STATUS_SUCCESS, op, ": cuDNN error: ", cudnnGetErrorString(status),
               " (", call, ")");
 }
-#define BRASA_CUDNN(op, call) check_cudnn(op, #call, (call))
 
-// The calling thread's handle for the current device, bound to its current stream.
 cudnnHandle_t cudnn_handle(DeviceIndex d) {
   struct Handles {
     std::array<cudnnHandle_t, 64> h{};
@@ -42,12 +37,12 @@ cudnnHandle_t cudnn_handle(DeviceIndex d) {
   };
   thread_local Handles handles;
   cudnnHandle_t& h = handles.h[d];
-  if (!h) BRASA_CUDNN("conv2d", cudnnCreate(&h));
-  BRASA_CUDNN("conv2d", cudnnSetStream(h, getCurrentCUDAStream(d).stream()));
+  if (!h) BRASA_CUDNN("cuDNN", cudnnCreate(&h));
+  BRASA_CUDNN("cuDNN", cudnnSetStream(h, getCurrentCUDAStream(d).stream()));
   return h;
 }
 
-cudnnDataType_t cudnn_type(ScalarType t) {
+cudnnDataType_t cudnn_type(ScalarType t, const char* op) {
   switch (t) {
     case kFloat:
       return CUDNN_DATA_FLOAT;
@@ -58,9 +53,13 @@ cudnnDataType_t cudnn_type(ScalarType t) {
     case kBFloat16:
       return CUDNN_DATA_BFLOAT16;
     default:
-      BRASA_ERROR("conv2d: cuDNN does not take '", t, "' tensors");
+      BRASA_ERROR(op, ": cuDNN does not take '", t, "' tensors");
   }
 }
+
+namespace {
+
+std::atomic<bool> g_benchmark{false}, g_deterministic{false}, g_allow_tf32{true};
 
 // The descriptors of one convolution; freed with it.
 struct Descriptors {
@@ -69,7 +68,7 @@ struct Descriptors {
   cudnnConvolutionDescriptor_t conv = nullptr;
 
   Descriptors(const detail::ConvGeometry& g, ScalarType t) {
-    const cudnnDataType_t type = cudnn_type(t);
+    const cudnnDataType_t type = cudnn_type(t, "conv2d");
     BRASA_CUDNN("conv2d", cudnnCreateTensorDescriptor(&x));
     BRASA_CUDNN("conv2d", cudnnCreateTensorDescriptor(&y));
     BRASA_CUDNN("conv2d", cudnnCreateFilterDescriptor(&w));

@@ -42,6 +42,40 @@ void add_operand(kernels::Loop& l, const Tensor& t) {
   }
 }
 
+// Merges adjacent dims that every operand steps through as one (the inner
+// dim's extent times its stride is the outer one's stride) and drops dims of
+// size 1, so that a broadcast or a contiguous block becomes a flat loop (one
+// division per element fewer for each dim saved; a flat loop can be vectorised).
+void coalesce(kernels::Loop& l) {
+  int out = 0;  // dims kept so far, innermost last
+  int64_t sizes[kernels::kMaxDims];
+  int64_t strides[kernels::kMaxLoopOperands][kernels::kMaxDims];
+  for (int d = 0; d < l.ndim; ++d) {
+    if (l.sizes[d] == 1) continue;
+    bool merge = out > 0;
+    for (int k = 0; merge && k < l.n_operands; ++k)
+      merge = strides[k][out - 1] == l.strides[k][d] * l.sizes[d];
+    if (merge) {
+      sizes[out - 1] *= l.sizes[d];
+      for (int k = 0; k < l.n_operands; ++k) strides[k][out - 1] = l.strides[k][d];
+    } else {
+      sizes[out] = l.sizes[d];
+      for (int k = 0; k < l.n_operands; ++k) strides[k][out] = l.strides[k][d];
+      ++out;
+    }
+  }
+  if (out == 0) {  // a single element
+    sizes[0] = 1;
+    for (int k = 0; k < l.n_operands; ++k) strides[k][0] = 0;
+    out = 1;
+  }
+  l.ndim = out;
+  for (int d = 0; d < out; ++d) {
+    l.sizes[d] = sizes[d];
+    for (int k = 0; k < l.n_operands; ++k) l.strides[k][d] = strides[k][d];
+  }
+}
+
 // A CPU scalar input (detail::Elementwise keeps them on the CPU for CUDA
 // ops) travels in the loop itself.
 void pass_cpu_scalars(kernels::Loop& l, const detail::Elementwise& e) {
@@ -74,6 +108,7 @@ kernels::Loop plan_loop(const detail::Elementwise& e) {
     for (const Tensor& in : e.inputs()) add_operand(l, in);
   }
   pass_cpu_scalars(l, e);
+  coalesce(l);
   return l;
 }
 
@@ -92,6 +127,7 @@ int code(ScalarType t) { return static_cast<int>(t); }
 void fill_cuda(const Tensor& dst, const Scalar& v) {
   kernels::Loop l = make_loop("fill_", dst.sizes());
   add_operand(l, dst);
+  coalesce(l);
   cudaStream_t s = launch_stream(dst.device());
   kernels::launch_fill(l, code(dst.dtype()), number_of(v), s);
   BRASA_CUDA_LAUNCH_CHECK("fill_", s);
@@ -103,6 +139,7 @@ void copy_cuda(const Tensor& dst, const Tensor& src) {
   kernels::Loop l = make_loop("copy_", dst.sizes());
   add_operand(l, dst);
   add_operand(l, src);
+  coalesce(l);
   cudaStream_t s = launch_stream(dst.device());
   kernels::launch_copy(l, code(dst.dtype()), code(src.dtype()), s);
   BRASA_CUDA_LAUNCH_CHECK("copy_", s);

@@ -72,8 +72,12 @@ struct Rows {
   bool outer = false;
   int dtype = 0;
 };
+// How many blocks share each row (1: a block per row). Few long rows are
+// split: their chunks' partials (3 words each, 8 bytes a word) go to
+// `scratch`, K * P * 3 words, then are combined.
+int64_t split_count(const Rows& rows, int op);
 void launch_reduce_rows(const Rows& rows, void* out, int out_dtype, int op, double p, bool unbiased,
-                        cudaStream_t s);
+                        int64_t P, void* scratch, cudaStream_t s);
 void launch_arg_extreme(const Rows& rows, void* values, int64_t* indices, bool is_max,
                         cudaStream_t s);
 // out (of in's shape, [K, R] contiguous) = the row map of in.

@@ -3,6 +3,7 @@
 #include <brasa/ops/cuda/launch_util.h>
 #include <brasa/ops/cuda/register.h>
 #include <brasa/ops/kernel_table.h>
+#include <brasa/ops/factory.h>
 #include <brasa/ops/kernels/reduction.h>
 
 namespace brasa::cuda {
@@ -21,9 +22,13 @@ kernels::Rows rows_of(const Tensor& t, int64_t K, int64_t R, bool outer) {
 void reduce_rows_cuda(const RowPlan& p, const Tensor& out, RowReduction op,
                       const ReduceOptions& o) {
   cudaStream_t s = launch_stream(out.device());
-  kernels::launch_reduce_rows(rows_of(p.rows, p.K, p.R, p.outer), out.data_ptr(),
-                              static_cast<int>(out.dtype()), static_cast<int>(op), o.p, o.unbiased,
-                              s);
+  const kernels::Rows rows = rows_of(p.rows, p.K, p.R, p.outer);
+  const int64_t P = kernels::split_count(rows, static_cast<int>(op));
+  Tensor scratch;
+  if (P > 1) scratch = empty({p.K * P * 3}, TensorOptions().dtype(kDouble).device(out.device()));
+  kernels::launch_reduce_rows(rows, out.data_ptr(), static_cast<int>(out.dtype()),
+                              static_cast<int>(op), o.p, o.unbiased, P,
+                              scratch.defined() ? scratch.data_ptr() : nullptr, s);
   BRASA_CUDA_LAUNCH_CHECK("reduction", s);
 }
 

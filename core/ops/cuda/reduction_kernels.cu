@@ -91,6 +91,26 @@ __device__ W block_combine(int op, W v, W* shared) {
   return r;
 }
 
+// f of elements first, first + step, ... (below hi) of row k combined by
+// `op`, four at a time so that four loads are in flight per thread.
+template <class T, class F>
+__device__ Wide<T> fold(const Rows& r, int64_t k, int64_t first, int64_t hi, int64_t step, int op,
+                        F f) {
+  using W = Wide<T>;
+  W a0 = identity<W>(op), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = first;
+  for (; i + 3 * step < hi; i += 4 * step) {
+    const W v0 = f(element<T>(r, k, i)), v1 = f(element<T>(r, k, i + step)),
+            v2 = f(element<T>(r, k, i + 2 * step)), v3 = f(element<T>(r, k, i + 3 * step));
+    a0 = combine(op, a0, v0);
+    a1 = combine(op, a1, v1);
+    a2 = combine(op, a2, v2);
+    a3 = combine(op, a3, v3);
+  }
+  for (; i < hi; i += step) a0 = combine(op, a0, f(element<T>(r, k, i)));
+  return combine(op, combine(op, a0, a1), combine(op, a2, a3));
+}
+
 // The value of row k reduced by `op`: by the whole block (row_threads > 1)
 // or by one thread.
 template <class T>
@@ -98,20 +118,8 @@ __device__ Wide<T> reduce_row(const Rows& r, int64_t k, int op, double p, bool u
                               Wide<T>* shared, bool by_block) {
   using W = Wide<T>;
   const int64_t first = by_block ? threadIdx.x : 0, step = by_block ? blockDim.x : 1;
-  // Four partial results, so that four loads are in flight per thread.
   auto all = [&](int pass_op, auto f) {
-    W a0 = identity<W>(pass_op), a1 = a0, a2 = a0, a3 = a0;
-    int64_t i = first;
-    for (; i + 3 * step < r.R; i += 4 * step) {
-      const W v0 = f(element<T>(r, k, i)), v1 = f(element<T>(r, k, i + step)),
-              v2 = f(element<T>(r, k, i + 2 * step)), v3 = f(element<T>(r, k, i + 3 * step));
-      a0 = combine(pass_op, a0, v0);
-      a1 = combine(pass_op, a1, v1);
-      a2 = combine(pass_op, a2, v2);
-      a3 = combine(pass_op, a3, v3);
-    }
-    for (; i < r.R; i += step) a0 = combine(pass_op, a0, f(element<T>(r, k, i)));
-    const W acc = combine(pass_op, combine(pass_op, a0, a1), combine(pass_op, a2, a3));
+    const W acc = fold<T>(r, k, first, r.R, step, pass_op, f);
     return by_block ? block_combine(pass_op, acc, shared) : acc;
   };
   auto id = [](W v) { return v; };
@@ -220,14 +228,106 @@ __global__ void map_rows_kernel(const Rows r, T* out, int op) {
   }
 }
 
+// Split rows (few long rows): block (p, k) reduces chunk p of row k to a
+// partial of three words at partials[(k * P + p) * 3]: the value, or for
+// var/std the count, mean and sum of squared deviations of its chunk.
+template <class T>
+__global__ void partial_rows_kernel(const Rows r, int op, int64_t P, Wide<T>* partials) {
+  using W = Wide<T>;
+  __shared__ W shared[kThreads];
+  const int64_t k = blockIdx.y, p = blockIdx.x;
+  const int64_t chunk = (r.R + P - 1) / P, lo = p * chunk, hi = min(r.R, lo + chunk);
+  W* out = partials + (k * P + p) * 3;
+  auto id = [](W v) { return v; };
+  if (op == kVar || op == kStd) {
+    if constexpr (std::is_floating_point_v<W>) {
+      const int64_t n = hi > lo ? hi - lo : 0;
+      const W sum =
+          block_combine(kSum, fold<T>(r, k, lo + threadIdx.x, hi, blockDim.x, kSum, id), shared);
+      const W mean = n > 0 ? sum / W(n) : W(0);
+      const W m2 = block_combine(kSum,
+                                 fold<T>(r, k, lo + threadIdx.x, hi, blockDim.x, kSum,
+                                         [mean](W v) { return (v - mean) * (v - mean); }),
+                                 shared);
+      if (threadIdx.x == 0) {
+        out[0] = W(n);
+        out[1] = mean;
+        out[2] = m2;
+      }
+    }
+    return;
+  }
+  const W v = block_combine(op, fold<T>(r, k, lo + threadIdx.x, hi, blockDim.x, op, id), shared);
+  if (threadIdx.x == 0) out[0] = v;
+}
+
+// Combines each row's P partials (one thread per row): var/std by Chan's
+// pairwise formula.
+template <class T, class Out>
+__global__ void finish_rows_kernel(const Wide<T>* partials, int64_t K, int64_t P, int op,
+                                   bool unbiased, Out* out) {
+  using W = Wide<T>;
+  const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= K) return;
+  const W* part = partials + k * P * 3;
+  if (op == kVar || op == kStd) {
+    if constexpr (std::is_floating_point_v<W>) {
+      W n = 0, mean = 0, m2 = 0;
+      for (int64_t p = 0; p < P; ++p) {
+        const W nb = part[p * 3], mb = part[p * 3 + 1], m2b = part[p * 3 + 2];
+        if (nb == 0) continue;
+        const W total = n + nb, delta = mb - mean;
+        mean += delta * nb / total;
+        m2 += m2b + delta * delta * n * nb / total;
+        n = total;
+      }
+      const W d = n - (unbiased ? 1 : 0);
+      const W var = d > 0 ? m2 / d : W(NAN);
+      out[k] = from_acc<Out>(op == kStd ? sqrt(var) : var);
+    }
+    return;
+  }
+  W acc = identity<W>(op);
+  for (int64_t p = 0; p < P; ++p) acc = combine(op, acc, part[p * 3]);
+  out[k] = from_acc<Out>(acc);
+}
+
 unsigned row_blocks(int64_t K) { return static_cast<unsigned>(K < 65535 ? K : 65535); }
 unsigned column_blocks(int64_t K) { return static_cast<unsigned>((K + kThreads - 1) / kThreads); }
 
 }  // namespace
 
+int64_t split_count(const Rows& r, int op) {
+  const bool splittable = op == kSum || op == kProd || op == kMax || op == kMin || op == kAll ||
+                          op == kAny || op == kVar || op == kStd;
+  if (!splittable || r.outer || r.K == 0 || r.K > 256 || r.R < 32768) return 1;
+  const int64_t by_size = (r.R + 16383) / 16384, by_grid = 1024 / r.K;  // ~8 blocks per SM
+  const int64_t P = by_size < by_grid ? by_size : by_grid;
+  return P > 1 ? P : 1;
+}
+
 void launch_reduce_rows(const Rows& r, void* out, int out_dtype, int op, double p, bool unbiased,
-                        cudaStream_t s) {
+                        int64_t P, void* scratch, cudaStream_t s) {
   if (r.K == 0) return;
+  if (P > 1) {
+    dispatch(r.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      auto* partials = static_cast<Wide<T>*>(scratch);
+      partial_rows_kernel<T>
+          <<<dim3(unsigned(P), unsigned(r.K)), kThreads, 0, s>>>(r, op, P, partials);
+      const unsigned blocks = column_blocks(r.K);
+      if (out_dtype == kU8)
+        finish_rows_kernel<T, uint8_t><<<blocks, kThreads, 0, s>>>(partials, r.K, P, op, unbiased,
+                                                                   static_cast<uint8_t*>(out));
+      else if (out_dtype == kBool)
+        finish_rows_kernel<T, bool>
+            <<<blocks, kThreads, 0, s>>>(partials, r.K, P, op, unbiased, static_cast<bool*>(out));
+      else
+        finish_rows_kernel<T, T>
+            <<<blocks, kThreads, 0, s>>>(partials, r.K, P, op, unbiased, static_cast<T*>(out));
+    });
+    return;
+  }
   const unsigned blocks = r.outer ? column_blocks(r.K) : row_blocks(r.K);
   // Few long rows (batch norm's statistics: a row per channel) need big
   // blocks to keep enough loads in flight.

@@ -9,5 +9,6 @@ void register_reduction_kernels();
 void register_indexing_kernels();
 void register_conv_pool_kernels();
 void register_cudnn_conv_kernels();
+void register_cudnn_batch_norm_kernels();
 
 }  // namespace brasa::cuda

@@ -189,6 +189,17 @@ TEST(CudaTensors, ReductionsAndSoftmaxMatchTheCpu) {
     expect_same(v, cv, 0);
     expect_same(i, ci, 0);
   }
+  // Few long rows: each is split over many blocks, then the partials combined.
+  Tensor big = cpu_values({3, 200003}, kFloat).to(kDouble);
+  Tensor gbig = big.cuda();
+  expect_same(gbig.sum(1), big.sum(1), 1e-7);
+  expect_same(gbig.sum(), big.sum(), 1e-7);
+  expect_same(gbig.var(1), big.var(1), 1e-10);
+  expect_same(gbig.std(1, /*unbiased=*/false), big.std(1, false), 1e-10);
+  expect_same(gbig.amax(1), big.amax(1), 0);
+  expect_same(gbig.amin(), big.amin(), 0);
+  expect_same((gbig > 2.9).any(1), (big > 2.9).any(1), 0);
+  expect_same((gbig > -2.9).all(1), (big > -2.9).all(1), 0);
   Tensor b = cpu_values({4, 9}, kFloat) > 0;
   expect_same(b.cuda().all(1), b.all(1), 0);
   expect_same(b.cuda().any(0), b.any(0), 0);
@@ -317,6 +328,43 @@ TEST(CudaTensors, CudnnSwitchesAndHalfPrecisionConvolutions) {
     EXPECT_EQ(y.dtype(), t);
     expect_same(y.to(kFloat), conv2d(xr, wr, Tensor(), {1}, {1}), t == kHalf ? 0.1 : 0.6);
   }
+}
+
+// Training-mode batch norm runs fused through cuDNN on CUDA and as a
+// composite on the CPU: outputs, running statistics and gradients agree.
+TEST(CudaTensors, FusedBatchNormMatchesTheCpuComposite) {
+  REQUIRE_CUDA();
+  const std::vector<std::vector<int64_t>> shapes{{4, 3, 5, 6}, {8, 3}, {2, 3, 7}};
+  for (const auto& shape : shapes) {
+    for (ScalarType t : {kDouble, kFloat}) {
+      const double tol = t == kDouble ? 1e-9 : 1e-4;
+      Tensor x0 = cpu_values(shape, t), w0 = cpu_values({3}, t, 0.5, 2), b0 = cpu_values({3}, t);
+      Tensor rm = zeros({3}, t), rv = ones({3}, t);
+      Tensor grm = rm.cuda(), grv = rv.cuda();
+      Tensor x = x0.clone().requires_grad_(), w = w0.clone().requires_grad_(),
+             b = b0.clone().requires_grad_();
+      Tensor gx = x0.cuda().requires_grad_(), gw = w0.cuda().requires_grad_(),
+             gb = b0.cuda().requires_grad_();
+      Tensor y = nn::functional::batch_norm(x, rm, rv, w, b, true, 0.1, 1e-5);
+      Tensor gy = nn::functional::batch_norm(gx, grm, grv, gw, gb, true, 0.1, 1e-5);
+      expect_same(gy, y, tol);
+      expect_same(grm, rm, tol);
+      expect_same(grv, rv, tol);  // the unbiased variance, as on the CPU
+      Tensor go = cpu_values(y.sizes(), t);
+      (y * go).sum().backward();
+      (gy * go.cuda()).sum().backward();
+      expect_same(gx.grad(), x.grad(), tol * 10);
+      expect_same(gw.grad(), w.grad(), tol * 10);
+      expect_same(gb.grad(), b.grad(), tol * 10);
+    }
+  }
+  EXPECT_ERROR("batch_norm: expected running_mean on cuda:0 (the input's device), got it on cpu",
+               nn::functional::batch_norm(ones({4, 3}).cuda(), zeros({3}), ones({3}).cuda(),
+                                          Tensor(), Tensor(), true));
+  // Without affine parameters or running statistics.
+  Tensor x0 = cpu_values({4, 2, 3, 3}, kFloat);
+  expect_same(nn::functional::batch_norm(x0.cuda(), Tensor(), Tensor(), Tensor(), Tensor(), true),
+              nn::functional::batch_norm(x0, Tensor(), Tensor(), Tensor(), Tensor(), true), 1e-4);
 }
 
 // The main job's CNN trained on CUDA follows the CPU run step by step.

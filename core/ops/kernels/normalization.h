@@ -1,0 +1,30 @@
+#pragma once
+// Op codes of a device's fused batch norm in training mode (optional: a
+// device without them runs nn::functional::batch_norm's composite of
+// reductions and elementwise ops). x is [N, C, ...]; the per-channel tensors
+// are [C] in the statistics dtype (float, or double for double inputs).
+#include <brasa/tensor/tensor.h>
+
+#include <tuple>
+
+namespace brasa {
+
+// Returns (y, saved mean, saved inverse std) and, when running_mean and
+// running_var are defined, updates them with `momentum` (the unbiased
+// variance goes into running_var, as in PyTorch).
+struct BatchNormKernel {
+  static constexpr const char* name = "batch_norm";
+  using Fn = std::tuple<Tensor, Tensor, Tensor> (*)(const Tensor& x, const Tensor& weight,
+                                                    const Tensor& bias, const Tensor& running_mean,
+                                                    const Tensor& running_var, double momentum,
+                                                    double eps);
+};
+// Returns (grad_input, grad_weight, grad_bias) from the forward's saved statistics.
+struct BatchNormBackwardKernel {
+  static constexpr const char* name = "batch_norm backward";
+  using Fn = std::tuple<Tensor, Tensor, Tensor> (*)(const Tensor& grad_out, const Tensor& x,
+                                                    const Tensor& weight, const Tensor& save_mean,
+                                                    const Tensor& save_invstd, double eps);
+};
+
+}  // namespace brasa
