@@ -22,6 +22,8 @@
 #include <functional>
 #include <vector>
 
+void launch_empty_kernel(cudaStream_t s);  // cuda_empty_kernel.cu
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -92,9 +94,12 @@ int main() {
     cudaStream_t stream = brasa::cuda::getCurrentCUDAStream().stream();
     const double m = best_seconds(
         5, 10000, [&] { cudaMemsetAsync(x.data_ptr(), 0, 4, stream); }, false);
+    const double k = best_seconds(
+        5, 10000, [&] { launch_empty_kernel(stream); }, false);
     device_sync();
     result("tiny_op_tensor_host_us", t * 1e6, "us");
     result("cuda_memset_async_host_us", m * 1e6, "us");
+    result("empty_kernel_launch_host_us", k * 1e6, "us");
   }
 
   // Bandwidth: add against the device's own copy.

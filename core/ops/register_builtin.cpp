@@ -27,6 +27,7 @@ void register_builtin_kernels() {
     cuda::register_conv_pool_kernels();
     cuda::register_cudnn_conv_kernels();
     cuda::register_cudnn_batch_norm_kernels();
+    cuda::register_optim_kernels();
 #endif
     return true;
   }();

@@ -3,6 +3,8 @@
 #include <brasa/ops/binary.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/factory.h>
+#include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/optim.h>
 #include <brasa/ops/unary.h>
 #include <brasa/optim/optimizer.h>
 
@@ -72,14 +74,42 @@ SGD::SGD(std::vector<OptimizerParamGroup> groups, SGDOptions options)
   add_param_groups(groups);
 }
 
+// Whether `p` (with `grad` and its state buffers) can join a device's fused
+// step: the device has one, and every tensor is contiguous, float32 or
+// float64, of p's dtype and on p's device (`device`, that of the list).
+template <class Kernel>
+static bool fusable(const Tensor& p, const Tensor& grad, const std::vector<Tensor>& buffers,
+                    const std::vector<Tensor>& list) {
+  if (!has_kernel<Kernel>(p.device()) || !(p.dtype() == kFloat || p.dtype() == kDouble))
+    return false;
+  if (!list.empty() && list[0].device() != p.device()) return false;
+  for (const Tensor* t : {&p, &grad})
+    if (!t->is_contiguous() || t->dtype() != p.dtype() || t->device() != p.device()) return false;
+  for (const Tensor& b : buffers)
+    if (!b.is_contiguous() || b.dtype() != p.dtype() || b.device() != p.device()) return false;
+  return true;
+}
+
 Tensor SGD::step(std::function<Tensor()> closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard ng;
   for (auto& group : groups_) {
     const auto& o = static_cast<const SGDOptions&>(group.options());
+    // Parameters a device updates in a few launches for them all.
+    std::vector<Tensor> fused_params, fused_grads, fused_bufs;
     for (auto& p : group.params()) {
       const Tensor& grad = p.grad();
       if (!grad.defined()) continue;
+      if (o.momentum_ == 0 || state_of(p).buffers.count("momentum_buffer")) {
+        std::vector<Tensor> buf;
+        if (o.momentum_ != 0) buf.push_back(state_of(p).buffers["momentum_buffer"]);
+        if (fusable<FusedSgdKernel>(p, grad, buf, fused_params)) {
+          fused_params.push_back(p);
+          fused_grads.push_back(grad);
+          if (!buf.empty()) fused_bufs.push_back(buf[0]);
+          continue;
+        }
+      }
       Tensor d = o.maximize_ ? -grad : grad;
       if (o.weight_decay_ != 0) d = d + p * o.weight_decay_;
       if (o.momentum_ != 0) {
@@ -94,6 +124,10 @@ Tensor SGD::step(std::function<Tensor()> closure) {
       }
       p.add_(d, -o.lr_);
     }
+    if (!fused_params.empty())
+      kernel<FusedSgdKernel>(fused_params[0].device())(
+          fused_params, fused_grads, fused_bufs,
+          SgdStep{o.lr_, o.momentum_, o.dampening_, o.weight_decay_, o.nesterov_, o.maximize_});
   }
   return loss;
 }
@@ -124,10 +158,12 @@ Tensor Adam::step(std::function<Tensor()> closure) {
   for (auto& group : groups_) {
     const auto& o = static_cast<const AdamOptions&>(group.options());
     auto [b1, b2] = o.betas_;
+    // Parameters a device updates in a few launches for them all.
+    std::vector<Tensor> fp, fg, fm, fv, fvmax;
+    std::vector<double> step_sizes, bc2_sqrts;
     for (auto& p : group.params()) {
       const Tensor& g0 = p.grad();
       if (!g0.defined()) continue;
-      Tensor grad = o.maximize_ ? -g0 : g0;
       ParamState& st = state_of(p);
       if (st.step == 0) {
         st.buffers["exp_avg"] = zeros_like(p);
@@ -135,6 +171,19 @@ Tensor Adam::step(std::function<Tensor()> closure) {
         if (o.amsgrad_) st.buffers["max_exp_avg_sq"] = zeros_like(p);
       }
       ++st.step;
+      std::vector<Tensor> state{st.buffers["exp_avg"], st.buffers["exp_avg_sq"]};
+      if (o.amsgrad_) state.push_back(st.buffers["max_exp_avg_sq"]);
+      if (fusable<FusedAdamKernel>(p, g0, state, fp)) {
+        fp.push_back(p);
+        fg.push_back(g0);
+        fm.push_back(state[0]);
+        fv.push_back(state[1]);
+        if (o.amsgrad_) fvmax.push_back(state[2]);
+        step_sizes.push_back(o.lr_ / (1 - std::pow(b1, static_cast<double>(st.step))));
+        bc2_sqrts.push_back(std::sqrt(1 - std::pow(b2, static_cast<double>(st.step))));
+        continue;
+      }
+      Tensor grad = o.maximize_ ? -g0 : g0;
       if (o.weight_decay_ != 0) {
         if (decoupled_weight_decay_)
           p.mul_(1 - o.lr_ * o.weight_decay_);
@@ -158,6 +207,11 @@ Tensor Adam::step(std::function<Tensor()> closure) {
       }
       p.addcdiv_(m, denom, -step_size);
     }
+    if (!fp.empty())
+      kernel<FusedAdamKernel>(fp[0].device())(
+          fp, fg, fm, fv, fvmax, step_sizes, bc2_sqrts,
+          AdamStep{o.lr_, b1, b2, o.eps_, o.weight_decay_, decoupled_weight_decay_, o.amsgrad_,
+                   o.maximize_});
   }
   return loss;
 }

@@ -116,3 +116,33 @@ void launch_max_pool2d(const void* x, void* out, int64_t* idx, const Windows& g,
                        cudaStream_t s);
 
 }  // namespace brasa::cuda::kernels
+
+namespace brasa::cuda::kernels {
+
+// Many tensors in one launch (the fused optimizer steps): block b works on
+// chunk block_chunk[b] (kChunk elements) of tensor block_tensor[b]; ptrs[j][t]
+// is the j-th tensor of parameter t (param, grad, then the state buffers).
+constexpr int kListTensors = 32;
+constexpr int kListBlocks = 192;  // keeps TensorList under the 4 KB of kernel parameters
+constexpr int64_t kListChunk = 65536;
+struct TensorList {
+  int n_tensors = 0, n_blocks = 0;
+  void* ptrs[5][kListTensors] = {};
+  int64_t numel[kListTensors] = {};
+  double step_size[kListTensors] = {}, bc2_sqrt[kListTensors] = {};  // Adam's per-tensor terms
+  int block_tensor[kListBlocks] = {};
+  int block_chunk[kListBlocks] = {};
+};
+struct SgdArgs {
+  double lr, momentum, dampening, weight_decay;
+  bool nesterov, maximize, has_buf;
+};
+struct AdamArgs {
+  double beta1, beta2, eps, weight_decay, lr;
+  bool decoupled, amsgrad, maximize;
+};
+// dtype: kF32 or kF64.
+void launch_fused_sgd(const TensorList& list, const SgdArgs& a, int dtype, cudaStream_t s);
+void launch_fused_adam(const TensorList& list, const AdamArgs& a, int dtype, cudaStream_t s);
+
+}  // namespace brasa::cuda::kernels

@@ -10,5 +10,6 @@ void register_indexing_kernels();
 void register_conv_pool_kernels();
 void register_cudnn_conv_kernels();
 void register_cudnn_batch_norm_kernels();
+void register_optim_kernels();
 
 }  // namespace brasa::cuda

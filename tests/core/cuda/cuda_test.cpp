@@ -167,6 +167,69 @@ TEST(CudaTensors, AdamStepsMatchTheCpu) {
   expect_same(gpu_layer->bias.detach(), cpu_layer->bias.detach(), 1e-5);
 }
 
+// The fused optimizer steps (a few launches for all parameters) against the
+// CPU's per-parameter ops: 40 parameters (more than one launch's list), one
+// of 13M elements (more chunks than one launch takes), every option.
+std::vector<Tensor> many_params() {
+  std::vector<Tensor> ps;
+  for (int i = 0; i < 39; ++i) ps.push_back(cpu_values({i + 1, 3}, kFloat));
+  ps.push_back(cpu_values({13 << 20}, kFloat));
+  return ps;
+}
+
+template <class MakeOptimizer>
+void expect_same_steps(MakeOptimizer make, int steps) {
+  std::vector<Tensor> cpu = many_params(), gpu;
+  for (Tensor& t : cpu) {
+    t.requires_grad_();
+    gpu.push_back(t.detach().cuda().requires_grad_());
+  }
+  auto cpu_opt = make(cpu), gpu_opt = make(gpu);
+  for (int s = 0; s < steps; ++s) {
+    for (size_t i = 0; i < cpu.size(); ++i) {
+      Tensor g = cpu_values(cpu[i].sizes(), kFloat);
+      cpu[i].mutable_grad() = g;
+      gpu[i].mutable_grad() = g.cuda();
+    }
+    cpu_opt->step();
+    gpu_opt->step();
+  }
+  for (size_t i = 0; i < cpu.size(); ++i)
+    EXPECT_TRUE(allclose(gpu[i].detach().cpu(), cpu[i].detach(), 1e-5, 1e-5)) << "parameter " << i;
+}
+
+TEST(CudaTensors, FusedOptimizerStepsMatchTheCpu) {
+  REQUIRE_CUDA();
+  expect_same_steps(
+      [](const std::vector<Tensor>& ps) {
+        return std::make_unique<optim::SGD>(
+            ps, optim::SGDOptions(0.1).momentum(0.9).dampening(0.1).weight_decay(0.01));
+      },
+      3);
+  expect_same_steps(
+      [](const std::vector<Tensor>& ps) {
+        return std::make_unique<optim::SGD>(
+            ps, optim::SGDOptions(0.1).momentum(0.9).nesterov(true).maximize(true));
+      },
+      3);
+  expect_same_steps(
+      [](const std::vector<Tensor>& ps) {
+        return std::make_unique<optim::SGD>(ps, optim::SGDOptions(0.05));
+      },
+      2);
+  expect_same_steps(
+      [](const std::vector<Tensor>& ps) {
+        return std::make_unique<optim::AdamW>(
+            ps, optim::AdamWOptions(0.01).weight_decay(0.1).amsgrad(true));
+      },
+      3);
+  expect_same_steps(
+      [](const std::vector<Tensor>& ps) {
+        return std::make_unique<optim::Adam>(ps, optim::AdamOptions(0.01).maximize(true));
+      },
+      3);
+}
+
 TEST(CudaTensors, ReductionsAndSoftmaxMatchTheCpu) {
   REQUIRE_CUDA();
   for (ScalarType t : {kFloat, kDouble, kHalf}) {
