@@ -145,6 +145,25 @@ void copy_cuda(const Tensor& dst, const Tensor& src) {
   BRASA_CUDA_LAUNCH_CHECK("copy_", s);
 }
 
+// A copy that walks the flipped dims of t backwards: its loop starts at
+// their last element and steps with negated strides.
+void flip_cuda(const Tensor& out, const Tensor& t, const std::vector<bool>& flipped) {
+  kernels::Loop l = make_loop("flip", out.sizes());
+  add_operand(l, out);
+  add_operand(l, t);
+  const int lead = l.ndim - static_cast<int>(t.dim());
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    const int ld = lead + static_cast<int>(d);
+    if (!flipped[static_cast<size_t>(d)] || l.strides[1][ld] == 0) continue;
+    l.data[1] += (t.size(d) - 1) * l.strides[1][ld];
+    l.strides[1][ld] = -l.strides[1][ld];
+  }
+  coalesce(l);
+  cudaStream_t s = launch_stream(out.device());
+  kernels::launch_copy(l, code(out.dtype()), code(t.dtype()), s);
+  BRASA_CUDA_LAUNCH_CHECK("flip", s);
+}
+
 // Launches a plan's kernel on the current stream, checks it, finishes the plan.
 template <class Launch>
 void run_plan(detail::Elementwise& e, const Launch& launch) {
@@ -235,6 +254,7 @@ void nan_to_num_cuda(detail::Elementwise& e, ScalarType t, double nan, double po
 void register_elementwise_kernels() {
   register_kernel<FillKernel>(kCUDA, fill_cuda);
   register_kernel<CopyKernel>(kCUDA, copy_cuda);
+  register_kernel<FlipKernel>(kCUDA, flip_cuda);
   register_kernel<BinaryKernel>(kCUDA, binary_cuda);
   register_kernel<CompareKernel>(kCUDA, compare_cuda);
   register_kernel<BitwiseKernel>(kCUDA, bitwise_cuda);

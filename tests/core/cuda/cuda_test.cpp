@@ -68,6 +68,9 @@ TEST(CudaTensors, StridedAndBroadcastCopies) {
   Tensor g = x.cuda();
   expect_same(g.t().contiguous(), x.t().contiguous(), 0);
   expect_same(g.slice(1, 1, 5, 2).contiguous(), x.slice(1, 1, 5, 2).contiguous(), 0);
+  expect_same(g.flip({0, 1}), x.flip({0, 1}), 0);
+  expect_same(g.t().flip({1}), x.t().flip({1}), 0);
+  expect_same(g.slice(1, 0, 6, 2).flip({1}), x.slice(1, 0, 6, 2).flip({1}), 0);
   Tensor out = empty({3, 4, 6}, TensorOptions().device(kCUDA));
   out.copy_(g);
   expect_same(out, x.expand({3, 4, 6}).contiguous(), 0);
