@@ -3,6 +3,7 @@
 #include <brasa/cuda/event.h>
 #include <brasa/cuda/ipc_cuda.h>
 #include <brasa/cuda/memory.h>
+#include <brasa/cuda/pinned_memory.h>
 #include <brasa/cuda/stream.h>
 #include <brasa/device/device_runtime.h>
 
@@ -138,6 +139,19 @@ class CUDARuntime final : public DeviceRuntime {
     BRASA_CUDA_CHECK("copy", cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s));
     BRASA_CUDA_CHECK("copy", cudaStreamSynchronize(s));
   }
+  void copy_bytes_async(void* dst, Device dst_device, const void* src, Device src_device, size_t n,
+                        const DataPtr& host) override {
+    if (n == 0) return;
+    if (!cuda::is_pinned(host)) return copy_bytes(dst, dst_device, src, src_device, n);
+    const Device d = dst_device.is_cuda() ? dst_device : src_device;
+    lazy_init("copy");
+    CUDAGuard guard(d);
+    cudaStream_t s = getCurrentCUDAStream().stream();
+    BRASA_CUDA_CHECK("copy", cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s));
+    record_pinned_use(host, s);  // the block is not reused before the copy is done
+  }
+  Allocator* pinned_allocator() override { return &cuda::pinned_allocator(); }
+  bool is_pinned(const DataPtr& d) const override { return cuda::is_pinned(d); }
   Stream current_stream(Device d) override { return {d, getCurrentCUDAStream(d.index()).id()}; }
   void synchronize(Device d) override {
     lazy_init("synchronize");

@@ -85,10 +85,15 @@ std::string available_devices_text() {
   return s;
 }
 
-void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t n) {
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t n,
+                bool non_blocking, const DataPtr* host) {
   // The non-CPU side's runtime does the copy.
   Device d = dst_device.is_cpu() ? src_device : dst_device;
-  device_runtime("copy", d).copy_bytes(dst, dst_device, src, src_device, n);
+  DeviceRuntime& rt = device_runtime("copy", d);
+  if (non_blocking && host && !d.is_cpu())
+    rt.copy_bytes_async(dst, dst_device, src, src_device, n, *host);
+  else
+    rt.copy_bytes(dst, dst_device, src, src_device, n);
 }
 
 Event::Event(DeviceType type) : rt_(&device_runtime("Event", Device(type))) {

@@ -34,6 +34,20 @@ class DeviceRuntime {
   // on the same type or on the CPU.
   virtual void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device,
                           size_t n) = 0;
+  // The same without waiting for the copy when the host side (`host`, the
+  // CPU-side allocation) is page-locked memory of this runtime: the copy is
+  // queued on the current stream (the caller synchronises before reading a
+  // copy to the host). Otherwise, or by default, copy_bytes.
+  virtual void copy_bytes_async(void* dst, Device dst_device, const void* src, Device src_device,
+                                size_t n, const DataPtr& host) {
+    (void)host;
+    copy_bytes(dst, dst_device, src, src_device, n);
+  }
+  // Page-locked host memory for fast and asynchronous copies
+  // (Tensor::pin_memory): an allocator of CPU memory, or null when this
+  // runtime has none; is_pinned tells its allocations.
+  virtual Allocator* pinned_allocator() { return nullptr; }
+  virtual bool is_pinned(const DataPtr&) const { return false; }
 
   // Streams, events and the current device. The defaults are the CPU's: one
   // stream, events that are complete as soon as they are recorded.
@@ -65,8 +79,10 @@ inline void check_device_available(const char* op, Device d) {
   if (d.type() != kCPU) device_runtime(op, d);
 }
 
-// Copies n bytes between two devices (either may be the CPU).
-void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t n);
+// Copies n bytes between two devices (either may be the CPU); with
+// non_blocking and a pinned host side (`host`), without waiting for the copy.
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t n,
+                bool non_blocking = false, const DataPtr* host = nullptr);
 
 // A point on a stream; on the CPU always complete.
 class Event {

@@ -12,7 +12,7 @@
 namespace brasa {
 namespace {
 
-Tensor& copy_checked(Tensor& dst, const Tensor& src) {
+Tensor& copy_checked(Tensor& dst, const Tensor& src, bool non_blocking) {
   BRASA_CHECK(dst.defined() && src.defined(), "copy_: expected defined tensors");
   check_device_available("copy_", dst.device());
   check_device_available("copy_", src.device());
@@ -30,7 +30,7 @@ Tensor& copy_checked(Tensor& dst, const Tensor& src) {
   if (detail::may_overlap(dst, src) && !detail::same_view(dst, src))
     detail::copy_kernel(dst, clone(src));
   else
-    detail::copy_kernel(dst, src);
+    detail::copy_kernel(dst, src, non_blocking);
   dst.bump_version();
   return dst;
 }
@@ -45,13 +45,13 @@ const BackwardName kCopyBackwards("CopyBackwards"), kCloneBackward("CloneBackwar
 // With grad, copy_ is "self := src" recorded as an op of (old self, src):
 // the old value gets a zero gradient, src the incoming one (the engine casts
 // and un-broadcasts it to src's dtype and shape).
-Tensor& copy_(Tensor& dst, const Tensor& src) {
+Tensor& copy_(Tensor& dst, const Tensor& src, bool non_blocking) {
   return autograd::inplace(
-      "copy_", dst, [&] { copy_checked(dst, src); },
+      "copy_", dst, [&] { copy_checked(dst, src, non_blocking); },
       [&](const Tensor& old) {
         autograd::Recorder r(kCopyBackwards, old, src);
         Tensor value = empty(old.sizes(), old.options());
-        copy_checked(value, src);
+        copy_checked(value, src, non_blocking);
         if (r)
           r.finish(value, [](FormulaNode& n, const variable_list& g) {
             variable_list d(2);
@@ -65,17 +65,22 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
 }
 
 // Between devices: converted and laid out on the source's device, moved as
-// bytes, and placed on the destination's device.
-static void copy_across_devices(const Tensor& dst, const Tensor& src) {
+// bytes, and placed on the destination's device. non_blocking does not wait
+// for the move when the host side is the caller's own pinned memory (no
+// temporary that could be freed, or read, before the copy is done).
+static void copy_across_devices(const Tensor& dst, const Tensor& src, bool non_blocking) {
   NoGradGuard no_grad;
   Tensor staged = contiguous(src.to(dst.dtype()).expand(dst.sizes()));
   Tensor landing = dst.is_contiguous() ? dst : empty(dst.sizes(), dst.options());
-  copy_bytes(landing.data_ptr(), dst.device(), staged.data_ptr(), src.device(), staged.nbytes());
+  const Tensor& host = dst.is_cpu() ? landing : staged;
+  const bool direct = landing.is_same(dst) && (src.is_cpu() ? staged.is_alias_of(src) : true);
+  copy_bytes(landing.data_ptr(), dst.device(), staged.data_ptr(), src.device(), staged.nbytes(),
+             non_blocking && direct, &host.storage()->data_ptr());
   if (!landing.is_same(dst)) kernel<CopyKernel>(dst.device())(dst, landing);
 }
 
-void detail::copy_kernel(const Tensor& dst, const Tensor& src) {
-  if (dst.device() != src.device()) return copy_across_devices(dst, src);
+void detail::copy_kernel(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  if (dst.device() != src.device()) return copy_across_devices(dst, src, non_blocking);
   Tensor source = src;
   // Overlapping memory with a different layout: copy through a temporary.
   if (src.is_alias_of(dst) && !(src.data_ptr() == dst.data_ptr() && src.strides() == dst.strides()))
@@ -117,7 +122,7 @@ Tensor Tensor::to(Device d, ScalarType t, bool nb, bool copy) const {
   if (d == device() || (!d.has_index() && d.type() == device().type())) return to(t, nb, copy);
   autograd::Recorder r(kToCopyBackward, *this);
   Tensor out = empty(sizes(), options().dtype(t).device(d));
-  detail::copy_kernel(out, *this);
+  detail::copy_kernel(out, *this, nb);
   if (r) {
     const Device back = device();
     r.finish(out, [back](autograd::FormulaNode&, const autograd::variable_list& g) {
@@ -168,4 +173,32 @@ Tensor& Tensor::fill_(const Tensor& v) {
   return fill_ad(*this, v.item(), v);
 }
 Tensor& Tensor::zero_() { return fill_(0); }
+}  // namespace brasa
+
+namespace brasa {
+
+// ---- pinned memory (the CUDA runtime's page-locked host memory) ----
+bool Tensor::is_pinned() const {
+  if (!defined() || !device().is_cpu() || !storage()) return false;
+  DeviceRuntime* rt = find_device_runtime(kCUDA);
+  return rt && rt->is_pinned(storage()->data_ptr());
+}
+
+Tensor Tensor::pin_memory() const {
+  BRASA_CHECK(defined(), "pin_memory: the tensor is undefined");
+  BRASA_CHECK(device().is_cpu(), "pin_memory: only CPU tensors can be pinned, got one on ",
+              device());
+  if (is_pinned()) return *this;
+  DeviceRuntime* rt = find_device_runtime(kCUDA);
+  Allocator* pinned = rt ? rt->pinned_allocator() : nullptr;
+  BRASA_CHECK(pinned && rt->device_count() > 0,
+              "pin_memory: pinned memory needs a CUDA device and none is available (",
+              rt ? rt->no_device_reason() : std::string("this build has no CUDA"), ")");
+  const size_t n = static_cast<size_t>(compute_nbytes("pin_memory", sizes(), dtype()));
+  Tensor out(make_intrusive<TensorImpl>(Storage::allocate(n, pinned), dtype(), sizes(),
+                                        contiguous_strides(sizes()), 0));
+  detail::copy_kernel(out, *this);
+  return out;
+}
+
 }  // namespace brasa

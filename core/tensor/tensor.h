@@ -98,6 +98,11 @@ class Tensor {
   Tensor& share_memory_();
   // Whether the storage lives in memory other processes can map.
   bool is_shared() const;
+  // A copy in page-locked host memory (CUDA builds with a device), from which
+  // copies to the GPU are faster and can be non_blocking; this tensor when it
+  // is pinned already.
+  Tensor pin_memory() const;
+  bool is_pinned() const;
   bool is_nonzero() const;
   int64_t element_size() const { return static_cast<int64_t>(elementSize(dtype())); }
   int64_t itemsize() const { return element_size(); }

@@ -56,7 +56,9 @@ bool Tensor::is_nonzero() const {
   return item().toBool();
 }
 
-Tensor& Tensor::copy_(const Tensor& src, bool) { return brasa::copy_(*this, src); }
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+  return brasa::copy_(*this, src, non_blocking);
+}
 Tensor Tensor::clone() const { return brasa::clone(*this); }
 Tensor Tensor::contiguous() const { return brasa::contiguous(*this); }
 Tensor Tensor::detach() const {

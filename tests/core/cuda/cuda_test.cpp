@@ -4,6 +4,7 @@
 #include <brasa/cuda/cudnn.h>
 #include <brasa/cuda/event.h>
 #include <brasa/cuda/memory.h>
+#include <brasa/cuda/pinned_memory.h>
 #include <brasa/cuda/stream.h>
 
 #include <cmath>
@@ -29,6 +30,9 @@ TEST(CudaWithoutDevice, EveryEntryPointSaysWhy) {
   EXPECT_ERROR("getStreamFromPool: no CUDA device is available", cuda::getStreamFromPool());
   EXPECT_ERROR("set_per_process_memory_fraction: no CUDA device is available",
                cuda::set_per_process_memory_fraction(0.5));
+  EXPECT_ERROR("pin_memory: pinned memory needs a CUDA device and none is available (",
+               ones({2}).pin_memory());
+  EXPECT_FALSE(ones({2}).is_pinned());
   cuda::empty_cache();  // nothing was allocated: nothing to do, no error
   cuda::CUDAEvent never_recorded;
   EXPECT_TRUE(never_recorded.query()) << "an event never recorded is complete, as in PyTorch";
@@ -462,6 +466,40 @@ TEST(CudaTensors, ACnnTrainsAsOnTheCpu) {
     cpu_opt.step();
     gpu_opt.step();
   }
+}
+
+TEST(CudaTensors, PinnedMemoryAndNonBlockingCopies) {
+  REQUIRE_CUDA();
+  Tensor x = cpu_values({1000}, kFloat);
+  EXPECT_FALSE(x.is_pinned());
+  Tensor p = x.pin_memory();
+  EXPECT_TRUE(p.is_pinned());
+  EXPECT_TRUE(equal(p, x));
+  EXPECT_TRUE(p.pin_memory().is_same(p)) << "pinning a pinned tensor returns it";
+  EXPECT_ERROR("pin_memory: only CPU tensors can be pinned, got one on cuda:0",
+               x.cuda().pin_memory());
+  // Host to device and back without waiting; the stream's synchronize makes
+  // the result readable.
+  Tensor g = p.to(kCUDA, /*non_blocking=*/true);
+  Tensor back = empty({1000}).pin_memory();
+  back.copy_(g * 2, /*non_blocking=*/true);
+  cuda::getCurrentCUDAStream().synchronize();
+  EXPECT_TRUE(allclose(back, x * 2));
+  // Into a non-contiguous or unpinned destination the copy is a blocking one.
+  Tensor unpinned = empty({1000});
+  unpinned.copy_(g, /*non_blocking=*/true);
+  EXPECT_TRUE(equal(unpinned, x));
+  // Freed pinned blocks are reused once their copies are done.
+  cuda::synchronize();
+  const int64_t before = cuda::pinned_memory_stats().host_allocs;
+  for (int i = 0; i < 5; ++i) {
+    Tensor t = x.pin_memory();
+    Tensor d = t.to(kCUDA, true);
+    cuda::synchronize();
+  }
+  EXPECT_LE(cuda::pinned_memory_stats().host_allocs, before + 1);
+  cuda::empty_pinned_cache();
+  EXPECT_EQ(cuda::pinned_memory_stats().cached_blocks, 0);
 }
 
 TEST(CudaAllocator, CachesBlocksAndCountsThem) {
