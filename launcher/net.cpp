@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 namespace brasarun {
 
@@ -76,6 +78,23 @@ int pick_free_port() {
   int port = local_port(fd);
   ::close(fd);
   return port;
+}
+
+const std::string& job_token() {
+  static const std::string token = [] {
+    const char* given = std::getenv("BRASA_JOB_TOKEN");
+    if (given && *given) return std::string(given);
+    unsigned char bytes[16] = {};
+    const int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    const bool ok = fd >= 0 && ::read(fd, bytes, sizeof bytes) == ssize_t(sizeof bytes);
+    if (fd >= 0) ::close(fd);
+    if (!ok) throw std::runtime_error("brasarun: cannot read /dev/urandom for the job's token");
+    static const char* hex = "0123456789abcdef";
+    std::string t;
+    for (unsigned char b : bytes) t += {hex[b >> 4], hex[b & 15]};
+    return t;
+  }();
+  return token;
 }
 
 int connect_tcp(const std::string& host, int port, std::string* error) {

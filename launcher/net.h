@@ -18,6 +18,12 @@ int connect_tcp(const std::string& host, int port, std::string* error);
 // A port that was free a moment ago (bound to port 0, then released).
 int pick_free_port();
 
+// The job's secret: BRASA_JOB_TOKEN when set (every node of a multi-node job
+// sets the same), otherwise 128 random bits in hex, made once per brasarun.
+// The rendezvous admits only nodes that present it, and the workers' store
+// only workers that do (BRASA_STORE_TOKEN).
+const std::string& job_token();
+
 // Text lines over a socket. Sends block (the lines are short); receives do not.
 class LineChannel {
  public:

@@ -206,6 +206,12 @@ bool parse_options(int argc, char** argv, Options& o) {
   if (o.tee & o.redirect)
     throw UsageError("brasarun: a stream cannot be both tee'd and redirected");
   if (!o.log_dir.empty() && !o.redirect && !o.tee) o.tee = kBothStreams;
+  const char* token = std::getenv("BRASA_JOB_TOKEN");
+  if (o.nnodes > 1 && (!token || !*token))
+    throw UsageError(
+        "brasarun: a job of several nodes needs a shared secret, so that nobody else can join "
+        "or stop it: set BRASA_JOB_TOKEN to the same value on every node (for example the "
+        "output of `od -An -N16 -tx1 /dev/urandom | tr -d ' \\n'`)");
   return true;
 }
 

@@ -1,5 +1,7 @@
 #include "rendezvous.h"
 
+#include <brasa/util/secret.h>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -88,7 +90,9 @@ class RendezvousServer {
  private:
   struct Client {
     LineChannel channel;
-    int node = -1;  // known after its first join
+    double accepted_at = 0;
+    bool authenticated = false;  // after "auth TOKEN" with the job's token
+    int node = -1;               // known after its first join
     int nproc = 0;
     bool joined = false;
     bool done = false;
@@ -104,10 +108,7 @@ class RendezvousServer {
         timeout_ms = std::clamp(static_cast<int>((deadline_ - now_seconds()) * 1000) + 1, 0, 1000);
       ::poll(fds.data(), fds.size(), timeout_ms);
       if (fds[0].revents) return;
-      if (fds[1].revents & POLLIN) {
-        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd >= 0) clients_.push_back(std::make_unique<Client>(Client{LineChannel(fd)}));
-      }
+      if (fds[1].revents & POLLIN) accept_one();
       for (size_t i = 0; i < fds.size() - 2 && i < clients_.size(); ++i) {
         if (!fds[i + 2].revents) continue;
         Client& c = *clients_[i];
@@ -116,6 +117,7 @@ class RendezvousServer {
         for (const auto& line : lines) handle(c, line);
         if (!alive) disconnected(c);
       }
+      close_unauthenticated(kAuthSeconds);
       clients_.erase(std::remove_if(clients_.begin(), clients_.end(),
                                     [](const auto& c) { return !c->channel.open(); }),
                      clients_.end());
@@ -128,6 +130,43 @@ class RendezvousServer {
                  " did not join");
       }
     }
+  }
+
+  // A connection must present the job's token within this time.
+  static constexpr double kAuthSeconds = 10;
+
+  // Strangers cannot crowd out the nodes: past a bound, a new connection
+  // displaces the oldest one that has not authenticated (or is refused, and
+  // when out of descriptors, the listener rests for a moment instead of
+  // spinning).
+  void accept_one() {
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (!close_unauthenticated(0)) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      return;
+    }
+    const size_t bound = 2 * static_cast<size_t>(options_.nnodes) + 16;
+    if (clients_.size() >= bound && !close_unauthenticated(0)) {
+      LineChannel(fd).send("error the rendezvous has too many connections");
+      return;
+    }
+    auto c = std::make_unique<Client>(Client{LineChannel(fd)});
+    c->accepted_at = now_seconds();
+    clients_.push_back(std::move(c));
+  }
+
+  // Closes the oldest connection that has not authenticated for longer than
+  // `seconds` (with 0: the oldest one). False when there is none.
+  bool close_unauthenticated(double seconds) {
+    Client* oldest = nullptr;
+    for (auto& c : clients_)
+      if (c->channel.open() && !c->authenticated &&
+          (!oldest || c->accepted_at < oldest->accepted_at))
+        oldest = c.get();
+    if (!oldest || now_seconds() - oldest->accepted_at < seconds) return false;
+    reject(*oldest, "no job token within " + std::to_string(int(kAuthSeconds)) + " s");
+    if (seconds > 0) close_unauthenticated(seconds);  // the others that are as late
+    return true;
   }
 
   bool joined(int node) const {
@@ -143,6 +182,15 @@ class RendezvousServer {
   void handle(Client& c, const std::string& line) {
     auto w = split_words(line, 1);
     const std::string& verb = w[0];
+    if (!c.authenticated) {
+      // Nothing from a connection counts before it shows the job's token.
+      if (verb != "auth") return reject(c, "this rendezvous needs the job's token first");
+      if (!brasa::util::same_secret(w[1], job_token()))
+        return reject(c, "wrong job token (BRASA_JOB_TOKEN differs from node 0's)");
+      c.authenticated = true;
+      return;
+    }
+    if (verb == "auth") return;  // a node that joins again introduces itself again
     if (verb == "join") {
       auto f = split_words(line, 5);  // join node nproc max_restarts run_id
       int node = 0, nproc = 0, max_restarts = 0;
@@ -268,7 +316,8 @@ class RemoteCoordinator : public Coordinator {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     decision_.reset();
-    if (!channel_.send("join " + std::to_string(options_.node_rank) + " " +
+    if (!channel_.send("auth " + job_token()) ||
+        !channel_.send("join " + std::to_string(options_.node_rank) + " " +
                        std::to_string(options_.nproc_per_node) + " " +
                        std::to_string(options_.max_restarts) + " " +
                        (options_.run_id.empty() ? "-" : options_.run_id)))

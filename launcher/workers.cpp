@@ -16,6 +16,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "net.h"
 #include "signals.h"
 
 extern char** environ;
@@ -72,22 +73,6 @@ void make_pipe(int* read_end, int* write_end) {
   *write_end = p[1];
 }
 
-// 128 random bits in hex, made once per brasarun.
-const std::string& job_token() {
-  static const std::string token = [] {
-    unsigned char bytes[16] = {};
-    const int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    const bool ok = fd >= 0 && ::read(fd, bytes, sizeof bytes) == ssize_t(sizeof bytes);
-    if (fd >= 0) ::close(fd);
-    if (!ok) throw std::runtime_error("brasarun: cannot read /dev/urandom for the job's token");
-    static const char* hex = "0123456789abcdef";
-    std::string t;
-    for (unsigned char b : bytes) t += {hex[b >> 4], hex[b & 15]};
-    return t;
-  }();
-  return token;
-}
-
 std::vector<std::string> worker_environment(const Options& o, const Assignment& a, int local_rank,
                                             const std::string& error_file) {
   const std::pair<const char*, std::string> vars[] = {
@@ -113,10 +98,9 @@ std::vector<std::string> worker_environment(const Options& o, const Assignment& 
     if (!replaced) env.emplace_back(entry);
   }
   for (const auto& [key, value] : vars) env.push_back(std::string(key) + "=" + value);
-  // The job's store then admits its own workers only. (Nodes of a
-  // multi-node job would need to share it: there the user sets it.)
-  if (o.nnodes == 1 && !std::getenv("BRASA_STORE_TOKEN"))
-    env.push_back("BRASA_STORE_TOKEN=" + job_token());
+  // The job's store then admits its own workers only (on every node: the
+  // nodes of a multi-node job share BRASA_JOB_TOKEN).
+  if (!std::getenv("BRASA_STORE_TOKEN")) env.push_back("BRASA_STORE_TOKEN=" + job_token());
   return env;
 }
 

@@ -1,5 +1,7 @@
 #include "tcp_store.h"
 
+#include <brasa/util/secret.h>
+
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -174,15 +176,6 @@ bool is_loopback(const std::string& host) {
   return (addr >> 24) == 127;
 }
 
-// Compares tokens in a time that does not depend on where they differ.
-bool same_token(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  const size_t n = std::max(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i)
-    diff |= static_cast<unsigned char>((i < a.size() ? a[i] : 0) ^ (i < b.size() ? b[i] : 0));
-  return diff == 0;
-}
-
 }  // namespace
 
 // ---- the server ----
@@ -191,8 +184,11 @@ class TCPStore::Server {
  public:
   // Listens on the loopback interface only when `loopback_only` (a store
   // created for 127.0.0.1 or localhost), otherwise on every interface.
-  Server(uint16_t port, std::string token, bool loopback_only) : token_(std::move(token)) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  Server(uint16_t port, std::string token, bool loopback_only, const TCPStoreOptions& limits)
+      : token_(std::move(token)),
+        connection_timeout_(limits.connectionTimeout),
+        max_connections_(std::max<size_t>(limits.maxConnections, 1)) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (listen_fd_ < 0)
       BRASA_DIST_THROW(DistNetworkError, "TCPStore: socket: ", std::strerror(errno));
     int one = 1;
@@ -231,34 +227,40 @@ class TCPStore::Server {
   uint16_t port() const { return port_; }
 
  private:
+  using Clock = std::chrono::steady_clock;
+
   struct Client {
     int fd = -1;
     Bytes in;
+    Bytes out;  // replies not yet taken by the peer; no request is read meanwhile
+    size_t out_sent = 0;
     bool authenticated = false;
+    bool proven = false;  // authenticated, or (no token) sent a whole valid request
     bool waiting = false;
     std::vector<std::string> wait_keys;
     bool closed = false;
+    Clock::time_point accepted_at, last_progress;  // last bytes in or out
   };
 
+  // One poll per turn; wakes at least every 250 ms to enforce the timeouts.
   void loop() {
     for (;;) {
-      std::vector<pollfd> fds{{wake_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
-      for (auto& c : clients_) fds.push_back({c.fd, POLLIN, 0});
-      if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+      const auto now = Clock::now();
+      const bool listening = now >= accept_paused_until_;
+      std::vector<pollfd> fds{{wake_[0], POLLIN, 0},
+                              {listen_fd_, short(listening ? POLLIN : 0), 0}};
+      for (auto& c : clients_) fds.push_back({c.fd, short(c.out.empty() ? POLLIN : POLLOUT), 0});
+      if (::poll(fds.data(), fds.size(), 250) < 0 && errno != EINTR) return;
       if (fds[0].revents) return;
-      if (fds[1].revents & POLLIN) {
-        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd >= 0) {
-          int one = 1;
-          ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-          Client c;
-          c.fd = fd;
-          c.authenticated = token_.empty();
-          clients_.push_back(std::move(c));
-        }
+      if (fds[1].revents & POLLIN) accept_one();
+      for (size_t i = 0; i + 2 < fds.size(); ++i) {
+        if (!fds[i + 2].revents || clients_[i].closed) continue;
+        if (clients_[i].out.empty())
+          receive(clients_[i]);
+        else if (flush(clients_[i]))
+          process(clients_[i]);  // requests that waited for the reply to drain
       }
-      for (size_t i = 0; i + 2 < fds.size(); ++i)
-        if (fds[i + 2].revents) receive(clients_[i]);
+      enforce_timeouts(Clock::now());
       for (auto& c : clients_)
         if (c.closed) ::close(c.fd);
       clients_.erase(std::remove_if(clients_.begin(), clients_.end(),
@@ -267,27 +269,97 @@ class TCPStore::Server {
     }
   }
 
+  // The oldest connection that has not proved itself, or null.
+  Client* displaceable() {
+    Client* oldest = nullptr;
+    for (auto& c : clients_)
+      if (!c.closed && !c.proven && (!oldest || c.accepted_at < oldest->accepted_at)) oldest = &c;
+    return oldest;
+  }
+
+  void accept_one() {
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors: free one held by an unproven connection, or stop
+        // listening for a moment rather than spin on a listen queue that
+        // stays readable.
+        if (Client* c = displaceable())
+          reject(*c, "the server is out of file descriptors and this connection was idle");
+        else
+          accept_paused_until_ = Clock::now() + std::chrono::milliseconds(100);
+      }
+      return;
+    }
+    size_t open = 0;
+    for (auto& c : clients_) open += c.closed ? 0 : 1;
+    if (open >= max_connections_) {
+      Client* c = displaceable();
+      if (!c) {
+        send_all(
+            fd, error_reply("TCPStore server: already serving " + std::to_string(max_connections_) +
+                            " connections (maxConnections); closing this one"));
+        ::close(fd);
+        return;
+      }
+      reject(*c, "too many connections; this one was displaced as the oldest that was idle");
+    }
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    Client c;
+    c.fd = fd;
+    c.authenticated = token_.empty();
+    c.accepted_at = c.last_progress = Clock::now();
+    clients_.push_back(std::move(c));
+  }
+
+  // A connection that has not authenticated, that stopped in the middle of a
+  // frame, or that does not take its reply, within the timeout, is closed.
+  void enforce_timeouts(Clock::time_point now) {
+    for (auto& c : clients_) {
+      if (c.closed) continue;
+      const bool stalled = now - c.last_progress > connection_timeout_;
+      if (!c.authenticated && now - c.accepted_at > connection_timeout_)
+        reject(c, "no token within " + std::to_string(connection_timeout_.count()) + " ms");
+      else if (!c.out.empty() && stalled)
+        c.closed = true;  // it does not read: an error reply would not reach it either
+      else if (!c.in.empty() && stalled)
+        reject(c, "a frame was left half-sent for " + std::to_string(connection_timeout_.count()) +
+                      " ms");
+    }
+  }
+
   void receive(Client& c) {
     uint8_t buf[65536];
     ssize_t n = ::recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
       c.closed = true;
       return;
     }
     if (n < 0) return;
+    c.last_progress = Clock::now();
     c.in.insert(c.in.end(), buf, buf + n);
+    process(c);
+  }
+
+  // Handles the whole frames in c.in, stopping while a reply waits to be
+  // taken (so a peer that does not read cannot make the server buffer more).
+  void process(Client& c) {
     size_t pos = 0;
-    while (!c.closed && c.in.size() - pos >= 4) {
+    while (!c.closed && c.out.empty() && c.in.size() - pos >= 4) {
       uint32_t len;
       std::memcpy(&len, c.in.data() + pos, 4);
-      if (len == 0 || len > kMaxFrameBytes) {
+      const uint32_t limit = c.authenticated ? kMaxFrameBytes : kMaxFrameBytesBeforeAuth;
+      if (len == 0 || len > limit) {
         reject(c, "frame length " + std::to_string(len) + " is outside [1, " +
-                      std::to_string(kMaxFrameBytes) + "]");
+                      std::to_string(limit) + "]" +
+                      (c.authenticated ? "" : " before authentication"));
         break;
       }
       if (c.in.size() - pos - 4 < len) break;
       try {
         handle(c, Reader(c.in.data() + pos + 4, len));
+        if (!c.closed) c.proven = c.authenticated;
       } catch (const ProtocolError& e) {
         reject(c, std::string("malformed frame: ") + e.what());
       }
@@ -296,13 +368,37 @@ class TCPStore::Server {
     if (!c.closed) c.in.erase(c.in.begin(), c.in.begin() + static_cast<std::ptrdiff_t>(pos));
   }
 
+  // Sends what it can of c.out without blocking; true when all of it is sent.
+  bool flush(Client& c) {
+    while (c.out_sent < c.out.size()) {
+      ssize_t n = ::send(c.fd, c.out.data() + c.out_sent, c.out.size() - c.out_sent,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+      if (n <= 0) {
+        c.closed = true;
+        return false;
+      }
+      c.out_sent += static_cast<size_t>(n);
+      c.last_progress = Clock::now();
+    }
+    c.out.clear();
+    c.out_sent = 0;
+    return true;
+  }
+
+  // The error goes out best-effort (the socket does not block), then the
+  // connection is closed.
   void reject(Client& c, const std::string& why) {
-    send_all(c.fd, error_reply("TCPStore server: " + why + "; closing the connection"));
+    const Bytes e = error_reply("TCPStore server: " + why + "; closing the connection");
+    ::send(c.fd, e.data(), e.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     c.closed = true;
   }
 
   void respond(Client& c, const Bytes& frame) {
-    if (!send_all(c.fd, frame)) c.closed = true;
+    c.out.insert(c.out.end(), frame.begin(), frame.end());
+    if (c.out.size() == frame.size()) c.last_progress = Clock::now();  // the wait starts now
+    flush(c);
   }
 
   bool has_all(const std::vector<std::string>& keys) const {
@@ -321,10 +417,10 @@ class TCPStore::Server {
   void handle(Client& c, Reader r) {
     auto op = static_cast<Op>(r.u8());
     if (!c.authenticated) {
-      if (op != Op::kAuth) return reject(c, "this server needs a token first (BRASA_STORE_TOKEN)");
-      std::string token = r.str();
-      r.done();
-      if (!same_token(token, token_)) return reject(c, "wrong token");
+      const std::string token = op == Op::kAuth ? r.str() : "";
+      if (op == Op::kAuth) r.done();
+      if (token.empty()) return reject(c, "this server needs a token first (BRASA_STORE_TOKEN)");
+      if (!util::same_secret(token, token_)) return reject(c, "wrong token");
       c.authenticated = true;
       return respond(c, reply(Status::kOk));
     }
@@ -443,6 +539,9 @@ class TCPStore::Server {
   }
 
   std::string token_;
+  std::chrono::milliseconds connection_timeout_;
+  size_t max_connections_;
+  Clock::time_point accept_paused_until_{};
   int listen_fd_ = -1;
   uint16_t port_ = 0;
   int wake_[2] = {-1, -1};
@@ -467,15 +566,14 @@ TCPStore::TCPStore(std::string host, const TCPStoreOptions& options)
     : Store(options.timeout), host_(std::move(host)), port_(options.port) {
   const std::string token = token_from(options);
   if (options.isServer) {
-    server_ = std::make_unique<Server>(options.port, token, is_loopback(host_));
+    server_ = std::make_unique<Server>(options.port, token, is_loopback(host_), options);
     port_ = server_->port();
   }
   BRASA_CHECK(port_ != 0, "TCPStore: a client needs the server's port (got port 0)");
   connect_client(options.timeout);
-  if (!token.empty()) {
-    Reply r = request(Writer(static_cast<uint8_t>(Op::kAuth)).str(token).finish(), "connect");
-    (void)r;
-  }
+  // Every client introduces itself at once (with its token, or none), so
+  // that the server knows it from an idle connection (see maxConnections).
+  request(Writer(static_cast<uint8_t>(Op::kAuth)).str(token).finish(), "connect");
   if (options.numWorkers) {
     add(kWorkersKey, 1);
     if (server_ && options.waitWorkers) wait_for_workers(*options.numWorkers);
@@ -567,9 +665,16 @@ TCPStore::Reply TCPStore::read_reply(std::chrono::steady_clock::time_point deadl
   read_exact(reinterpret_cast<uint8_t*>(&len), 4);
   if (len == 0 || len > kMaxFrameBytes)
     BRASA_DIST_THROW(DistNetworkError, "TCPStore.", op, ": malformed reply from ", where());
+  // The buffer grows with what has arrived, so that a length announced by a
+  // broken or hostile server costs no more memory than the bytes it sends.
   Reply r;
-  r.frame.resize(len);
-  read_exact(r.frame.data(), len);
+  r.frame.resize(std::min<size_t>(len, size_t{1} << 20));
+  size_t got = 0;
+  while (got < len) {
+    if (got == r.frame.size()) r.frame.resize(std::min<size_t>(len, r.frame.size() * 2));
+    read_exact(r.frame.data() + got, r.frame.size() - got);
+    got = r.frame.size();
+  }
   r.status = static_cast<Status>(r.frame[0]);
   if (r.status == Status::kError) {
     std::string message = r.reader().str();

@@ -5,8 +5,10 @@
 //
 // Frames are length-prefixed and checked on receipt: a malformed frame gets an
 // error reply and the connection is closed; the server goes on serving the
-// others. With a token (TCPStoreOptions::token, or BRASA_STORE_TOKEN in the
-// environment, which brasarun sets for the workers of a single-node job) a
+// others. Sockets are non-blocking and every connection is bounded (see
+// TCPStoreOptions::connectionTimeout and maxConnections), so that idle, slow
+// or half-sent connections cannot starve the others. With a token (TCPStoreOptions::token, or
+// BRASA_STORE_TOKEN in the environment, which brasarun sets for the workers of a single-node job) a
 // client must present the same token before anything else. A server created
 // for a loopback host (127.0.0.1, localhost) listens on loopback only.
 
@@ -26,11 +28,22 @@ struct TCPStoreOptions {
   bool waitWorkers = true;
   std::chrono::milliseconds timeout = Store::kDefaultTimeout;
   std::string token;  // empty: BRASA_STORE_TOKEN if set, otherwise none
+  // Brasa's limits on the server, so that no peer can exhaust it: a
+  // connection gets this long to present its token, to finish a frame it has
+  // begun, and to take a reply it has asked for, or it is closed.
+  std::chrono::milliseconds connectionTimeout{10000};
+  // Connections served at once. At the limit (or out of file descriptors) a
+  // new connection displaces the oldest one that has not yet proved itself
+  // (authenticated, or with no token sent a whole request); if there is none
+  // it is refused with an error reply.
+  size_t maxConnections = 1024;
 };
 
 class TCPStore : public Store {
  public:
   static constexpr uint32_t kMaxFrameBytes = 1u << 30;
+  // The largest frame a connection may send before it has authenticated.
+  static constexpr uint32_t kMaxFrameBytesBeforeAuth = 4096;
 
   TCPStore(std::string host, const TCPStoreOptions& options = {});
   // c10d's older constructor.

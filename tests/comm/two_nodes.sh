@@ -13,6 +13,8 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
+# The nodes of one job share a secret.
+export BRASA_JOB_TOKEN="two-nodes-$$-$RANDOM"
 "$brasarun" --nnodes 2 --node-rank 0 --nproc-per-node 2 "$@" >"$dir/node0.out" 2>"$dir/node0.err" &
 pid0=$!
 port=

@@ -2,11 +2,14 @@
 // test_worker program as its workers, and is judged by its exit status, its
 // output and the files the workers leave.
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -492,6 +495,10 @@ TEST(Brasarun, NothingAWorkerStartedOutlivesAKilledBrasarun) {
 // ---- several nodes ----
 
 // Starts node 0 on a port it picks and returns that port (0 on failure).
+// The nodes of a multi-node job share a secret.
+const std::vector<std::pair<std::string, std::optional<std::string>>> kJobEnv = {
+    {"BRASA_JOB_TOKEN", "job-token-for-the-tests"}};
+
 int rendezvous_port(Process& node0) {
   std::regex port_re(R"(rendezvous listening on port (\d+))");
   std::smatch m;
@@ -502,12 +509,14 @@ int rendezvous_port(Process& node0) {
 TEST(Brasarun, TwoNodesOnLoopback) {
   TempDir dir;
   Process node0(
-      brasarun({"--nnodes", "2", "--node-rank", "0", "--nproc-per-node", "2"}, {"env", dir.path}));
+      brasarun({"--nnodes", "2", "--node-rank", "0", "--nproc-per-node", "2"}, {"env", dir.path}),
+      kJobEnv);
   int port = rendezvous_port(node0);
   ASSERT_GT(port, 0) << node0.err();
   Process node1(brasarun({"--nnodes", "2", "--node-rank", "1", "--nproc-per-node", "2",
                           "--master-port", std::to_string(port)},
-                         {"env", dir.path}));
+                         {"env", dir.path}),
+                kJobEnv);
   Result r1 = node1.finish();
   Result r0 = node0.finish();
   ASSERT_EQ(r0.exit_code, 0) << r0.err;
@@ -538,12 +547,14 @@ TEST(Brasarun, TwoNodesOnLoopback) {
 TEST(Brasarun, AFailureOnOneNodeRestartsBothNodes) {
   // Rank 1 (node 0's second worker... here node 1's first) fails on the first attempt only.
   Process node0(brasarun({"--nnodes", "2", "--node-rank", "0", "--max-restarts", "1"},
-                         {"fail-first-attempt"}));
+                         {"fail-first-attempt"}),
+                kJobEnv);
   int port = rendezvous_port(node0);
   ASSERT_GT(port, 0) << node0.err();
   Process node1(brasarun({"--nnodes", "2", "--node-rank", "1", "--max-restarts", "1",
                           "--master-port", std::to_string(port)},
-                         {"fail-first-attempt"}));
+                         {"fail-first-attempt"}),
+                kJobEnv);
   Result r1 = node1.finish();
   Result r0 = node0.finish();
   EXPECT_EQ(r0.exit_code, 0) << r0.err;
@@ -557,12 +568,14 @@ TEST(Brasarun, AFailureOnOneNodeRestartsBothNodes) {
 
 TEST(Brasarun, TwoNodeFailureWithoutRestartsFailsBothNamingTheRank) {
   Process node0(brasarun({"--nnodes", "2", "--node-rank", "0", "--timeout-grace", "1"},
-                         {"fail-rank", "1", "9"}));
+                         {"fail-rank", "1", "9"}),
+                kJobEnv);
   int port = rendezvous_port(node0);
   ASSERT_GT(port, 0) << node0.err();
   Process node1(brasarun({"--nnodes", "2", "--node-rank", "1", "--timeout-grace", "1",
                           "--master-port", std::to_string(port)},
-                         {"fail-rank", "1", "9"}));
+                         {"fail-rank", "1", "9"}),
+                kJobEnv);
   Result r1 = node1.finish();
   Result r0 = node0.finish();
   EXPECT_EQ(r0.exit_code, 1);
@@ -576,9 +589,68 @@ TEST(Brasarun, TwoNodeFailureWithoutRestartsFailsBothNamingTheRank) {
       << r1.err;
 }
 
+// Sends one line to 127.0.0.1:port and returns what comes back before the
+// connection closes.
+std::string say_to(int port, const std::string& line) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return "<refused>";
+  }
+  (void)!send(fd, line.data(), line.size(), MSG_NOSIGNAL);
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string got;
+  char buf[512];
+  ssize_t n;
+  while ((n = recv(fd, buf, sizeof buf, 0)) > 0) got.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return got;
+}
+
+TEST(Brasarun, TheRendezvousAdmitsOnlyTheJobsNodes) {
+  TempDir dir;
+  Process node0(brasarun({"--nnodes", "2", "--node-rank", "0"}, {"env", dir.path}), kJobEnv);
+  const int port = rendezvous_port(node0);
+  ASSERT_GT(port, 0) << node0.err();
+  // A stranger's abort is refused and changes nothing.
+  EXPECT_NE(say_to(port, "abort stop this job\n").find("needs the job's token first"),
+            std::string::npos);
+  EXPECT_NE(say_to(port, "auth guess\nabort stop this job\n").find("wrong job token"),
+            std::string::npos);
+  // A node with another token is refused, and says so.
+  Process stranger(
+      brasarun({"--nnodes", "2", "--node-rank", "1", "--master-port", std::to_string(port)},
+               {"env", dir.path}),
+      {{"BRASA_JOB_TOKEN", "not-the-job-token"}});
+  Result rs = stranger.finish(30);
+  EXPECT_NE(rs.exit_code, 0);
+  EXPECT_NE(rs.err.find("wrong job token (BRASA_JOB_TOKEN differs from node 0's)"),
+            std::string::npos)
+      << rs.err;
+  // The job's own node joins and the job finishes.
+  Process node1(
+      brasarun({"--nnodes", "2", "--node-rank", "1", "--master-port", std::to_string(port)},
+               {"env", dir.path}),
+      kJobEnv);
+  Result r1 = node1.finish();
+  Result r0 = node0.finish();
+  EXPECT_EQ(r0.exit_code, 0) << r0.err;
+  EXPECT_EQ(r1.exit_code, 0) << r1.err;
+  // Both nodes' workers got the job's token for their store.
+  for (int rank = 0; rank < 2; ++rank)
+    EXPECT_EQ(read_vars(dir.path + "/rank_" + std::to_string(rank) + ".env")["BRASA_STORE_TOKEN"],
+              "job-token-for-the-tests");
+}
+
 TEST(Brasarun, MissingNodeTimesOutWithItsName) {
   Process node0(brasarun({"--nnodes", "3", "--node-rank", "0", "--rdzv-timeout", "1"},
-                         {"env", "/nonexistent"}));
+                         {"env", "/nonexistent"}),
+                kJobEnv);
   Result r = node0.finish();
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("node(s) 1, 2 did not join"), std::string::npos) << r.err;
@@ -615,6 +687,9 @@ TEST(Brasarun, BadArgumentsExitWithCode2AndSayWhy) {
       {{"--nproc-per-node"}, "--nproc-per-node needs a value"},
       {{"--nnodes", "2", "--node-rank", "2", "prog"}, "--node-rank 2 is not below --nnodes 2"},
       {{"--nnodes", "2", "--node-rank", "1", "prog"}, "node 1 needs --master-port"},
+      {{"--nnodes", "2", "--node-rank", "0", "prog"},
+       "a job of several nodes needs a shared secret, so that nobody else can join or stop it: "
+       "set BRASA_JOB_TOKEN"},
       {{"--master-port", "70000", "prog"}, "--master-port expects an integer in [0, 65535]"},
       {{"--tee", "prog"}, "--tee and --redirect need --log-dir"},
       {{"--log-dir", "/tmp", "--tee=1", "--redirect=3", "prog"},

@@ -20,11 +20,14 @@
 #include <thread>
 
 #include "../../core/test_util.h"
+#include "raw_peer.h"
 
 namespace brasa::distributed {
 namespace {
 
 using namespace std::chrono_literals;
+using test::frame;
+using test::raw_exchange;
 
 std::string unique_path(const std::string& name) {
   static std::atomic<int> n{0};
@@ -295,11 +298,10 @@ TEST(TCPStore, TokenIsRequiredAndChecked) {
 
   o.token = "wrong";
   EXPECT_ERROR("wrong token", TCPStore("127.0.0.1", o));
-  // No token at all: the first request is refused.
+  // No token at all: refused when connecting.
   o.token = "";
   unsetenv("BRASA_STORE_TOKEN");
-  TCPStore anonymous("127.0.0.1", o);
-  EXPECT_ERROR("this server needs a token first", anonymous.get("k"));
+  EXPECT_ERROR("this server needs a token first", TCPStore("127.0.0.1", o));
   // The server is unharmed.
   EXPECT_EQ(to_string(good.get("k")), "v");
 }
@@ -314,33 +316,7 @@ TEST(TCPStore, TokenFromTheEnvironment) {
   EXPECT_EQ(to_string(server->get("k")), "v");
   unsetenv("BRASA_STORE_TOKEN");
   o.timeout = 2000ms;
-  TCPStore anonymous("127.0.0.1", o);
-  EXPECT_ERROR("needs a token", anonymous.get("k"));
-}
-
-// Sends raw bytes to the server and returns what it answers before closing.
-std::string raw_exchange(uint16_t port, const std::string& bytes) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(port);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-  ::shutdown(fd, SHUT_WR);  // the server sees the end after these bytes
-  timeval tv{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::string reply;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) reply.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return reply;
-}
-
-std::string frame(const std::string& body) {
-  uint32_t len = static_cast<uint32_t>(body.size());
-  return std::string(reinterpret_cast<char*>(&len), 4) + body;
+  EXPECT_ERROR("needs a token", TCPStore("127.0.0.1", o));
 }
 
 TEST(TCPStore, MalformedFramesAreRejectedAndTheServerGoesOn) {
