@@ -48,13 +48,24 @@ int main(int argc, char** argv) {
   omp_set_num_threads(1);
   std::printf("cpu capability %s, default GEMM backend %s\n", get_cpu_capability().c_str(),
               gemm_backend() == GemmBackend::kOneDNN ? "onednn" : "openblas");
-  // The shapes (square, linear-layer forward and both gradients) and
-  // the small ones of the classic MNIST CNN and an LSTM step.
+  // The shapes (square, linear-layer forward and both gradients),
+  // the small ones of the classic MNIST CNN and an LSTM step, and a conv's.
   const std::vector<Shape> shapes = {
-      {1024, 1024, 1024, false, false}, {128, 512, 784, false, true}, {128, 256, 512, false, true},
-      {512, 784, 128, true, false},     {256, 512, 128, true, false}, {128, 784, 512, false, false},
-      {64, 50, 320, false, true},       {64, 320, 50, false, false},  {20, 800, 200, false, true},
-      {1568, 20, 250, false, false}};
+      {1024, 1024, 1024, false, false},
+      {128, 512, 784, false, true},
+      {128, 256, 512, false, true},
+      {512, 784, 128, true, false},
+      {256, 512, 128, true, false},
+      {128, 784, 512, false, false},
+      {64, 50, 320, false, true},
+      {64, 320, 50, false, false},
+      {20, 800, 200, false, true},
+      {1568, 20, 250, false, false},
+      // A 3x3 64->64 convolution on 16x64x32x32 (the ResNet block of
+      // ops_bench) as im2col runs it: forward, input and weight gradients.
+      {64, 16384, 576, false, false},
+      {576, 16384, 64, true, false},
+      {64, 576, 16384, false, true}};
   manual_seed(0);
   for (const Shape& s : shapes) {
     Tensor a = s.ta ? randn({s.K, s.M}).t() : randn({s.M, s.K});

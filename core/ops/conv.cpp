@@ -131,12 +131,17 @@ Tensor conv_weight_grad(const Tensor& go, const Tensor& cols, const ConvGeometry
   return gw.view(wshape);
 }
 
-// A device's direct forward (oneDNN on the CPU) is used only when no weight
-// gradient is recorded (inference, frozen layers): training keeps the im2col
-// forward, whose column matrix the weight gradient reuses — measured on the
-// main job's layers, oneDNN's forward plus a second im2col (or oneDNN's own
-// weight gradient) is slower than that, and our input gradient is as fast as
-// oneDNN's backward-data at 1 and 2 threads.
+// A device's direct forward (oneDNN on the CPU) serves inference and frozen
+// layers always, and training where the device's rule picks its direct
+// gradients too (on the CPU by shape: see conv_kernels.cpp). Otherwise
+// training keeps the im2col forward, whose column matrix the weight gradient
+// reuses.
+bool trains_directly(const Tensor& x, const ConvGeometry& g) {
+  if (!has_kernel<ConvBackwardKernel>(x.device())) return false;
+  return !has_kernel<ConvDirectTrainingKernel>(x.device()) ||
+         kernel<ConvDirectTrainingKernel>(x.device())(x, g);
+}
+
 const autograd::BackwardName kConvBackward("ConvolutionBackward0"),
     kConvTransposeBackward("ConvolutionBackward1");
 
@@ -146,8 +151,9 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   ConvGeometry g = geometry(input, weight, bias, stride, padding, dilation, groups);
   autograd::Recorder r(kConvBackward, input, weight, bias);
-  // A device with direct gradients (cuDNN) runs the forward directly too.
-  const bool direct = has_kernel<ConvBackwardKernel>(input.device());
+  // A device with direct gradients (cuDNN; oneDNN where its rule says so)
+  // runs the forward directly too.
+  const bool direct = trains_directly(input, g);
   Tensor cols, out;
   if (!(r && r.node().needs(1)) || direct)
     out = kernel<ConvForwardKernel>(input.device())(input, weight, bias, g);

@@ -14,6 +14,15 @@ bool has_onednn();
 void set_onednn_enabled(bool enabled);
 bool onednn_enabled();
 
+// How float32 convolutions train on the CPU when oneDNN is enabled: its
+// direct forward and gradients, or im2col + GEMM (whose forward keeps the
+// column matrix for the weight gradient), or by default (kAuto) the rule
+// measured per shape. BRASA_CONV_TRAINING=onednn|im2col|auto in the
+// environment sets the start value. Inference always takes oneDNN's forward.
+enum class ConvTrainingPath { kAuto, kOneDNN, kIm2col };
+void set_conv_training_path(ConvTrainingPath path);
+ConvTrainingPath conv_training_path();
+
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
               IntArrayRef stride = {1, 1}, IntArrayRef padding = {0, 0},
               IntArrayRef dilation = {1, 1}, int64_t groups = 1);

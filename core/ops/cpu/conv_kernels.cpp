@@ -1,5 +1,6 @@
 // CPU kernels of 2-D convolution: im2col and its adjoint col2im (the GEMMs
 // go through mm), and oneDNN's float32 forward where this build has it.
+#include <brasa/ops/conv.h>
 #include <brasa/ops/cpu/conv_onednn.h>
 #include <brasa/ops/cpu/register.h>
 #include <brasa/ops/factory.h>
@@ -125,12 +126,45 @@ Tensor direct_forward_cpu(const Tensor& x, const Tensor& w, const Tensor& b,
   return y;
 }
 
+// Both gradients through oneDNN (float32; chosen by direct_training_cpu).
+std::pair<Tensor, Tensor> direct_backward_cpu(const Tensor& grad_out, const Tensor& x,
+                                              const Tensor& w, const ConvGeometry& g,
+                                              bool want_input, bool want_weight) {
+  // x is undefined when no weight gradient is wanted (then it was not saved).
+  Tensor go = grad_out.contiguous(), wc = w.contiguous();
+  Tensor xc = want_weight ? x.contiguous() : Tensor();
+  Tensor gx = want_input ? empty({g.N, g.C, g.H, g.W}, grad_out.options()) : Tensor();
+  Tensor gw = want_weight ? empty(w.sizes(), w.options()) : Tensor();
+  detail::onednn_conv_backward(go.data_ptr<float>(), want_weight ? xc.data_ptr<float>() : nullptr,
+                               wc.data_ptr<float>(), want_input ? gx.data_ptr<float>() : nullptr,
+                               want_weight ? gw.data_ptr<float>() : nullptr, g);
+  return {gx, gw};
+}
+
+// The rule, from fwd+bwd of each layer of ops_bench's models timed on both
+// paths (Intel Xeon with AVX-512, 1 and 2 threads): oneDNN took 0.63-0.87x
+// im2col's time with 3 or more input channels and outputs of 8x8 or more
+// (ResNet 64->64 3x3 at 32x32, DCGAN 64->128 4x4/2 at 14x14, MNIST 10->20
+// 5x5 at 12x12, 3->16 and 16->32 3x3), and 1.2-2.3x with one input channel
+// (first layers: 1->10 5x5, 1->64 4x4/2) or tiny outputs (DCGAN's 3x3 and
+// 1x1 ones). Grouped convolutions were not measured: they keep im2col.
+bool direct_training_cpu(const Tensor& x, const ConvGeometry& g) {
+  if (!detail::onednn_conv_usable(x.dtype())) return false;
+  if (conv_training_path() != ConvTrainingPath::kAuto)
+    return conv_training_path() == ConvTrainingPath::kOneDNN;
+  return g.groups == 1 && g.C >= 3 && g.OH * g.OW >= 64;
+}
+
 }  // namespace
 
 void register_conv_kernels() {
   register_kernel<Im2ColKernel>(kCPU, im2col_cpu);
   register_kernel<Col2ImKernel>(kCPU, col2im_cpu);
   register_kernel<ConvForwardKernel>(kCPU, direct_forward_cpu);
+  if (has_onednn()) {
+    register_kernel<ConvBackwardKernel>(kCPU, direct_backward_cpu);
+    register_kernel<ConvDirectTrainingKernel>(kCPU, direct_training_cpu);
+  }
 }
 
 }  // namespace brasa::cpu

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <dnnl.hpp>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -27,7 +28,21 @@ bool enabled_at_start() {
   return !(v && std::string(v) == "0");
 }
 std::atomic<bool> g_onednn_enabled{enabled_at_start()};
+
+ConvTrainingPath training_path_at_start() {
+  const char* v = std::getenv("BRASA_CONV_TRAINING");
+  const std::string s = v ? v : "auto";
+  BRASA_CHECK(s == "onednn" || s == "im2col" || s == "auto",
+              "BRASA_CONV_TRAINING: expected onednn, im2col or auto, got '", s, "'");
+  return s == "onednn"   ? ConvTrainingPath::kOneDNN
+         : s == "im2col" ? ConvTrainingPath::kIm2col
+                         : ConvTrainingPath::kAuto;
+}
+std::atomic<ConvTrainingPath> g_training_path{training_path_at_start()};
 }  // namespace
+
+void set_conv_training_path(ConvTrainingPath path) { g_training_path.store(path); }
+ConvTrainingPath conv_training_path() { return g_training_path.load(); }
 
 bool has_onednn() {
 #ifdef BRASA_WITH_ONEDNN
@@ -48,6 +63,11 @@ bool onednn_conv_usable(ScalarType dtype) { return dtype == kFloat && onednn_ena
 
 void onednn_conv_forward(const float*, const float*, const float*, float*, const ConvGeometry&) {
   BRASA_ERROR("conv2d: this build of Brasa has no oneDNN");
+}
+
+void onednn_conv_backward(const float*, const float*, const float*, float*, float*,
+                          const ConvGeometry&) {
+  BRASA_ERROR("conv2d backward: this build of Brasa has no oneDNN");
 }
 
 void onednn_use_one_thread() {}
@@ -124,19 +144,23 @@ std::unique_ptr<Prepared> prepare(const Key& k, int64_t OH, int64_t OW) {
   return p;
 }
 
-const Prepared& prepared(const ConvGeometry& g, int64_t n, bool bias) {
+// The primitives of type P for a geometry, batch slice size and bias
+// presence, made by `make` on first use and kept.
+template <class P>
+const P& cached(const char* op, const ConvGeometry& g, int64_t n, bool bias,
+                std::unique_ptr<P> (*make)(const Key&, int64_t, int64_t)) {
   static std::mutex mu;
-  static std::unordered_map<Key, std::unique_ptr<Prepared>, KeyHash> cache;
+  static std::unordered_map<Key, std::unique_ptr<P>, KeyHash> cache;
   const Key key{n,    g.C,  g.H,  g.W,  g.O,  g.kh,     g.kw, g.sh,
                 g.sw, g.ph, g.pw, g.dh, g.dw, g.groups, bias};
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = cache[key];
   if (!slot) {
     try {
-      slot = prepare(key, g.OH, g.OW);
+      slot = make(key, g.OH, g.OW);
     } catch (const dnnl::error& e) {
       cache.erase(key);
-      BRASA_ERROR("conv2d: oneDNN could not create a convolution for input [", n, ", ", g.C, ", ",
+      BRASA_ERROR(op, ": oneDNN could not create a convolution for input [", n, ", ", g.C, ", ",
                   g.H, ", ", g.W, "], weight [", g.O, ", ", g.C / g.groups, ", ", g.kh, ", ", g.kw,
                   "]: ", e.what());
     }
@@ -144,32 +168,189 @@ const Prepared& prepared(const ConvGeometry& g, int64_t n, bool bias) {
   return *slot;
 }
 
+const Prepared& prepared(const ConvGeometry& g, int64_t n, bool bias) {
+  return cached<Prepared>("conv2d", g, n, bias, prepare);
+}
+
+// A move between our plain layout and the one a primitive prefers; none
+// when they are the same.
+struct Relayout {
+  memory::desc from, to;
+  std::optional<dnnl::reorder> reorder;
+  Relayout() = default;
+  Relayout(const memory::desc& f, const memory::desc& t) : from(f), to(t) {
+    if (f != t)
+      reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), f, cpu_engine(), t));
+  }
+};
+
+// The gradients' primitives on the layouts oneDNN prefers for them
+// (format_tag::any: blocked ones on AVX-512 and AVX2, where its JIT kernels
+// run), with the moves of our NCHW/OIHW tensors in and out. The bias
+// gradient is a sum the caller does.
+struct PreparedBackward {
+  dnnl::convolution_backward_data data;
+  dnnl::convolution_backward_weights weights_grad;
+  memory::desc data_scratchpad, weights_scratchpad;
+  Relayout dy_for_data, w_for_data, dx_out;        // backward data
+  Relayout x_for_weights, dy_for_weights, dw_out;  // backward weights
+};
+
+std::unique_ptr<PreparedBackward> prepare_backward(const Key& k, int64_t OH, int64_t OW) {
+  const auto f32 = memory::data_type::f32;
+  const auto any = memory::format_tag::any;
+  auto p = std::make_unique<PreparedBackward>();
+  const memory::dims src_dims{k.n, k.C, k.H, k.W}, dst_dims{k.n, k.O, OH, OW};
+  const memory::dims w_dims =
+      k.groups == 1 ? memory::dims{k.O, k.C, k.kh, k.kw}
+                    : memory::dims{k.groups, k.O / k.groups, k.C / k.groups, k.kh, k.kw};
+  const memory::desc src(src_dims, f32, memory::format_tag::nchw),
+      dst(dst_dims, f32, memory::format_tag::nchw),
+      weights(w_dims, f32, k.groups == 1 ? memory::format_tag::oihw : memory::format_tag::goihw);
+  const memory::desc src_any(src_dims, f32, any), dst_any(dst_dims, f32, any),
+      w_any(w_dims, f32, any);
+  const memory::dims strides{k.sh, k.sw}, dilates{k.dh - 1, k.dw - 1}, pad{k.ph, k.pw};
+  const auto alg = dnnl::algorithm::convolution_direct;
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  // The backward primitives take the forward's description as a hint.
+  dnnl::convolution_forward::primitive_desc hint(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src_any, w_any,
+                                      dst_any, strides, dilates, pad, pad),
+      attr, cpu_engine());
+  dnnl::convolution_backward_data::primitive_desc data_pd(
+      dnnl::convolution_backward_data::desc(alg, src_any, w_any, dst_any, strides, dilates, pad,
+                                            pad),
+      attr, cpu_engine(), hint);
+  dnnl::convolution_backward_weights::primitive_desc weights_pd(
+      dnnl::convolution_backward_weights::desc(alg, src_any, w_any, dst_any, strides, dilates, pad,
+                                               pad),
+      attr, cpu_engine(), hint);
+  p->data_scratchpad = data_pd.scratchpad_desc();
+  p->weights_scratchpad = weights_pd.scratchpad_desc();
+  p->data = dnnl::convolution_backward_data(data_pd);
+  p->weights_grad = dnnl::convolution_backward_weights(weights_pd);
+  p->dy_for_data = Relayout(dst, data_pd.diff_dst_desc());
+  p->w_for_data = Relayout(weights, data_pd.weights_desc());
+  p->dx_out = Relayout(data_pd.diff_src_desc(), src);
+  p->x_for_weights = Relayout(src, weights_pd.src_desc());
+  p->dy_for_weights = Relayout(dst, weights_pd.diff_dst_desc());
+  p->dw_out = Relayout(weights_pd.diff_weights_desc(), weights);
+  return p;
+}
+
+const PreparedBackward& prepared_backward(const ConvGeometry& g, int64_t n) {
+  return cached<PreparedBackward>("conv2d backward", g, n, false, prepare_backward);
+}
+
+// Runs `primitive` with `args` and a scratchpad of `desc`'s size on this
+// thread's stream.
+void execute(const dnnl::primitive& primitive, std::unordered_map<int, memory>& args,
+             const memory::desc& scratchpad) {
+  std::vector<char> scratch(scratchpad.get_size());
+  if (!scratch.empty())
+    args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratchpad, cpu_engine(), scratch.data()));
+  dnnl::stream& stream = thread_stream();
+  primitive.execute(stream, args);
+  stream.wait();
+}
+
+// The batch split as the forward splits it: one slice per thread of our pool.
+template <class F>
+void for_each_slice(int64_t N, const F& f) {
+  const int64_t slices = in_parallel_region() ? 1 : std::min<int64_t>(N, get_num_threads());
+  const int64_t per = (N + slices - 1) / slices;
+  parallel_for(0, slices, 1, [&](int64_t s0, int64_t s1) {
+    for (int64_t s = s0; s < s1; ++s) {
+      const int64_t n0 = s * per, n = std::min(per, N - n0);
+      if (n > 0) f(s, n0, n);
+    }
+  });
+}
+
+// Memory of `r.to`'s layout holding `data` (of `r.from`'s): `data` itself
+// when the layouts agree, else a copy moved into `buffer`.
+memory moved_in(const Relayout& r, const float* data, std::vector<char>& buffer) {
+  memory user(r.from, cpu_engine(), const_cast<float*>(data));
+  if (!r.reorder) return user;
+  buffer.resize(r.to.get_size());
+  memory moved(r.to, cpu_engine(), buffer.data());
+  r.reorder->execute(thread_stream(), user, moved);
+  return moved;
+}
+
+// Memory of `r.from`'s layout for a primitive to write into; call moved_out
+// afterwards to land it in `out` (of `r.to`'s layout).
+memory landing(const Relayout& r, float* out, std::vector<char>& buffer) {
+  if (!r.reorder) return memory(r.to, cpu_engine(), out);
+  buffer.resize(r.from.get_size());
+  return memory(r.from, cpu_engine(), buffer.data());
+}
+void moved_out(const Relayout& r, const memory& written, float* out) {
+  if (!r.reorder) return;
+  memory user(r.to, cpu_engine(), out);
+  r.reorder->execute(thread_stream(), const_cast<memory&>(written), user);
+  thread_stream().wait();
+}
+
 }  // namespace
+
+// Each slice's input gradient is its own; each slice's weight gradient is a
+// partial sum, added up at the end (in slice order, so the result does not
+// depend on scheduling).
+void onednn_conv_backward(const float* grad_out, const float* x, const float* w, float* grad_x,
+                          float* grad_w, const ConvGeometry& g) {
+  const int64_t in = g.C * g.H * g.W, out = g.O * g.OH * g.OW;
+  const int64_t wsize = g.O * g.K();
+  const int64_t slices = in_parallel_region() ? 1 : std::min<int64_t>(g.N, get_num_threads());
+  std::vector<float> partial(grad_w && slices > 1 ? static_cast<size_t>((slices - 1) * wsize) : 0);
+  for_each_slice(g.N, [&](int64_t s, int64_t n0, int64_t n) {
+    const PreparedBackward& p = prepared_backward(g, n);
+    // This thread's buffers for the moved tensors, kept between calls.
+    thread_local std::vector<char> dy_buf, w_buf, dx_buf, x_buf, dy2_buf, dw_buf;
+    const float* dy = grad_out + n0 * out;
+    memory dy_data;
+    if (grad_x) {
+      dy_data = moved_in(p.dy_for_data, dy, dy_buf);
+      std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, dy_data},
+                                           {DNNL_ARG_WEIGHTS, moved_in(p.w_for_data, w, w_buf)}};
+      memory dx = landing(p.dx_out, grad_x + n0 * in, dx_buf);
+      args.emplace(DNNL_ARG_DIFF_SRC, dx);
+      execute(p.data, args, p.data_scratchpad);
+      moved_out(p.dx_out, dx, grad_x + n0 * in);
+    }
+    if (grad_w) {
+      float* dw_user = s == 0 ? grad_w : partial.data() + (s - 1) * wsize;
+      // The data gradient's moved grad_out serves again when the layouts agree.
+      const bool reuse = grad_x && p.dy_for_weights.to == p.dy_for_data.to;
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, moved_in(p.x_for_weights, x + n0 * in, x_buf)},
+          {DNNL_ARG_DIFF_DST, reuse ? dy_data : moved_in(p.dy_for_weights, dy, dy2_buf)}};
+      memory dw = landing(p.dw_out, dw_user, dw_buf);
+      args.emplace(DNNL_ARG_DIFF_WEIGHTS, dw);
+      execute(p.weights_grad, args, p.weights_scratchpad);
+      moved_out(p.dw_out, dw, dw_user);
+    }
+  });
+  for (int64_t s = 1; grad_w && s < slices; ++s) {  // (an empty slice's part stays 0)
+    const float* part = partial.data() + (s - 1) * wsize;
+    for (int64_t i = 0; i < wsize; ++i) grad_w[i] += part[i];
+  }
+}
 
 // The batch is split into one slice per thread of our pool.
 void onednn_conv_forward(const float* x, const float* w, const float* b, float* y,
                          const ConvGeometry& g) {
   const int64_t in = g.C * g.H * g.W, out = g.O * g.OH * g.OW;
-  const int64_t slices = in_parallel_region() ? 1 : std::min<int64_t>(g.N, get_num_threads());
-  const int64_t per = (g.N + slices - 1) / slices;
-  parallel_for(0, slices, 1, [&](int64_t s0, int64_t s1) {
-    for (int64_t s = s0; s < s1; ++s) {
-      const int64_t n0 = s * per, n = std::min(per, g.N - n0);
-      if (n <= 0) continue;
-      const Prepared& p = prepared(g, n, b != nullptr);
-      const auto& eng = cpu_engine();
-      std::unordered_map<int, memory> args{
-          {DNNL_ARG_SRC, memory(p.src, eng, const_cast<float*>(x + n0 * in))},
-          {DNNL_ARG_WEIGHTS, memory(p.weights, eng, const_cast<float*>(w))},
-          {DNNL_ARG_DST, memory(p.dst, eng, y + n0 * out)}};
-      if (b) args.emplace(DNNL_ARG_BIAS, memory(p.bias, eng, const_cast<float*>(b)));
-      std::vector<char> scratch(p.scratchpad.get_size());
-      if (!scratch.empty())
-        args.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, eng, scratch.data()));
-      dnnl::stream& stream = thread_stream();
-      p.primitive.execute(stream, args);
-      stream.wait();
-    }
+  const auto& eng = cpu_engine();
+  for_each_slice(g.N, [&](int64_t, int64_t n0, int64_t n) {
+    const Prepared& p = prepared(g, n, b != nullptr);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, memory(p.src, eng, const_cast<float*>(x + n0 * in))},
+        {DNNL_ARG_WEIGHTS, memory(p.weights, eng, const_cast<float*>(w))},
+        {DNNL_ARG_DST, memory(p.dst, eng, y + n0 * out)}};
+    if (b) args.emplace(DNNL_ARG_BIAS, memory(p.bias, eng, const_cast<float*>(b)));
+    execute(p.primitive, args, p.scratchpad);
   });
 }
 

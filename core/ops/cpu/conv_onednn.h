@@ -21,4 +21,9 @@ void onednn_use_one_thread();
 void onednn_conv_forward(const float* x, const float* w, const float* b, float* y,
                          const ConvGeometry& g);
 
+// The gradients of that convolution from grad_out [N, O, OH, OW]: grad_x
+// [N, C, H, W] and grad_w [O, C / groups, kh, kw], each skipped when null.
+void onednn_conv_backward(const float* grad_out, const float* x, const float* w, float* grad_x,
+                          float* grad_w, const ConvGeometry& g);
+
 }  // namespace brasa::detail

@@ -21,9 +21,11 @@
 // Files outside the set see the base variant.
 #include <brasa/ops/copy.h>
 #include <brasa/ops/elementwise.h>
+#include <brasa/ops/factory.h>
 #include <brasa/ops/kernel_table.h>
 #include <brasa/ops/kernels/copy.h>
 #include <brasa/ops/kernels/elementwise.h>
+#include <brasa/ops/kernels/normalization.h>
 #include <brasa/ops/kernels/pooling.h>
 #include <brasa/ops/kernels/reduction.h>
 #include <brasa/ops/unary_math.h>

@@ -10,6 +10,7 @@ void register_vector_kernels() {
   register_copy_kernels();
   register_reduction_kernels();
   register_pooling_kernels();
+  register_normalization_kernels();
 }
 
 }  // namespace BRASA_CPU_VARIANT

@@ -49,4 +49,12 @@ struct ConvBackwardKernel {
                                            bool want_weight);
 };
 
+// Whether a device's direct kernels (ConvForwardKernel, ConvBackwardKernel)
+// serve training for this convolution, or im2col + GEMM does. Optional: a
+// device with ConvBackwardKernel and no rule always trains directly (CUDA).
+struct ConvDirectTrainingKernel {
+  static constexpr const char* name = "conv2d (direct training rule)";
+  using Fn = bool (*)(const Tensor& x, const detail::ConvGeometry& g);
+};
+
 }  // namespace brasa

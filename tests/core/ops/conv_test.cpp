@@ -1,6 +1,6 @@
-// The float32 convolution forward through oneDNN (taken when no weight
-// gradient is recorded) agrees with the im2col + GEMM path (itself checked
-// against PyTorch and gradchecked) on every geometry, at 1 and 2 threads.
+// The float32 convolution through oneDNN (its forward, and in training its
+// gradients too) agrees with the im2col + GEMM path (itself checked against
+// PyTorch and gradchecked) on every geometry, at 1 and 2 threads.
 #include "../test_util.h"
 
 namespace brasa {
@@ -13,7 +13,7 @@ struct Geometry {
 };
 
 struct Result {
-  Tensor y, gx, gb;
+  Tensor y, gx, gb, gw;
 };
 
 // Forward with oneDNN on or off, the weight frozen; backward to the input
@@ -37,17 +37,21 @@ void expect_close(const Tensor& a, const Tensor& b, const char* what) {
   EXPECT_LT((a - b).abs().max().item<double>(), 2e-5 * scale) << what;
 }
 
+const std::vector<Geometry> kCases{
+    {{64, 1, 28, 28}, {10, 1, 5, 5}, {1, 1}, {0, 0}, {1, 1}, 1, true},  // the main job's first
+                                                                        // layer
+    {{7, 10, 12, 12}, {20, 10, 5, 5}, {1, 1}, {0, 0}, {1, 1}, 1, true},
+    {{5, 4, 9, 11}, {6, 2, 3, 2}, {2, 1}, {1, 0}, {1, 2}, 2, false},
+    {{3, 6, 8, 8}, {6, 1, 3, 3}, {1, 1}, {1, 1}, {2, 2}, 6, true},  // depthwise, dilated
+    {{1, 3, 5, 5}, {4, 3, 1, 1}, {2, 2}, {0, 0}, {1, 1}, 1, true},
+    {{5, 32, 10, 10}, {32, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false},  // a ResNet block's
+    {{4, 16, 14, 14}, {32, 16, 4, 4}, {2, 2}, {1, 1}, {1, 1}, 1, false},  // a DCGAN layer
+};
+
 TEST(Conv, OneDnnForwardAgreesWithIm2col) {
   if (!has_onednn())
     GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
-  const std::vector<Geometry> cases{
-      {{64, 1, 28, 28}, {10, 1, 5, 5}, {1, 1}, {0, 0}, {1, 1}, 1, true},  // the main job's first
-                                                                          // layer
-      {{7, 10, 12, 12}, {20, 10, 5, 5}, {1, 1}, {0, 0}, {1, 1}, 1, true},
-      {{5, 4, 9, 11}, {6, 2, 3, 2}, {2, 1}, {1, 0}, {1, 2}, 2, false},
-      {{3, 6, 8, 8}, {6, 1, 3, 3}, {1, 1}, {1, 1}, {2, 2}, 6, true},  // depthwise, dilated
-      {{1, 3, 5, 5}, {4, 3, 1, 1}, {2, 2}, {0, 0}, {1, 1}, 1, true},
-  };
+  const std::vector<Geometry>& cases = kCases;
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     for (const auto& g : cases) {
@@ -66,6 +70,56 @@ TEST(Conv, OneDnnForwardAgreesWithIm2col) {
     }
   }
   set_num_threads(2);
+}
+
+// Training with every gradient wanted, on the path forced.
+Result train(ConvTrainingPath path, const Geometry& g, const Tensor& x0, const Tensor& w0,
+             const Tensor& b0, const Tensor& gy) {
+  set_conv_training_path(path);
+  Tensor x = x0.clone().requires_grad_(true), w = w0.clone().requires_grad_(true);
+  Tensor b = g.bias ? b0.clone().requires_grad_(true) : Tensor();
+  Tensor y = conv2d(x, w, b, g.stride, g.padding, g.dilation, g.groups);
+  y.backward(gy);
+  set_conv_training_path(ConvTrainingPath::kAuto);
+  return {y.detach(), x.grad(), g.bias ? b.grad() : Tensor(), w.grad()};
+}
+
+TEST(Conv, OneDnnTrainingAgreesWithIm2col) {
+  if (!has_onednn())
+    GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const auto& g : kCases) {
+      SCOPED_TRACE(::testing::Message() << "threads " << threads << " x " << IntArrayRef(g.x)
+                                        << " w " << IntArrayRef(g.w));
+      manual_seed(11);
+      Tensor x = randn(g.x), w = randn(g.w), b = randn({g.w[0]});
+      Tensor gy = randn(conv2d(x, w, {}, g.stride, g.padding, g.dilation, g.groups).sizes());
+      Result a = train(ConvTrainingPath::kOneDNN, g, x, w, b, gy);
+      Result c = train(ConvTrainingPath::kIm2col, g, x, w, b, gy);
+      expect_close(a.y, c.y, "output");
+      expect_close(a.gx, c.gx, "input gradient");
+      expect_close(a.gw, c.gw, "weight gradient");
+      expect_close(a.gb, c.gb, "bias gradient");
+    }
+  }
+  set_num_threads(2);
+  // A frozen weight: only the input gradient, through oneDNN as well.
+  set_conv_training_path(ConvTrainingPath::kOneDNN);
+  Tensor x = randn({3, 8, 6, 6}).requires_grad_(true), w = randn({4, 8, 3, 3});
+  conv2d(x, w).sum().backward();
+  set_conv_training_path(ConvTrainingPath::kIm2col);
+  Tensor x2 = x.detach().clone().requires_grad_(true);
+  conv2d(x2, w).sum().backward();
+  set_conv_training_path(ConvTrainingPath::kAuto);
+  expect_close(x.grad(), x2.grad(), "input gradient, frozen weight");
+}
+
+TEST(Conv, TrainingPathSwitch) {
+  EXPECT_EQ(conv_training_path(), ConvTrainingPath::kAuto);
+  set_conv_training_path(ConvTrainingPath::kIm2col);
+  EXPECT_EQ(conv_training_path(), ConvTrainingPath::kIm2col);
+  set_conv_training_path(ConvTrainingPath::kAuto);
 }
 
 TEST(Conv, Float64AndDisabledOneDnnUseIm2col) {

@@ -1,0 +1,172 @@
+#include <brasa/ops/cpu/variant.h>
+#include <brasa/ops/cpu/register.h>
+
+#include <cmath>
+#include <cstdint>
+#include <tuple>
+
+namespace brasa::cpu {
+inline namespace BRASA_CPU_VARIANT {
+namespace {
+
+// Training-mode batch norm, fused. x is [N, C, S...] contiguous: channel c is
+// N runs of S values. The work goes channel by channel (in parallel over
+// channels), so a channel's values, read once from memory for its first pass,
+// are still in cache for the next ones; the composite of reductions and
+// broadcast ops it replaces read and wrote the whole tensor about ten times.
+
+constexpr int kLanes = 16;
+
+// Sums of f(i) over a run of n values, in kLanes float lanes that the
+// compiler keeps in vector registers (no reassociation needed), then in Acc.
+template <class Acc, class T, class F>
+Acc lane_sum(int64_t n, const F& f) {
+  T lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lanes[j] += f(i + j);
+  Acc total = 0;
+  for (; i < n; ++i) total += static_cast<Acc>(f(i));
+  for (int j = 0; j < kLanes; ++j) total += static_cast<Acc>(lanes[j]);
+  return total;
+}
+
+struct Shape {
+  int64_t N, C, S;
+  int64_t at(int64_t n, int64_t c) const { return (n * C + c) * S; }
+  double count() const { return static_cast<double>(N * S); }
+};
+
+Shape shape_of(const Tensor& x) {
+  const int64_t N = x.size(0), C = x.size(1);
+  return {N, C, N * C == 0 ? 0 : x.numel() / (N * C)};
+}
+
+template <class T>
+std::tuple<Tensor, Tensor, Tensor> batch_norm_typed(const Tensor& input, const Tensor& weight,
+                                                    const Tensor& bias, const Tensor& running_mean,
+                                                    const Tensor& running_var, double momentum,
+                                                    double eps) {
+  const Tensor x = input.contiguous();
+  const Shape sh = shape_of(x);
+  Tensor y = empty(x.sizes(), x.options());
+  Tensor mean = empty({sh.C}, x.options()), invstd = empty({sh.C}, x.options());
+  Tensor var = empty({sh.C}, x.options());
+  const T* xp = x.data_ptr<T>();
+  T* yp = y.data_ptr<T>();
+  T *mp = mean.data_ptr<T>(), *ip = invstd.data_ptr<T>(), *vp = var.data_ptr<T>();
+  const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
+  const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
+  const T* wp = w.defined() ? w.data_ptr<T>() : nullptr;
+  const T* bp = b.defined() ? b.data_ptr<T>() : nullptr;
+  parallel_for(0, sh.C, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      double sum = 0;
+      for (int64_t n = 0; n < sh.N; ++n) {
+        const T* p = xp + sh.at(n, c);
+        sum += lane_sum<double, T>(sh.S, [p](int64_t i) { return p[i]; });
+      }
+      const T m = static_cast<T>(sum / sh.count());
+      double squares = 0;  // about the mean: no cancellation
+      for (int64_t n = 0; n < sh.N; ++n) {
+        const T* p = xp + sh.at(n, c);
+        squares += lane_sum<double, T>(sh.S, [p, m](int64_t i) { return (p[i] - m) * (p[i] - m); });
+      }
+      const double v = squares / sh.count();
+      const T is = static_cast<T>(1.0 / std::sqrt(v + eps));
+      const T scale = wp ? wp[c] * is : is;
+      const T shift = (bp ? bp[c] : T(0)) - m * scale;
+      for (int64_t n = 0; n < sh.N; ++n) {
+        const T* p = xp + sh.at(n, c);
+        T* q = yp + sh.at(n, c);
+        for (int64_t i = 0; i < sh.S; ++i) q[i] = p[i] * scale + shift;
+      }
+      mp[c] = m;
+      ip[c] = is;
+      vp[c] = static_cast<T>(v);
+    }
+  });
+  if (running_mean.defined() && running_var.defined()) {
+    // PyTorch's update: the unbiased variance goes into running_var.
+    const double count = sh.count();
+    Tensor rm = running_mean, rv = running_var;  // handles to the caller's buffers
+    rm.mul_(1 - momentum).add_(mean.to(rm.dtype()), momentum);
+    rv.mul_(1 - momentum).add_(var.to(rv.dtype()), momentum * count / std::max(count - 1, 1.0));
+  }
+  return {y, mean, invstd};
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_cpu(const Tensor& x, const Tensor& weight,
+                                                  const Tensor& bias, const Tensor& running_mean,
+                                                  const Tensor& running_var, double momentum,
+                                                  double eps) {
+  if (x.dtype() == kDouble)
+    return batch_norm_typed<double>(x, weight, bias, running_mean, running_var, momentum, eps);
+  BRASA_CHECK(x.dtype() == kFloat,
+              "batch_norm: the fused CPU kernel takes float32 or float64, got ", x.dtype());
+  return batch_norm_typed<float>(x, weight, bias, running_mean, running_var, momentum, eps);
+}
+
+// d(bias) = sum(dy), d(weight) = sum(dy * xhat), and
+// dx = w * invstd * (dy - sum(dy) / M - xhat * sum(dy * xhat) / M)
+// with xhat = (x - mean) * invstd and M the values per channel.
+template <class T>
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_typed(const Tensor& grad_out,
+                                                             const Tensor& input,
+                                                             const Tensor& weight,
+                                                             const Tensor& save_mean,
+                                                             const Tensor& save_invstd) {
+  const Tensor x = input.contiguous(), dy = grad_out.contiguous();
+  const Shape sh = shape_of(x);
+  Tensor dx = empty(x.sizes(), x.options());
+  Tensor dw = empty({sh.C}, x.options()), db = empty({sh.C}, x.options());
+  const Tensor mean = save_mean.contiguous(), invstd = save_invstd.contiguous();
+  const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
+  const T *xp = x.data_ptr<T>(), *gp = dy.data_ptr<T>();
+  const T *mp = mean.data_ptr<T>(), *ip = invstd.data_ptr<T>();
+  const T* wp = w.defined() ? w.data_ptr<T>() : nullptr;
+  T *dxp = dx.data_ptr<T>(), *dwp = dw.data_ptr<T>(), *dbp = db.data_ptr<T>();
+  parallel_for(0, sh.C, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const T m = mp[c], is = ip[c];
+      double sum_dy = 0, sum_dy_xmu = 0;
+      for (int64_t n = 0; n < sh.N; ++n) {
+        const T *p = xp + sh.at(n, c), *g = gp + sh.at(n, c);
+        sum_dy += lane_sum<double, T>(sh.S, [g](int64_t i) { return g[i]; });
+        sum_dy_xmu += lane_sum<double, T>(sh.S, [p, g, m](int64_t i) { return g[i] * (p[i] - m); });
+      }
+      const double M = sh.count();
+      const T scale = static_cast<T>((wp ? wp[c] : T(1)) * is);
+      const T mean_dy = static_cast<T>(sum_dy / M);
+      // xhat * sum(dy * xhat) / M = (x - mean) * invstd^2 * sum(dy * (x - mean)) / M
+      const T k = static_cast<T>(sum_dy_xmu / M) * is * is;
+      for (int64_t n = 0; n < sh.N; ++n) {
+        const T *p = xp + sh.at(n, c), *g = gp + sh.at(n, c);
+        T* q = dxp + sh.at(n, c);
+        for (int64_t i = 0; i < sh.S; ++i) q[i] = (g[i] - mean_dy - (p[i] - m) * k) * scale;
+      }
+      dwp[c] = static_cast<T>(sum_dy_xmu * is);
+      dbp[c] = static_cast<T>(sum_dy);
+    }
+  });
+  return {dx, dw, db};
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_cpu(const Tensor& grad_out, const Tensor& x,
+                                                           const Tensor& weight,
+                                                           const Tensor& save_mean,
+                                                           const Tensor& save_invstd, double) {
+  if (x.dtype() == kDouble)
+    return batch_norm_backward_typed<double>(grad_out, x, weight, save_mean, save_invstd);
+  return batch_norm_backward_typed<float>(grad_out, x, weight, save_mean, save_invstd);
+}
+
+}  // namespace
+
+void register_normalization_kernels() {
+  register_kernel<BatchNormKernel>(kCPU, batch_norm_cpu);
+  register_kernel<BatchNormBackwardKernel>(kCPU, batch_norm_backward_cpu);
+}
+
+}  // namespace BRASA_CPU_VARIANT
+}  // namespace brasa::cpu
