@@ -61,7 +61,8 @@ bool onednn_conv_usable(ScalarType dtype) { return dtype == kFloat && onednn_ena
 
 #ifndef BRASA_WITH_ONEDNN
 
-void onednn_conv_forward(const float*, const float*, const float*, float*, const ConvGeometry&) {
+void onednn_conv_forward(const float*, const float*, const float*, float*, const ConvGeometry&,
+                         bool) {
   BRASA_ERROR("conv2d: this build of Brasa has no oneDNN");
 }
 
@@ -119,26 +120,54 @@ dnnl::stream& thread_stream() {
   return stream;
 }
 
-std::unique_ptr<Prepared> prepare(const Key& k, int64_t OH, int64_t OW) {
+// The descriptors of one convolution: our plain layouts, and "any" for
+// oneDNN to choose its own.
+struct Descs {
+  memory::desc src, dst, weights, bias, src_any, dst_any, weights_any;
+  memory::dims strides, dilates, pad;
+};
+
+Descs descs_of(const Key& k, int64_t OH, int64_t OW) {
   const auto f32 = memory::data_type::f32;
-  auto p = std::make_unique<Prepared>();
-  p->src = memory::desc({k.n, k.C, k.H, k.W}, f32, memory::format_tag::nchw);
-  p->dst = memory::desc({k.n, k.O, OH, OW}, f32, memory::format_tag::nchw);
-  p->weights = k.groups == 1 ? memory::desc({k.O, k.C, k.kh, k.kw}, f32, memory::format_tag::oihw)
-                             : memory::desc({k.groups, k.O / k.groups, k.C / k.groups, k.kh, k.kw},
-                                            f32, memory::format_tag::goihw);
-  p->bias = memory::desc({k.O}, f32, memory::format_tag::x);
+  const auto any = memory::format_tag::any;
+  const memory::dims src{k.n, k.C, k.H, k.W}, dst{k.n, k.O, OH, OW};
+  const memory::dims w = k.groups == 1
+                             ? memory::dims{k.O, k.C, k.kh, k.kw}
+                             : memory::dims{k.groups, k.O / k.groups, k.C / k.groups, k.kh, k.kw};
   // oneDNN counts dilation from 0 (no gaps), PyTorch from 1.
-  const memory::dims strides{k.sh, k.sw}, dilates{k.dh - 1, k.dw - 1}, pad{k.ph, k.pw};
-  const auto inference = dnnl::prop_kind::forward_inference;
-  const auto alg = dnnl::algorithm::convolution_direct;
-  auto desc = k.bias ? dnnl::convolution_forward::desc(inference, alg, p->src, p->weights, p->bias,
-                                                       p->dst, strides, dilates, pad, pad)
-                     : dnnl::convolution_forward::desc(inference, alg, p->src, p->weights, p->dst,
-                                                       strides, dilates, pad, pad);
+  return {
+      memory::desc(src, f32, memory::format_tag::nchw),
+      memory::desc(dst, f32, memory::format_tag::nchw),
+      memory::desc(w, f32, k.groups == 1 ? memory::format_tag::oihw : memory::format_tag::goihw),
+      memory::desc({k.O}, f32, memory::format_tag::x),
+      memory::desc(src, f32, any),
+      memory::desc(dst, f32, any),
+      memory::desc(w, f32, any),
+      {k.sh, k.sw},
+      {k.dh - 1, k.dw - 1},
+      {k.ph, k.pw}};
+}
+
+dnnl::primitive_attr user_scratchpad() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::convolution_forward::primitive_desc pd(desc, attr, cpu_engine());
+  return attr;
+}
+
+std::unique_ptr<Prepared> prepare(const Key& k, int64_t OH, int64_t OW) {
+  auto p = std::make_unique<Prepared>();
+  const Descs d = descs_of(k, OH, OW);
+  p->src = d.src;
+  p->dst = d.dst;
+  p->weights = d.weights;
+  p->bias = d.bias;
+  const auto inference = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_direct;
+  auto desc = k.bias ? dnnl::convolution_forward::desc(inference, alg, d.src, d.weights, d.bias,
+                                                       d.dst, d.strides, d.dilates, d.pad, d.pad)
+                     : dnnl::convolution_forward::desc(inference, alg, d.src, d.weights, d.dst,
+                                                       d.strides, d.dilates, d.pad, d.pad);
+  dnnl::convolution_forward::primitive_desc pd(desc, user_scratchpad(), cpu_engine());
   p->scratchpad = pd.scratchpad_desc();
   p->primitive = dnnl::convolution_forward(pd);
   return p;
@@ -197,50 +226,71 @@ struct PreparedBackward {
 };
 
 std::unique_ptr<PreparedBackward> prepare_backward(const Key& k, int64_t OH, int64_t OW) {
-  const auto f32 = memory::data_type::f32;
-  const auto any = memory::format_tag::any;
   auto p = std::make_unique<PreparedBackward>();
-  const memory::dims src_dims{k.n, k.C, k.H, k.W}, dst_dims{k.n, k.O, OH, OW};
-  const memory::dims w_dims =
-      k.groups == 1 ? memory::dims{k.O, k.C, k.kh, k.kw}
-                    : memory::dims{k.groups, k.O / k.groups, k.C / k.groups, k.kh, k.kw};
-  const memory::desc src(src_dims, f32, memory::format_tag::nchw),
-      dst(dst_dims, f32, memory::format_tag::nchw),
-      weights(w_dims, f32, k.groups == 1 ? memory::format_tag::oihw : memory::format_tag::goihw);
-  const memory::desc src_any(src_dims, f32, any), dst_any(dst_dims, f32, any),
-      w_any(w_dims, f32, any);
-  const memory::dims strides{k.sh, k.sw}, dilates{k.dh - 1, k.dw - 1}, pad{k.ph, k.pw};
+  const Descs d = descs_of(k, OH, OW);
   const auto alg = dnnl::algorithm::convolution_direct;
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const dnnl::primitive_attr attr = user_scratchpad();
   // The backward primitives take the forward's description as a hint.
   dnnl::convolution_forward::primitive_desc hint(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src_any, w_any,
-                                      dst_any, strides, dilates, pad, pad),
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, d.src_any,
+                                      d.weights_any, d.dst_any, d.strides, d.dilates, d.pad, d.pad),
       attr, cpu_engine());
   dnnl::convolution_backward_data::primitive_desc data_pd(
-      dnnl::convolution_backward_data::desc(alg, src_any, w_any, dst_any, strides, dilates, pad,
-                                            pad),
+      dnnl::convolution_backward_data::desc(alg, d.src_any, d.weights_any, d.dst_any, d.strides,
+                                            d.dilates, d.pad, d.pad),
       attr, cpu_engine(), hint);
   dnnl::convolution_backward_weights::primitive_desc weights_pd(
-      dnnl::convolution_backward_weights::desc(alg, src_any, w_any, dst_any, strides, dilates, pad,
-                                               pad),
+      dnnl::convolution_backward_weights::desc(alg, d.src_any, d.weights_any, d.dst_any, d.strides,
+                                               d.dilates, d.pad, d.pad),
       attr, cpu_engine(), hint);
   p->data_scratchpad = data_pd.scratchpad_desc();
   p->weights_scratchpad = weights_pd.scratchpad_desc();
   p->data = dnnl::convolution_backward_data(data_pd);
   p->weights_grad = dnnl::convolution_backward_weights(weights_pd);
-  p->dy_for_data = Relayout(dst, data_pd.diff_dst_desc());
-  p->w_for_data = Relayout(weights, data_pd.weights_desc());
-  p->dx_out = Relayout(data_pd.diff_src_desc(), src);
-  p->x_for_weights = Relayout(src, weights_pd.src_desc());
-  p->dy_for_weights = Relayout(dst, weights_pd.diff_dst_desc());
-  p->dw_out = Relayout(weights_pd.diff_weights_desc(), weights);
+  p->dy_for_data = Relayout(d.dst, data_pd.diff_dst_desc());
+  p->w_for_data = Relayout(d.weights, data_pd.weights_desc());
+  p->dx_out = Relayout(data_pd.diff_src_desc(), d.src);
+  p->x_for_weights = Relayout(d.src, weights_pd.src_desc());
+  p->dy_for_weights = Relayout(d.dst, weights_pd.diff_dst_desc());
+  p->dw_out = Relayout(weights_pd.diff_weights_desc(), d.weights);
+  return p;
+}
+
+// The forward on oneDNN's preferred layouts, for the shapes where its JIT
+// kernels beat the plain-layout forward (the caller's rule).
+struct PreparedBlockedForward {
+  dnnl::convolution_forward primitive;
+  memory::desc bias, scratchpad;
+  Relayout x_in, w_in, y_out;
+};
+
+std::unique_ptr<PreparedBlockedForward> prepare_blocked_forward(const Key& k, int64_t OH,
+                                                                int64_t OW) {
+  auto p = std::make_unique<PreparedBlockedForward>();
+  const Descs d = descs_of(k, OH, OW);
+  const auto inference = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_direct;
+  auto desc =
+      k.bias ? dnnl::convolution_forward::desc(inference, alg, d.src_any, d.weights_any, d.bias,
+                                               d.dst_any, d.strides, d.dilates, d.pad, d.pad)
+             : dnnl::convolution_forward::desc(inference, alg, d.src_any, d.weights_any, d.dst_any,
+                                               d.strides, d.dilates, d.pad, d.pad);
+  dnnl::convolution_forward::primitive_desc pd(desc, user_scratchpad(), cpu_engine());
+  p->primitive = dnnl::convolution_forward(pd);
+  p->bias = d.bias;
+  p->scratchpad = pd.scratchpad_desc();
+  p->x_in = Relayout(d.src, pd.src_desc());
+  p->w_in = Relayout(d.weights, pd.weights_desc());
+  p->y_out = Relayout(pd.dst_desc(), d.dst);
   return p;
 }
 
 const PreparedBackward& prepared_backward(const ConvGeometry& g, int64_t n) {
   return cached<PreparedBackward>("conv2d backward", g, n, false, prepare_backward);
+}
+const PreparedBlockedForward& prepared_blocked_forward(const ConvGeometry& g, int64_t n,
+                                                       bool bias) {
+  return cached<PreparedBlockedForward>("conv2d", g, n, bias, prepare_blocked_forward);
 }
 
 // Runs `primitive` with `args` and a scratchpad of `desc`'s size on this
@@ -266,6 +316,10 @@ void for_each_slice(int64_t N, const F& f) {
       if (n > 0) f(s, n0, n);
     }
   });
+}
+
+memory::desc descs_bias(const ConvGeometry& g) {
+  return memory::desc({g.O}, memory::data_type::f32, memory::format_tag::x);
 }
 
 // Memory of `r.to`'s layout holding `data` (of `r.from`'s): `data` itself
@@ -340,17 +394,27 @@ void onednn_conv_backward(const float* grad_out, const float* x, const float* w,
 
 // The batch is split into one slice per thread of our pool.
 void onednn_conv_forward(const float* x, const float* w, const float* b, float* y,
-                         const ConvGeometry& g) {
+                         const ConvGeometry& g, bool blocked) {
   const int64_t in = g.C * g.H * g.W, out = g.O * g.OH * g.OW;
   const auto& eng = cpu_engine();
   for_each_slice(g.N, [&](int64_t, int64_t n0, int64_t n) {
-    const Prepared& p = prepared(g, n, b != nullptr);
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, memory(p.src, eng, const_cast<float*>(x + n0 * in))},
-        {DNNL_ARG_WEIGHTS, memory(p.weights, eng, const_cast<float*>(w))},
-        {DNNL_ARG_DST, memory(p.dst, eng, y + n0 * out)}};
-    if (b) args.emplace(DNNL_ARG_BIAS, memory(p.bias, eng, const_cast<float*>(b)));
+    std::unordered_map<int, memory> args;
+    if (b) args.emplace(DNNL_ARG_BIAS, memory(descs_bias(g), eng, const_cast<float*>(b)));
+    if (!blocked) {
+      const Prepared& p = prepared(g, n, b != nullptr);
+      args.emplace(DNNL_ARG_SRC, memory(p.src, eng, const_cast<float*>(x + n0 * in)));
+      args.emplace(DNNL_ARG_WEIGHTS, memory(p.weights, eng, const_cast<float*>(w)));
+      args.emplace(DNNL_ARG_DST, memory(p.dst, eng, y + n0 * out));
+      return execute(p.primitive, args, p.scratchpad);
+    }
+    const PreparedBlockedForward& p = prepared_blocked_forward(g, n, b != nullptr);
+    thread_local std::vector<char> x_buf, w_buf, y_buf;
+    args.emplace(DNNL_ARG_SRC, moved_in(p.x_in, x + n0 * in, x_buf));
+    args.emplace(DNNL_ARG_WEIGHTS, moved_in(p.w_in, w, w_buf));
+    memory dst = landing(p.y_out, y + n0 * out, y_buf);
+    args.emplace(DNNL_ARG_DST, dst);
     execute(p.primitive, args, p.scratchpad);
+    moved_out(p.y_out, dst, y + n0 * out);
   });
 }
 

@@ -18,8 +18,10 @@ bool onednn_conv_usable(ScalarType dtype);
 void onednn_use_one_thread();
 
 // y [N, O, OH, OW] = conv(x [N, C, H, W], w [O, C / groups, kh, kw]) + b (b may be null).
+// With `blocked`, on the layouts oneDNN prefers (its JIT kernels; x, w and y
+// are moved in and out), otherwise on the plain ones.
 void onednn_conv_forward(const float* x, const float* w, const float* b, float* y,
-                         const ConvGeometry& g);
+                         const ConvGeometry& g, bool blocked);
 
 // The gradients of that convolution from grad_out [N, O, OH, OW]: grad_x
 // [N, C, H, W] and grad_w [O, C / groups, kh, kw], each skipped when null.
