@@ -88,6 +88,14 @@ run 1 "${small[@]}" --data "$dir/nowhere" --verbose
 has err " at core/"
 lacks err "$source_dir"
 
+# A bad BRASA_CONV_TRAINING is an error from the first convolution, not an
+# abort when the library loads.
+(cd "$dir" && BRASA_CONV_TRAINING=bogus "$program" --model cnn --train-samples 256 \
+  --run-dir "$dir") >"$dir/out" 2>"$dir/err"
+status=$?
+[ "$status" -eq 1 ] || fail "BRASA_CONV_TRAINING=bogus exited with $status, expected 1"
+has err "BRASA_CONV_TRAINING: expected onednn, im2col or auto, got 'bogus'"
+
 # A run of 2 epochs: model-named files, a chart with both epochs.
 run 0 "${small[@]}" --epochs 2
 has out "chart: $dir/fashion_mnist_mlp_metrics.svg"

@@ -29,7 +29,9 @@ bool enabled_at_start() {
 }
 std::atomic<bool> g_onednn_enabled{enabled_at_start()};
 
-ConvTrainingPath training_path_at_start() {
+// BRASA_CONV_TRAINING, read when the path is first asked for (not at load
+// time, so that a bad value is an error from the op, not an abort).
+ConvTrainingPath training_path_from_environment() {
   const char* v = std::getenv("BRASA_CONV_TRAINING");
   const std::string s = v ? v : "auto";
   BRASA_CHECK(s == "onednn" || s == "im2col" || s == "auto",
@@ -38,11 +40,22 @@ ConvTrainingPath training_path_at_start() {
          : s == "im2col" ? ConvTrainingPath::kIm2col
                          : ConvTrainingPath::kAuto;
 }
-std::atomic<ConvTrainingPath> g_training_path{training_path_at_start()};
+constexpr int kPathUnset = -1;
+std::atomic<int> g_training_path{kPathUnset};
 }  // namespace
 
-void set_conv_training_path(ConvTrainingPath path) { g_training_path.store(path); }
-ConvTrainingPath conv_training_path() { return g_training_path.load(); }
+void set_conv_training_path(ConvTrainingPath path) {
+  g_training_path.store(static_cast<int>(path));
+}
+ConvTrainingPath conv_training_path() {
+  int path = g_training_path.load();
+  if (path == kPathUnset) {
+    path = static_cast<int>(training_path_from_environment());
+    int unset = kPathUnset;
+    if (!g_training_path.compare_exchange_strong(unset, path)) path = unset;  // set meanwhile
+  }
+  return static_cast<ConvTrainingPath>(path);
+}
 
 bool has_onednn() {
 #ifdef BRASA_WITH_ONEDNN
