@@ -1,6 +1,7 @@
 #include <brasa/ops/cpu/variant.h>
 #include <brasa/ops/cpu/register.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <tuple>
@@ -17,17 +18,23 @@ namespace {
 
 constexpr int kLanes = 16;
 
-// Sums of f(i) over a run of n values, in kLanes float lanes that the
-// compiler keeps in vector registers (no reassociation needed), then in Acc.
+// Sums of f(i) over a run of n values, in kLanes lanes of T that the
+// compiler keeps in vector registers (no reassociation needed), emptied into
+// Acc every kBlock values so that no lane adds up more than 256 of them.
+constexpr int64_t kBlock = 256 * kLanes;
+
 template <class Acc, class T, class F>
 Acc lane_sum(int64_t n, const F& f) {
-  T lanes[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) lanes[j] += f(i + j);
   Acc total = 0;
+  int64_t i = 0;
+  while (i + kLanes <= n) {
+    T lanes[kLanes] = {};
+    const int64_t end = i + std::min<int64_t>(kBlock, (n - i) / kLanes * kLanes);
+    for (; i < end; i += kLanes)
+      for (int j = 0; j < kLanes; ++j) lanes[j] += f(i + j);
+    for (int j = 0; j < kLanes; ++j) total += static_cast<Acc>(lanes[j]);
+  }
   for (; i < n; ++i) total += static_cast<Acc>(f(i));
-  for (int j = 0; j < kLanes; ++j) total += static_cast<Acc>(lanes[j]);
   return total;
 }
 

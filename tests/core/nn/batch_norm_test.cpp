@@ -22,7 +22,8 @@ TEST(BatchNorm, FusedKernelMatchesTheFormulas) {
                                          {{8, 5, 6, 7}, true, true},
                                          {{16, 3, 9}, false, false},
                                          {{33, 4}, false, true},
-                                         {{2, 64, 17, 17}, false, true}}) {
+                                         {{2, 64, 17, 17}, false, true},
+                                         {{2, 2, 300, 300}, false, true}}) {  // long runs
     SCOPED_TRACE(::testing::Message() << "shape " << IntArrayRef(c.shape) << " transposed "
                                       << c.transposed << " affine " << c.affine);
     manual_seed(3);
