@@ -165,8 +165,8 @@ Bytes FileStore::get(const std::string& key) {
 int64_t FileStore::add(const std::string& key, int64_t delta) {
   Locked f(*this);
   auto it = data_.find(key);
-  int64_t value =
-      (it == data_.end() ? 0 : detail::parse_counter("FileStore", key, it->second)) + delta;
+  const int64_t value =
+      detail::add_to_counter("FileStore", key, it == data_.end() ? nullptr : &it->second, delta);
   write_record(f.fd(), kSetRecord, key, detail::format_counter(value));
   return value;
 }

@@ -38,8 +38,8 @@ Bytes HashStore::get(const std::string& key) {
 int64_t HashStore::add(const std::string& key, int64_t delta) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = data_.find(key);
-  int64_t value =
-      (it == data_.end() ? 0 : detail::parse_counter("HashStore", key, it->second)) + delta;
+  const int64_t value =
+      detail::add_to_counter("HashStore", key, it == data_.end() ? nullptr : &it->second, delta);
   data_[key] = detail::format_counter(value);
   changed_.notify_all();
   return value;

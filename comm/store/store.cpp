@@ -32,6 +32,15 @@ int64_t parse_counter(const char* store, const std::string& key, const Bytes& va
 
 Bytes format_counter(int64_t value) { return to_bytes(std::to_string(value)); }
 
+int64_t add_to_counter(const char* store, const std::string& key, const Bytes* current,
+                       int64_t delta) {
+  const int64_t value = current ? parse_counter(store, key, *current) : 0;
+  int64_t sum = 0;
+  BRASA_CHECK(!__builtin_add_overflow(value, delta, &sum), store, ".add: key '", key, "' holds ",
+              value, " and adding ", delta, " would overflow int64");
+  return sum;
+}
+
 Bytes compare_set_result(const Bytes* current, const Bytes& expected, const Bytes& desired,
                          bool* replace) {
   *replace = false;

@@ -79,6 +79,10 @@ namespace detail {
 // The integer add() keeps in a value; the error names the store and key.
 int64_t parse_counter(const char* store, const std::string& key, const Bytes& value);
 Bytes format_counter(int64_t value);
+// current + delta (current: the key's value, or null when unset), an error
+// when it overflows.
+int64_t add_to_counter(const char* store, const std::string& key, const Bytes* current,
+                       int64_t delta);
 // The rule of compare_set on a map-like store: returns the new value and
 // whether `current` must be replaced by it.
 Bytes compare_set_result(const Bytes* current, const Bytes& expected, const Bytes& desired,

@@ -451,13 +451,12 @@ class TCPStore::Server {
         auto delta = static_cast<int64_t>(r.u64());
         r.done();
         auto it = data_.find(key);
-        int64_t value = delta;
-        if (it != data_.end()) {
-          try {
-            value += detail::parse_counter("TCPStore", key, it->second);
-          } catch (const brasa::Error& e) {
-            return respond(c, error_reply(e.message()));
-          }
+        int64_t value = 0;
+        try {
+          value = detail::add_to_counter("TCPStore", key,
+                                         it == data_.end() ? nullptr : &it->second, delta);
+        } catch (const brasa::Error& e) {
+          return respond(c, error_reply(e.message()));
         }
         data_[key] = detail::format_counter(value);
         respond(c, ok.u64(static_cast<uint64_t>(value)).finish());

@@ -96,12 +96,18 @@ Tensor read_images(const std::string& path) {
               "' is not an IDX image file (bad magic number ", b.size() >= 4 ? be32(b, 0) : 0,
               ", expected 2051)");
   const int64_t n = be32(b, 4), rows = be32(b, 8), cols = be32(b, 12);
-  BRASA_CHECK(static_cast<int64_t>(b.size()) == 16 + n * rows * cols, "MNIST: '", path,
+  // The header's counts are the file's word: their product is checked for
+  // overflow before it is compared with the size.
+  int64_t pixels = 0;
+  const bool fits = !__builtin_mul_overflow(n, rows, &pixels) &&
+                    !__builtin_mul_overflow(pixels, cols, &pixels) && pixels <= INT64_MAX - 16;
+  BRASA_CHECK(fits && static_cast<int64_t>(b.size()) == 16 + pixels, "MNIST: '", path,
               "' is truncated: header says ", n, " images of ", rows, "x", cols, " (",
-              16 + n * rows * cols, " bytes) but the file has ", b.size(), " bytes");
+              fits ? std::to_string(16 + pixels) : std::string("more than 2^63"),
+              " bytes) but the file has ", b.size(), " bytes");
   Tensor out = empty({n, 1, rows, cols});
   float* p = out.data_ptr<float>();
-  for (int64_t i = 0; i < n * rows * cols; ++i) p[i] = static_cast<float>(b[16 + i]) / 255.0f;
+  for (int64_t i = 0; i < pixels; ++i) p[i] = static_cast<float>(b[16 + i]) / 255.0f;
   return out;
 }
 

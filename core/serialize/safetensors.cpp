@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -164,16 +165,29 @@ TensorDict load_safetensors(const std::string& path, Metadata* metadata) {
   std::vector<std::pair<size_t, std::string>> order;
   for (auto it = header.begin(); it != header.end(); ++it) {
     if (it.key() == "__metadata__") {
-      if (metadata)
-        for (auto m = it.value().begin(); m != it.value().end(); ++m)
-          (*metadata)[m.key()] = m.value().get<std::string>();
+      BRASA_CHECK(it.value().is_object(), "load_safetensors: '", path,
+                  "': __metadata__ is not a JSON object");
+      for (auto m = it.value().begin(); m != it.value().end(); ++m) {
+        BRASA_CHECK(m.value().is_string(), "load_safetensors: '", path, "': metadata '", m.key(),
+                    "' is not a string");
+        if (metadata) (*metadata)[m.key()] = m.value().get<std::string>();
+      }
       continue;
     }
+    // Every field is checked for its JSON type before it is read: a value of
+    // another type would throw nlohmann's exception, and an index past the
+    // end of an array reads out of bounds.
     const auto& e = it.value();
-    BRASA_CHECK(
-        e.is_object() && e.contains("dtype") && e.contains("shape") && e.contains("data_offsets"),
-        "load_safetensors: '", path, "': entry '", it.key(),
-        "' lacks dtype, shape or data_offsets");
+    const auto is_count = [](const nlohmann::json& v) { return v.is_number_unsigned(); };
+    BRASA_CHECK(e.is_object() && e.contains("dtype") && e["dtype"].is_string() &&
+                    e.contains("shape") && e["shape"].is_array() &&
+                    std::all_of(e["shape"].begin(), e["shape"].end(), is_count) &&
+                    e.contains("data_offsets") && e["data_offsets"].is_array() &&
+                    e["data_offsets"].size() == 2 && is_count(e["data_offsets"][0]) &&
+                    is_count(e["data_offsets"][1]),
+                "load_safetensors: '", path, "': entry '", it.key(),
+                "' needs a string dtype, a shape of non-negative integers and data_offsets of two "
+                "non-negative integers");
     order.push_back({e["data_offsets"][0].get<size_t>(), it.key()});
   }
   std::sort(order.begin(), order.end());
@@ -183,11 +197,12 @@ TensorDict load_safetensors(const std::string& path, Metadata* metadata) {
     std::vector<int64_t> shape = e["shape"].get<std::vector<int64_t>>();
     size_t b = e["data_offsets"][0].get<size_t>(), en = e["data_offsets"][1].get<size_t>();
     int64_t numel = 1;
-    for (auto s : shape) {
-      BRASA_CHECK(s >= 0, "load_safetensors: '", path, "': tensor '", key,
-                  "' has a negative dimension");
-      numel *= s;
-    }
+    for (auto s : shape)
+      BRASA_CHECK(s >= 0 && !__builtin_mul_overflow(numel, s, &numel) &&
+                      numel <= static_cast<int64_t>(data_size),
+                  "load_safetensors: '", path, "': tensor '", key, "' of shape ",
+                  IntArrayRef(shape), " has more elements than the file's ", data_size,
+                  " data bytes");
     BRASA_CHECK(b <= en && en <= data_size, "load_safetensors: '", path, "': tensor '", key,
                 "' has data offsets [", b, ", ", en, "] outside the ", data_size,
                 " data bytes (file truncated?)");

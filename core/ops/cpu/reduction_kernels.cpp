@@ -68,9 +68,15 @@ void sum_float_rows(const float* p, int64_t ld, int64_t n, double* out) {
   }
 }
 
+// Integer sums wrap around, as PyTorch's do: they add in uint64_t, where
+// wrapping is defined (in int64_t it is undefined behaviour), and the caller
+// casts back.
+template <class T>
+using sum_acc_t = std::conditional_t<std::is_floating_point_v<opmath_t<T>>, opmath_t<T>, uint64_t>;
+
 template <class T>
 auto sum_contig(const T* p, int64_t n) {
-  using A = std::conditional_t<std::is_floating_point_v<opmath_t<T>>, double, int64_t>;
+  using A = std::conditional_t<std::is_floating_point_v<opmath_t<T>>, double, uint64_t>;
   A s = 0;
   for (int64_t i = 0; i < n; ++i) s += static_cast<A>(static_cast<opmath_t<T>>(p[i]));
   return s;
@@ -103,10 +109,11 @@ void sum_cpu(const RowPlan& p, const Tensor& out) {
       // out[k] = sum over r of x[r, k]: vectorized across k.
       const int64_t K = p.K, R = p.R;
       parallel_for(0, K, 1024, [&](int64_t b, int64_t e) {
-        std::vector<opmath_t<T>> acc(e - b, opmath_t<T>(0));
+        std::vector<sum_acc_t<T>> acc(e - b, sum_acc_t<T>(0));
         for (int64_t r = 0; r < R; ++r) {
           const T* row = in + r * K;
-          for (int64_t k = b; k < e; ++k) acc[k - b] += static_cast<opmath_t<T>>(row[k]);
+          for (int64_t k = b; k < e; ++k)
+            acc[k - b] += static_cast<sum_acc_t<T>>(static_cast<opmath_t<T>>(row[k]));
         }
         for (int64_t k = b; k < e; ++k) o[k] = static_cast<T>(acc[k - b]);
       });

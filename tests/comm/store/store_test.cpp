@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <thread>
 
 #include "../../core/test_util.h"
@@ -106,6 +107,11 @@ TEST_P(StoreSemantics, AddCounts) {
   EXPECT_EQ(to_string(other_->get("n")), "3");
   store_->set("text", "abc");
   EXPECT_ERROR("holds a value that is not an integer ('abc')", store_->add("text", 1));
+  // Overflow is an error that leaves the value as it was (found by tests/fuzz).
+  store_->add("big", std::numeric_limits<int64_t>::max());
+  EXPECT_ERROR("big' holds 9223372036854775807 and adding 1 would overflow int64",
+               other_->add("big", 1));
+  EXPECT_EQ(store_->add("big", -1), std::numeric_limits<int64_t>::max() - 1);
 }
 
 TEST_P(StoreSemantics, CompareSet) {

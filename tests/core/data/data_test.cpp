@@ -74,6 +74,10 @@ TEST(Data, MnistErrorsNameTheFileAndTheProblem) {
   expect_error("is truncated");
   write_plain(d.path / "train-images-idx3-ubyte", be32(1234) + images().substr(4));
   expect_error("bad magic number 1234");
+  // Counts whose product overflows 64 bits (found by tests/fuzz).
+  write_plain(d.path / "train-images-idx3-ubyte",
+              be32(2051) + be32(0xffffffff) + be32(0xffffffff) + be32(0xffffffff));
+  expect_error("(more than 2^63 bytes) but the file has 16 bytes");
   // A cut gzip stream: zlib's own words, read before the file is closed
   // (they live in the gzFile; afterwards they were freed memory).
   fs::remove(d.path / "train-images-idx3-ubyte");

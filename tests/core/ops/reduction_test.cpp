@@ -1,4 +1,5 @@
 #include <cmath>
+#include <limits>
 
 #include "../test_util.h"
 
@@ -24,6 +25,17 @@ TEST(Reduction, SumMeanProdOverDims) {
   EXPECT_VALUES(zeros({0}).sum(), {0});
   EXPECT_TRUE(std::isnan(zeros({0}).mean().item<float>()));
   EXPECT_VALUES(zeros({2, 0}).sum(1), {0, 0});
+}
+
+// Integer sums wrap around as PyTorch's do (and without undefined behaviour:
+// found by tests/fuzz under UBSan), along rows and across them.
+TEST(Reduction, IntegerSumsWrapAround) {
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  Tensor t = tensor(std::vector<int64_t>{big, 1, 1});
+  EXPECT_EQ(t.sum().item<int64_t>(), std::numeric_limits<int64_t>::min() + 1);
+  Tensor m = tensor(std::vector<int64_t>{big, big, 2, 2}).view({2, 2});
+  EXPECT_EQ(m.sum(0)[1].item<int64_t>(), std::numeric_limits<int64_t>::min() + 1);
+  EXPECT_EQ(m.sum(1)[0].item<int64_t>(), -2);
 }
 
 TEST(Reduction, LongSumIsAccurateAndParallel) {

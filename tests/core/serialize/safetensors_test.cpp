@@ -91,6 +91,25 @@ TEST(Safetensors, CorruptFilesRaiseClearErrors) {
   broken[8] = '#';
   expect(broken, "corrupt JSON header");
   EXPECT_THROW(serialize::load_safetensors(temp_path("missing.safetensors")), Error);
+  // Headers of the right JSON shape with fields of the wrong type or length
+  // (found by tests/fuzz: a one-element data_offsets was read past its end).
+  auto with_header = [](const std::string& json) {
+    std::string h = json;
+    std::string len;
+    for (int i = 0; i < 8; ++i) len.push_back(static_cast<char>((h.size() >> (8 * i)) & 0xff));
+    return len + h + std::string(64, '\0');
+  };
+  const std::string needs = "needs a string dtype, a shape of non-negative integers";
+  expect(with_header(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0]}})"), needs);
+  expect(with_header(R"({"w":{"dtype":"F32","shape":"4","data_offsets":[0,16]}})"), needs);
+  expect(with_header(R"({"w":{"dtype":7,"shape":[4],"data_offsets":[0,16]}})"), needs);
+  expect(with_header(R"({"w":{"dtype":"F32","shape":[-4],"data_offsets":[0,16]}})"), needs);
+  expect(with_header(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":["0",16]}})"), needs);
+  expect(with_header(R"({"__metadata__":{"epoch":3}})"), "metadata 'epoch' is not a string");
+  expect(with_header(R"({"__metadata__":[1]})"), "__metadata__ is not a JSON object");
+  expect(with_header(R"({"w":{"dtype":"F32","shape":[4294967296,4294967296,4],)"
+                     R"("data_offsets":[0,16]}})"),
+         "has more elements than the file's 64 data bytes");
   std::remove(p.c_str());
 }
 
