@@ -453,8 +453,8 @@ class TCPStore::Server {
         auto it = data_.find(key);
         int64_t value = 0;
         try {
-          value = detail::add_to_counter("TCPStore", key,
-                                         it == data_.end() ? nullptr : &it->second, delta);
+          value = detail::add_to_counter("TCPStore", key, it == data_.end() ? nullptr : &it->second,
+                                         delta);
         } catch (const brasa::Error& e) {
           return respond(c, error_reply(e.message()));
         }

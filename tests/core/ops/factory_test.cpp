@@ -1,3 +1,5 @@
+#include <limits>
+
 #include "../test_util.h"
 
 using namespace brasa;
@@ -106,4 +108,10 @@ TEST(Factory, SizesThatOverflowAreRefused) {
   EXPECT_ERROR("empty_strided: size [4611686018427387904, 4] with stride [4, 1] spans more bytes",
                empty_strided({int64_t{1} << 62, 4}, {4, 1}));
   EXPECT_EQ(zeros({int64_t{1} << 20, 0}).numel(), 0);  // large but empty is fine
+  // Empty, with other sizes whose product overflows: strides saturate.
+  Tensor e = empty({0, int64_t{1} << 40, int64_t{1} << 40});
+  EXPECT_EQ(e.numel(), 0);
+  EXPECT_EQ(e.stride(2), 1);
+  EXPECT_EQ(e.stride(1), int64_t{1} << 40);
+  EXPECT_EQ(e.stride(0), std::numeric_limits<int64_t>::max());
 }

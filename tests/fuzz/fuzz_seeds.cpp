@@ -1,0 +1,71 @@
+// Writes the seed corpus of each fuzz target with Brasa's own writers:
+//   fuzz_seeds DIR   ->   DIR/safetensors, DIR/npy, DIR/idx, DIR/checkpoint,
+//                         DIR/pt, DIR/tcp_store
+#include <brasa/brasa.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+using namespace brasa;
+
+namespace {
+
+void write(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::string u32_be(uint32_t v) { return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)}; }
+std::string u32_le(uint32_t v) { return {char(v), char(v >> 8), char(v >> 16), char(v >> 24)}; }
+std::string u64_le(uint64_t v) { return u32_le(uint32_t(v)) + u32_le(uint32_t(v >> 32)); }
+
+// A TCPStore frame: u32 length, op code, fields.
+std::string frame(const std::string& body) { return u32_le(uint32_t(body.size())) + body; }
+std::string str(const std::string& s) { return u32_le(uint32_t(s.size())) + s; }
+std::string bytes(const std::string& s) { return u64_le(s.size()) + s; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: fuzz_seeds DIR\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  for (const char* sub : {"", "/safetensors", "/npy", "/idx", "/checkpoint", "/pt", "/tcp_store"})
+    ::mkdir((dir + sub).c_str(), 0755);
+  manual_seed(0);
+  serialize::TensorDict tensors;
+  tensors.insert("weight", randn({3, 4}));
+  tensors.insert("ids", arange(5, TensorOptions().dtype(kLong)));
+  tensors.insert("half", ones({2}, kHalf));
+  serialize::save_safetensors(dir + "/safetensors/two.safetensors", tensors, {{"epoch", "3"}});
+  save_npy(dir + "/npy/float.npy", randn({2, 3}));
+  save_npy(dir + "/npy/long.npy", arange(4, TensorOptions().dtype(kLong)));
+  save_npy(dir + "/npy/fortran.npy", randn({3, 2}).t());
+  // IDX: images (magic 0x803, count, rows, cols, bytes) and labels (0x801).
+  write(dir + "/idx/images",
+        u32_be(0x803) + u32_be(2) + u32_be(28) + u32_be(28) + std::string(2 * 28 * 28, '\x7f'));
+  write(dir + "/idx/labels", u32_be(0x801) + u32_be(2) + std::string("\x03\x07", 2));
+  auto model = std::make_shared<nn::LinearImpl>(3, 2);
+  optim::SGD sgd(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  model->forward(randn({4, 3})).sum().backward();
+  sgd.step();
+  serialize::save_checkpoint(dir + "/checkpoint/linear.safetensors", *model, &sgd,
+                             {{"epoch", "1"}});
+  std::vector<char> pt = pickle_save(IValue(randn({2, 2})));
+  write(dir + "/pt/tensor.pt", std::string(pt.begin(), pt.end()));
+  // Frames: SET, GET, ADD, CHECK, WAIT, NUM_KEYS, MULTI_SET (op codes 2, 3, 4, 6, 9, 8, 13).
+  write(dir + "/tcp_store/set_get",
+        frame("\x02" + str("k") + bytes("v")) + frame("\x03" + str("k")));
+  write(dir + "/tcp_store/add", frame("\x04" + str("n") + u64_le(5)));
+  write(dir + "/tcp_store/check_wait",
+        frame("\x06" + u32_le(1) + str("k")) + frame("\x09" + u32_le(1) + str("absent")));
+  write(dir + "/tcp_store/num_keys", frame("\x08"));
+  write(dir + "/tcp_store/multi_set",
+        frame("\x0d" + u32_le(2) + str("a") + str("b") + bytes("1") + bytes("2")));
+  write(dir + "/tcp_store/auth", frame("\x01" + str("token")));
+  return 0;
+}
