@@ -173,9 +173,6 @@ Tensor& Tensor::fill_(const Tensor& v) {
   return fill_ad(*this, v.item(), v);
 }
 Tensor& Tensor::zero_() { return fill_(0); }
-}  // namespace brasa
-
-namespace brasa {
 
 // ---- pinned memory (the CUDA runtime's page-locked host memory) ----
 bool Tensor::is_pinned() const {

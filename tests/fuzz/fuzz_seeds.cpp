@@ -2,14 +2,17 @@
 //   fuzz_seeds DIR   ->   DIR/safetensors, DIR/npy, DIR/idx, DIR/checkpoint,
 //                         DIR/pt, DIR/tcp_store
 #include <brasa/brasa.h>
+#include <brasa/comm/store/tcp_store_wire.h>
 #include <sys/stat.h>
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
 using namespace brasa;
+using namespace brasa::distributed;
 
 namespace {
 
@@ -18,13 +21,14 @@ void write(const std::string& path, const std::string& bytes) {
 }
 
 std::string u32_be(uint32_t v) { return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)}; }
-std::string u32_le(uint32_t v) { return {char(v), char(v >> 8), char(v >> 16), char(v >> 24)}; }
-std::string u64_le(uint64_t v) { return u32_le(uint32_t(v)) + u32_le(uint32_t(v >> 32)); }
 
-// A TCPStore frame: u32 length, op code, fields.
-std::string frame(const std::string& body) { return u32_le(uint32_t(body.size())) + body; }
-std::string str(const std::string& s) { return u32_le(uint32_t(s.size())) + s; }
-std::string bytes(const std::string& s) { return u64_le(s.size()) + s; }
+// A TCPStore request of the wire format.
+std::string request(wire::Op op, const std::function<void(wire::Writer&)>& fields = {}) {
+  wire::Writer w(static_cast<uint8_t>(op));
+  if (fields) fields(w);
+  const Bytes f = w.finish();
+  return std::string(f.begin(), f.end());
+}
 
 }  // namespace
 
@@ -57,15 +61,17 @@ int main(int argc, char** argv) {
                              {{"epoch", "1"}});
   std::vector<char> pt = pickle_save(IValue(randn({2, 2})));
   write(dir + "/pt/tensor.pt", std::string(pt.begin(), pt.end()));
-  // Frames: SET, GET, ADD, CHECK, WAIT, NUM_KEYS, MULTI_SET (op codes 2, 3, 4, 6, 9, 8, 13).
-  write(dir + "/tcp_store/set_get",
-        frame("\x02" + str("k") + bytes("v")) + frame("\x03" + str("k")));
-  write(dir + "/tcp_store/add", frame("\x04" + str("n") + u64_le(5)));
-  write(dir + "/tcp_store/check_wait",
-        frame("\x06" + u32_le(1) + str("k")) + frame("\x09" + u32_le(1) + str("absent")));
-  write(dir + "/tcp_store/num_keys", frame("\x08"));
-  write(dir + "/tcp_store/multi_set",
-        frame("\x0d" + u32_le(2) + str("a") + str("b") + bytes("1") + bytes("2")));
-  write(dir + "/tcp_store/auth", frame("\x01" + str("token")));
+  using wire::Op;
+  write(dir + "/tcp_store/set_get", request(Op::kSet, [](auto& w) {
+                                      w.str("k").bytes(to_bytes("v"));
+                                    }) + request(Op::kGet, [](auto& w) { w.str("k"); }));
+  write(dir + "/tcp_store/add", request(Op::kAdd, [](auto& w) { w.str("n").u64(5); }));
+  write(dir + "/tcp_store/check_wait", request(Op::kCheck, [](auto& w) { w.keys({"k"}); }) +
+                                           request(Op::kWait, [](auto& w) { w.keys({"absent"}); }));
+  write(dir + "/tcp_store/num_keys", request(Op::kNumKeys));
+  write(dir + "/tcp_store/multi_set", request(Op::kMultiSet, [](auto& w) {
+          w.keys({"a", "b"}).bytes(to_bytes("1")).bytes(to_bytes("2"));
+        }));
+  write(dir + "/tcp_store/auth", request(Op::kAuth, [](auto& w) { w.str("token"); }));
   return 0;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Raw TCP peers for the TCPStore tests: they speak the wire format by hand,
 // as a broken or hostile program would.
+#include <brasa/comm/store/tcp_store_wire.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -53,10 +54,10 @@ inline std::string frame(const std::string& body) {
   return std::string(reinterpret_cast<char*>(&len), 4) + body;
 }
 
-// A GET request for `key` (op 3, then the key as u32 length + bytes).
+// A well-formed GET request for `key`.
 inline std::string get_request(const std::string& key) {
-  uint32_t n = static_cast<uint32_t>(key.size());
-  return frame(std::string("\x03", 1) + std::string(reinterpret_cast<char*>(&n), 4) + key);
+  const Bytes f = wire::Writer(static_cast<uint8_t>(wire::Op::kGet)).str(key).finish();
+  return std::string(f.begin(), f.end());
 }
 
 }  // namespace brasa::distributed::test

@@ -135,6 +135,21 @@ TEST(TCPStoreLimits, IdleConnectionsCannotCrowdOutWorkers) {
   }
 }
 
+TEST(TCPStoreLimits, AtTheLimitWithNoIdleConnectionANewOneIsRefused) {
+  auto o = server_options();
+  o.maxConnections = 2;
+  TCPStore server("127.0.0.1", o);                              // its own client: 1
+  TCPStore worker("127.0.0.1", client_options(server.port()));  // 2, both proved
+  int late = raw_connect(server.port());
+  const std::string reply = read_until_closed(late);
+  ::close(late);
+  EXPECT_NE(reply.find("already serving 2 connections (maxConnections); closing this one"),
+            std::string::npos)
+      << reply;
+  worker.set("k", "v");  // the two are unharmed
+  EXPECT_EQ(to_string(server.get("k")), "v");
+}
+
 // CPU seconds (user + system) a process has used, from /proc/<pid>/stat.
 double cpu_seconds(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
