@@ -10,6 +10,7 @@
 //                and the cudaMallocs made after the second step (should be 0)
 //   cnn_step     the main job's CNN training step (batch 64, SGD with momentum)
 //   resnet_stack a ResNet-50-like stem and three bottlenecks, batch 32 at 224x224
+//   randn, dropout, sort, index, index_put_ (accumulate), masked_select: ms each
 #include <brasa/cuda/memory.h>
 #include <brasa/cuda/stream.h>
 #include <brasa/torch.h>
@@ -229,6 +230,30 @@ int main() {
     part("part_channel_mean_112_ms", big(), [](const torch::Tensor& t) {
       return t.mean({0, 2, 3});
     });
+  }
+
+  // Indexing, sorting and numbers drawn on the device (each in ms).
+  {
+    torch::manual_seed(0);
+    const int64_t n = int64_t(16) << 20;
+    torch::Tensor v = torch::randn({n}, on_gpu);
+    torch::Tensor rows = torch::randn({4096, 1024}, on_gpu);
+    torch::Tensor table = torch::randn({1 << 20, 64}, on_gpu);
+    torch::Tensor idx = torch::randint(0, 1 << 20, {1 << 20}, on_gpu);
+    torch::Tensor mask = v > 0;
+    torch::Tensor acc = torch::zeros({1 << 20, 64}, on_gpu);
+    result("randn_16M_ms", best_seconds(3, 10, [&] { torch::randn({n}, on_gpu); }) * 1e3, "ms");
+    result("dropout_16M_ms",
+           best_seconds(3, 10, [&] { torch::nn::functional::dropout(v, 0.5, true); }) * 1e3, "ms");
+    result("sort_16M_ms", best_seconds(3, 5, [&] { torch::sort(v); }) * 1e3, "ms");
+    result("sort_rows_4096x1024_ms", best_seconds(3, 5, [&] { torch::sort(rows, -1); }) * 1e3,
+           "ms");
+    result("index_rows_1M_ms", best_seconds(3, 10, [&] { table.index({idx}); }) * 1e3, "ms");
+    result("index_put_acc_1M_ms",
+           best_seconds(3, 10, [&] { torch::index_put_(acc, {idx}, table, /*accumulate=*/true); }) *
+               1e3,
+           "ms");
+    result("masked_select_16M_ms", best_seconds(3, 10, [&] { v.masked_select(mask); }) * 1e3, "ms");
   }
   return 0;
 }

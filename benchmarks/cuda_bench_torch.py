@@ -139,6 +139,23 @@ def main():
     part("part_maxpool_112_ms", big(), lambda t: F.max_pool2d(t, 3, 2, 1))
     part("part_channel_mean_112_ms", big(), lambda t: t.mean((0, 2, 3)))
 
+    torch.manual_seed(0)
+    n = 16 << 20
+    v = torch.randn(n, device=dev)
+    rows = torch.randn(4096, 1024, device=dev)
+    table = torch.randn(1 << 20, 64, device=dev)
+    idx = torch.randint(0, 1 << 20, (1 << 20,), device=dev)
+    mask = v > 0
+    acc = torch.zeros(1 << 20, 64, device=dev)
+    ms = lambda reps, iters, f: best_seconds(reps, iters, f) * 1e3
+    result("randn_16M_ms", ms(3, 10, lambda: torch.randn(n, device=dev)), "ms")
+    result("dropout_16M_ms", ms(3, 10, lambda: F.dropout(v, 0.5, True)), "ms")
+    result("sort_16M_ms", ms(3, 5, lambda: torch.sort(v)), "ms")
+    result("sort_rows_4096x1024_ms", ms(3, 5, lambda: torch.sort(rows, -1)), "ms")
+    result("index_rows_1M_ms", ms(3, 10, lambda: table[idx]), "ms")
+    result("index_put_acc_1M_ms", ms(3, 10, lambda: acc.index_put_((idx,), table, True)), "ms")
+    result("masked_select_16M_ms", ms(3, 10, lambda: v.masked_select(mask)), "ms")
+
 
 if __name__ == "__main__":
     main()

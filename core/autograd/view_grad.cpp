@@ -3,6 +3,7 @@
 #include <brasa/ops/binary.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/factory.h>
+#include <brasa/ops/indexing.h>
 #include <brasa/ops/shape.h>
 
 #include <algorithm>
@@ -29,12 +30,28 @@ bool maybe_overlapping(const Tensor& t) {
   return false;
 }
 
+// region += grad where region's positions may share memory, on a device:
+// the memory offset of every position (built from aranges on the device)
+// indexes a flat view of region's memory, and index_put_ accumulates there.
+void accumulate_by_offsets(const Tensor& region, const Tensor& grad) {
+  if (region.numel() == 0) return;
+  const auto longs = TensorOptions().dtype(kLong).device(region.device());
+  Tensor offsets = zeros({}, longs);
+  int64_t extent = 1;
+  for (int64_t d = 0; d < region.dim(); ++d) {
+    DimVector shape(region.dim(), 1);
+    shape[d] = region.size(d);
+    offsets = offsets + arange(region.size(d), longs).mul(region.stride(d)).view(shape);
+    extent += region.stride(d) * (region.size(d) - 1);
+  }
+  Tensor flat = as_strided(region, {extent}, {1}, region.storage_offset());
+  Tensor g = grad.expand(region.sizes()).to(region.dtype());
+  index_put_(flat, {offsets.expand(region.sizes()).reshape({-1})}, g.reshape({-1}), true);
+}
+
 // region += grad one element at a time (region may alias itself).
 void accumulate_serial(const Tensor& region, const Tensor& grad) {
-  BRASA_CHECK(region.is_cpu(),
-              "view backward: a view that overlaps itself (as_strided/expand) is "
-              "differentiated on the CPU only, got one on ",
-              region.device());
+  if (!region.is_cpu()) return accumulate_by_offsets(region, grad);
   Tensor g = grad.expand(region.sizes()).contiguous().to(region.dtype());
   BRASA_DISPATCH_FLOATING_TYPES(region.dtype(), "view backward", [&] {
     const scalar_t* src = g.data_ptr<scalar_t>();

@@ -381,7 +381,7 @@ Tensor lerp_axis(const Tensor& x, int64_t d, const AxisMap& m) {
   Tensor lo = x.index_select(d, tensor(m.lo)), hi = x.index_select(d, tensor(m.hi));
   DimVector shape(x.dim(), 1);
   shape[d] = static_cast<int64_t>(m.frac.size());
-  Tensor w = tensor(m.frac, TensorOptions().dtype(x.dtype())).view(shape);
+  Tensor w = tensor(m.frac, TensorOptions().dtype(x.dtype()).device(x.device())).view(shape);
   return lo + (hi - lo) * w;
 }
 }  // namespace
@@ -618,7 +618,7 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
                 "one_hot: class values must be in [0, ", num_classes, ")");
   DimVector shape(indices.sizes().begin(), indices.sizes().end());
   shape.push_back(num_classes);
-  Tensor out = zeros(shape, TensorOptions().dtype(kLong));
+  Tensor out = zeros(shape, TensorOptions().dtype(kLong).device(indices.device()));
   return out.scatter_(-1 + out.dim(), indices.unsqueeze(-1), Scalar(1));
 }
 

@@ -17,7 +17,7 @@ Tensor mask_along(int64_t n, int64_t dim, int64_t ndim, const Tensor& index, con
   BRASA_CHECK(index.scalar_type() == kLong || index.scalar_type() == kInt, op,
               ": index must be an integer tensor, got ", index.scalar_type());
   BRASA_CHECK(index.dim() <= 1, op, ": index must be 0-D or 1-D, got shape ", index.sizes());
-  Tensor mask = zeros({n}, TensorOptions().dtype(kBool));
+  Tensor mask = zeros({n}, TensorOptions().dtype(kBool).device(index.device()));
   if (index.numel() > 0) {
     Tensor idx = index.reshape({-1}).to(kLong);
     BRASA_CHECK(idx.min().item<int64_t>() >= -n && idx.max().item<int64_t>() < n, op,
@@ -108,7 +108,7 @@ Tensor diag_embed(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2
   const int64_t n = self.size(-1), m = n + std::abs(offset);
   // Entry t goes to (t, t + offset) of an m x m plane, flattened: t * m + t + offset
   // (offset >= 0) or (t - offset) * m + t.
-  Tensor t = arange(n, TensorOptions().dtype(kLong));
+  Tensor t = arange(n, TensorOptions().dtype(kLong).device(self.device()));
   Tensor at = offset >= 0 ? t * (m + 1) + offset : t * (m + 1) - offset * m;
   std::vector<int64_t> flat = self.sizes().vec();
   flat.back() = m * m;

@@ -1,7 +1,10 @@
 #include <brasa/ops/binary.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/factory.h>
+#include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/random.h>
 #include <brasa/ops/random.h>
+#include <brasa/ops/reduction.h>
 
 #include <cmath>
 #include <numeric>
@@ -26,6 +29,27 @@ void fill_serial(Tensor& t, const F& draw) {
   t.bump_version();
 }
 
+// Fills t on its device when the device has a generator kernel (CUDA), from
+// g's counter stream; false on the CPU, whose numbers come from the host
+// stream (fill_serial). The caller holds g's mutex.
+bool fill_on_device(Tensor& t, RandomDistribution kind, double a, double b, Generator& g) {
+  if (t.is_cpu() || !has_kernel<RandomFillKernel>(t.device())) return false;
+  if (t.numel() == 0) return true;
+  Tensor c = t.is_contiguous() ? t : empty(t.sizes(), t.options());
+  g.device_offset() +=
+      kernel<RandomFillKernel>(t.device())(c, kind, a, b, g.current_seed(), g.device_offset());
+  if (!c.is_same(t)) detail::copy_kernel(t, c);
+  t.bump_version();
+  return true;
+}
+
+// The options of a *_like factory: t's dtype and device unless given.
+TensorOptions like(const Tensor& t, TensorOptions o) {
+  if (!o.has_dtype()) o = o.dtype(t.dtype());
+  if (!o.has_device()) o = o.device(t.device());
+  return o;
+}
+
 void check_float(const char* op, const Tensor& t) {
   BRASA_CHECK(t.is_floating_point(), op, ": expected a floating point tensor, got ", t.dtype());
 }
@@ -45,6 +69,7 @@ Tensor& uniform_(Tensor& t, double from, double to, Generator* gen) {
               " > to=", to);
   Generator& g = pick(gen);
   std::lock_guard<std::mutex> lock(g.mutex());
+  if (fill_on_device(t, RandomDistribution::kUniform, from, to, g)) return t;
   double span = to - from;
   if (t.dtype() == kDouble)
     fill_serial(t, [&] { return from + span * g.next_double(); });
@@ -58,6 +83,7 @@ Tensor& normal_(Tensor& t, double mean, double std, Generator* gen) {
   BRASA_CHECK(std >= 0, "normal_: expects std >= 0.0, but found std ", std);
   Generator& g = pick(gen);
   std::lock_guard<std::mutex> lock(g.mutex());
+  if (fill_on_device(t, RandomDistribution::kNormal, mean, std, g)) return t;
   // Box-Muller, both outputs used.
   bool have = false;
   double spare = 0;
@@ -79,6 +105,7 @@ Tensor& bernoulli_(Tensor& t, double p, Generator* gen) {
   BRASA_CHECK(p >= 0 && p <= 1, "bernoulli_: expected p to be in [0, 1], but got p=", p);
   Generator& g = pick(gen);
   std::lock_guard<std::mutex> lock(g.mutex());
+  if (fill_on_device(t, RandomDistribution::kBernoulli, p, 0, g)) return t;
   fill_serial(t, [&] { return g.next_double() < p ? 1 : 0; });
   return t;
 }
@@ -88,6 +115,12 @@ Tensor& random_(Tensor& t, int64_t from, int64_t to, Generator* gen) {
               " >= to=", to);
   Generator& g = pick(gen);
   std::lock_guard<std::mutex> lock(g.mutex());
+  // Bounds that a double holds exactly go to the device's generator.
+  constexpr int64_t kExact = int64_t{1} << 53;
+  if (from >= -kExact && to <= kExact &&
+      fill_on_device(t, RandomDistribution::kRandomInt, static_cast<double>(from),
+                     static_cast<double>(to), g))
+    return t;
   uint64_t range = static_cast<uint64_t>(to - from);
   fill_serial(t, [&] { return from + static_cast<int64_t>(g.engine()() % range); });
   return t;
@@ -132,14 +165,10 @@ Tensor randperm(int64_t n, Generator* gen, const TensorOptions& o) {
   });
   return t.to(o.device());
 }
-Tensor rand_like(const Tensor& t, const TensorOptions& o) {
-  return rand(t.sizes(), o.has_dtype() ? o : o.dtype(t.dtype()));
-}
-Tensor randn_like(const Tensor& t, const TensorOptions& o) {
-  return randn(t.sizes(), o.has_dtype() ? o : o.dtype(t.dtype()));
-}
+Tensor rand_like(const Tensor& t, const TensorOptions& o) { return rand(t.sizes(), like(t, o)); }
+Tensor randn_like(const Tensor& t, const TensorOptions& o) { return randn(t.sizes(), like(t, o)); }
 Tensor randint_like(const Tensor& t, int64_t low, int64_t high) {
-  return randint(low, high, t.sizes(), TensorOptions().dtype(t.dtype()));
+  return randint(low, high, t.sizes(), like(t, {}));
 }
 
 Tensor normal(double mean, double std, IntArrayRef size, Generator* gen, const TensorOptions& o) {
@@ -155,6 +184,14 @@ Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen) {
 
 Tensor bernoulli(const Tensor& p, Generator* gen) {
   check_float("bernoulli", p);
+  if (!p.is_cpu() && has_kernel<RandomFillKernel>(p.device())) {
+    BRASA_CHECK(all((p >= 0) & (p <= 1)).item<bool>(),
+                "bernoulli: expected all probabilities in [0, 1], got ", amin(p).item<double>(),
+                " to ", amax(p).item<double>());
+    Tensor u = empty(p.sizes(), p.options().dtype(p.dtype() == kDouble ? kDouble : kFloat));
+    uniform_(u, 0, 1, gen);
+    return (u < p).to(p.dtype());
+  }
   // Drawn on the host (see fill_serial), then moved to p's device.
   Tensor pc = contiguous(p).to(Device(kCPU), kDouble);
   Tensor out = empty(p.sizes(), p.options().device(Device(kCPU)));

@@ -1,7 +1,9 @@
 #pragma once
 // Random numbers. A Generator is a seeded mt19937_64 stream; numbers are drawn
 // serially in element order, so one seed gives the same tensor on every run
-// and for every thread count.
+// and for every thread count. CUDA tensors are filled on the device from a
+// counter-based stream of the same seed: as in PyTorch, reproducible, but
+// not the CPU's numbers.
 #include <brasa/tensor/tensor.h>
 
 #include <cstdint>
@@ -18,6 +20,7 @@ class Generator {
     std::lock_guard<std::mutex> g(mu_);
     seed_ = seed;
     engine_.seed(seed);
+    device_offset_ = 0;
   }
   uint64_t current_seed() const { return seed_; }
   std::mutex& mutex() { return mu_; }
@@ -25,10 +28,14 @@ class Generator {
   // Uniform in [0, 1) with 24 (float) or 53 (double) random bits.
   float next_float() { return static_cast<float>(engine_() >> 40) * 0x1.0p-24f; }
   double next_double() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
+  // Devices draw from a counter-based generator keyed by the seed (CUDA's
+  // Philox): this is the next unused counter, advanced by each draw.
+  uint64_t& device_offset() { return device_offset_; }
 
  private:
   std::mutex mu_;
   uint64_t seed_ = 0;
+  uint64_t device_offset_ = 0;
   std::mt19937_64 engine_;
 };
 

@@ -28,6 +28,8 @@ void register_builtin_kernels() {
     cuda::register_cudnn_conv_kernels();
     cuda::register_cudnn_batch_norm_kernels();
     cuda::register_optim_kernels();
+    cuda::register_random_kernels();
+    cuda::register_sort_kernels();
 #endif
     return true;
   }();

@@ -1,11 +1,15 @@
-// The CUDA entries of gather, scatter and index_select (indexing_kernels.cu).
+// The CUDA entries of the indexing family: gather, scatter, index_select and
+// advanced indexing (indexing_kernels.cu); masked_select and nonzero
+// (sort_select_kernels.cu), which learn their result's size with one sync.
 // Indices are checked on the host first (one small reduction and copy), so
 // that a bad index is an error naming the op rather than a wild write.
 #include <brasa/cuda/cuda_check.h>
+#include <brasa/ops/copy.h>
 #include <brasa/ops/cuda/launch_util.h>
 #include <brasa/ops/cuda/register.h>
 #include <brasa/ops/kernel_table.h>
 #include <brasa/ops/kernels/indexing.h>
+#include <brasa/ops/factory.h>
 #include <brasa/ops/reduction.h>
 
 namespace brasa::cuda {
@@ -72,9 +76,110 @@ void scatter_cuda(const Tensor& self, int64_t dim, const Tensor& index, const Te
   BRASA_CUDA_LAUNCH_CHECK(add ? "scatter_add_" : "scatter_", s);
 }
 
+// Like check_range, for indices that may count from the end.
+void check_wrapped_range(const char* op, const Tensor& index, int64_t size, int64_t dim) {
+  if (index.numel() == 0) return;
+  const int64_t lo = amin(index.reshape({-1}), {0}).item<int64_t>();
+  const int64_t hi = amax(index.reshape({-1}), {0}).item<int64_t>();
+  BRASA_CHECK(lo >= -size && hi < size, op, ": index ", lo < -size ? lo : hi,
+              " is out of bounds for dimension ", dim, " with size ", size);
+}
+
+kernels::IndexPlan index_plan(const char* op, const Tensor& self, const AdvancedIndex& p) {
+  BRASA_CHECK(p.dims.size() <= size_t(kernels::kMaxDims), op, ": at most ", kernels::kMaxDims,
+              " indexed dims on CUDA");
+  kernels::IndexPlan k;
+  k.n_idx = static_cast<int>(p.dims.size());
+  k.n_rest = static_cast<int>(p.rest.size());
+  k.nb = compute_numel(p.bshape);
+  k.nr = 1;
+  for (int i = 0; i < k.n_idx; ++i) {
+    const int64_t d = p.dims[i];
+    check_wrapped_range(op, p.indices[i], self.size(d), d);
+    k.idx[i] = p.indices[i].data_ptr();
+    k.idx_long[i] = p.indices[i].dtype() == kLong;
+    k.idx_size[i] = self.size(d);
+    k.idx_stride[i] = self.stride(d) * self.element_size();
+  }
+  for (int i = 0; i < k.n_rest; ++i) {
+    k.rest_size[i] = self.size(p.rest[i]);
+    k.rest_stride[i] = self.stride(p.rest[i]) * self.element_size();
+    k.nr *= k.rest_size[i];
+  }
+  return k;
+}
+
+void index_cuda(const Tensor& self, const AdvancedIndex& p, const Tensor& out) {
+  const kernels::IndexPlan k = index_plan("index", self, p);
+  cudaStream_t s = launch_stream(out.device());
+  kernels::launch_index(k, self.data_ptr(), out.data_ptr(), static_cast<int>(self.element_size()),
+                        s);
+  BRASA_CUDA_LAUNCH_CHECK("index", s);
+}
+
+// Without accumulate a repeated index keeps one of its values (which one is
+// not defined, as in PyTorch on CUDA); with it, floating sums are atomic, so
+// their rounding order may differ from run to run.
+void index_put_cuda(const Tensor& self, const AdvancedIndex& p, const Tensor& values,
+                    bool accumulate) {
+  const ScalarType t = self.dtype();
+  BRASA_CHECK(!accumulate || !(t == kByte || t == kChar || t == kShort),
+              "index_put_: accumulate is not implemented for '", t, "' on CUDA");
+  const kernels::IndexPlan k = index_plan("index_put_", self, p);
+  cudaStream_t s = launch_stream(self.device());
+  kernels::launch_index_put(k, self.data_ptr(), values.data_ptr(), static_cast<int>(t), accumulate,
+                            s);
+  BRASA_CUDA_LAUNCH_CHECK("index_put_", s);
+}
+
+// The exclusive prefix sum of `flags` (contiguous bool) and its total.
+std::pair<Tensor, int64_t> flag_positions(const Tensor& flags) {
+  const int64_t n = flags.numel();
+  const int64_t count = n ? flags.sum().item<int64_t>() : 0;
+  Tensor positions = empty({n}, flags.options().dtype(kLong));
+  if (count == 0) return {positions, 0};
+  const size_t bytes = kernels::scan_scratch_bytes(n);
+  Tensor scratch = empty({static_cast<int64_t>(bytes)}, flags.options().dtype(kByte));
+  cudaStream_t s = launch_stream(flags.device());
+  kernels::launch_flag_scan(flags.data_ptr<bool>(), positions.data_ptr<int64_t>(), n,
+                            scratch.data_ptr(), bytes, s);
+  BRASA_CUDA_LAUNCH_CHECK("nonzero/masked_select", s);
+  return {positions, count};
+}
+
+Tensor masked_select_cuda(const Tensor& self, const Tensor& mask) {
+  auto [positions, count] = flag_positions(mask);
+  Tensor out = empty({count}, self.options());
+  if (count == 0) return out;
+  cudaStream_t s = launch_stream(self.device());
+  kernels::launch_compact(self.data_ptr(), mask.data_ptr<bool>(), positions.data_ptr<int64_t>(),
+                          out.data_ptr(), self.numel(), static_cast<int>(self.element_size()), s);
+  BRASA_CUDA_LAUNCH_CHECK("masked_select", s);
+  return out;
+}
+
+Tensor nonzero_cuda(const Tensor& self) {
+  BRASA_CHECK(self.dim() <= kernels::kMaxDims, "nonzero: at most ", kernels::kMaxDims,
+              " dims on CUDA, got ", self.sizes());
+  Tensor flags = contiguous(self.ne(0));
+  auto [positions, count] = flag_positions(flags);
+  Tensor out = empty({count, self.dim()}, self.options().dtype(kLong));
+  if (count == 0 || self.dim() == 0) return out;
+  cudaStream_t s = launch_stream(self.device());
+  kernels::launch_compact_coords(flags.data_ptr<bool>(), positions.data_ptr<int64_t>(),
+                                 out.data_ptr<int64_t>(), flags.numel(), self.sizes().data(),
+                                 static_cast<int>(self.dim()), s);
+  BRASA_CUDA_LAUNCH_CHECK("nonzero", s);
+  return out;
+}
+
 }  // namespace
 
 void register_indexing_kernels() {
+  register_kernel<AdvancedIndexKernel>(kCUDA, index_cuda);
+  register_kernel<AdvancedIndexPutKernel>(kCUDA, index_put_cuda);
+  register_kernel<MaskedSelectKernel>(kCUDA, masked_select_cuda);
+  register_kernel<NonzeroKernel>(kCUDA, nonzero_cuda);
   register_kernel<GatherKernel>(kCUDA, gather_cuda);
   register_kernel<IndexSelectKernel>(kCUDA, index_select_cuda);
   register_kernel<ScatterKernel>(kCUDA, scatter_cuda);

@@ -4,6 +4,8 @@
 // index varies along the dim only).
 #include <brasa/ops/cuda/device_types.cuh>
 
+#include <algorithm>
+
 namespace brasa::cuda::kernels {
 namespace {
 
@@ -43,7 +45,78 @@ struct ScatterOp {
   }
 };
 
+// Byte offset in self of position i of an advanced-indexing result.
+__device__ __forceinline__ int64_t index_offset(const IndexPlan& p, int64_t i) {
+  const int64_t b = i / p.nr;
+  int64_t r = i - b * p.nr, off = 0;
+  for (int k = 0; k < p.n_idx; ++k) {
+    int64_t v = p.idx_long[k] ? static_cast<const int64_t*>(p.idx[k])[b]
+                              : static_cast<const int32_t*>(p.idx[k])[b];
+    if (v < 0) v += p.idx_size[k];
+    off += v * p.idx_stride[k];
+  }
+  for (int d = p.n_rest - 1; d >= 0; --d) {
+    const int64_t q = r / p.rest_size[d];
+    off += (r - q * p.rest_size[d]) * p.rest_stride[d];
+    r = q;
+  }
+  return off;
+}
+
+template <int ES>
+__global__ void index_kernel(const __grid_constant__ IndexPlan p, const char* self, Bits<ES>* out) {
+  const int64_t n = p.nb * p.nr, step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
+    out[i] = *reinterpret_cast<const Bits<ES>*>(self + index_offset(p, i));
+}
+
+template <class T>
+__global__ void index_put_kernel(const __grid_constant__ IndexPlan p, char* self, const T* values,
+                                 bool accumulate) {
+  const int64_t n = p.nb * p.nr, step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    T* at = reinterpret_cast<T*>(self + index_offset(p, i));
+    if (!accumulate) {
+      *at = values[i];
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (values[i]) *at = true;  // only ever sets: no race to lose
+    } else {
+      atomic_add(at, values[i]);
+    }
+  }
+}
+
+int grid_for(int64_t n) { return static_cast<int>(std::min<int64_t>((n + 255) / 256, 65536)); }
+
 }  // namespace
+
+void launch_index(const IndexPlan& p, const void* self, void* out, int elem_size, cudaStream_t s) {
+  const int64_t n = p.nb * p.nr;
+  const char* src = static_cast<const char*>(self);
+  switch (elem_size) {
+    case 1:
+      index_kernel<1><<<grid_for(n), 256, 0, s>>>(p, src, static_cast<Bits<1>*>(out));
+      break;
+    case 2:
+      index_kernel<2><<<grid_for(n), 256, 0, s>>>(p, src, static_cast<Bits<2>*>(out));
+      break;
+    case 4:
+      index_kernel<4><<<grid_for(n), 256, 0, s>>>(p, src, static_cast<Bits<4>*>(out));
+      break;
+    default:
+      index_kernel<8><<<grid_for(n), 256, 0, s>>>(p, src, static_cast<Bits<8>*>(out));
+  }
+}
+
+void launch_index_put(const IndexPlan& p, void* self, const void* values, int dtype,
+                      bool accumulate, cudaStream_t s) {
+  const int64_t n = p.nb * p.nr;
+  dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    index_put_kernel<T><<<grid_for(n), 256, 0, s>>>(p, static_cast<char*>(self),
+                                                    static_cast<const T*>(values), accumulate);
+  });
+}
 
 void launch_gather(const Loop& l, int64_t dim_stride, int dtype, cudaStream_t s) {
   dispatch(dtype, [&](auto tag) { launch<3>(l, GatherOp<decltype(tag)>{dim_stride}, s); });

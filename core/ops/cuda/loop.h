@@ -146,3 +146,59 @@ void launch_fused_sgd(const TensorList& list, const SgdArgs& a, int dtype, cudaS
 void launch_fused_adam(const TensorList& list, const AdamArgs& a, int dtype, cudaStream_t s);
 
 }  // namespace brasa::cuda::kernels
+
+namespace brasa::cuda::kernels {
+
+// Advanced indexing (ops/kernels/indexing.h's AdvancedIndex): position i of
+// the B-first result is (b, r) = (i / nr, i % nr); its element of self is at
+// sum_k wrap(idx_k[b]) * idx_stride[k] + the offset of r over the rest dims
+// (row-major). Indices are int64 or int32 (idx_long), already range-checked
+// on the host; negative ones wrap. Strides are in bytes.
+struct IndexPlan {
+  int n_idx = 0, n_rest = 0;
+  int64_t nb = 0, nr = 0;
+  const void* idx[kMaxDims] = {};
+  bool idx_long[kMaxDims] = {};
+  int64_t idx_size[kMaxDims] = {}, idx_stride[kMaxDims] = {};
+  int64_t rest_size[kMaxDims] = {}, rest_stride[kMaxDims] = {};
+};
+// out (contiguous, nb * nr elements of elem_size bytes) <- self at the plan.
+void launch_index(const IndexPlan& p, const void* self, void* out, int elem_size, cudaStream_t s);
+// self at the plan <- values (contiguous), or += atomically with accumulate.
+void launch_index_put(const IndexPlan& p, void* self, const void* values, int dtype,
+                      bool accumulate, cudaStream_t s);
+
+// Stream compaction through an exclusive scan of the flags. `positions`
+// (n int64) <- the exclusive prefix sum of flags (bool, n), scratch from
+// scan_scratch_bytes(n).
+size_t scan_scratch_bytes(int64_t n);
+void launch_flag_scan(const bool* flags, int64_t* positions, int64_t n, void* scratch,
+                      size_t scratch_bytes, cudaStream_t s);
+// out[positions[i]] = in[i] where flags[i] (masked_select; elements of elem_size bytes).
+void launch_compact(const void* in, const bool* flags, const int64_t* positions, void* out,
+                    int64_t n, int elem_size, cudaStream_t s);
+// out[positions[i], :] = the coordinates of i in `shape` where flags[i] (nonzero).
+void launch_compact_coords(const bool* flags, const int64_t* positions, int64_t* out, int64_t n,
+                           const int64_t* shape, int ndim, cudaStream_t s);
+
+// Sorting K rows of R (rows [K, R] contiguous, of dtype): vals and idx [K, k]
+// get each row's first k values in order and their positions. NaN sorts
+// last (first when descending); the sort is stable. Scratch from
+// sort_scratch_bytes; K * R must fit in an int (checked on the host).
+size_t sort_scratch_bytes(int64_t K, int64_t R, int dtype);
+void launch_sort_rows(const void* rows, void* vals, int64_t* idx, int64_t K, int64_t R, int64_t k,
+                      bool descending, int dtype, void* scratch, size_t scratch_bytes,
+                      cudaStream_t s);
+
+// Random numbers from the counter-based Philox4x32-10 generator: element i
+// of the contiguous `out` (n elements of dtype) is drawn from the block of
+// the counter `offset + i / per_counter(kind, dtype)` under key `seed`, so a
+// (seed, offset) pair gives the same numbers whatever the launch shape.
+enum RandomKind : int { kUniform, kNormal, kBernoulli, kRandomInt };
+int per_counter(int kind, int dtype);
+// uniform: [a, b); normal: mean a, std b; bernoulli: 1 with probability a;
+// random int: a + (64 random bits mod range), range = b as an integer.
+void launch_random(void* out, int64_t n, int dtype, int kind, double a, double b, uint64_t range,
+                   uint64_t seed, uint64_t offset, cudaStream_t s);
+
+}  // namespace brasa::cuda::kernels

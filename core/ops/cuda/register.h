@@ -11,5 +11,7 @@ void register_conv_pool_kernels();
 void register_cudnn_conv_kernels();
 void register_cudnn_batch_norm_kernels();
 void register_optim_kernels();
+void register_random_kernels();
+void register_sort_kernels();
 
 }  // namespace brasa::cuda

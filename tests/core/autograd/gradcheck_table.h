@@ -20,7 +20,19 @@ struct OpCase {
   bool gradgrad = true;
 };
 
-inline TensorOptions f64() { return TensorOptions().dtype(kDouble); }
+// The device of the constants (indices, masks, running stats) that a case's
+// fn makes: the CPU, or CUDA while the CUDA comparison runs the fn
+// (CaseOnDevice), so that they sit beside the inputs.
+inline Device& case_device() {
+  static Device d(kCPU);
+  return d;
+}
+struct CaseOnDevice {
+  explicit CaseOnDevice(Device d) { case_device() = d; }
+  ~CaseOnDevice() { case_device() = Device(kCPU); }
+};
+inline Tensor on_case_device(const Tensor& t) { return t.to(case_device()); }
+inline TensorOptions f64() { return TensorOptions().dtype(kDouble).device(case_device()); }
 // Random inputs of various kinds; all leaves that require grad.
 inline Tensor R(IntArrayRef s) { return randn(s, f64()).requires_grad_(); }
 inline Tensor Pos(IntArrayRef s) { return (rand(s, f64()) + 0.5).detach().requires_grad_(); }
@@ -31,7 +43,9 @@ inline Tensor Unit(IntArrayRef s) {
 inline Tensor NonContig(int64_t a, int64_t b) {
   return randn({b, a}, f64()).t().detach().requires_grad_();
 }
-inline Tensor Idx(std::initializer_list<int64_t> v) { return tensor(std::vector<int64_t>(v)); }
+inline Tensor Idx(std::initializer_list<int64_t> v) {
+  return on_case_device(tensor(std::vector<int64_t>(v)));
+}
 
 inline variable_list one(const Tensor& t) { return {t}; }
 

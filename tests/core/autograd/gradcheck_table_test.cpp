@@ -369,7 +369,8 @@ std::vector<OpCase> make_table() {
     return one(y);
   });
   entry("gather", in1(r34), [](const variable_list& v) {
-    return one(v[0].gather(1, tensor(std::vector<int64_t>{0, 3, 3, 1, 2, 2}).view({3, 2})));
+    return one(v[0].gather(
+        1, on_case_device(tensor(std::vector<int64_t>{0, 3, 3, 1, 2, 2})).view({3, 2})));
   });
   entry("scatter (tensor and value)",
         in2(r34,
@@ -377,18 +378,19 @@ std::vector<OpCase> make_table() {
               return R({3, 2});
             }),
         [](const variable_list& v) {
-          Tensor idx = tensor(std::vector<int64_t>{0, 3, 1, 2, 2, 0}).view({3, 2});
+          Tensor idx = on_case_device(tensor(std::vector<int64_t>{0, 3, 1, 2, 2, 0})).view({3, 2});
           return variable_list{v[0].scatter(1, idx, v[1]), v[0].scatter(1, idx, 5.0)};
         });
-  entry("scatter_add",
-        in2(r34,
-            [] {
-              return R({3, 2});
-            }),
-        [](const variable_list& v) {
-          return one(v[0].scatter_add(
-              1, tensor(std::vector<int64_t>{0, 0, 1, 2, 3, 3}).view({3, 2}), v[1]));
-        });
+  entry(
+      "scatter_add",
+      in2(r34,
+          [] {
+            return R({3, 2});
+          }),
+      [](const variable_list& v) {
+        return one(v[0].scatter_add(
+            1, on_case_device(tensor(std::vector<int64_t>{0, 0, 1, 2, 3, 3})).view({3, 2}), v[1]));
+      });
   entry("index_select", in1(r34), [](const variable_list& v) {
     return one(v[0].index_select(1, Idx({3, 0, 3})));
   });
@@ -568,7 +570,7 @@ std::vector<OpCase> make_table() {
           return R({5, 3});
         }),
         [](const variable_list& v) {
-          return one(F::embedding(tensor(std::vector<int64_t>{1, 0, 4, 1}).view({2, 2}), v[0], 3));
+          return one(F::embedding(Idx({1, 0, 4, 1}).view({2, 2}), v[0], 3));
         });
   entry(
       "embedding_bag sum (per_sample_weights), mean, max",
@@ -576,8 +578,7 @@ std::vector<OpCase> make_table() {
         return variable_list{R({5, 3}), R({7})};
       },
       [](const variable_list& v) {
-        Tensor in = tensor(std::vector<int64_t>{1, 2, 4, 4, 3, 0, 2}),
-               off = tensor(std::vector<int64_t>{0, 2, 2, 5});
+        Tensor in = Idx({1, 2, 4, 4, 3, 0, 2}), off = Idx({0, 2, 2, 5});
         return variable_list{F::embedding_bag(in, v[0], off, EmbeddingBagMode::Sum, v[1]),
                              F::embedding_bag(in, v[0], off, EmbeddingBagMode::Mean),
                              F::embedding_bag(in, v[0], off, kMax)};
@@ -627,9 +628,9 @@ std::vector<OpCase> make_table() {
               return (rand({3, 4}, f64()) * 0.8 + 0.1).detach().requires_grad_();
             }),
         [](const variable_list& v) {
-          Tensor p = v[1], target = rand({3, 4}, f64()).round();
-          manual_seed(9);
-          Tensor fixed = rand({3, 4}, f64());
+          Tensor p = v[1];
+          manual_seed(9);  // drawn on the CPU: CUDA's generator gives other numbers
+          Tensor fixed = on_case_device(rand({3, 4}, TensorOptions().dtype(kDouble)));
           return variable_list{
               F::binary_cross_entropy(p, fixed),
               F::binary_cross_entropy_with_logits(v[0], fixed, Tensor(), full({4}, 2.0, f64())),
@@ -663,6 +664,7 @@ TEST_P(GradcheckTable, GradAndGradGrad) {
   auto table = make_table();
   const OpCase& c = table[GetParam()];
   SCOPED_TRACE(c.name);
+  RecordProperty("case", c.name);
   variable_list in = c.inputs();
   EXPECT_TRUE(autograd::gradcheck(c.fn, in));
   if (c.gradgrad) {
@@ -683,12 +685,16 @@ TEST_P(GradcheckTable, SameOutputsAndGradientsOnCuda) {
   variable_list in = c.inputs(), on_device;
   for (const Tensor& t : in)
     on_device.push_back(t.defined() ? t.detach().cuda().requires_grad_(t.requires_grad()) : t);
+  // Random draws on the device come from CUDA's own generator (as in PyTorch).
+  if (c.name.find("fixed seed") != std::string::npos)
+    GTEST_SKIP() << "draws on CUDA differ from the CPU's";
   variable_list outs = c.fn(in), device_outs;
   variable_list diff_in, diff_device_in, used_outs, used_device_outs, grad_outs, device_grad_outs;
+  CaseOnDevice constants_on_cuda{Device(kCUDA)};
   try {
     device_outs = c.fn(on_device);
   } catch (const Error& e) {
-    GTEST_SKIP() << "not on CUDA yet: " << e.message();
+    GTEST_SKIP() << c.name << ": not on CUDA yet: " << e.message();
   }
   ASSERT_EQ(device_outs.size(), outs.size());
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -708,11 +714,15 @@ TEST_P(GradcheckTable, SameOutputsAndGradientsOnCuda) {
       diff_device_in.push_back(on_device[i]);
     }
   if (used_outs.empty() || diff_in.empty()) return;
-  variable_list g = autograd::grad(used_outs, diff_in, grad_outs, true, false, true), dg;
+  variable_list g, dg;
+  {
+    CaseOnDevice constants_on_cpu{Device(kCPU)};
+    g = autograd::grad(used_outs, diff_in, grad_outs, true, false, true);
+  }
   try {
     dg = autograd::grad(used_device_outs, diff_device_in, device_grad_outs, true, false, true);
   } catch (const Error& e) {
-    GTEST_SKIP() << "backward not on CUDA yet: " << e.message();
+    GTEST_SKIP() << c.name << ": backward not on CUDA yet: " << e.message();
   }
   for (size_t i = 0; i < g.size(); ++i) {
     ASSERT_EQ(g[i].defined(), dg[i].defined()) << "gradient " << i;
