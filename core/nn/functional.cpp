@@ -57,8 +57,7 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   {
     NoGradGuard ng;
     mask = empty(x.sizes(), x.options());
-    mask.bernoulli_(1 - p);
-    mask.div_(1 - p);
+    brasa::detail::dropout_mask_(mask, 1 - p);
   }
   return x * mask;
 }
@@ -90,8 +89,10 @@ Tensor dropout2d(const Tensor& x, double p, bool training) {
   {
     NoGradGuard ng;
     mask = empty(mask_shape, x.options());
-    mask.bernoulli_(1 - p);
-    if (p < 1) mask.div_(1 - p);
+    if (p < 1)
+      brasa::detail::dropout_mask_(mask, 1 - p);
+    else
+      mask.bernoulli_(0.0);  // draws as before, all zeros
   }
   return x * mask;
 }

@@ -140,9 +140,14 @@ Tensor& index_put_kernel(Tensor& self, const std::vector<std::optional<Tensor>>&
   for (size_t i = 0; i < perm.size(); ++i) torch_shape[i] = p.result_shape[perm[i]];
   BRASA_CHECK(values.dtype() == self.dtype(), "index_put_: values dtype ", values.dtype(),
               " does not match the indexed tensor's dtype ", self.dtype());
+  // A 0-dim value on the CPU is a number and goes to self's device; other
+  // values must be there already.
+  BRASA_CHECK(values.device() == self.device() || (values.dim() == 0 && values.is_cpu()),
+              "index_put_: values on ", values.device(), " for a tensor on ", self.device(),
+              " (expected the same device)");
   Tensor v;
   try {
-    v = values.expand(torch_shape);
+    v = (values.device() == self.device() ? values : values.to(self.device())).expand(torch_shape);
   } catch (const Error&) {
     BRASA_ERROR("index_put_: shape mismatch: value tensor of shape ", values.sizes(),
                 " cannot be broadcast to indexing result of shape ", IntArrayRef(torch_shape));
@@ -515,6 +520,8 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
 static Tensor masked_select_kernel(const Tensor& self, const Tensor& mask) {
   BRASA_CHECK(mask.dtype() == kBool, "masked_select: expected BoolTensor for mask, got ",
               mask.dtype());
+  BRASA_CHECK(mask.device() == self.device(), "masked_select: mask on ", mask.device(),
+              " for a tensor on ", self.device(), " (expected the same device)");
   auto shape = detail::broadcast_shapes("masked_select", self.sizes(), mask.sizes());
   Tensor s = contiguous(self.expand(shape)), m = contiguous(mask.expand(shape));
   return kernel<MaskedSelectKernel>(s.device())(s, m);

@@ -105,10 +105,24 @@ Tensor& bernoulli_(Tensor& t, double p, Generator* gen) {
   BRASA_CHECK(p >= 0 && p <= 1, "bernoulli_: expected p to be in [0, 1], but got p=", p);
   Generator& g = pick(gen);
   std::lock_guard<std::mutex> lock(g.mutex());
-  if (fill_on_device(t, RandomDistribution::kBernoulli, p, 0, g)) return t;
+  if (fill_on_device(t, RandomDistribution::kBernoulli, p, 1, g)) return t;
   fill_serial(t, [&] { return g.next_double() < p ? 1 : 0; });
   return t;
 }
+
+namespace detail {
+Tensor& dropout_mask_(Tensor& t, double keep, Generator* gen) {
+  BRASA_CHECK(keep > 0 && keep <= 1, "dropout: the kept fraction must be in (0, 1], got ", keep);
+  Generator& g = pick(gen);
+  {
+    std::lock_guard<std::mutex> lock(g.mutex());
+    if (fill_on_device(t, RandomDistribution::kBernoulli, keep, 1 / keep, g)) return t;
+  }
+  // The CPU keeps its two steps (the numbers it always gave).
+  bernoulli_(t, keep, gen);
+  return t.div_(keep);
+}
+}  // namespace detail
 
 Tensor& random_(Tensor& t, int64_t from, int64_t to, Generator* gen) {
   BRASA_CHECK(from < to, "random_: expects 'from' to be less than 'to', but got from=", from,

@@ -68,4 +68,9 @@ Tensor& normal_(Tensor& t, double mean = 0, double std = 1, Generator* gen = nul
 Tensor& bernoulli_(Tensor& t, double p = 0.5, Generator* gen = nullptr);
 Tensor& random_(Tensor& t, int64_t from, int64_t to, Generator* gen = nullptr);
 
+namespace detail {
+// Dropout's mask: t <- 1 / keep with probability keep, else 0 (one pass on a device).
+Tensor& dropout_mask_(Tensor& t, double keep, Generator* gen = nullptr);
+}  // namespace detail
+
 }  // namespace brasa

@@ -137,7 +137,7 @@ Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Tensor& v) {
   return detail::index_put_with(*this, indices, v);
 }
 Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Scalar& v) {
-  return detail::index_put_with(*this, indices, scalar_tensor(v, TensorOptions().dtype(dtype())));
+  return detail::index_put_with(*this, indices, scalar_tensor(v, options()));
 }
 Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Tensor& v) {
   return index_put_(ArrayRef<TensorIndex>(indices.begin(), indices.size()), v);

@@ -1,6 +1,7 @@
 // The CUDA entries of the indexing family: gather, scatter, index_select and
 // advanced indexing (indexing_kernels.cu); masked_select and nonzero
-// (sort_select_kernels.cu), which learn their result's size with one sync.
+// (sort_select_kernels.cu), which learn their result's size with one sync,
+// as in PyTorch.
 // Indices are checked on the host first (one small reduction and copy), so
 // that a bad index is an error naming the op rather than a wild write.
 #include <brasa/cuda/cuda_check.h>
@@ -132,28 +133,33 @@ void index_put_cuda(const Tensor& self, const AdvancedIndex& p, const Tensor& va
   BRASA_CUDA_LAUNCH_CHECK("index_put_", s);
 }
 
-// The exclusive prefix sum of `flags` (contiguous bool) and its total.
-std::pair<Tensor, int64_t> flag_positions(const Tensor& flags) {
+// How many of `flags` (contiguous bool) are set: the one sync that sizes the result.
+int64_t count_set(const Tensor& flags) {
   const int64_t n = flags.numel();
-  const int64_t count = n ? flags.sum().item<int64_t>() : 0;
-  Tensor positions = empty({n}, flags.options().dtype(kLong));
-  if (count == 0) return {positions, 0};
-  const size_t bytes = kernels::scan_scratch_bytes(n);
-  Tensor scratch = empty({static_cast<int64_t>(bytes)}, flags.options().dtype(kByte));
+  if (n == 0) return 0;
+  const size_t bytes = kernels::count_scratch_bytes(n), at = (bytes + 7) / 8 * 8;
+  Tensor scratch = empty({static_cast<int64_t>(at) + 8}, flags.options().dtype(kByte));
+  auto* count = reinterpret_cast<int64_t*>(static_cast<char*>(scratch.data_ptr()) + at);
   cudaStream_t s = launch_stream(flags.device());
-  kernels::launch_flag_scan(flags.data_ptr<bool>(), positions.data_ptr<int64_t>(), n,
-                            scratch.data_ptr(), bytes, s);
+  kernels::launch_count_flags(flags.data_ptr<bool>(), n, count, scratch.data_ptr(), bytes, s);
   BRASA_CUDA_LAUNCH_CHECK("nonzero/masked_select", s);
-  return {positions, count};
+  int64_t host = 0;
+  BRASA_CUDA_CHECK("nonzero/masked_select",
+                   cudaMemcpyAsync(&host, count, sizeof(host), cudaMemcpyDeviceToHost, s));
+  BRASA_CUDA_CHECK("nonzero/masked_select", cudaStreamSynchronize(s));
+  return host;
 }
 
 Tensor masked_select_cuda(const Tensor& self, const Tensor& mask) {
-  auto [positions, count] = flag_positions(mask);
+  const int64_t n = mask.numel(), count = count_set(mask);
   Tensor out = empty({count}, self.options());
   if (count == 0) return out;
+  const int es = static_cast<int>(self.element_size());
+  const size_t bytes = kernels::compact_scratch_bytes(n, count, es);
+  Tensor scratch = empty({static_cast<int64_t>(bytes)}, self.options().dtype(kByte));
   cudaStream_t s = launch_stream(self.device());
-  kernels::launch_compact(self.data_ptr(), mask.data_ptr<bool>(), positions.data_ptr<int64_t>(),
-                          out.data_ptr(), self.numel(), static_cast<int>(self.element_size()), s);
+  kernels::launch_masked_select(self.data_ptr(), mask.data_ptr<bool>(), out.data_ptr(), n, es,
+                                scratch.data_ptr(), bytes, s);
   BRASA_CUDA_LAUNCH_CHECK("masked_select", s);
   return out;
 }
@@ -161,14 +167,16 @@ Tensor masked_select_cuda(const Tensor& self, const Tensor& mask) {
 Tensor nonzero_cuda(const Tensor& self) {
   BRASA_CHECK(self.dim() <= kernels::kMaxDims, "nonzero: at most ", kernels::kMaxDims,
               " dims on CUDA, got ", self.sizes());
-  Tensor flags = contiguous(self.ne(0));
-  auto [positions, count] = flag_positions(flags);
+  Tensor flags = self.dtype() == kBool ? contiguous(self) : contiguous(self.ne(0));
+  const int64_t n = flags.numel(), count = count_set(flags);
   Tensor out = empty({count, self.dim()}, self.options().dtype(kLong));
   if (count == 0 || self.dim() == 0) return out;
+  const size_t bytes = kernels::compact_scratch_bytes(n, count, 8);
+  Tensor scratch = empty({static_cast<int64_t>(bytes)}, self.options().dtype(kByte));
   cudaStream_t s = launch_stream(self.device());
-  kernels::launch_compact_coords(flags.data_ptr<bool>(), positions.data_ptr<int64_t>(),
-                                 out.data_ptr<int64_t>(), flags.numel(), self.sizes().data(),
-                                 static_cast<int>(self.dim()), s);
+  kernels::launch_nonzero(flags.data_ptr<bool>(), count, out.data_ptr<int64_t>(), n,
+                          self.sizes().data(), static_cast<int>(self.dim()), scratch.data_ptr(),
+                          bytes, s);
   BRASA_CUDA_LAUNCH_CHECK("nonzero", s);
   return out;
 }

@@ -168,23 +168,25 @@ void launch_index(const IndexPlan& p, const void* self, void* out, int elem_size
 void launch_index_put(const IndexPlan& p, void* self, const void* values, int dtype,
                       bool accumulate, cudaStream_t s);
 
-// Stream compaction through an exclusive scan of the flags. `positions`
-// (n int64) <- the exclusive prefix sum of flags (bool, n), scratch from
-// scan_scratch_bytes(n).
-size_t scan_scratch_bytes(int64_t n);
-void launch_flag_scan(const bool* flags, int64_t* positions, int64_t n, void* scratch,
-                      size_t scratch_bytes, cudaStream_t s);
-// out[positions[i]] = in[i] where flags[i] (masked_select; elements of elem_size bytes).
-void launch_compact(const void* in, const bool* flags, const int64_t* positions, void* out,
-                    int64_t n, int elem_size, cudaStream_t s);
-// out[positions[i], :] = the coordinates of i in `shape` where flags[i] (nonzero).
-void launch_compact_coords(const bool* flags, const int64_t* positions, int64_t* out, int64_t n,
-                           const int64_t* shape, int ndim, cudaStream_t s);
+// Stream compaction (CUB's DeviceSelect), with `count` (the number of set
+// flags) known: out <- the elements of `in` (elem_size bytes each) whose flag
+// is set, in order; nonzero's out [count, ndim] <- their coordinates in
+// `shape`. Scratch from compact_scratch_bytes.
+size_t compact_scratch_bytes(int64_t n, int64_t count, int elem_size);
+// *count (device memory) <- how many of the n flags are set; scratch from
+// count_scratch_bytes.
+size_t count_scratch_bytes(int64_t n);
+void launch_count_flags(const bool* flags, int64_t n, int64_t* count, void* scratch,
+                        size_t scratch_bytes, cudaStream_t s);
+void launch_masked_select(const void* in, const bool* flags, void* out, int64_t n, int elem_size,
+                          void* scratch, size_t scratch_bytes, cudaStream_t s);
+void launch_nonzero(const bool* flags, int64_t count, int64_t* out, int64_t n, const int64_t* shape,
+                    int ndim, void* scratch, size_t scratch_bytes, cudaStream_t s);
 
 // Sorting K rows of R (rows [K, R] contiguous, of dtype): vals and idx [K, k]
 // get each row's first k values in order and their positions. NaN sorts
 // last (first when descending); the sort is stable. Scratch from
-// sort_scratch_bytes; K * R must fit in an int (checked on the host).
+// sort_scratch_bytes.
 size_t sort_scratch_bytes(int64_t K, int64_t R, int dtype);
 void launch_sort_rows(const void* rows, void* vals, int64_t* idx, int64_t K, int64_t R, int64_t k,
                       bool descending, int dtype, void* scratch, size_t scratch_bytes,
@@ -196,7 +198,7 @@ void launch_sort_rows(const void* rows, void* vals, int64_t* idx, int64_t K, int
 // (seed, offset) pair gives the same numbers whatever the launch shape.
 enum RandomKind : int { kUniform, kNormal, kBernoulli, kRandomInt };
 int per_counter(int kind, int dtype);
-// uniform: [a, b); normal: mean a, std b; bernoulli: 1 with probability a;
+// uniform: [a, b); normal: mean a, std b; bernoulli: b with probability a, else 0;
 // random int: a + (64 random bits mod range), range = b as an integer.
 void launch_random(void* out, int64_t n, int dtype, int kind, double a, double b, uint64_t range,
                    uint64_t seed, uint64_t offset, cudaStream_t s);

@@ -55,7 +55,7 @@ struct Draw {
         v[j] = static_cast<A>(static_cast<int64_t>(a) + static_cast<int64_t>(bits % range));
       }
     } else if (kind == kBernoulli) {
-      for (int j = 0; j < per; ++j) v[j] = static_cast<A>(r.v[j] * 0x1.0p-32 < a ? 1 : 0);
+      for (int j = 0; j < per; ++j) v[j] = static_cast<A>(r.v[j] * 0x1.0p-32 < a ? b : 0);
     } else if constexpr (std::is_same_v<A, double>) {
       const double u0 = unit_double(r.v[0], r.v[1]), u1 = unit_double(r.v[2], r.v[3]);
       if (kind == kUniform) {
@@ -84,14 +84,35 @@ struct Draw {
   }
 };
 
-template <class T>
-__global__ void random_kernel(T* out, int64_t n, const Draw<T> draw, int per, uint64_t seed,
-                              uint64_t offset) {
-  const int64_t blocks = (n + per - 1) / per, step = int64_t(gridDim.x) * blockDim.x;
+// One counter's values stored with a single access of PER * sizeof(T) bytes
+// (out + g * PER must be aligned to it), or one by one at the tail.
+template <class T, int PER>
+__device__ __forceinline__ void store_block(T* out, int64_t g, int64_t n, const Acc<T>* v,
+                                            bool aligned) {
+  constexpr int kBytes = PER * int(sizeof(T));
+  if (aligned && (g + 1) * PER <= n && (kBytes == 4 || kBytes == 8 || kBytes == 16)) {
+    using Vec =
+        std::conditional_t<kBytes == 16, uint4, std::conditional_t<kBytes == 8, uint2, uint32_t>>;
+    union {
+      T t[PER];
+      Vec vec;
+    } u;
+#pragma unroll
+    for (int j = 0; j < PER; ++j) u.t[j] = from_acc<T>(v[j]);
+    *reinterpret_cast<Vec*>(out + g * PER) = u.vec;
+    return;
+  }
+  for (int j = 0; j < PER && g * PER + j < n; ++j) out[g * PER + j] = from_acc<T>(v[j]);
+}
+
+template <class T, int PER>
+__global__ void random_kernel(T* out, int64_t n, const Draw<T> draw, uint64_t seed, uint64_t offset,
+                              bool aligned) {
+  const int64_t blocks = (n + PER - 1) / PER, step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t g = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; g < blocks; g += step) {
     Acc<T> v[4];
-    draw(philox(seed, offset + static_cast<uint64_t>(g)), v, per);
-    for (int j = 0; j < per && g * per + j < n; ++j) out[g * per + j] = from_acc<T>(v[j]);
+    draw(philox(seed, offset + static_cast<uint64_t>(g)), v, PER);
+    store_block<T, PER>(out, g, n, v, aligned);
   }
 }
 
@@ -108,10 +129,16 @@ void launch_random(void* out, int64_t n, int dtype, int kind, double a, double b
   const int per = per_counter(kind, dtype);
   const int64_t blocks = (n + per - 1) / per;
   const int grid = static_cast<int>(std::clamp<int64_t>((blocks + 255) / 256, 1, 4096));
+  const bool aligned = reinterpret_cast<uintptr_t>(out) % 16 == 0;
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    random_kernel<T><<<grid, 256, 0, s>>>(static_cast<T*>(out), n, Draw<T>{kind, a, b, range}, per,
-                                          seed, offset);
+    const Draw<T> draw{kind, a, b, range};
+    if (per == 4)
+      random_kernel<T, 4>
+          <<<grid, 256, 0, s>>>(static_cast<T*>(out), n, draw, seed, offset, aligned);
+    else
+      random_kernel<T, 2>
+          <<<grid, 256, 0, s>>>(static_cast<T*>(out), n, draw, seed, offset, aligned);
   });
 }
 

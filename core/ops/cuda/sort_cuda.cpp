@@ -1,13 +1,11 @@
-// The CUDA entry of row sorting (sort_select_kernels.cu): CUB's segmented
-// radix sort over canonical keys, its scratch from the caching allocator.
+// The CUDA entry of row sorting (sort_select_kernels.cu): CUB's radix and
+// segmented sorts over canonical keys, their scratch from the caching allocator.
 #include <brasa/cuda/cuda_check.h>
 #include <brasa/ops/cuda/launch_util.h>
 #include <brasa/ops/cuda/register.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/kernel_table.h>
 #include <brasa/ops/kernels/sort.h>
-
-#include <climits>
 
 namespace brasa::cuda {
 namespace {
@@ -16,8 +14,6 @@ namespace {
 void sort_rows_cuda(const Tensor& rows, const Tensor& vals, const Tensor& idx, bool descending,
                     bool /*stable*/) {
   const int64_t K = rows.size(0), R = rows.size(1), k = vals.size(1);
-  BRASA_CHECK(K * R <= INT_MAX, "sort: ", rows.sizes(), " has more than ", INT_MAX,
-              " elements, more than CUDA's sort takes");
   const int dtype = static_cast<int>(rows.dtype());
   const size_t bytes = kernels::sort_scratch_bytes(K, R, dtype);
   Tensor scratch = empty({static_cast<int64_t>(bytes)}, rows.options().dtype(kByte));

@@ -1,9 +1,13 @@
 // Stream compaction (masked_select, nonzero) and row sorting on CUDA, over
-// CUB's device-wide scan and segmented radix sort.
+// CUB's DeviceSelect, DeviceRadixSort (one long row at a time) and
+// DeviceSegmentedSort (many rows).
 #include <brasa/ops/cuda/device_types.cuh>
 
-#include <cub/device/device_scan.cuh>
-#include <cub/device/device_segmented_radix_sort.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_segmented_sort.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
 
@@ -11,34 +15,20 @@ namespace brasa::cuda::kernels {
 namespace {
 
 int grid_for(int64_t n) { return static_cast<int>(std::min<int64_t>((n + 255) / 256, 65536)); }
-
-// The flags as 0/1 counts for the scan.
-__global__ void flag_counts_kernel(const bool* flags, int64_t* counts, int64_t n) {
-  const int64_t step = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
-    counts[i] = flags[i] ? 1 : 0;
-}
-
-template <int ES>
-__global__ void compact_kernel(const Bits<ES>* in, const bool* flags, const int64_t* pos,
-                               Bits<ES>* out, int64_t n) {
-  const int64_t step = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
-    if (flags[i]) out[pos[i]] = in[i];
-}
+size_t round_up(size_t b) { return (b + 255) / 256 * 256; }
 
 struct Shape {
   int ndim;
   int64_t sizes[kMaxDims];
 };
 
-__global__ void compact_coords_kernel(const bool* flags, const int64_t* pos, int64_t* out,
-                                      int64_t n, const __grid_constant__ Shape shape) {
+// out[j, :] = the coordinates of the flat index linear[j].
+__global__ void coords_kernel(const int64_t* linear, int64_t* out, int64_t count,
+                              const __grid_constant__ Shape shape) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    if (!flags[i]) continue;
-    int64_t* row = out + pos[i] * shape.ndim;
-    int64_t rem = i;
+  for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < count; j += step) {
+    int64_t* row = out + j * shape.ndim;
+    int64_t rem = linear[j];
     for (int d = shape.ndim - 1; d >= 0; --d) {
       const int64_t q = rem / shape.sizes[d];
       row[d] = rem - q * shape.sizes[d];
@@ -69,11 +59,11 @@ __global__ void canonical_keys_kernel(const T* in, T* out, int64_t n) {
 }
 
 // Segment offsets 0, R, 2R, ... K*R and each row's positions 0..R-1.
-__global__ void sort_setup_kernel(int* offsets, int64_t* positions, int64_t K, int64_t R) {
+__global__ void sort_setup_kernel(int64_t* offsets, int64_t* positions, int64_t K, int64_t R) {
   const int64_t n = K * R, step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i <= n; i += step) {
     if (i < n) positions[i] = i % R;
-    if (i % R == 0) offsets[i / R] = static_cast<int>(i);
+    if (i % R == 0) offsets[i / R] = i;
   }
 }
 
@@ -95,79 +85,134 @@ __global__ void take_sorted_kernel(const T* rows, const int64_t* sorted_pos, T* 
 template <class T>
 using SortKey = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
 
+// Long rows are sorted one at a time by the device-wide radix sort, which
+// uses the whole GPU; many shorter rows in one segmented sort.
+bool row_by_row(int64_t K, int64_t R) { return K == 1 || R >= (int64_t{1} << 16); }
+
 // Scratch layout of a sort: keys in/out, positions in/out, offsets, then CUB's.
 struct SortScratch {
   size_t keys, positions, offsets, cub;
   size_t total() const { return 2 * keys + 2 * positions + offsets + cub; }
 };
 
-size_t round_up(size_t b) { return (b + 255) / 256 * 256; }
+template <class Key>
+size_t cub_sort_bytes(int64_t K, int64_t R, bool descending) {
+  size_t bytes = 0;
+  const Key* k = nullptr;
+  const int64_t* v = nullptr;
+  const int64_t* o = nullptr;
+  if (row_by_row(K, R)) {
+    if (descending)
+      cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, k, const_cast<Key*>(k), v,
+                                                const_cast<int64_t*>(v), R);
+    else
+      cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, const_cast<Key*>(k), v,
+                                      const_cast<int64_t*>(v), R);
+  } else if (descending) {
+    cub::DeviceSegmentedSort::StableSortPairsDescending(
+        nullptr, bytes, k, const_cast<Key*>(k), v, const_cast<int64_t*>(v), K * R, K, o, o + 1);
+  } else {
+    cub::DeviceSegmentedSort::StableSortPairs(nullptr, bytes, k, const_cast<Key*>(k), v,
+                                              const_cast<int64_t*>(v), K * R, K, o, o + 1);
+  }
+  return bytes;
+}
 
 template <class T>
 SortScratch sort_layout(int64_t K, int64_t R, bool descending) {
   using Key = SortKey<T>;
-  SortScratch s{round_up(K * R * sizeof(Key)), round_up(K * R * sizeof(int64_t)),
-                round_up((K + 1) * sizeof(int)), 0};
-  const int n = static_cast<int>(K * R), segs = static_cast<int>(K);
-  if (descending)
-    cub::DeviceSegmentedRadixSort::SortPairsDescending<Key, int64_t>(
-        nullptr, s.cub, nullptr, nullptr, nullptr, nullptr, n, segs, static_cast<int*>(nullptr),
-        static_cast<int*>(nullptr));
-  else
-    cub::DeviceSegmentedRadixSort::SortPairs<Key, int64_t>(
-        nullptr, s.cub, nullptr, nullptr, nullptr, nullptr, n, segs, static_cast<int*>(nullptr),
-        static_cast<int*>(nullptr));
-  s.cub = round_up(s.cub);
-  return s;
+  return SortScratch{round_up(K * R * sizeof(Key)), round_up(K * R * sizeof(int64_t)),
+                     round_up((K + 1) * sizeof(int64_t)),
+                     round_up(cub_sort_bytes<Key>(K, R, descending))};
 }
 
 }  // namespace
 
-// Scratch: the counts, then CUB's.
-size_t scan_scratch_bytes(int64_t n) {
+// The flags read as bytes and summed in int64 (the init value's type).
+size_t count_scratch_bytes(int64_t n) {
   size_t bytes = 0;
-  cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const int64_t*>(nullptr),
-                                static_cast<int64_t*>(nullptr), n);
-  return round_up(n * sizeof(int64_t)) + bytes;
+  cub::DeviceReduce::Reduce(nullptr, bytes, static_cast<const uint8_t*>(nullptr),
+                            static_cast<int64_t*>(nullptr), n, ::cuda::std::plus<>{}, int64_t{0});
+  return bytes;
 }
 
-void launch_flag_scan(const bool* flags, int64_t* positions, int64_t n, void* scratch,
-                      size_t scratch_bytes, cudaStream_t s) {
-  int64_t* counts = static_cast<int64_t*>(scratch);
-  const size_t counts_bytes = round_up(n * sizeof(int64_t));
-  flag_counts_kernel<<<grid_for(n), 256, 0, s>>>(flags, counts, n);
-  size_t cub_bytes = scratch_bytes - counts_bytes;
-  cub::DeviceScan::ExclusiveSum(static_cast<char*>(scratch) + counts_bytes, cub_bytes,
-                                static_cast<const int64_t*>(counts), positions, n, s);
+void launch_count_flags(const bool* flags, int64_t n, int64_t* count, void* scratch,
+                        size_t scratch_bytes, cudaStream_t s) {
+  cub::DeviceReduce::Reduce(scratch, scratch_bytes, reinterpret_cast<const uint8_t*>(flags), count,
+                            n, ::cuda::std::plus<>{}, int64_t{0}, s);
 }
 
-void launch_compact(const void* in, const bool* flags, const int64_t* positions, void* out,
-                    int64_t n, int elem_size, cudaStream_t s) {
-  const int g = grid_for(n);
+// Scratch: CUB's, the selected count, and nonzero's flat indices.
+size_t compact_scratch_bytes(int64_t n, int64_t count, int elem_size) {
+  size_t select = 0, flat = 0;
   switch (elem_size) {
     case 1:
-      compact_kernel<1><<<g, 256, 0, s>>>(static_cast<const Bits<1>*>(in), flags, positions,
-                                          static_cast<Bits<1>*>(out), n);
+      cub::DeviceSelect::Flagged(nullptr, select, static_cast<const Bits<1>*>(nullptr),
+                                 static_cast<const bool*>(nullptr), static_cast<Bits<1>*>(nullptr),
+                                 static_cast<int64_t*>(nullptr), n);
       break;
     case 2:
-      compact_kernel<2><<<g, 256, 0, s>>>(static_cast<const Bits<2>*>(in), flags, positions,
-                                          static_cast<Bits<2>*>(out), n);
+      cub::DeviceSelect::Flagged(nullptr, select, static_cast<const Bits<2>*>(nullptr),
+                                 static_cast<const bool*>(nullptr), static_cast<Bits<2>*>(nullptr),
+                                 static_cast<int64_t*>(nullptr), n);
       break;
     case 4:
-      compact_kernel<4><<<g, 256, 0, s>>>(static_cast<const Bits<4>*>(in), flags, positions,
-                                          static_cast<Bits<4>*>(out), n);
+      cub::DeviceSelect::Flagged(nullptr, select, static_cast<const Bits<4>*>(nullptr),
+                                 static_cast<const bool*>(nullptr), static_cast<Bits<4>*>(nullptr),
+                                 static_cast<int64_t*>(nullptr), n);
       break;
     default:
-      compact_kernel<8><<<g, 256, 0, s>>>(static_cast<const Bits<8>*>(in), flags, positions,
-                                          static_cast<Bits<8>*>(out), n);
+      cub::DeviceSelect::Flagged(nullptr, select, static_cast<const Bits<8>*>(nullptr),
+                                 static_cast<const bool*>(nullptr), static_cast<Bits<8>*>(nullptr),
+                                 static_cast<int64_t*>(nullptr), n);
+  }
+  size_t indices = 0;
+  cub::DeviceSelect::Flagged(nullptr, indices, thrust::counting_iterator<int64_t>(0),
+                             static_cast<const bool*>(nullptr), static_cast<int64_t*>(nullptr),
+                             static_cast<int64_t*>(nullptr), n);
+  flat = round_up(count * sizeof(int64_t));
+  return round_up(std::max(select, indices)) + 256 + flat;
+}
+
+void launch_masked_select(const void* in, const bool* flags, void* out, int64_t n, int elem_size,
+                          void* scratch, size_t scratch_bytes, cudaStream_t s) {
+  char* cub_scratch = static_cast<char*>(scratch);
+  size_t cub_bytes = scratch_bytes - 256;  // the count's slot at the end
+  int64_t* selected = reinterpret_cast<int64_t*>(cub_scratch + cub_bytes);
+  switch (elem_size) {
+    case 1:
+      cub::DeviceSelect::Flagged(cub_scratch, cub_bytes, static_cast<const Bits<1>*>(in), flags,
+                                 static_cast<Bits<1>*>(out), selected, n, s);
+      break;
+    case 2:
+      cub::DeviceSelect::Flagged(cub_scratch, cub_bytes, static_cast<const Bits<2>*>(in), flags,
+                                 static_cast<Bits<2>*>(out), selected, n, s);
+      break;
+    case 4:
+      cub::DeviceSelect::Flagged(cub_scratch, cub_bytes, static_cast<const Bits<4>*>(in), flags,
+                                 static_cast<Bits<4>*>(out), selected, n, s);
+      break;
+    default:
+      cub::DeviceSelect::Flagged(cub_scratch, cub_bytes, static_cast<const Bits<8>*>(in), flags,
+                                 static_cast<Bits<8>*>(out), selected, n, s);
   }
 }
 
-void launch_compact_coords(const bool* flags, const int64_t* positions, int64_t* out, int64_t n,
-                           const int64_t* shape, int ndim, cudaStream_t s) {
+void launch_nonzero(const bool* flags, int64_t count, int64_t* out, int64_t n, const int64_t* shape,
+                    int ndim, void* scratch, size_t scratch_bytes, cudaStream_t s) {
+  // Layout: CUB's scratch, the count, then the flat indices (unless 1-D,
+  // where they are the output itself).
+  const size_t flat_bytes = round_up(count * sizeof(int64_t));
+  char* base = static_cast<char*>(scratch);
+  size_t cub_bytes = scratch_bytes - flat_bytes - 256;
+  int64_t* selected = reinterpret_cast<int64_t*>(base + cub_bytes);
+  int64_t* linear = ndim == 1 ? out : reinterpret_cast<int64_t*>(base + cub_bytes + 256);
+  cub::DeviceSelect::Flagged(base, cub_bytes, thrust::counting_iterator<int64_t>(0), flags, linear,
+                             selected, n, s);
+  if (ndim == 1) return;
   Shape sh{ndim, {}};
   for (int d = 0; d < ndim; ++d) sh.sizes[d] = shape[d];
-  compact_coords_kernel<<<grid_for(n), 256, 0, s>>>(flags, positions, out, n, sh);
+  coords_kernel<<<grid_for(count), 256, 0, s>>>(linear, out, count, sh);
 }
 
 size_t sort_scratch_bytes(int64_t K, int64_t R, int dtype) {
@@ -191,21 +236,32 @@ void launch_sort_rows(const void* rows, void* vals, int64_t* idx, int64_t K, int
     Key* keys_out = reinterpret_cast<Key*>(at += layout.keys);
     int64_t* pos_in = reinterpret_cast<int64_t*>(at += layout.keys);
     int64_t* pos_out = reinterpret_cast<int64_t*>(at += layout.positions);
-    int* offsets = reinterpret_cast<int*>(at += layout.positions);
+    int64_t* offsets = reinterpret_cast<int64_t*>(at += layout.positions);
     void* cub_scratch = at += layout.offsets;
     size_t cub_bytes = scratch_bytes - (at - static_cast<char*>(scratch));
     const int64_t n = K * R;
     canonical_keys_kernel<Key>
         <<<grid_for(n), 256, 0, s>>>(static_cast<const Key*>(rows), keys_in, n);
     sort_setup_kernel<<<grid_for(n + 1), 256, 0, s>>>(offsets, pos_in, K, R);
-    if (descending)
-      cub::DeviceSegmentedRadixSort::SortPairsDescending(
-          cub_scratch, cub_bytes, keys_in, keys_out, pos_in, pos_out, static_cast<int>(n),
-          static_cast<int>(K), offsets, offsets + 1, 0, int(sizeof(Key) * 8), s);
-    else
-      cub::DeviceSegmentedRadixSort::SortPairs(cub_scratch, cub_bytes, keys_in, keys_out, pos_in,
-                                               pos_out, static_cast<int>(n), static_cast<int>(K),
-                                               offsets, offsets + 1, 0, int(sizeof(Key) * 8), s);
+    if (row_by_row(K, R)) {
+      for (int64_t r = 0; r < K; ++r) {
+        const int64_t o = r * R;
+        if (descending)
+          cub::DeviceRadixSort::SortPairsDescending(cub_scratch, cub_bytes, keys_in + o,
+                                                    keys_out + o, pos_in + o, pos_out + o, R, 0,
+                                                    int(sizeof(Key) * 8), s);
+        else
+          cub::DeviceRadixSort::SortPairs(cub_scratch, cub_bytes, keys_in + o, keys_out + o,
+                                          pos_in + o, pos_out + o, R, 0, int(sizeof(Key) * 8), s);
+      }
+    } else if (descending) {
+      cub::DeviceSegmentedSort::StableSortPairsDescending(cub_scratch, cub_bytes, keys_in, keys_out,
+                                                          pos_in, pos_out, n, K, offsets,
+                                                          offsets + 1, s);
+    } else {
+      cub::DeviceSegmentedSort::StableSortPairs(cub_scratch, cub_bytes, keys_in, keys_out, pos_in,
+                                                pos_out, n, K, offsets, offsets + 1, s);
+    }
     take_sorted_kernel<Key><<<grid_for(K * k), 256, 0, s>>>(static_cast<const Key*>(rows), pos_out,
                                                             static_cast<Key*>(vals), idx, K, R, k);
   });

@@ -11,8 +11,8 @@ namespace brasa {
 enum class RandomDistribution { kUniform, kNormal, kBernoulli, kRandomInt };
 
 // Fills the contiguous `out` from the stream (seed, offset) of a
-// counter-based generator: uniform in [a, b), normal (mean a, std b), 1 with
-// probability a, or integers in [a, b). Returns how many counters it used,
+// counter-based generator: uniform in [a, b), normal (mean a, std b), b
+// with probability a (else 0), or integers in [a, b). Returns how many counters it used,
 // which the caller adds to the generator's offset.
 struct RandomFillKernel {
   static constexpr const char* name = "random";

@@ -87,6 +87,15 @@ TEST(CudaIndexing, IndexPutMatchesTheCpuAndAccumulatesRepeats) {
   index_put_(cpu, {mask}, tensor(-1.f), false);
   index_put_(gpu, {mask.cuda()}, tensor(-1.f).cuda(), false);
   expect_equal_on_cpu(gpu, cpu);
+  // A CPU number as the value goes to the device; CPU values of more elements are an error.
+  index_put_(cpu, {distinct}, tensor(2.f), false);
+  index_put_(gpu, {distinct.cuda()}, tensor(2.f), false);
+  expect_equal_on_cpu(gpu, cpu);
+  cpu.index_put_({distinct}, 3.5);
+  gpu.index_put_({distinct.cuda()}, 3.5);
+  expect_equal_on_cpu(gpu, cpu);
+  EXPECT_ERROR("index_put_: values on cpu for a tensor on cuda:0 (expected the same device)",
+               index_put_(gpu, {distinct.cuda()}, ones({3, 4}), false));
   Tensor chars = gpu.to(kChar);
   EXPECT_ERROR("index_put_: accumulate is not implemented for 'Char' on CUDA",
                index_put_(chars, {distinct.cuda()}, ones({3, 4}, kChar).cuda(), true));
@@ -118,6 +127,15 @@ TEST(CudaIndexing, MaskedSelectAndNonzeroMatchTheCpu) {
     expect_equal_on_cpu(nonzero(xt.cuda()), nonzero(xt));
     expect_equal_on_cpu(masked_select(xt.cuda(), (x < 0).cuda()), masked_select(xt, x < 0));
   }
+  EXPECT_ERROR("masked_select: mask on cpu for a tensor on cuda:0", masked_select(x.cuda(), x > 0));
+  // index_fill and masked_scatter (which index_put_ a number and nonzero's
+  // positions) on the device.
+  Tensor xs = x.reshape({12, 5});
+  expect_equal_on_cpu(index_fill(xs.cuda(), 0, tensor({1, 7}, kLong).cuda(), 9.0),
+                      index_fill(xs, 0, tensor({1, 7}, kLong), 9.0));
+  Tensor src = randn({60});
+  expect_equal_on_cpu(masked_scatter(xs.cuda(), (xs > 0).cuda(), src.cuda()),
+                      masked_scatter(xs, xs > 0, src));
   // Broadcast mask, empty results, a 0-dim tensor.
   Tensor row_mask = tensor({true, false, false, true});
   expect_equal_on_cpu(masked_select(x.cuda(), row_mask.cuda()), masked_select(x, row_mask));
