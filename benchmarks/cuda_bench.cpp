@@ -227,6 +227,19 @@ int main() {
     part("part_relu_112_ms", big(), [](const torch::Tensor& t) { return torch::relu(t); });
     part("part_maxpool_112_ms", big(),
          [](const torch::Tensor& t) { return torch::max_pool2d(t, {3}, {2}, {1}); });
+    // relu's pieces: the forward alone, and the sum that the parts end with.
+    {
+      torch::Tensor x = big();
+      result("part_relu_fwd_112_ms", best_seconds(3, 10, [&] { torch::relu(x); }) * 1e3, "ms");
+      result("part_sum_112_ms", best_seconds(3, 10, [&] { x.sum(); }) * 1e3, "ms");
+      result("part_channel_sum_fwd_112_ms",
+             best_seconds(3, 10,
+                          [&] {
+                            x.sum({0, 2, 3});
+                          }) *
+                 1e3,
+             "ms");
+    }
     part("part_channel_mean_112_ms", big(), [](const torch::Tensor& t) {
       return t.mean({0, 2, 3});
     });

@@ -137,6 +137,10 @@ def main():
          lambda t: F.batch_norm(t, rm, rv, gamma, beta, training=True))
     part("part_relu_112_ms", big(), torch.relu)
     part("part_maxpool_112_ms", big(), lambda t: F.max_pool2d(t, 3, 2, 1))
+    xb = big()
+    result("part_relu_fwd_112_ms", best_seconds(3, 10, lambda: torch.relu(xb)) * 1e3, "ms")
+    result("part_sum_112_ms", best_seconds(3, 10, lambda: xb.sum()) * 1e3, "ms")
+    result("part_channel_sum_fwd_112_ms", best_seconds(3, 10, lambda: xb.sum((0, 2, 3))) * 1e3, "ms")
     part("part_channel_mean_112_ms", big(), lambda t: t.mean((0, 2, 3)))
 
     torch.manual_seed(0)

@@ -61,9 +61,42 @@ ScalarType sum_dtype(const Tensor& x, std::optional<ScalarType> dtype) {
   return isIntegralType(x.dtype(), true) ? kLong : x.dtype();
 }
 
+// The reduced dims of a contiguous x when they are a leading block and a
+// trailing block around kept ones (a per-channel sum of NCHW): {lead, trail},
+// the first kept dim and the first trailing reduced one; else {0, 0}.
+std::pair<int64_t, int64_t> outer_and_inner_blocks(const Tensor& x, IntArrayRef dims) {
+  const int64_t nd = x.dim();
+  if (dims.empty() || nd < 3 || !x.is_contiguous()) return {0, 0};
+  std::vector<bool> reduced(nd, false);
+  for (auto d : dims) reduced[maybe_wrap_dim(d, nd, "sum")] = true;
+  int64_t lead = 0, trail = nd;
+  while (lead < nd && reduced[lead]) ++lead;
+  while (trail > lead && reduced[trail - 1]) --trail;
+  for (int64_t d = lead; d < trail; ++d)
+    if (reduced[d]) return {0, 0};
+  if (lead == 0 || trail == nd || lead == trail) return {0, 0};
+  return {lead, trail};
+}
+
 Tensor sum_impl(const char* op, const Tensor& xin, IntArrayRef dims, bool keepdim,
                 ScalarType out_t) {
   Tensor x = xin.dtype() == out_t ? xin : xin.to(out_t);
+  // On CUDA, such a sum takes two passes that read x where it lies (its
+  // trailing rows, then the leading columns of what is left) instead of a
+  // permuted copy of x. Other devices keep the one pass (and the CPU's rounding).
+  if (x.device().type() == kCUDA) {
+    auto [lead, trail] = outer_and_inner_blocks(x, dims);
+    if (lead > 0) {
+      DimVector inner_dims, outer_dims;
+      for (int64_t d = trail; d < x.dim(); ++d) inner_dims.push_back(d);
+      for (int64_t d = 0; d < lead; ++d) outer_dims.push_back(d);
+      Tensor rows = reduce(plan_rows(op, x, inner_dims, true), out_t, RowReduction::Sum);
+      Tensor out = reduce(plan_rows(op, rows, outer_dims, true), out_t, RowReduction::Sum);
+      if (keepdim) return out;
+      DimVector kept(x.sizes().begin() + lead, x.sizes().begin() + trail);
+      return out.reshape(kept);
+    }
+  }
   return reduce(plan_rows(op, x, dims, keepdim), out_t, RowReduction::Sum);
 }
 

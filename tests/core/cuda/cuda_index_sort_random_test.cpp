@@ -190,6 +190,61 @@ TEST(CudaSort, SortMatchesTheCpuWithNanZerosAndTies) {
   EXPECT_DOUBLE_EQ(leaf.grad().sum().item<double>(), 3);
 }
 
+TEST(CudaReductions, PerChannelSumsInTwoPassesMatchTheCpu) {
+  REQUIRE_CUDA();
+  manual_seed(9);
+  Tensor x = randn({6, 5, 7, 9}, TensorOptions().dtype(kDouble));
+  for (bool keepdim : {false, true}) {
+    SCOPED_TRACE(keepdim ? "keepdim" : "");
+    Tensor g = sum(x.cuda(), {0, 2, 3}, keepdim), c = sum(x, {0, 2, 3}, keepdim);
+    ASSERT_EQ(g.sizes().vec(), c.sizes().vec());
+    EXPECT_TRUE(allclose(g.cpu(), c, 1e-12, 1e-12));
+    EXPECT_TRUE(
+        allclose(mean(x.cuda(), {0, 3}, keepdim).cpu(), mean(x, {0, 3}, keepdim), 1e-12, 1e-12));
+    EXPECT_TRUE(allclose(sum(x.cuda(), {0, 1, 3}, keepdim).cpu(), sum(x, {0, 1, 3}, keepdim), 1e-12,
+                         1e-12));
+  }
+  // Few long rows are split over many blocks and their partials combined.
+  Tensor y = randn({3, 200000}, TensorOptions().dtype(kDouble));
+  y[1][777] = std::numeric_limits<double>::quiet_NaN();
+  Tensor gy = y.cuda();
+  EXPECT_TRUE(allclose(gy.sum(1).cpu(), y.sum(1), 1e-12, 1e-9, true));
+  EXPECT_TRUE(allclose(gy.var(1).cpu(), y.var(1), 1e-12, 1e-12, true));
+  EXPECT_TRUE(allclose(gy.slice(0, 0, 1).sum().cpu(), y.slice(0, 0, 1).sum(), 1e-12, 1e-9));
+  EXPECT_TRUE(allclose(gy.amax(1).cpu(), y.amax(1), 0, 0, true));
+  EXPECT_TRUE(allclose(gy.to(kFloat).std(1).cpu(), y.to(kFloat).std(1), 1e-5, 1e-6, true));
+  Tensor leaf = x.cuda().requires_grad_(true);
+  (mean(leaf, {0, 2, 3}) * tensor({1., 2., 3., 4., 5.}, kDouble).cuda()).sum().backward();
+  EXPECT_TRUE(
+      allclose(leaf.grad().select(1, 4).cpu(), full({6, 7, 9}, 5.0 / (6 * 7 * 9), kDouble)));
+}
+
+// Training-mode batch norm through cuDNN, differentiated twice (the second
+// order goes through the composite formula), against the CPU.
+TEST(CudaBatchNorm, DoubleBackwardMatchesTheCpu) {
+  REQUIRE_CUDA();
+  manual_seed(10);
+  const auto f64 = TensorOptions().dtype(kDouble);
+  Tensor x = randn({4, 3, 5, 2}, f64), w = randn({3}, f64), b = randn({3}, f64);
+  Tensor probe = randn({4, 3, 5, 2}, f64);
+  auto second_order = [&](Device d) {
+    Tensor xd = x.to(d).requires_grad_(true), wd = w.to(d).requires_grad_(true),
+           bd = b.to(d).requires_grad_(true);
+    Tensor rm = zeros({3}, f64.device(d)), rv = ones({3}, f64.device(d));
+    Tensor y = nn::functional::batch_norm(xd, rm, rv, wd, bd, /*training=*/true);
+    auto g = autograd::grad({(y * probe.to(d)).sum()}, {xd, wd}, {}, true, true);
+    Tensor gg = (g[0] * g[0]).sum() + (g[1] * g[1]).sum();
+    auto h = autograd::grad({gg}, {xd, wd, bd}, {}, false, false, true);
+    return std::vector<Tensor>{g[0], g[1], h[0], h[1]};
+  };
+  auto cpu = second_order(Device(kCPU)), gpu = second_order(Device(kCUDA));
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    ASSERT_TRUE(gpu[i].defined()) << i;
+    ASSERT_TRUE(gpu[i].is_cuda()) << i;
+    EXPECT_TRUE(allclose(gpu[i].cpu(), cpu[i], 1e-9, 1e-9)) << "result " << i;
+  }
+}
+
 TEST(CudaRandom, DeviceDrawsAreReproducibleAndDistributedRight) {
   REQUIRE_CUDA();
   const auto cuda = TensorOptions().device(kCUDA);
