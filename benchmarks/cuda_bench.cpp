@@ -10,7 +10,9 @@
 //                and the cudaMallocs made after the second step (should be 0)
 //   cnn_step     the main job's CNN training step (batch 64, SGD with momentum)
 //   resnet_stack a ResNet-50-like stem and three bottlenecks, batch 32 at 224x224
+//                (also with cuDNN's benchmark mode)
 //   randn, dropout, sort, index, index_put_ (accumulate), masked_select: ms each
+#include <brasa/cuda/cudnn.h>
 #include <brasa/cuda/memory.h>
 #include <brasa/cuda/stream.h>
 #include <brasa/torch.h>
@@ -199,6 +201,12 @@ int main() {
     net->push_back(nn::Functional([](const torch::Tensor& t) { return t.mean({2, 3}); }));
     net->push_back(nn::Linear(256, 1000));
     result("resnet_stack_step_ms", step_ms(net, {32, 3, 224, 224}, 1000, 3, 10), "ms");
+    // The same with cuDNN's algorithms timed once per shape (benchmark mode)
+    // instead of taken from its heuristics.
+    brasa::cuda::set_cudnn_benchmark(true);
+    result("resnet_stack_benchmark_mode_step_ms", step_ms(net, {32, 3, 224, 224}, 1000, 3, 10),
+           "ms");
+    brasa::cuda::set_cudnn_benchmark(false);
   }
 
   // The stack's parts one by one (forward and backward), to see where time goes.

@@ -112,6 +112,10 @@ def main():
     layers += [GlobalMean(), torch.nn.Linear(256, 1000)]
     stack = torch.nn.Sequential(*layers)
     result("resnet_stack_step_ms", step_ms(stack, (32, 3, 224, 224), 1000, 3, 10), "ms")
+    torch.backends.cudnn.benchmark = True
+    result("resnet_stack_benchmark_mode_step_ms", step_ms(stack, (32, 3, 224, 224), 1000, 3, 10),
+           "ms")
+    torch.backends.cudnn.benchmark = False
 
     def part(what, x, f):
         x.requires_grad_(True)
