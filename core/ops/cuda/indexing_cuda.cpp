@@ -12,6 +12,7 @@
 #include <brasa/ops/kernels/indexing.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/reduction.h>
+#include <brasa/ops/shape.h>
 
 namespace brasa::cuda {
 namespace {
@@ -24,10 +25,16 @@ void add_strided(kernels::Loop& l, const Tensor& t, IntArrayRef strides, int64_t
     l.strides[k][d] = d == zero_dim ? 0 : strides[d] * t.element_size();
 }
 
+// The smallest and largest index, read back together: one sync, not two.
+std::pair<int64_t, int64_t> index_bounds(const Tensor& index) {
+  const Tensor flat = index.reshape({-1});
+  const Tensor both = stack({amin(flat, {0}), amax(flat, {0})}).to(Device(kCPU), kLong);
+  return {both.data_ptr<int64_t>()[0], both.data_ptr<int64_t>()[1]};
+}
+
 void check_range(const char* op, const Tensor& index, int64_t size, int64_t dim) {
   if (index.numel() == 0) return;
-  const int64_t lo = amin(index.reshape({-1}), {0}).item<int64_t>();
-  const int64_t hi = amax(index.reshape({-1}), {0}).item<int64_t>();
+  const auto [lo, hi] = index_bounds(index);
   BRASA_CHECK(lo >= 0 && hi < size, op, ": index ", lo < 0 ? lo : hi,
               " is out of bounds for dimension ", dim, " with size ", size);
 }
@@ -80,8 +87,7 @@ void scatter_cuda(const Tensor& self, int64_t dim, const Tensor& index, const Te
 // Like check_range, for indices that may count from the end.
 void check_wrapped_range(const char* op, const Tensor& index, int64_t size, int64_t dim) {
   if (index.numel() == 0) return;
-  const int64_t lo = amin(index.reshape({-1}), {0}).item<int64_t>();
-  const int64_t hi = amax(index.reshape({-1}), {0}).item<int64_t>();
+  const auto [lo, hi] = index_bounds(index);
   BRASA_CHECK(lo >= -size && hi < size, op, ": index ", lo < -size ? lo : hi,
               " is out of bounds for dimension ", dim, " with size ", size);
 }
