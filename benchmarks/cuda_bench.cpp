@@ -235,6 +235,22 @@ int main() {
     part("part_relu_112_ms", big(), [](const torch::Tensor& t) { return torch::relu(t); });
     part("part_maxpool_112_ms", big(),
          [](const torch::Tensor& t) { return torch::max_pool2d(t, {3}, {2}, {1}); });
+    // The bottlenecks' other layers at 56x56: 1x1 convolutions both ways and
+    // batch norm over 256 channels.
+    torch::Tensor w_up = torch::randn({256, 64, 1, 1}).to(torch::kCUDA).requires_grad_();
+    torch::Tensor w_down = torch::randn({64, 256, 1, 1}).to(torch::kCUDA).requires_grad_();
+    torch::Tensor g256 = torch::ones({256}).to(torch::kCUDA).requires_grad_();
+    torch::Tensor b256 = torch::zeros({256}).to(torch::kCUDA).requires_grad_();
+    torch::Tensor rm256 = torch::zeros({256}).to(torch::kCUDA),
+                  rv256 = torch::ones({256}).to(torch::kCUDA);
+    part("part_conv1x1_up_56_ms", torch::randn({32, 64, 56, 56}).to(torch::kCUDA),
+         [&](const torch::Tensor& t) { return torch::conv2d(t, w_up); });
+    part("part_conv1x1_down_56_ms", torch::randn({32, 256, 56, 56}).to(torch::kCUDA),
+         [&](const torch::Tensor& t) { return torch::conv2d(t, w_down); });
+    part("part_batchnorm256_56_ms", torch::randn({32, 256, 56, 56}).to(torch::kCUDA),
+         [&](const torch::Tensor& t) {
+           return F::batch_norm(t, rm256, rv256, g256, b256, /*training=*/true);
+         });
     // relu's pieces: the forward alone, and the sum that the parts end with.
     {
       torch::Tensor x = big();

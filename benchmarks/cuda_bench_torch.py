@@ -141,6 +141,17 @@ def main():
          lambda t: F.batch_norm(t, rm, rv, gamma, beta, training=True))
     part("part_relu_112_ms", big(), torch.relu)
     part("part_maxpool_112_ms", big(), lambda t: F.max_pool2d(t, 3, 2, 1))
+    w_up = torch.randn(256, 64, 1, 1, device=dev, requires_grad=True)
+    w_down = torch.randn(64, 256, 1, 1, device=dev, requires_grad=True)
+    g256 = torch.ones(256, device=dev, requires_grad=True)
+    b256 = torch.zeros(256, device=dev, requires_grad=True)
+    rm256, rv256 = torch.zeros(256, device=dev), torch.ones(256, device=dev)
+    part("part_conv1x1_up_56_ms", torch.randn(32, 64, 56, 56, device=dev),
+         lambda t: F.conv2d(t, w_up))
+    part("part_conv1x1_down_56_ms", torch.randn(32, 256, 56, 56, device=dev),
+         lambda t: F.conv2d(t, w_down))
+    part("part_batchnorm256_56_ms", torch.randn(32, 256, 56, 56, device=dev),
+         lambda t: F.batch_norm(t, rm256, rv256, g256, b256, training=True))
     xb = big()
     result("part_relu_fwd_112_ms", best_seconds(3, 10, lambda: torch.relu(xb)) * 1e3, "ms")
     result("part_sum_112_ms", best_seconds(3, 10, lambda: xb.sum()) * 1e3, "ms")
