@@ -72,6 +72,39 @@ double step_ms(torch::nn::Sequential& net, torch::IntArrayRef input_shape, int64
   return best_seconds(reps, iters, step) * 1e3;
 }
 
+// The same step cut into its phases (zero_grad + forward + loss, backward,
+// optimizer step), each timed to a device synchronisation; the best of
+// `iters` steps for each, printed as <what>_<phase>_ms.
+void phase_ms(const char* what, torch::nn::Sequential& net, torch::IntArrayRef input_shape,
+              int64_t classes, int iters) {
+  net->to(torch::kCUDA);
+  torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+  torch::Tensor x = torch::randn(input_shape).to(torch::kCUDA);
+  torch::Tensor y = torch::randint(0, classes, {input_shape[0]}).to(torch::kCUDA);
+  double best[3] = {1e30, 1e30, 1e30};
+  for (int i = 0; i < iters + 2; ++i) {
+    device_sync();
+    auto t0 = Clock::now();
+    opt.zero_grad();
+    torch::Tensor loss = torch::nn::functional::cross_entropy(net->forward(x), y);
+    device_sync();
+    auto t1 = Clock::now();
+    loss.backward();
+    device_sync();
+    auto t2 = Clock::now();
+    opt.step();
+    device_sync();
+    auto t3 = Clock::now();
+    if (i < 2) continue;  // warm-up
+    best[0] = std::min(best[0], std::chrono::duration<double>(t1 - t0).count());
+    best[1] = std::min(best[1], std::chrono::duration<double>(t2 - t1).count());
+    best[2] = std::min(best[2], std::chrono::duration<double>(t3 - t2).count());
+  }
+  const char* names[3] = {"forward", "backward", "optimizer"};
+  for (int k = 0; k < 3; ++k)
+    std::printf("result brasa %s_%s_ms %.4f ms\n", what, names[k], best[k] * 1e3);
+}
+
 }  // namespace
 
 int main() {
@@ -207,6 +240,7 @@ int main() {
     result("resnet_stack_benchmark_mode_step_ms", step_ms(net, {32, 3, 224, 224}, 1000, 3, 10),
            "ms");
     brasa::cuda::set_cudnn_benchmark(false);
+    phase_ms("resnet_stack", net, {32, 3, 224, 224}, 1000, 10);
   }
 
   // The stack's parts one by one (forward and backward), to see where time goes.

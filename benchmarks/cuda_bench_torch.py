@@ -41,6 +41,34 @@ def step_ms(net, input_shape, classes, reps, iters):
     return best_seconds(reps, iters, step) * 1e3
 
 
+def phase_ms(what, net, input_shape, classes, iters):
+    """The step cut into phases (zero_grad + forward + loss, backward, optimizer step),
+    each timed to a synchronisation; the best of `iters` for each."""
+    dev = torch.device("cuda")
+    net = net.to(dev)
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(*input_shape, device=dev)
+    y = torch.randint(0, classes, (input_shape[0],), device=dev)
+    best = [float("inf")] * 3
+    for i in range(iters + 2):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        torch.cuda.synchronize()
+        t1 = time.perf_counter()
+        loss.backward()
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        opt.step()
+        torch.cuda.synchronize()
+        t3 = time.perf_counter()
+        if i >= 2:
+            best = [min(best[0], t1 - t0), min(best[1], t2 - t1), min(best[2], t3 - t2)]
+    for name, b in zip(("forward", "backward", "optimizer"), best):
+        result(f"{what}_{name}_ms", b * 1e3, "ms")
+
+
 def main():
     if not torch.cuda.is_available():
         print("no CUDA device: nothing to measure")
@@ -116,6 +144,7 @@ def main():
     result("resnet_stack_benchmark_mode_step_ms", step_ms(stack, (32, 3, 224, 224), 1000, 3, 10),
            "ms")
     torch.backends.cudnn.benchmark = False
+    phase_ms("resnet_stack", stack, (32, 3, 224, 224), 1000, 10)
 
     def part(what, x, f):
         x.requires_grad_(True)
