@@ -142,6 +142,25 @@ using Bits = std::conditional_t<
     ES == 1, uint8_t,
     std::conditional_t<ES == 2, uint16_t, std::conditional_t<ES == 4, uint32_t, uint64_t>>>;
 
+// Calls f(Bits<es>{}): kernels that only move elements (indexing,
+// compaction) are compiled once per element size, not per dtype.
+template <class F>
+void dispatch_bits(int es, F&& f) {
+  switch (es) {
+    case 1:
+      f(Bits<1>{});
+      break;
+    case 2:
+      f(Bits<2>{});
+      break;
+    case 4:
+      f(Bits<4>{});
+      break;
+    default:
+      f(Bits<8>{});
+  }
+}
+
 // The flat loop, 16 bytes per operand per thread: each thread loads 16/ES
 // elements of every contiguous input in one access, runs f on them in
 // registers and stores 16 bytes of output; a single-value input (stride 0)

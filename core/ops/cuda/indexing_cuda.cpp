@@ -32,10 +32,14 @@ std::pair<int64_t, int64_t> index_bounds(const Tensor& index) {
   return {both.data_ptr<int64_t>()[0], both.data_ptr<int64_t>()[1]};
 }
 
-void check_range(const char* op, const Tensor& index, int64_t size, int64_t dim) {
+// Every index in [0, size), or in [-size, size) where negative ones count
+// from the end (`wraps`, advanced indexing).
+void check_range(const char* op, const Tensor& index, int64_t size, int64_t dim,
+                 bool wraps = false) {
   if (index.numel() == 0) return;
   const auto [lo, hi] = index_bounds(index);
-  BRASA_CHECK(lo >= 0 && hi < size, op, ": index ", lo < 0 ? lo : hi,
+  const int64_t first = wraps ? -size : 0;
+  BRASA_CHECK(lo >= first && hi < size, op, ": index ", lo < first ? lo : hi,
               " is out of bounds for dimension ", dim, " with size ", size);
 }
 
@@ -84,14 +88,6 @@ void scatter_cuda(const Tensor& self, int64_t dim, const Tensor& index, const Te
   BRASA_CUDA_LAUNCH_CHECK(add ? "scatter_add_" : "scatter_", s);
 }
 
-// Like check_range, for indices that may count from the end.
-void check_wrapped_range(const char* op, const Tensor& index, int64_t size, int64_t dim) {
-  if (index.numel() == 0) return;
-  const auto [lo, hi] = index_bounds(index);
-  BRASA_CHECK(lo >= -size && hi < size, op, ": index ", lo < -size ? lo : hi,
-              " is out of bounds for dimension ", dim, " with size ", size);
-}
-
 kernels::IndexPlan index_plan(const char* op, const Tensor& self, const AdvancedIndex& p) {
   BRASA_CHECK(p.dims.size() <= size_t(kernels::kMaxDims), op, ": at most ", kernels::kMaxDims,
               " indexed dims on CUDA");
@@ -102,7 +98,7 @@ kernels::IndexPlan index_plan(const char* op, const Tensor& self, const Advanced
   k.nr = 1;
   for (int i = 0; i < k.n_idx; ++i) {
     const int64_t d = p.dims[i];
-    check_wrapped_range(op, p.indices[i], self.size(d), d);
+    check_range(op, p.indices[i], self.size(d), d, /*wraps=*/true);
     k.idx[i] = p.indices[i].data_ptr();
     k.idx_long[i] = p.indices[i].dtype() == kLong;
     k.idx_size[i] = self.size(d);

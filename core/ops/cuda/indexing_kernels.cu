@@ -4,8 +4,6 @@
 // index varies along the dim only).
 #include <brasa/ops/cuda/device_types.cuh>
 
-#include <algorithm>
-
 namespace brasa::cuda::kernels {
 namespace {
 
@@ -63,11 +61,11 @@ __device__ __forceinline__ int64_t index_offset(const IndexPlan& p, int64_t i) {
   return off;
 }
 
-template <int ES>
-__global__ void index_kernel(const __grid_constant__ IndexPlan p, const char* self, Bits<ES>* out) {
+template <class E>
+__global__ void index_kernel(const __grid_constant__ IndexPlan p, const char* self, E* out) {
   const int64_t n = p.nb * p.nr, step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
-    out[i] = *reinterpret_cast<const Bits<ES>*>(self + index_offset(p, i));
+    out[i] = *reinterpret_cast<const E*>(self + index_offset(p, i));
 }
 
 template <class T>
@@ -86,26 +84,15 @@ __global__ void index_put_kernel(const __grid_constant__ IndexPlan p, char* self
   }
 }
 
-int grid_for(int64_t n) { return static_cast<int>(std::min<int64_t>((n + 255) / 256, 65536)); }
-
 }  // namespace
 
 void launch_index(const IndexPlan& p, const void* self, void* out, int elem_size, cudaStream_t s) {
   const int64_t n = p.nb * p.nr;
-  const char* src = static_cast<const char*>(self);
-  switch (elem_size) {
-    case 1:
-      index_kernel<1><<<grid_for(n), 256, 0, s>>>(p, src, static_cast<Bits<1>*>(out));
-      break;
-    case 2:
-      index_kernel<2><<<grid_for(n), 256, 0, s>>>(p, src, static_cast<Bits<2>*>(out));
-      break;
-    case 4:
-      index_kernel<4><<<grid_for(n), 256, 0, s>>>(p, src, static_cast<Bits<4>*>(out));
-      break;
-    default:
-      index_kernel<8><<<grid_for(n), 256, 0, s>>>(p, src, static_cast<Bits<8>*>(out));
-  }
+  dispatch_bits(elem_size, [&](auto tag) {
+    using E = decltype(tag);
+    index_kernel<E>
+        <<<grid_for(n, 256), 256, 0, s>>>(p, static_cast<const char*>(self), static_cast<E*>(out));
+  });
 }
 
 void launch_index_put(const IndexPlan& p, void* self, const void* values, int dtype,
@@ -113,8 +100,8 @@ void launch_index_put(const IndexPlan& p, void* self, const void* values, int dt
   const int64_t n = p.nb * p.nr;
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    index_put_kernel<T><<<grid_for(n), 256, 0, s>>>(p, static_cast<char*>(self),
-                                                    static_cast<const T*>(values), accumulate);
+    index_put_kernel<T><<<grid_for(n, 256), 256, 0, s>>>(p, static_cast<char*>(self),
+                                                         static_cast<const T*>(values), accumulate);
   });
 }
 

@@ -4,8 +4,6 @@
 // 32-bit numbers from (seed, counter) with no state in device memory.
 #include <brasa/ops/cuda/device_types.cuh>
 
-#include <algorithm>
-
 namespace brasa::cuda::kernels {
 namespace {
 
@@ -128,7 +126,7 @@ void launch_random(void* out, int64_t n, int dtype, int kind, double a, double b
                    uint64_t seed, uint64_t offset, cudaStream_t s) {
   const int per = per_counter(kind, dtype);
   const int64_t blocks = (n + per - 1) / per;
-  const int grid = static_cast<int>(std::clamp<int64_t>((blocks + 255) / 256, 1, 4096));
+  const unsigned grid = grid_for(blocks, 256);
   const bool aligned = reinterpret_cast<uintptr_t>(out) % 16 == 0;
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);

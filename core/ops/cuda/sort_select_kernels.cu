@@ -14,7 +14,6 @@
 namespace brasa::cuda::kernels {
 namespace {
 
-int grid_for(int64_t n) { return static_cast<int>(std::min<int64_t>((n + 255) / 256, 65536)); }
 size_t round_up(size_t b) { return (b + 255) / 256 * 256; }
 
 struct Shape {
@@ -144,34 +143,17 @@ void launch_count_flags(const bool* flags, int64_t n, int64_t* count, void* scra
 
 // Scratch: CUB's, the selected count, and nonzero's flat indices.
 size_t compact_scratch_bytes(int64_t n, int64_t count, int elem_size) {
-  size_t select = 0, flat = 0;
-  switch (elem_size) {
-    case 1:
-      cub::DeviceSelect::Flagged(nullptr, select, static_cast<const Bits<1>*>(nullptr),
-                                 static_cast<const bool*>(nullptr), static_cast<Bits<1>*>(nullptr),
-                                 static_cast<int64_t*>(nullptr), n);
-      break;
-    case 2:
-      cub::DeviceSelect::Flagged(nullptr, select, static_cast<const Bits<2>*>(nullptr),
-                                 static_cast<const bool*>(nullptr), static_cast<Bits<2>*>(nullptr),
-                                 static_cast<int64_t*>(nullptr), n);
-      break;
-    case 4:
-      cub::DeviceSelect::Flagged(nullptr, select, static_cast<const Bits<4>*>(nullptr),
-                                 static_cast<const bool*>(nullptr), static_cast<Bits<4>*>(nullptr),
-                                 static_cast<int64_t*>(nullptr), n);
-      break;
-    default:
-      cub::DeviceSelect::Flagged(nullptr, select, static_cast<const Bits<8>*>(nullptr),
-                                 static_cast<const bool*>(nullptr), static_cast<Bits<8>*>(nullptr),
-                                 static_cast<int64_t*>(nullptr), n);
-  }
-  size_t indices = 0;
+  size_t select = 0, indices = 0;
+  dispatch_bits(elem_size, [&](auto tag) {
+    using E = decltype(tag);
+    cub::DeviceSelect::Flagged(nullptr, select, static_cast<const E*>(nullptr),
+                               static_cast<const bool*>(nullptr), static_cast<E*>(nullptr),
+                               static_cast<int64_t*>(nullptr), n);
+  });
   cub::DeviceSelect::Flagged(nullptr, indices, thrust::counting_iterator<int64_t>(0),
                              static_cast<const bool*>(nullptr), static_cast<int64_t*>(nullptr),
                              static_cast<int64_t*>(nullptr), n);
-  flat = round_up(count * sizeof(int64_t));
-  return round_up(std::max(select, indices)) + 256 + flat;
+  return round_up(std::max(select, indices)) + 256 + round_up(count * sizeof(int64_t));
 }
 
 void launch_masked_select(const void* in, const bool* flags, void* out, int64_t n, int elem_size,
@@ -179,23 +161,11 @@ void launch_masked_select(const void* in, const bool* flags, void* out, int64_t 
   char* cub_scratch = static_cast<char*>(scratch);
   size_t cub_bytes = scratch_bytes - 256;  // the count's slot at the end
   int64_t* selected = reinterpret_cast<int64_t*>(cub_scratch + cub_bytes);
-  switch (elem_size) {
-    case 1:
-      cub::DeviceSelect::Flagged(cub_scratch, cub_bytes, static_cast<const Bits<1>*>(in), flags,
-                                 static_cast<Bits<1>*>(out), selected, n, s);
-      break;
-    case 2:
-      cub::DeviceSelect::Flagged(cub_scratch, cub_bytes, static_cast<const Bits<2>*>(in), flags,
-                                 static_cast<Bits<2>*>(out), selected, n, s);
-      break;
-    case 4:
-      cub::DeviceSelect::Flagged(cub_scratch, cub_bytes, static_cast<const Bits<4>*>(in), flags,
-                                 static_cast<Bits<4>*>(out), selected, n, s);
-      break;
-    default:
-      cub::DeviceSelect::Flagged(cub_scratch, cub_bytes, static_cast<const Bits<8>*>(in), flags,
-                                 static_cast<Bits<8>*>(out), selected, n, s);
-  }
+  dispatch_bits(elem_size, [&](auto tag) {
+    using E = decltype(tag);
+    cub::DeviceSelect::Flagged(cub_scratch, cub_bytes, static_cast<const E*>(in), flags,
+                               static_cast<E*>(out), selected, n, s);
+  });
 }
 
 void launch_nonzero(const bool* flags, int64_t count, int64_t* out, int64_t n, const int64_t* shape,
@@ -212,15 +182,12 @@ void launch_nonzero(const bool* flags, int64_t count, int64_t* out, int64_t n, c
   if (ndim == 1) return;
   Shape sh{ndim, {}};
   for (int d = 0; d < ndim; ++d) sh.sizes[d] = shape[d];
-  coords_kernel<<<grid_for(count), 256, 0, s>>>(linear, out, count, sh);
+  coords_kernel<<<grid_for(count, 256), 256, 0, s>>>(linear, out, count, sh);
 }
 
-size_t sort_scratch_bytes(int64_t K, int64_t R, int dtype) {
+size_t sort_scratch_bytes(int64_t K, int64_t R, bool descending, int dtype) {
   size_t bytes = 0;
-  dispatch(dtype, [&](auto tag) {
-    bytes = std::max(sort_layout<decltype(tag)>(K, R, false).total(),
-                     sort_layout<decltype(tag)>(K, R, true).total());
-  });
+  dispatch(dtype, [&](auto tag) { bytes = sort_layout<decltype(tag)>(K, R, descending).total(); });
   return bytes;
 }
 
@@ -241,8 +208,8 @@ void launch_sort_rows(const void* rows, void* vals, int64_t* idx, int64_t K, int
     size_t cub_bytes = scratch_bytes - (at - static_cast<char*>(scratch));
     const int64_t n = K * R;
     canonical_keys_kernel<Key>
-        <<<grid_for(n), 256, 0, s>>>(static_cast<const Key*>(rows), keys_in, n);
-    sort_setup_kernel<<<grid_for(n + 1), 256, 0, s>>>(offsets, pos_in, K, R);
+        <<<grid_for(n, 256), 256, 0, s>>>(static_cast<const Key*>(rows), keys_in, n);
+    sort_setup_kernel<<<grid_for(n + 1, 256), 256, 0, s>>>(offsets, pos_in, K, R);
     if (row_by_row(K, R)) {
       for (int64_t r = 0; r < K; ++r) {
         const int64_t o = r * R;
@@ -262,8 +229,8 @@ void launch_sort_rows(const void* rows, void* vals, int64_t* idx, int64_t K, int
       cub::DeviceSegmentedSort::StableSortPairs(cub_scratch, cub_bytes, keys_in, keys_out, pos_in,
                                                 pos_out, n, K, offsets, offsets + 1, s);
     }
-    take_sorted_kernel<Key><<<grid_for(K * k), 256, 0, s>>>(static_cast<const Key*>(rows), pos_out,
-                                                            static_cast<Key*>(vals), idx, K, R, k);
+    take_sorted_kernel<Key><<<grid_for(K * k, 256), 256, 0, s>>>(
+        static_cast<const Key*>(rows), pos_out, static_cast<Key*>(vals), idx, K, R, k);
   });
 }
 

@@ -18,6 +18,9 @@ struct OpCase {
   std::function<variable_list()> inputs;
   Fn fn;
   bool gradgrad = true;
+  // It draws random numbers: on CUDA they come from the device's own
+  // generator, so its outputs are not compared with the CPU's.
+  bool draws_random = false;
 };
 
 // The device of the constants (indices, masks, running stats) that a case's

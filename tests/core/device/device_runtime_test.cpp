@@ -157,6 +157,13 @@ TEST_F(DeviceSeam, MixingDevicesIsAClearError) {
   Tensor idx = tensor({0}).to(kTestDevice);
   EXPECT_ERROR("index: indices on privateuseone:0 for a tensor on cpu (expected the same device)",
                ones({3}).index({idx}));
+  EXPECT_ERROR(
+      "masked_select: mask on privateuseone:0 for a tensor on cpu (expected the same device)",
+      masked_select(ones({3}), tensor({true, false, true}).to(kTestDevice)));
+  Tensor target = zeros({3});
+  EXPECT_ERROR(
+      "index_put_: values on privateuseone:0 for a tensor on cpu (expected the same device)",
+      index_put_(target, {tensor({0, 2})}, ones({2}).to(kTestDevice)));
   EXPECT_ERROR("move_to: the allocator gives memory on privateuseone:0 but the storage is on cpu",
                ones({2}).storage()->move_to(runtime_.allocator(kTestDevice)));
 }
