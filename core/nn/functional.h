@@ -202,4 +202,5 @@ namespace F = nn::functional;
 
 }  // namespace brasa
 
-#include <brasa/nn/functional_conv.h>  // conv*/pool* with libtorch's option structs
+#include <brasa/nn/functional_conv.h>     // conv*/pool* with libtorch's option structs
+#include <brasa/nn/functional_options.h>  // the other F:: calls with option structs

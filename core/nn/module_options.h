@@ -73,4 +73,30 @@ struct GroupNormOptions {
   int64_t num_groups_, num_channels_;
 };
 
+struct PReLUOptions {
+  BRASA_ARG(int64_t, num_parameters, 1);
+  BRASA_ARG(double, init, 0.25);
+};
+struct BilinearOptions {
+  BilinearOptions(int64_t in1_features, int64_t in2_features, int64_t out_features)
+      : in1_features_(in1_features), in2_features_(in2_features), out_features_(out_features) {}
+  BRASA_ARG(int64_t, in1_features);
+  BRASA_ARG(int64_t, in2_features);
+  BRASA_ARG(int64_t, out_features);
+  BRASA_ARG(bool, bias, true);
+};
+struct UnflattenOptions {
+  UnflattenOptions(int64_t dim, std::vector<int64_t> sizes) : dim_(dim), sizes_(std::move(sizes)) {}
+  BRASA_ARG(int64_t, dim);
+  BRASA_ARG(std::vector<int64_t>, sizes);
+};
+struct MultiheadAttentionOptions {
+  MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads)
+      : embed_dim_(embed_dim), num_heads_(num_heads) {}
+  BRASA_ARG(int64_t, embed_dim);
+  BRASA_ARG(int64_t, num_heads);
+  BRASA_ARG(double, dropout, 0.0);
+  BRASA_ARG(bool, bias, true);
+};
+
 }  // namespace brasa::nn

@@ -2,6 +2,7 @@
 #include <brasa/nn/functional.h>
 #include <brasa/nn/init.h>
 #include <brasa/nn/modules.h>
+#include <brasa/nn/recurrent_cells.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/conv.h>
 #include <brasa/ops/factory.h>
@@ -108,8 +109,14 @@ GELUImpl::GELUImpl(std::string a)
     : Cloneable("GELU", [a](const Tensor& x) { return F::gelu(x, a); }) {}
 SiLUImpl::SiLUImpl() : Cloneable("SiLU", [](const Tensor& x) { return F::silu(x); }) {}
 MishImpl::MishImpl() : Cloneable("Mish", [](const Tensor& x) { return F::mish(x); }) {}
-SELUImpl::SELUImpl() : Cloneable("SELU", [](const Tensor& x) { return F::selu(x); }) {}
-ReLU6Impl::ReLU6Impl() : Cloneable("ReLU6", [](const Tensor& x) { return F::relu6(x); }) {}
+SELUImpl::SELUImpl(const SELUOptions& o)
+    : Cloneable(
+          "SELU", [](const Tensor& x) { return F::selu(x); }, o.inplace_ ? "inplace=true" : "",
+          o.inplace_) {}
+ReLU6Impl::ReLU6Impl(const ReLU6Options& o)
+    : Cloneable(
+          "ReLU6", [](const Tensor& x) { return F::relu6(x); }, o.inplace_ ? "inplace=true" : "",
+          o.inplace_) {}
 LeakyReLUImpl::LeakyReLUImpl(const LeakyReLUOptions& o)
     : Cloneable(
           "LeakyReLU", [s = o.negative_slope_](const Tensor& x) { return F::leaky_relu(x, s); },
@@ -175,11 +182,12 @@ void BatchNormImpl::reset_running_stats() {
 Tensor BatchNormImpl::forward(const Tensor& x) {
   const bool ok = input_dims_ == 0   ? x.dim() >= 2
                   : input_dims_ == 1 ? (x.dim() == 2 || x.dim() == 3)
-                                     : x.dim() == 4;
+                                     : x.dim() == input_dims_ + 2;
   BRASA_CHECK(ok, name(), ": expected ",
               input_dims_ == 0   ? "at least 2-D"
               : input_dims_ == 1 ? "2-D or 3-D"
-                                 : "4-D",
+              : input_dims_ == 2 ? "4-D"
+                                 : "5-D",
               " input, got shape ", x.sizes());
   const bool use_batch_stats = is_training() || !options.track_running_stats_;
   if (is_training() && options.track_running_stats_) {
@@ -521,15 +529,12 @@ Tensor RNNBaseImpl::run(const Tensor& input, std::vector<Tensor> initial,
   return options.batch_first_ ? layer_in.transpose(0, 1) : layer_in;
 }
 
+// The step math is libtorch's top-level lstm_cell / gru_cell (nn/recurrent_cells.h).
 Tensor LSTMImpl::cell(const Tensor& x, std::vector<Tensor>& state, int64_t l, int64_t d) {
-  Tensor gates = F::linear(x, param("weight_ih", l, d), param("bias_ih", l, d)) +
-                 F::linear(state[0], param("weight_hh", l, d), param("bias_hh", l, d));
-  auto g = gates.chunk(4, 1);  // input, forget, cell, output
-  Tensor c = sigmoid(g[1]) * state[1] + sigmoid(g[0]) * tanh(g[2]);
-  Tensor h = sigmoid(g[3]) * tanh(c);
-  state[0] = h;
-  state[1] = c;
-  return h;
+  std::tie(state[0], state[1]) =
+      lstm_cell(x, {state[0], state[1]}, param("weight_ih", l, d), param("weight_hh", l, d),
+                param("bias_ih", l, d), param("bias_hh", l, d));
+  return state[0];
 }
 
 std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(
@@ -540,14 +545,9 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(
 }
 
 Tensor GRUImpl::cell(const Tensor& x, std::vector<Tensor>& state, int64_t l, int64_t d) {
-  auto gi = F::linear(x, param("weight_ih", l, d), param("bias_ih", l, d))
-                .chunk(3, 1);  // reset, update, new
-  auto gh = F::linear(state[0], param("weight_hh", l, d), param("bias_hh", l, d)).chunk(3, 1);
-  Tensor r = sigmoid(gi[0] + gh[0]), z = sigmoid(gi[1] + gh[1]);
-  Tensor n = tanh(gi[2] + r * gh[2]);
-  Tensor h = (1 - z) * n + z * state[0];
-  state[0] = h;
-  return h;
+  state[0] = gru_cell(x, state[0], param("weight_ih", l, d), param("weight_hh", l, d),
+                      param("bias_ih", l, d), param("bias_hh", l, d));
+  return state[0];
 }
 
 std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, const Tensor& hx) {

@@ -243,12 +243,12 @@ class MishImpl : public Cloneable<MishImpl, ActivationImpl> {
 BRASA_MODULE(Mish);
 class SELUImpl : public Cloneable<SELUImpl, ActivationImpl> {
  public:
-  SELUImpl();
+  explicit SELUImpl(const SELUOptions& o = {});
 };
 BRASA_MODULE(SELU);
 class ReLU6Impl : public Cloneable<ReLU6Impl, ActivationImpl> {
  public:
-  ReLU6Impl();
+  explicit ReLU6Impl(const ReLU6Options& o = {});
 };
 BRASA_MODULE(ReLU6);
 class LeakyReLUImpl : public Cloneable<LeakyReLUImpl, ActivationImpl> {
@@ -344,7 +344,7 @@ class BatchNormImpl : public Module {
   std::function<Tensor(BatchNormImpl&, const Tensor&)> sync_forward;
 
  protected:
-  // 1: [N, C] or [N, C, L]; 2: [N, C, H, W]; 0: any [N, C, ...].
+  // 1: [N, C] or [N, C, L]; 2: [N, C, H, W]; 3: [N, C, D, H, W]; 0: any [N, C, ...].
   int64_t input_dims_;
 };
 class BatchNorm1dImpl : public Cloneable<BatchNorm1dImpl, BatchNormImpl> {
@@ -481,6 +481,7 @@ class UnflattenImpl : public Cloneable<UnflattenImpl> {
  public:
   UnflattenImpl(int64_t dim, std::vector<int64_t> sizes)
       : Cloneable("Unflatten"), dim(dim), sizes(std::move(sizes)) {}
+  explicit UnflattenImpl(const UnflattenOptions& o) : UnflattenImpl(o.dim_, o.sizes_) {}
   Tensor forward(const Tensor& x) { return x.unflatten(dim, sizes); }
   int64_t dim;
   void pretty_print(std::ostream& os) const override;
@@ -620,6 +621,7 @@ BRASA_MODULE(ConvTranspose1d);
 class PReLUImpl : public Cloneable<PReLUImpl> {
  public:
   explicit PReLUImpl(int64_t num_parameters = 1, double init = 0.25);
+  explicit PReLUImpl(const PReLUOptions& o) : PReLUImpl(o.num_parameters_, o.init_) {}
   PReLUImpl(const PReLUImpl& o) : PReLUImpl(o.weight.numel()) {}
   Tensor forward(const Tensor& x);
   void pretty_print(std::ostream& os) const override;
@@ -631,6 +633,8 @@ BRASA_MODULE(PReLU);
 class BilinearImpl : public Cloneable<BilinearImpl> {
  public:
   BilinearImpl(int64_t in1, int64_t in2, int64_t out, bool bias = true);
+  explicit BilinearImpl(const BilinearOptions& o)
+      : BilinearImpl(o.in1_features_, o.in2_features_, o.out_features_, o.bias_) {}
   BilinearImpl(const BilinearImpl& o)
       : BilinearImpl(o.weight.size(1), o.weight.size(2), o.weight.size(0), o.bias.defined()) {}
   Tensor forward(const Tensor& x1, const Tensor& x2);

@@ -8,6 +8,13 @@
 #include <tuple>
 #include <vector>
 
+namespace brasa {
+// An Elman RNN's activation (RNNOptions().nonlinearity(torch::kReLU)).
+enum class RNNNonlinearity { Tanh, ReLU };
+inline constexpr RNNNonlinearity kTanh = RNNNonlinearity::Tanh;
+inline constexpr RNNNonlinearity kReLU = RNNNonlinearity::ReLU;
+}  // namespace brasa
+
 namespace brasa::nn {
 
 // Multi-head attention (sequence-first [L, N, E], as PyTorch's default).
@@ -18,6 +25,8 @@ class MultiheadAttentionImpl : public Cloneable<MultiheadAttentionImpl> {
  public:
   MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads, double dropout = 0.0,
                          bool bias = true);
+  explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& o)
+      : MultiheadAttentionImpl(o.embed_dim_, o.num_heads_, o.dropout_, o.bias_) {}
   MultiheadAttentionImpl(const MultiheadAttentionImpl& o)
       : MultiheadAttentionImpl(o.embed_dim, o.num_heads, o.dropout, o.in_proj_bias.defined()) {}
   std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
@@ -97,10 +106,15 @@ struct RNNOptions {
     bidirectional_ = v;
     return *this;
   }
+  RNNOptions& nonlinearity(RNNNonlinearity v) {  // RNN only
+    nonlinearity_ = v;
+    return *this;
+  }
   int64_t input_size_, hidden_size_, num_layers_ = 1;
   bool bias_ = true, batch_first_ = false;
   double dropout_ = 0.0;
   bool bidirectional_ = false;
+  RNNNonlinearity nonlinearity_ = kTanh;
 };
 using LSTMOptions = RNNOptions;
 using GRUOptions = RNNOptions;

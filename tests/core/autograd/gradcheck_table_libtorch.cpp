@@ -114,6 +114,95 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
                                xlogy(v[0], q),    logit(p.sigmoid()),    sinc(v[0] + 0.05),
                                nansum(v[0]),      nanmean(v[1]),         deg2rad(v[0])};
         });
+  entry("copying views and *_scatter", in2(r34, r4), [](const variable_list& v) {
+    return variable_list{
+        narrow_copy(v[0], 1, 1, 2),
+        permute_copy(v[0], {1, 0}),
+        unfold_copy(v[1], 0, 2, 1),
+        select_scatter(v[0], v[1], 0, 1),
+        slice_scatter(v[0], v[1].narrow(0, 0, 2).reshape({1, 2}).expand({3, 2}), 1, 0, 4, 2),
+        diagonal_scatter(v[0], v[1].narrow(0, 0, 3), 1),
+        as_strided_scatter(v[0], v[1].reshape({2, 2}), {2, 2}, {1, 4}, 1),
+        fill(v[0], v[1].sum())};
+  });
+  entry("tensor_split / dstack / block_diag / cartesian_prod / combinations", in2(r34, r4),
+        [](const variable_list& v) {
+          auto parts = tensor_split(v[0], 3, 1);
+          return variable_list{parts[0] * 2,
+                               parts[2],
+                               dstack({v[0], v[0] * v[0]}),
+                               block_diag({v[0], v[1], v[1].sum()}),
+                               cartesian_prod({v[1], v[1].narrow(0, 0, 2)}),
+                               combinations(v[1], 2),
+                               combinations(v[1].narrow(0, 0, 3), 2, true),
+                               diagflat(v[1], 1),
+                               take_along_dim(v[0], Idx({2, 0, 1, 1}).reshape({1, 4}), 0)};
+        });
+  entry("vander / inner / chain_matmul / dist / renorm / frobenius_norm", in2(r34, r4),
+        [](const variable_list& v) {
+          return variable_list{vander(v[1], 3),
+                               inner(v[0], v[1].reshape({1, 4})),
+                               chain_matmul({v[0], v[1].reshape({4, 1}), v[1].reshape({1, 4})}),
+                               dist(v[0], v[0].flip({0}), 3),
+                               renorm(v[0], 2, 0, 1.0),
+                               frobenius_norm(v[0]),
+                               frobenius_norm(v[0], {1}, true)};
+        });
+  entry("erfc / lgamma / digamma / polygamma / mvlgamma / i0", in1([] {
+          return Pos({3, 4});
+        }),
+        [](const variable_list& v) {
+          return variable_list{erfc(v[0]),         lgamma(v[0] + 0.2),    digamma(v[0] + 0.3),
+                               polygamma(2, v[0]), mvlgamma(v[0] + 1, 3), i0(v[0] * 3 - 2)};
+        });
+  entry("copysign / fmax / fmin / float_power / ldexp", in2(r34, r34), [](const variable_list& v) {
+    return variable_list{copysign(v[0], v[1].detach()), fmax(v[0], v[1]), fmin(v[0], v[1]),
+                         float_power(v[0].abs() + 0.5, v[1]), ldexp(v[0], Idx({1, -2, 0, 3}))};
+  });
+  entry("alpha_dropout / feature_alpha_dropout / dropout3d (fixed seed)", in1([] {
+          return R({2, 3, 2, 2, 2});
+        }),
+        [](const variable_list& v) {
+          manual_seed(6);
+          return variable_list{alpha_dropout(v[0], 0.4, true),
+                               feature_alpha_dropout(v[0], 0.5, true),
+                               F::dropout3d(v[0], 0.5, true)};
+        });
+  t.back().draws_random = true;
+  entry("instance_norm / batch_norm 5-d",
+        in2(
+            [] {
+              return R({2, 3, 2, 2, 2});
+            },
+            [] { return Pos({3}); }),
+        [](const variable_list& v) {
+          Tensor mean = on_case_device(zeros({3}, TensorOptions().dtype(kDouble)));
+          Tensor var = on_case_device(ones({3}, TensorOptions().dtype(kDouble)));
+          return variable_list{
+              F::instance_norm(v[0], F::InstanceNormFuncOptions().weight(v[1]).bias(v[1] * 0.5)),
+              F::instance_norm(
+                  v[0],
+                  F::InstanceNormFuncOptions().running_mean(mean).running_var(var).use_input_stats(
+                      false)),
+              batch_norm(v[0], v[1], std::nullopt, mean.clone(), var.clone(), true, 0.1, 1e-5)};
+        });
+  entry("rnn / lstm / gru cells",
+        in2(
+            [] {
+              return R({2, 3});
+            },
+            [] {
+              return R({12, 3});
+            }),
+        [](const variable_list& v) {
+          // v[1]'s rows serve as both weights (input size 3, hidden size 3).
+          Tensor w4 = v[1], w3 = v[1].narrow(0, 0, 9), w1 = v[1].narrow(0, 0, 3);
+          Tensor h = v[0].flip({0}), b4 = v[1].select(1, 0);
+          auto [h1, c1] = lstm_cell(v[0], {h, h * 0.5}, w4, w4 * 0.5, b4, b4 * 0.3);
+          return variable_list{rnn_tanh_cell(v[0], h, w1, w1.t(), w1.select(1, 1)),
+                               rnn_relu_cell(v[0], h, w1, w1 * 0.7), h1, c1,
+                               gru_cell(v[0], h, w3, w3 * 0.5, w3.select(1, 2))};
+        });
 }
 
 }  // namespace brasa

@@ -18,6 +18,25 @@ def S(shape, a=0.37, b=0.1):
 
 L = lambda v: torch.tensor(v, dtype=torch.int64)
 
+def updated_stats():
+    mean, var = S([3]) * 0.1, S([3]).abs() + 0.5
+    F.instance_norm(S([2, 3, 4]), running_mean=mean, running_var=var, momentum=0.3)
+    return mean, var
+
+
+def with_sequential_weights(module):
+    """Sets every parameter, in named_parameters order, to S(shape, 0.1 k + 0.3, 0.2)."""
+    with torch.no_grad():
+        for k, (_, p) in enumerate(module.named_parameters()):
+            p.copy_(S(list(p.shape), 0.1 * k + 0.3, 0.2))
+    return module
+
+
+def rnn_module():
+    rnn = with_sequential_weights(torch.nn.RNN(3, 2, num_layers=2, nonlinearity="relu", bidirectional=True))
+    return rnn(S([4, 2, 3]), S([4, 2, 2], 0.5, 0.3))
+
+
 CASES = {
     "trace": lambda: torch.trace(S([3, 4])),
     "kron": lambda: torch.kron(S([2, 3]), S([2, 2], 0.7, 0.2)),
@@ -132,16 +151,89 @@ CASES = {
     "column_stack": lambda: torch.column_stack([S([3]), S([3, 2], 0.5, 0.3)]),
     "fliplr": lambda: torch.fliplr(S([2, 3])),
     "avg_pool1d_module": lambda: torch.nn.AvgPool1d(3, stride=2, padding=1, count_include_pad=False)(S([1, 2, 7])),
+    # Type queries, copying views, splitting and combining (ops/copy_variants.h, ops/split_combine.h).
+    "fill_tensor": lambda: torch.fill(S([2, 3]), torch.tensor(1.5)),
+    "adjoint": lambda: torch.adjoint(S([2, 3, 4])),
+    "narrow_copy": lambda: torch.narrow_copy(S([4, 5]), 1, 1, 3),
+    "permute_copy": lambda: torch.permute_copy(S([2, 3, 4]), [2, 0, 1]),
+    "diagonal_copy": lambda: torch.diagonal_copy(S([3, 4]), 1),
+    "unfold_copy": lambda: torch.unfold_copy(S([7]), 0, 3, 2),
+    "select_scatter": lambda: torch.select_scatter(S([3, 4]), S([4], 0.9, 0.2), 0, 1),
+    "slice_scatter": lambda: torch.slice_scatter(S([4, 5]), S([4, 2], 0.9, 0.2), 1, 1, 5, 2),
+    "diagonal_scatter": lambda: torch.diagonal_scatter(S([3, 4]), S([3], 0.9, 0.2), 1),
+    "as_strided_scatter": lambda: torch.as_strided_scatter(S([3, 4]), S([2, 2], 0.9, 0.2), (2, 2), (1, 2), 1),
+    "tensor_split_sections_1": lambda: torch.tensor_split(S([7, 2]), 3)[1],
+    "tensor_split_indices_2": lambda: torch.tensor_split(S([3, 8]), [1, 5], dim=1)[2],
+    "hsplit_1": lambda: torch.hsplit(S([2, 6]), 3)[1],
+    "dsplit_0": lambda: torch.dsplit(S([2, 2, 5]), [2])[0],
+    "vsplit_1": lambda: torch.vsplit(S([4, 2]), 2)[1],
+    "dstack": lambda: torch.dstack([S([2, 3]), S([2, 3], 0.5, 0.3)]),
+    "block_diag": lambda: torch.block_diag(S([2, 2]), S([3], 0.5, 0.3), torch.tensor(7.0), S([2, 1], 0.9, 0.1)),
+    "cartesian_prod": lambda: torch.cartesian_prod(S([3]), S([2], 0.5, 0.3)),
+    "combinations": lambda: torch.combinations(S([4]), r=3),
+    "combinations_replacement": lambda: torch.combinations(S([3]), r=2, with_replacement=True),
+    "diagflat": lambda: torch.diagflat(S([2, 2]), -1),
+    "take_along_dim": lambda: torch.take_along_dim(S([3, 4]), L([[0, 2, 1, 1]]), dim=0),
+    "take_along_dim_flat": lambda: torch.take_along_dim(S([3, 4]), L([11, 0, 5])),
+    "tril_indices": lambda: torch.tril_indices(3, 4, 1).double(),
+    "triu_indices": lambda: torch.triu_indices(4, 3, -1).double(),
+    "range": lambda: torch.range(1, 2.5, 0.5, dtype=torch.float64),
+    "vander": lambda: torch.vander(S([3]), N=4),
+    "vander_increasing": lambda: torch.vander(S([3]), increasing=True),
+    "inner": lambda: torch.inner(S([2, 3]), S([4, 3], 0.5, 0.3)),
+    "chain_matmul": lambda: torch.chain_matmul(S([2, 3]), S([3, 4], 0.5, 0.3), S([4, 2], 0.9, 0.1)),
+    "dist_p3": lambda: torch.dist(S([2, 3]), S([2, 3], 0.5, 0.3), 3),
+    "renorm": lambda: torch.renorm(S([3, 4]) * 3, 1, 0, 2.0),
+    "frobenius_norm_dim": lambda: torch.frobenius_norm(S([3, 4]), [1]),
+    # Elementwise and special functions (ops/math_extra.h, ops/special.h).
+    "copysign": lambda: torch.copysign(S([6]), S([6], 0.5, 0.3)),
+    "fmax": lambda: torch.fmax(torch.tensor([1.0, float("nan"), 3.0, float("nan")]), torch.tensor([2.0, 5.0, float("nan"), float("nan")])),
+    "fmin": lambda: torch.fmin(torch.tensor([1.0, float("nan"), 3.0]), torch.tensor([2.0, 5.0, float("nan")])),
+    "heaviside": lambda: torch.heaviside(torch.tensor([-1.5, 0.0, 2.0]), torch.tensor([0.5, 0.5, 0.5])),
+    "float_power": lambda: torch.float_power(S([5]).abs(), 2.5),
+    "ldexp": lambda: torch.ldexp(S([4]), L([1, 2, -1, 3])),
+    "gcd": lambda: torch.gcd(L([12, 0, -18, 7]), L([8, 5, 12, 0])).double(),
+    "lcm": lambda: torch.lcm(L([4, 0, -6, 7]), L([6, 5, 4, 3])).double(),
+    "erfc": lambda: torch.erfc(S([7]) * 4),
+    "lgamma": lambda: torch.lgamma(torch.tensor([0.5, 1.0, 2.5, 10.0, -0.5, -2.5, 100.0])),
+    "digamma": lambda: torch.digamma(torch.tensor([0.5, 1.0, 2.5, 10.0, -0.5, -2.5, 100.0, 1e-3])),
+    "polygamma1": lambda: torch.polygamma(1, torch.tensor([0.5, 1.0, 2.5, 10.0, -0.5, -2.5])),
+    "polygamma3": lambda: torch.polygamma(3, torch.tensor([0.5, 1.0, 2.5, 10.0, -0.5])),
+    "mvlgamma": lambda: torch.mvlgamma(S([5]).abs() + 2, 3),
+    "i0": lambda: torch.i0(torch.tensor([0.0, 0.5, -1.5, 4.0, 20.0, -50.0])),
+    # Norms, cells and recurrent layers (nn/norm_modules.h, nn/recurrent_cells.h).
+    "instance_norm_affine": lambda: F.instance_norm(S([2, 3, 4]), weight=S([3], 0.6, 0.4), bias=S([3], 0.5, 0.3)),
+    "instance_norm_running": lambda: F.instance_norm(S([2, 3, 4]), running_mean=S([3]) * 0.1, running_var=S([3]).abs() + 0.5, use_input_stats=False),
+    "instance_norm_updated_mean": lambda: updated_stats()[0],
+    "instance_norm_updated_var": lambda: updated_stats()[1],
+    "instance_norm2d_module": lambda: torch.nn.InstanceNorm2d(2, affine=True)(S([2, 2, 3, 3])),
+    "batch_norm_5d": lambda: torch.batch_norm(S([2, 3, 2, 2, 2]), S([3], 0.6, 0.4), None, torch.zeros(3), torch.ones(3), True, 0.1, 1e-5, False),
+    "rnn_tanh_cell": lambda: torch.rnn_tanh_cell(S([2, 3]), S([2, 4], 0.5, 0.3), S([4, 3], 0.7, 0.1), S([4, 4], 0.9, 0.2), S([4], 0.3, 0.4), S([4], 0.2, 0.5)),
+    "rnn_relu_cell": lambda: torch.rnn_relu_cell(S([2, 3]), S([2, 4], 0.5, 0.3), S([4, 3], 0.7, 0.1), S([4, 4], 0.9, 0.2)),
+    "lstm_cell_h": lambda: torch.lstm_cell(S([2, 3]), (S([2, 2], 0.5, 0.3), S([2, 2], 0.8, 0.6)), S([8, 3], 0.7, 0.1), S([8, 2], 0.9, 0.2), S([8], 0.3, 0.4), S([8], 0.2, 0.5))[0],
+    "lstm_cell_c": lambda: torch.lstm_cell(S([2, 3]), (S([2, 2], 0.5, 0.3), S([2, 2], 0.8, 0.6)), S([8, 3], 0.7, 0.1), S([8, 2], 0.9, 0.2), S([8], 0.3, 0.4), S([8], 0.2, 0.5))[1],
+    "gru_cell": lambda: torch.gru_cell(S([2, 3]), S([2, 2], 0.5, 0.3), S([6, 3], 0.7, 0.1), S([6, 2], 0.9, 0.2), S([6], 0.3, 0.4), S([6], 0.2, 0.5)),
+    "rnn_relu_2layer_bidir_out": lambda: rnn_module()[0],
+    "rnn_relu_2layer_bidir_h": lambda: rnn_module()[1],
 }
 
 
+def num(x):
+    x = float(x)
+    if math.isnan(x):
+        return "NAN"
+    if math.isinf(x):
+        return "INFINITY" if x > 0 else "-INFINITY"
+    return repr(x)
+
+
 def fmt(xs):
-    return ", ".join(repr(float(x)) for x in xs)
+    return ", ".join(num(x) for x in xs)
 
 
 with open(__file__.replace("gen_libtorch_goldens.py", "libtorch_goldens.h"), "w") as out:
     out.write(f"// Generated by gen_libtorch_goldens.py with PyTorch {torch.__version__}; do not edit.\n")
-    out.write("#pragma once\n#include <cstdint>\n#include <map>\n#include <string>\n#include <vector>\n")
+    out.write("#pragma once\n#include <cmath>\n#include <cstdint>\n#include <map>\n#include <string>\n#include <vector>\n")
     out.write("namespace libtorch_goldens {\nstruct Golden {\n  std::vector<int64_t> shape;\n  std::vector<double> values;\n};\n")
     out.write("inline const std::map<std::string, Golden> kGoldens = {\n")
     for name, f in CASES.items():

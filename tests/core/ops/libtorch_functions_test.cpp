@@ -5,30 +5,16 @@
 #include <brasa/torch.h>
 
 #include "../test_util.h"
-#include "libtorch_goldens.h"
+#include "golden_util.h"
 
 namespace {
 
 using namespace brasa;
 
-// The inputs the generator builds: sin(arange * a + b), float64.
-Tensor S(std::vector<int64_t> shape, double a = 0.37, double b = 0.1) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return (arange(n, TensorOptions().dtype(kDouble)) * a + b).sin().view(shape);
-}
-Tensor L(std::vector<int64_t> v) { return tensor(v, TensorOptions().dtype(kLong)); }
-Tensor D(std::vector<double> v) { return tensor(v, TensorOptions().dtype(kDouble)); }
-
-void expect_golden(const std::string& name, const Tensor& got) {
-  auto it = libtorch_goldens::kGoldens.find(name);
-  ASSERT_NE(it, libtorch_goldens::kGoldens.end()) << "no golden " << name;
-  EXPECT_EQ(got.sizes().vec(), it->second.shape) << name;
-  Tensor g = got.detach().to(kDouble).contiguous();
-  ASSERT_EQ(static_cast<size_t>(g.numel()), it->second.values.size()) << name;
-  for (size_t i = 0; i < it->second.values.size(); ++i)
-    EXPECT_NEAR(g.data_ptr<double>()[i], it->second.values[i], 1e-10) << name << " at " << i;
-}
+using golden::D;
+using golden::expect_golden;
+using golden::L;
+using golden::S;
 
 TEST(LibtorchFunctions, RearrangingOpsMatchPyTorch) {
   expect_golden("trace", torch::trace(S({3, 4})));

@@ -1,0 +1,166 @@
+#include <brasa/autograd/record.h>
+#include <brasa/ops/binary.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/reduction.h>
+#include <brasa/ops/special.h>
+#include <brasa/ops/unary.h>
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+namespace brasa {
+
+namespace detail {
+
+double digamma_scalar(double x) {
+  if (x == 0) return std::copysign(std::numeric_limits<double>::infinity(), -x);
+  if (x < 0) {
+    if (x == std::floor(x)) return std::numeric_limits<double>::quiet_NaN();
+    // Reflection: psi(x) = psi(1 - x) - pi / tan(pi x).
+    return digamma_scalar(1 - x) - std::numbers::pi / std::tan(std::numbers::pi * x);
+  }
+  double shift = 0;  // psi(x) = psi(x + 1) - 1 / x, until the asymptotic series is accurate
+  while (x < 10) {
+    shift -= 1 / x;
+    x += 1;
+  }
+  const double r = 1 / (x * x);
+  const double series =
+      r * (1.0 / 12 - r * (1.0 / 120 - r * (1.0 / 252 - r * (1.0 / 240 - r * (1.0 / 132)))));
+  return shift + std::log(x) - 0.5 / x - series;
+}
+
+// Hurwitz zeta(s, x) for integer s >= 2: a direct sum up to x + N, then the
+// Euler-Maclaurin tail.
+static double hurwitz_zeta(int64_t s, double x) {
+  if (x <= 0 && x == std::floor(x)) return std::numeric_limits<double>::infinity();
+  const int64_t N = 12 + (x < 0 ? static_cast<int64_t>(std::ceil(-x)) : 0);
+  double sum = 0;
+  for (int64_t k = 0; k < N; ++k) sum += std::pow(x + k, static_cast<double>(-s));
+  const double a = x + N, sd = static_cast<double>(s);
+  sum += std::pow(a, 1 - sd) / (sd - 1) + 0.5 * std::pow(a, -sd);
+  // B_2j / (2j)! for j = 1..7.
+  static const double kB[] = {1.0 / 12,         -1.0 / 720,     1.0 / 30240,
+                              -1.0 / 1209600,   1.0 / 47900160, -691.0 / 1307674368000,
+                              1.0 / 74724249600};
+  double rising = sd;                   // s (s + 1) ... (s + 2j - 2)
+  double power = std::pow(a, -sd - 1);  // a^(-s - 2j + 1)
+  for (int j = 0; j < 7; ++j) {
+    sum += kB[j] * rising * power;
+    rising *= (sd + 2 * j + 1) * (sd + 2 * j + 2);
+    power /= a * a;
+  }
+  return sum;
+}
+
+double polygamma_scalar(int64_t n, double x) {
+  if (n == 0) return digamma_scalar(x);
+  // psi^(n)(x) = (-1)^(n + 1) n! zeta(n + 1, x)
+  const double factorial = std::tgamma(static_cast<double>(n) + 1);
+  return (n % 2 ? 1.0 : -1.0) * factorial * hurwitz_zeta(n + 1, x);
+}
+
+// Power series sum_k (x/2)^(2k + nu) / (k! (k + nu)!): every term has one
+// sign, so the sum keeps full relative precision.
+static double bessel_i_series(double x, int nu) {
+  const double q = x * x / 4;
+  double term = nu == 0 ? 1.0 : x / 2, sum = term;
+  for (int k = 1; k < 1000; ++k) {
+    term *= q / (static_cast<double>(k) * (k + nu));
+    sum += term;
+    if (term < sum * 1e-17) break;
+  }
+  return sum;
+}
+double i0_scalar(double x) { return std::isinf(x) ? INFINITY : bessel_i_series(x, 0); }
+double i1_scalar(double x) { return std::isinf(x) ? x : bessel_i_series(x, 1); }
+
+}  // namespace detail
+
+namespace {
+
+const autograd::BackwardName kErfcBackward("ErfcBackward0");
+const autograd::BackwardName kLgammaBackward("LgammaBackward0");
+const autograd::BackwardName kDigammaBackward("DigammaBackward0");
+const autograd::BackwardName kPolygammaBackward("PolygammaBackward0");
+const autograd::BackwardName kI0Backward("I0Backward0");
+const autograd::BackwardName kI1Backward("SpecialI1Backward0");
+
+// f applied to every element in double on the CPU; the result has self's
+// floating dtype (float for integer input) and device.
+template <class F>
+Tensor map_values(const char* op, const Tensor& self, F f) {
+  BRASA_CHECK(self.defined(), op, ": expected a defined tensor");
+  BRASA_CHECK(self.scalar_type() != kBool, op, ": not implemented for dtype Bool");
+  const ScalarType out_type = self.is_floating_point() ? self.scalar_type() : kFloat;
+  Tensor x = self.detach().to(kCPU).to(kDouble).contiguous();
+  Tensor y = empty_like(x);
+  const double* in = x.data_ptr<double>();
+  double* out = y.data_ptr<double>();
+  for (int64_t i = 0; i < x.numel(); ++i) out[i] = f(in[i]);
+  return y.to(out_type).to(self.device());
+}
+
+// map_values with a recorded backward: grad * derivative(self).
+template <class F, class D>
+Tensor special_op(const autograd::BackwardName& name, const char* op, const Tensor& self, F f,
+                  D derivative) {
+  autograd::Recorder r(name, self);
+  Tensor y = map_values(op, self, f);
+  if (r)
+    r.save(self).finish(y,
+                        [derivative](autograd::FormulaNode& n, const autograd::variable_list& g) {
+                          return autograd::variable_list{g[0] * derivative(n.saved(0))};
+                        });
+  return y;
+}
+
+Tensor i1(const Tensor& self) {
+  return special_op(kI1Backward, "i1", self, detail::i1_scalar, [](const Tensor& x) {
+    // i1'(x) = i0(x) - i1(x) / x, and 1/2 at 0.
+    Tensor safe = where(x == 0, ones_like(x), x);
+    return where(x == 0, full_like(x, 0.5), i0(x) - i1(x) / safe);
+  });
+}
+
+}  // namespace
+
+Tensor erfc(const Tensor& self) {
+  return special_op(
+      kErfcBackward, "erfc", self, [](double x) { return std::erfc(x); },
+      [](const Tensor& x) { return exp(-(x * x)) * (-2 / std::sqrt(std::numbers::pi)); });
+}
+Tensor lgamma(const Tensor& self) {
+  return special_op(
+      kLgammaBackward, "lgamma", self, [](double x) { return std::lgamma(x); },
+      [](const Tensor& x) { return digamma(x); });
+}
+Tensor digamma(const Tensor& self) {
+  return special_op(kDigammaBackward, "digamma", self, detail::digamma_scalar,
+                    [](const Tensor& x) { return polygamma(1, x); });
+}
+Tensor polygamma(int64_t n, const Tensor& self) {
+  BRASA_CHECK(n >= 0, "polygamma(n, x) does not support negative n, got n = ", n);
+  if (n == 0) return digamma(self);
+  return special_op(
+      kPolygammaBackward, "polygamma", self,
+      [n](double x) { return detail::polygamma_scalar(n, x); },
+      [n](const Tensor& x) { return polygamma(n + 1, x); });
+}
+Tensor mvlgamma(const Tensor& self, int64_t p) {
+  BRASA_CHECK(self.defined(), "mvlgamma: expected a defined tensor");
+  BRASA_CHECK(p >= 1, "p has to be greater than or equal to 1, got ", p);
+  BRASA_CHECK(self.numel() == 0 || (self > (p - 1) / 2.0).all().item<bool>(),
+              "All elements must be greater than (p-1)/2 = ", (p - 1) / 2.0);
+  Tensor x = self.is_floating_point() ? self : self.to(kFloat);
+  Tensor sum = lgamma(x);
+  for (int64_t i = 1; i < p; ++i) sum = sum + lgamma(x - i / 2.0);
+  return sum + p * (p - 1) / 4.0 * std::log(std::numbers::pi);
+}
+Tensor i0(const Tensor& self) {
+  return special_op(kI0Backward, "i0", self, detail::i0_scalar,
+                    [](const Tensor& x) { return i1(x); });
+}
+
+}  // namespace brasa
