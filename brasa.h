@@ -22,7 +22,10 @@
 #include <brasa/nn/loss_modules.h>
 #include <brasa/nn/modules.h>
 #include <brasa/nn/norm_modules.h>
+#include <brasa/nn/parameter_containers.h>
 #include <brasa/nn/recurrent_cells.h>
+#include <brasa/nn/transformer.h>
+#include <brasa/nn/window_modules.h>
 #include <brasa/ops/aliases.h>
 #include <brasa/ops/arrange.h>
 #include <brasa/ops/binary.h>

@@ -1,6 +1,9 @@
+#include <brasa/autograd/grad_mode.h>
 #include <brasa/nn/activations.h>
 #include <brasa/nn/functional.h>
 #include <brasa/ops/binary.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/random.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
 #include <brasa/ops/unary.h>
@@ -43,6 +46,20 @@ Tensor threshold(const Tensor& x, const ThresholdFuncOptions& o) {
   return where(x > o.threshold_, x, Scalar(o.value_));
 }
 
+Tensor rrelu(const Tensor& x, const RReLUFuncOptions& o) {
+  BRASA_CHECK(x.defined() && x.is_floating_point(), "rrelu: expected a floating tensor");
+  BRASA_CHECK(o.lower_ <= o.upper_, "rrelu: lower bound (", o.lower_,
+              ") must be less than or equal to upper bound (", o.upper_, ")");
+  Tensor slope;
+  if (o.training_) {
+    NoGradGuard ng;
+    slope = empty_like(x).uniform_(o.lower_, o.upper_);
+  }
+  Tensor y =
+      o.training_ ? where(x >= 0, x, x * slope) : where(x >= 0, x, x * ((o.lower_ + o.upper_) / 2));
+  return detail::apply_inplace(x, y, o.inplace_);
+}
+
 }  // namespace brasa::nn::functional
 
 namespace brasa::nn::detail {
@@ -53,8 +70,23 @@ void print_options(std::ostream& os, const CELUOptions& o) {
   os << "(alpha=" << o.alpha_ << (o.inplace_ ? ", inplace=true" : "") << ")";
 }
 void print_options(std::ostream& os, const GLUOptions& o) { os << "(dim=" << o.dim_ << ")"; }
+void print_options(std::ostream& os, const RReLUOptions& o) {
+  os << "(lower=" << o.lower_ << ", upper=" << o.upper_ << (o.inplace_ ? ", inplace=true" : "")
+     << ")";
+}
+Tensor softmax2d(const Tensor& x) {
+  BRASA_CHECK(x.dim() == 3 || x.dim() == 4, "Softmax2d: expected input to be 3D or 4D, got ",
+              x.dim(), "D instead");
+  return brasa::softmax(x, -3);
+}
 void print_options(std::ostream& os, const ThresholdOptions& o) {
   os << "(threshold=" << o.threshold_ << ", value=" << o.value_
      << (o.inplace_ ? ", inplace=true" : "") << ")";
 }
 }  // namespace brasa::nn::detail
+
+namespace brasa {
+Tensor rrelu(const Tensor& self, double lower, double upper, bool training) {
+  return F::rrelu(self, F::RReLUFuncOptions().lower(lower).upper(upper).training(training));
+}
+}  // namespace brasa

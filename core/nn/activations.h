@@ -10,6 +10,12 @@
 #include <type_traits>
 #include <utility>
 
+namespace brasa {
+// libtorch's torch::rrelu (at:: arguments; the slopes come from the default generator).
+Tensor rrelu(const Tensor& self, double lower = 1.0 / 8.0, double upper = 1.0 / 3.0,
+             bool training = false);
+}  // namespace brasa
+
 namespace brasa::nn {
 
 struct SoftminOptions {
@@ -36,7 +42,22 @@ struct ThresholdOptions {
   BRASA_ARG(bool, inplace, false);
 };
 
+struct RReLUOptions {
+  BRASA_ARG(double, lower, 1.0 / 8.0);
+  BRASA_ARG(double, upper, 1.0 / 3.0);
+  BRASA_ARG(bool, inplace, false);
+};
+
 namespace functional {
+struct RReLUFuncOptions {
+  BRASA_ARG(double, lower, 1.0 / 8.0);
+  BRASA_ARG(double, upper, 1.0 / 3.0);
+  BRASA_ARG(bool, training, false);
+  BRASA_ARG(bool, inplace, false);
+};
+// x above 0; below, x times a slope drawn uniformly from [lower, upper] per
+// element when training, (lower + upper) / 2 otherwise.
+Tensor rrelu(const Tensor& x, const RReLUFuncOptions& options = {});
 using SoftminFuncOptions = SoftminOptions;
 using SoftshrinkFuncOptions = SoftshrinkOptions;
 using HardshrinkFuncOptions = HardshrinkOptions;
@@ -70,6 +91,9 @@ void print_options(std::ostream& os, const SoftshrinkOptions& o);
 void print_options(std::ostream& os, const CELUOptions& o);
 void print_options(std::ostream& os, const GLUOptions& o);
 void print_options(std::ostream& os, const ThresholdOptions& o);
+void print_options(std::ostream& os, const RReLUOptions& o);
+// Softmax over the channels (dim -3) of [N, C, H, W] or [C, H, W].
+Tensor softmax2d(const Tensor& x);
 }  // namespace detail
 
 // An activation module: options, and forward applying its function.
@@ -99,6 +123,13 @@ BRASA_ACTIVATION_MODULE(Threshold, ThresholdOptions, functional::threshold(x, op
 BRASA_ACTIVATION_MODULE(Softsign, NoOptions, functional::softsign(x));
 BRASA_ACTIVATION_MODULE(Tanhshrink, NoOptions, functional::tanhshrink(x));
 BRASA_ACTIVATION_MODULE(LogSigmoid, NoOptions, functional::logsigmoid(x));
+BRASA_ACTIVATION_MODULE(Softmax2d, NoOptions, detail::softmax2d(x));
+BRASA_ACTIVATION_MODULE(RReLU, RReLUOptions,
+                        functional::rrelu(x, functional::RReLUFuncOptions()
+                                                 .lower(options.lower_)
+                                                 .upper(options.upper_)
+                                                 .training(is_training())
+                                                 .inplace(options.inplace_)));
 #undef BRASA_ACTIVATION_MODULE
 
 }  // namespace brasa::nn

@@ -1,5 +1,12 @@
 #include <brasa/nn/activations.h>
 #include <brasa/nn/aten_functions.h>
+#include <brasa/nn/image_modules.h>
+#include <brasa/nn/loss_modules.h>
+#include <brasa/ops/conv.h>
+#include <brasa/ops/indexing.h>
+#include <brasa/ops/linalg.h>
+#include <brasa/ops/reduction.h>
+#include <brasa/ops/split_combine.h>
 #include <brasa/ops/binary.h>
 
 namespace brasa {
@@ -144,5 +151,177 @@ Tensor softplus(const Tensor& self, double beta, double threshold) {
 Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps) {
   return F::cosine_similarity(x1, x2, dim, eps);
 }
+
+Tensor celu(const Tensor& self, double alpha) {
+  return F::celu(self, F::CELUFuncOptions().alpha(alpha));
+}
+Tensor hardshrink(const Tensor& self, double lambd) {
+  return F::hardshrink(self, F::HardshrinkFuncOptions(lambd));
+}
+Tensor pixel_shuffle(const Tensor& self, int64_t upscale_factor) {
+  return F::pixel_shuffle(self, upscale_factor);
+}
+Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor) {
+  return F::pixel_unshuffle(self, downscale_factor);
+}
+Tensor channel_shuffle(const Tensor& self, int64_t groups) {
+  BRASA_CHECK(self.defined() && self.dim() >= 3,
+              "channel_shuffle: expected an input [N, C, ...] of at least 3 dims, got shape ",
+              self.defined() ? self.sizes() : IntArrayRef{});
+  BRASA_CHECK(groups > 0, "Number of groups to divide channels in must be positive.",
+              " Value of groups:", groups);
+  const int64_t C = self.size(1);
+  BRASA_CHECK(C % groups == 0, "Number of channels must be divisible by groups. Got ", C,
+              " channels and ", groups, " groups.");
+  std::vector<int64_t> split(self.sizes().begin(), self.sizes().end());
+  split[1] = C / groups;
+  split.insert(split.begin() + 1, groups);
+  // [N, g, C/g, ...] -> [N, C/g, g, ...] -> [N, C, ...]
+  return self.reshape(split).transpose(1, 2).reshape(self.sizes());
+}
+Tensor prelu(const Tensor& self, const Tensor& weight) { return F::prelu(self, weight); }
+Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight,
+                const std::optional<Tensor>& bias) {
+  return F::bilinear(input1, input2, weight, or_undefined(bias));
+}
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                           double margin, ReductionArg reduction) {
+  return F::margin_ranking_loss(
+      input1, input2, target,
+      F::MarginRankingLossFuncOptions().margin(margin).reduction(reduction.value));
+}
+Tensor hinge_embedding_loss(const Tensor& self, const Tensor& target, double margin,
+                            ReductionArg reduction) {
+  return F::hinge_embedding_loss(
+      self, target, F::HingeEmbeddingLossFuncOptions().margin(margin).reduction(reduction.value));
+}
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                             double margin, ReductionArg reduction) {
+  return F::cosine_embedding_loss(
+      input1, input2, target,
+      F::CosineEmbeddingLossFuncOptions().margin(margin).reduction(reduction.value));
+}
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                           double margin, double p, double eps, bool swap, ReductionArg reduction) {
+  return F::triplet_margin_loss(
+      anchor, positive, negative,
+      F::TripletMarginLossFuncOptions().margin(margin).p(p).eps(eps).swap(swap).reduction(
+          reduction.value));
+}
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input, bool full,
+                        double eps, ReductionArg reduction) {
+  return F::poisson_nll_loss(
+      input, target,
+      F::PoissonNLLLossFuncOptions().log_input(log_input).full(full).eps(eps).reduction(
+          reduction.value));
+}
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p, double eps, bool keepdim) {
+  return F::pairwise_distance(x1, x2,
+                              F::PairwiseDistanceFuncOptions().p(p).eps(eps).keepdim(keepdim));
+}
+Tensor pdist(const Tensor& self, double p) { return F::pdist(self, p); }
+Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size) {
+  return F::adaptive_avg_pool1d(self, output_size.vec());
+}
+Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, bool ceil_mode, bool count_include_pad) {
+  F::AvgPool1dFuncOptions o(kernel_size.vec());
+  if (!stride.empty()) o.stride(stride.vec());
+  return F::avg_pool1d(
+      self, o.padding(padding.vec()).ceil_mode(ceil_mode).count_include_pad(count_include_pad));
+}
+namespace {
+template <size_t D>
+F::MaxPoolFuncOptions<D> max_pool_options(IntArrayRef kernel_size, IntArrayRef stride,
+                                          IntArrayRef padding, IntArrayRef dilation,
+                                          bool ceil_mode) {
+  F::MaxPoolFuncOptions<D> o(kernel_size.vec());
+  if (!stride.empty()) o.stride(stride.vec());
+  return o.padding(padding.vec()).dilation(dilation.vec()).ceil_mode(ceil_mode);
+}
+}  // namespace
+Tensor max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  return F::max_pool1d(self,
+                       max_pool_options<1>(kernel_size, stride, padding, dilation, ceil_mode));
+}
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& self, IntArrayRef kernel_size,
+                                                   IntArrayRef stride, IntArrayRef padding,
+                                                   IntArrayRef dilation, bool ceil_mode) {
+  return F::max_pool1d_with_indices(
+      self, max_pool_options<1>(kernel_size, stride, padding, dilation, ceil_mode));
+}
+Tensor max_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  return F::max_pool3d(self,
+                       max_pool_options<3>(kernel_size, stride, padding, dilation, ceil_mode));
+}
+
+Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                   IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                   IntArrayRef output_padding, int64_t groups) {
+  BRASA_CHECK(weight.defined() && weight.dim() >= 3 && weight.dim() <= 5,
+              "convolution: expected a weight of 3, 4 or 5 dims, got shape ",
+              weight.defined() ? weight.sizes() : IntArrayRef{});
+  const Tensor b = or_undefined(bias);
+  const int64_t spatial = weight.dim() - 2;
+  if (transposed) {
+    BRASA_CHECK(spatial <= 2, "convolution: transposed convolutions of ", spatial,
+                " spatial dims are not supported (1 or 2)");
+    return spatial == 1 ? conv_transpose1d(input, weight, b, stride, padding, output_padding,
+                                           groups, dilation)
+                        : conv_transpose2d(input, weight, b, stride, padding, output_padding,
+                                           groups, dilation);
+  }
+  if (spatial == 1) return conv1d(input, weight, b, stride, padding, dilation, groups);
+  if (spatial == 2) return conv2d(input, weight, b, stride, padding, dilation, groups);
+  return conv3d(input, weight, b, stride, padding, dilation, groups);
+}
+
+namespace nn::functional {
+
+Tensor prelu(const Tensor& x, const Tensor& weight) {
+  BRASA_CHECK(x.defined() && weight.defined(), "prelu: expected defined input and weight");
+  Tensor a = weight;
+  if (weight.numel() > 1) {
+    BRASA_CHECK(x.dim() >= 2 && x.size(1) == weight.numel(), "prelu: ", weight.numel(),
+                " parameters need an input with that many channels (dim 1), got shape ", x.sizes());
+    DimVector shape(x.dim(), 1);
+    shape[1] = weight.numel();
+    a = weight.reshape(shape);
+  }
+  return where(x > 0, x, x * a);
+}
+
+Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight,
+                const Tensor& bias) {
+  BRASA_CHECK(input1.defined() && input2.defined() && weight.defined() && weight.dim() == 3,
+              "bilinear: expected defined inputs and a weight [out, in1, in2]");
+  BRASA_CHECK(
+      input1.dim() >= 1 &&
+          input1.sizes().slice(0, input1.dim() - 1) == input2.sizes().slice(0, input2.dim() - 1) &&
+          input1.size(-1) == weight.size(1) && input2.size(-1) == weight.size(2),
+      "bilinear: expected inputs [..., ", weight.size(1), "] and [..., ", weight.size(2),
+      "] with equal leading dims, got ", input1.sizes(), " and ", input2.sizes());
+  std::vector<int64_t> lead(input1.sizes().begin(), input1.sizes().end() - 1);
+  Tensor x1 = input1.reshape({-1, weight.size(1)}), x2 = input2.reshape({-1, weight.size(2)});
+  Tensor y = einsum("bi,oij,bj->bo", {x1, weight, x2});
+  if (bias.defined()) y = y + bias;
+  lead.push_back(weight.size(0));
+  return y.reshape(lead);
+}
+
+Tensor pdist(const Tensor& input, double p) {
+  BRASA_CHECK(input.defined() && input.dim() == 2,
+              "pdist only supports 2D tensors, got: ", input.defined() ? input.dim() : 0, "D");
+  BRASA_CHECK(input.is_floating_point(), "pdist only supports floating-point dtypes");
+  BRASA_CHECK(p >= 0, "pdist only supports non-negative p values");
+  const int64_t n = input.size(0);
+  Tensor pairs = triu_indices(n, n, 1, TensorOptions().dtype(kLong).device(input.device()));
+  Tensor diff = index_select(input, 0, pairs[0]) - index_select(input, 0, pairs[1]);
+  return norm(diff, p, {1});
+}
+
+}  // namespace nn::functional
 
 }  // namespace brasa

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 
 namespace brasa {
 
@@ -64,5 +65,54 @@ Tensor silu(const Tensor& self);
 Tensor mish(const Tensor& self);
 Tensor softplus(const Tensor& self, double beta = 1.0, double threshold = 20.0);
 Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim = 1, double eps = 1e-8);
+
+Tensor celu(const Tensor& self, double alpha = 1.0);
+Tensor hardshrink(const Tensor& self, double lambd = 0.5);
+Tensor pixel_shuffle(const Tensor& self, int64_t upscale_factor);
+Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor);
+// Splits the channels into groups and interleaves them (ShuffleNet).
+Tensor channel_shuffle(const Tensor& self, int64_t groups);
+Tensor prelu(const Tensor& self, const Tensor& weight);
+Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight,
+                const std::optional<Tensor>& bias = {});
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                           double margin = 0.0, ReductionArg reduction = Reduction::Mean);
+Tensor hinge_embedding_loss(const Tensor& self, const Tensor& target, double margin = 1.0,
+                            ReductionArg reduction = Reduction::Mean);
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                             double margin = 0.0, ReductionArg reduction = Reduction::Mean);
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                           double margin = 1.0, double p = 2, double eps = 1e-6, bool swap = false,
+                           ReductionArg reduction = Reduction::Mean);
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input, bool full,
+                        double eps, ReductionArg reduction);
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2, double eps = 1e-6,
+                         bool keepdim = false);
+// The p-norm distances between the rows of [N, M] for each pair i < j, in row-major order.
+Tensor pdist(const Tensor& self, double p = 2);
+Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size);
+Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = 0, bool ceil_mode = false, bool count_include_pad = true);
+Tensor max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = 0, IntArrayRef dilation = 1, bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& self, IntArrayRef kernel_size,
+                                                   IntArrayRef stride = {}, IntArrayRef padding = 0,
+                                                   IntArrayRef dilation = 1,
+                                                   bool ceil_mode = false);
+Tensor max_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = 0, IntArrayRef dilation = 1, bool ceil_mode = false);
+// A convolution of 1, 2 or 3 spatial dims (by weight's), transposed or not.
+Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                   IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                   IntArrayRef output_padding, int64_t groups);
+
+namespace nn::functional {
+// max(0, x) + weight * min(0, x), weight one value or one per channel (dim 1).
+Tensor prelu(const Tensor& x, const Tensor& weight);
+// y = x1^T A x2 + b per output feature: x1 [..., in1], x2 [..., in2], weight [out, in1, in2].
+Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight,
+                const Tensor& bias = {});
+Tensor pdist(const Tensor& input, double p = 2);
+}  // namespace nn::functional
 
 }  // namespace brasa

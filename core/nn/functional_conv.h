@@ -20,7 +20,7 @@ struct Expanding {
   Expanding(int64_t v) : values(D, v) {}
   Expanding(std::initializer_list<int64_t> v) : Expanding(std::vector<int64_t>(v)) {}
   Expanding(std::vector<int64_t> v) : values(std::move(v)) {
-    if (values.size() == 1) values.assign(D, values[0]);
+    if (values.size() == 1) values = std::vector<int64_t>(D, values.front());
     BRASA_CHECK(values.size() == D, "expected 1 or ", D, " values, got ", values.size());
   }
   std::vector<int64_t> values;

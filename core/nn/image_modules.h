@@ -1,6 +1,6 @@
 #pragma once
 // Padding, pixel shuffle and upsampling modules of libtorch (ZeroPad2d,
-// ConstantPad1d/2d/3d, ReflectionPad1d/2d, ReplicationPad1d/2d, PixelShuffle,
+// ConstantPad1d/2d/3d, ReflectionPad1d/2d/3d, ReplicationPad1d/2d/3d, PixelShuffle,
 // PixelUnshuffle, Upsample) with their options, and F::pixel_shuffle /
 // F::pixel_unshuffle.
 #include <brasa/nn/functional.h>
@@ -39,6 +39,12 @@ using ReflectionPad1dOptions = PadOptions<1>;
 using ReflectionPad2dOptions = PadOptions<2>;
 using ReplicationPad1dOptions = PadOptions<1>;
 using ReplicationPad2dOptions = PadOptions<2>;
+template <size_t D>
+using ReflectionPadOptions = PadOptions<D>;
+template <size_t D>
+using ReplicationPadOptions = PadOptions<D>;
+using ReflectionPad3dOptions = PadOptions<3>;
+using ReplicationPad3dOptions = PadOptions<3>;
 
 template <size_t D>
 class PadImpl : public Cloneable<PadImpl<D>> {
@@ -82,6 +88,8 @@ BRASA_PAD_MODULE(ReflectionPad1d, 1, kReflect);
 BRASA_PAD_MODULE(ReflectionPad2d, 2, kReflect);
 BRASA_PAD_MODULE(ReplicationPad1d, 1, kReplicate);
 BRASA_PAD_MODULE(ReplicationPad2d, 2, kReplicate);
+BRASA_PAD_MODULE(ReflectionPad3d, 3, kReflect);
+BRASA_PAD_MODULE(ReplicationPad3d, 3, kReplicate);
 #undef BRASA_PAD_MODULE
 
 struct PixelShuffleOptions {

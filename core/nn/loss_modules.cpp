@@ -1,6 +1,8 @@
 #include <brasa/nn/activations.h>
 #include <brasa/nn/loss_modules.h>
 #include <brasa/ops/binary.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/indexing.h>
 
 #include <cmath>
 #include <brasa/ops/reduction.h>
@@ -168,6 +170,86 @@ Tensor HuberLossImpl::forward(const Tensor& input, const Tensor& target) {
 }
 Tensor KLDivLossImpl::forward(const Tensor& input, const Tensor& target) {
   return F::kl_div(input, target, options);
+}
+
+Tensor F::multi_margin_loss(const Tensor& input, const Tensor& target,
+                            const MultiMarginLossFuncOptions& o) {
+  BRASA_CHECK(o.p_ == 1 || o.p_ == 2, "multi_margin_loss: only p == 1 and p == 2 supported, got ",
+              o.p_);
+  BRASA_CHECK(input.defined() && target.defined() && (input.dim() == 1 || input.dim() == 2),
+              "multi_margin_loss: expected input [N, C] or [C], got ",
+              input.defined() ? input.sizes() : IntArrayRef{});
+  Tensor x = input.dim() == 1 ? input.unsqueeze(0) : input;
+  Tensor y = target.reshape({-1});
+  const int64_t C = x.size(1);
+  BRASA_CHECK(y.numel() == x.size(0) && target.dim() <= 1,
+              "multi_margin_loss: inconsistent target size: ", target.sizes(),
+              " for input of size: ", input.sizes());
+  BRASA_CHECK(!o.weight_.defined() || (o.weight_.dim() == 1 && o.weight_.size(0) == C),
+              "multi_margin_loss: expected weight of shape [", C, "], got ", o.weight_.sizes());
+  Tensor picked = x.gather(1, y.unsqueeze(1));  // x[y], [N, 1]
+  Tensor hinge = (x - picked + o.margin_).clamp_min(0);
+  if (o.p_ == 2) hinge = hinge * hinge;
+  if (o.weight_.defined()) hinge = hinge * o.weight_.index_select(0, y).unsqueeze(1);
+  // The target class itself is left out.
+  Tensor not_target = ones_like(x).scatter(1, y.unsqueeze(1), 0.0);
+  Tensor per = (hinge * not_target).sum({1}) / static_cast<double>(C);
+  return detail::reduce_loss(input.dim() == 1 ? per.squeeze(0) : per, o.reduction_);
+}
+
+Tensor F::multilabel_margin_loss(const Tensor& input, const Tensor& target,
+                                 const MultilabelMarginLossFuncOptions& o) {
+  BRASA_CHECK(input.defined() && target.defined() && (input.dim() == 1 || input.dim() == 2) &&
+                  target.sizes() == input.sizes() && target.scalar_type() == kLong,
+              "multilabel_margin_loss: expected input [N, C] or [C] and an int64 target of its "
+              "shape, got ",
+              input.defined() ? input.sizes() : IntArrayRef{}, " and ",
+              target.defined() ? target.sizes() : IntArrayRef{});
+  Tensor x = input.dim() == 1 ? input.unsqueeze(0) : input;
+  Tensor y = (input.dim() == 1 ? target.unsqueeze(0) : target).to(kCPU).contiguous();
+  const int64_t N = x.size(0), C = x.size(1);
+  // is_target[n, c]: c appears in row n before its first -1.
+  Tensor is_target = zeros({N, C}, TensorOptions().dtype(kDouble));
+  const int64_t* py = y.data_ptr<int64_t>();
+  double* pt = is_target.data_ptr<double>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t j = 0; j < C && py[n * C + j] >= 0; ++j) {
+      const int64_t c = py[n * C + j];
+      BRASA_CHECK(c < C, "multilabel_margin_loss: target ", c, " is out of range for ", C,
+                  " classes");
+      pt[n * C + c] = 1;
+    }
+  Tensor tmask = is_target.to(x.device()).to(x.scalar_type());
+  // hinge[n, j, i] = max(0, 1 - (x[n, j] - x[n, i])) for target j and non-target i.
+  Tensor hinge = (1 - (x.unsqueeze(2) - x.unsqueeze(1))).clamp_min(0);
+  Tensor pairs = tmask.unsqueeze(2) * (1 - tmask).unsqueeze(1);
+  Tensor per = (hinge * pairs).sum({1, 2}) / static_cast<double>(C);
+  return detail::reduce_loss(input.dim() == 1 ? per.squeeze(0) : per, o.reduction_);
+}
+
+Tensor F::triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& positive,
+                                            const Tensor& negative,
+                                            const TripletMarginWithDistanceLossFuncOptions& o) {
+  BRASA_CHECK(o.margin_ > 0,
+              "triplet_margin_with_distance_loss: expected margin to be greater "
+              "than 0, got ",
+              o.margin_, " instead");
+  auto distance = o.distance_function_.value_or(
+      [](const Tensor& a, const Tensor& b) { return F::pairwise_distance(a, b); });
+  Tensor d_pos = distance(anchor, positive), d_neg = distance(anchor, negative);
+  if (o.swap_) d_neg = minimum(d_neg, distance(positive, negative));
+  return detail::reduce_loss((d_pos - d_neg + o.margin_).clamp_min(0), o.reduction_);
+}
+
+Tensor MultiMarginLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return F::multi_margin_loss(input, target, options);
+}
+Tensor MultiLabelMarginLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return F::multilabel_margin_loss(input, target, options);
+}
+Tensor TripletMarginWithDistanceLossImpl::forward(const Tensor& anchor, const Tensor& positive,
+                                                  const Tensor& negative) {
+  return F::triplet_margin_with_distance_loss(anchor, positive, negative, options);
 }
 
 namespace detail {

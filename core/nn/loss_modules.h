@@ -7,6 +7,8 @@
 #include <brasa/nn/module.h>
 #include <brasa/nn/module_options.h>
 
+#include <functional>
+#include <optional>
 #include <ostream>
 
 namespace brasa::nn {
@@ -87,6 +89,24 @@ struct CosineSimilarityOptions {
   BRASA_ARG(int64_t, dim, 1);
   BRASA_ARG(double, eps, 1e-8);
 };
+struct MultiMarginLossOptions {
+  BRASA_ARG(int64_t, p, 1);  // 1 or 2
+  BRASA_ARG(double, margin, 1.0);
+  BRASA_ARG(Tensor, weight);  // per class, or undefined
+  BRASA_ARG(Reduction, reduction, kMean);
+};
+struct MultiLabelMarginLossOptions {
+  MultiLabelMarginLossOptions(Reduction r = kMean) : reduction_(r) {}  // NOLINT
+  BRASA_ARG(Reduction, reduction);
+};
+struct TripletMarginWithDistanceLossOptions {
+  using distance_function_t = std::function<Tensor(const Tensor&, const Tensor&)>;
+  // Undefined: the pairwise (Euclidean) distance.
+  BRASA_ARG(std::optional<distance_function_t>, distance_function, std::nullopt);
+  BRASA_ARG(double, margin, 1.0);
+  BRASA_ARG(bool, swap, false);
+  BRASA_ARG(Reduction, reduction, kMean);
+};
 
 namespace detail {
 void print_options(std::ostream& os, const SmoothL1LossOptions& o);
@@ -122,6 +142,8 @@ BRASA_LOSS_MODULE(KLDivLoss);
 BRASA_LOSS_MODULE(HingeEmbeddingLoss);
 BRASA_LOSS_MODULE(PoissonNLLLoss);
 BRASA_LOSS_MODULE(MultiLabelSoftMarginLoss);
+BRASA_LOSS_MODULE(MultiMarginLoss);
+BRASA_LOSS_MODULE(MultiLabelMarginLoss);
 #undef BRASA_LOSS_MODULE
 
 // Modules of three inputs, or of two that are not (input, target).
@@ -143,6 +165,8 @@ BRASA_MODULE_OF(MarginRankingLoss,
 BRASA_MODULE_OF(CosineEmbeddingLoss,
                 (const Tensor& input1, const Tensor& input2, const Tensor& target));
 BRASA_MODULE_OF(TripletMarginLoss,
+                (const Tensor& anchor, const Tensor& positive, const Tensor& negative));
+BRASA_MODULE_OF(TripletMarginWithDistanceLoss,
                 (const Tensor& anchor, const Tensor& positive, const Tensor& negative));
 BRASA_MODULE_OF(PairwiseDistance, (const Tensor& x1, const Tensor& x2));
 BRASA_MODULE_OF(CosineSimilarity, (const Tensor& x1, const Tensor& x2));
@@ -183,6 +207,22 @@ using PoissonNLLLossFuncOptions = PoissonNLLLossOptions;
 using MultilabelSoftMarginLossFuncOptions = MultiLabelSoftMarginLossOptions;
 using PairwiseDistanceFuncOptions = PairwiseDistanceOptions;
 using CosineSimilarityFuncOptions = CosineSimilarityOptions;
+using MultiMarginLossFuncOptions = MultiMarginLossOptions;
+using MultilabelMarginLossFuncOptions = MultiLabelMarginLossOptions;
+using TripletMarginWithDistanceLossFuncOptions = TripletMarginWithDistanceLossOptions;
+
+// Per sample: sum over the classes i != y of max(0, margin - x[y] + x[i])^p
+// (times weight[y]), over the number of classes. input [N, C] or [C]; target class indices.
+Tensor multi_margin_loss(const Tensor& input, const Tensor& target,
+                         const MultiMarginLossFuncOptions& options = {});
+// Per sample: the hinge between every target class (the target row's
+// indices up to the first -1) and every other class, over the number of classes.
+Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target,
+                              const MultilabelMarginLossFuncOptions& options = {});
+// triplet_margin_loss with a distance function of one's own.
+Tensor triplet_margin_with_distance_loss(
+    const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+    const TripletMarginWithDistanceLossFuncOptions& options = {});
 
 // max(0, -target * (input1 - input2) + margin)
 Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,

@@ -1,4 +1,5 @@
 #include <brasa/autograd/grad_mode.h>
+#include <brasa/nn/aten_functions.h>
 #include <brasa/nn/functional.h>
 #include <brasa/nn/init.h>
 #include <brasa/nn/modules.h>
@@ -326,17 +327,7 @@ Tensor ConvTranspose1dImpl::forward(const Tensor& x) {
 
 PReLUImpl::PReLUImpl(int64_t n, double init)
     : Cloneable("PReLU"), weight(register_parameter("weight", full({n}, init))) {}
-Tensor PReLUImpl::forward(const Tensor& x) {
-  Tensor a = weight;
-  if (weight.numel() > 1) {
-    BRASA_CHECK(x.dim() >= 2 && x.size(1) == weight.numel(), "PReLU: ", weight.numel(),
-                " parameters need an input with that many channels (dim 1), got shape ", x.sizes());
-    DimVector shape(x.dim(), 1);
-    shape[1] = weight.numel();
-    a = weight.view(shape);
-  }
-  return where(x > 0, x, x * a);
-}
+Tensor PReLUImpl::forward(const Tensor& x) { return F::prelu(x, weight); }
 
 BilinearImpl::BilinearImpl(int64_t in1, int64_t in2, int64_t out, bool with_bias)
     : Cloneable("Bilinear"),
@@ -347,12 +338,7 @@ BilinearImpl::BilinearImpl(int64_t in1, int64_t in2, int64_t out, bool with_bias
   if (bias.defined()) init::uniform_(bias, -bound, bound);
 }
 Tensor BilinearImpl::forward(const Tensor& x1, const Tensor& x2) {
-  BRASA_CHECK(x1.dim() == 2 && x2.dim() == 2 && x1.size(0) == x2.size(0) &&
-                  x1.size(1) == weight.size(1) && x2.size(1) == weight.size(2),
-              "Bilinear: expected inputs [N, ", weight.size(1), "] and [N, ", weight.size(2),
-              "], got ", x1.sizes(), " and ", x2.sizes());
-  Tensor y = einsum("bi,oij,bj->bo", {x1, weight, x2});
-  return bias.defined() ? y + bias : y;
+  return F::bilinear(x1, x2, weight, bias);
 }
 
 // ---- attention ----

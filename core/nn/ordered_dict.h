@@ -50,6 +50,18 @@ class OrderedDict {
   }
   const Value* find(const Key& key) const { return const_cast<OrderedDict*>(this)->find(key); }
   bool contains(const Key& key) const { return index_.count(key) > 0; }
+  // Removes the item and returns its value; the others keep their order.
+  Value erase(const Key& key) {
+    auto it = index_.find(key);
+    BRASA_CHECK(it != index_.end(), what_, " '", key, "' is not defined");
+    const size_t at = it->second;
+    Value v = std::move(items_[at].value());
+    items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(at));
+    index_.erase(it);
+    for (auto& [k, i] : index_)
+      if (i > at) --i;
+    return v;
+  }
   size_t size() const { return items_.size(); }
   bool is_empty() const { return items_.empty(); }
   void clear() {

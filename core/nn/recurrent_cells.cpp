@@ -117,6 +117,8 @@ Tensor RNNCellBaseImpl::initial_state(const Tensor& hx, const Tensor& input, boo
 
 RNNCellImpl::RNNCellImpl(const RNNCellOptions& o)
     : Cloneable("RNNCell", o.input_size_, o.hidden_size_, o.bias_, 1), options(o) {
+  BRASA_CHECK(o.nonlinearity_ != kGELU,
+              "RNNCell: nonlinearity must be torch::kTanh or torch::kReLU");
   if (o.nonlinearity_ == kReLU) extra_repr_ = ", nonlinearity=kReLU";
 }
 Tensor RNNCellImpl::forward(const Tensor& input, const Tensor& hx) {

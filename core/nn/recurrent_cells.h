@@ -29,7 +29,9 @@ namespace nn {
 class RNNImpl : public Cloneable<RNNImpl, RNNBaseImpl> {
  public:
   RNNImpl(int64_t input_size, int64_t hidden_size) : RNNImpl(RNNOptions(input_size, hidden_size)) {}
-  explicit RNNImpl(const RNNOptions& o) : Cloneable("RNN", o, 1) {}
+  explicit RNNImpl(const RNNOptions& o) : Cloneable("RNN", o, 1) {
+    BRASA_CHECK(o.nonlinearity_ != kGELU, "RNN: nonlinearity must be torch::kTanh or torch::kReLU");
+  }
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = {});
 
  protected:
@@ -43,7 +45,7 @@ struct RNNCellOptions {
   BRASA_ARG(int64_t, input_size);
   BRASA_ARG(int64_t, hidden_size);
   BRASA_ARG(bool, bias, true);
-  BRASA_ARG(RNNNonlinearity, nonlinearity, kTanh);
+  BRASA_ARG(ActivationKind, nonlinearity, kTanh);
 };
 struct LSTMCellOptions {
   LSTMCellOptions(int64_t input_size, int64_t hidden_size)

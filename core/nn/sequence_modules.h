@@ -9,10 +9,13 @@
 #include <vector>
 
 namespace brasa {
-// An Elman RNN's activation (RNNOptions().nonlinearity(torch::kReLU)).
-enum class RNNNonlinearity { Tanh, ReLU };
-inline constexpr RNNNonlinearity kTanh = RNNNonlinearity::Tanh;
-inline constexpr RNNNonlinearity kReLU = RNNNonlinearity::ReLU;
+// libtorch's activation enum values, as the recurrent and transformer options
+// take them: RNNOptions().nonlinearity(torch::kReLU) (kTanh or kReLU),
+// TransformerEncoderLayerOptions(512, 8).activation(torch::kGELU) (kReLU or kGELU).
+enum class ActivationKind { Tanh, ReLU, GELU };
+inline constexpr ActivationKind kTanh = ActivationKind::Tanh;
+inline constexpr ActivationKind kReLU = ActivationKind::ReLU;
+inline constexpr ActivationKind kGELU = ActivationKind::GELU;
 }  // namespace brasa
 
 namespace brasa::nn {
@@ -53,6 +56,10 @@ struct TransformerEncoderLayerOptions {
   }
   TransformerEncoderLayerOptions& activation(std::string v) {
     activation_ = std::move(v);
+    return *this;
+  }
+  TransformerEncoderLayerOptions& activation(ActivationKind a) {
+    activation_ = a == kGELU ? "gelu" : a == kReLU ? "relu" : "tanh";
     return *this;
   }
   TransformerEncoderLayerOptions& norm_first(bool v) {
@@ -106,7 +113,7 @@ struct RNNOptions {
     bidirectional_ = v;
     return *this;
   }
-  RNNOptions& nonlinearity(RNNNonlinearity v) {  // RNN only
+  RNNOptions& nonlinearity(ActivationKind v) {  // RNN only
     nonlinearity_ = v;
     return *this;
   }
@@ -114,7 +121,7 @@ struct RNNOptions {
   bool bias_ = true, batch_first_ = false;
   double dropout_ = 0.0;
   bool bidirectional_ = false;
-  RNNNonlinearity nonlinearity_ = kTanh;
+  ActivationKind nonlinearity_ = kTanh;
 };
 using LSTMOptions = RNNOptions;
 using GRUOptions = RNNOptions;

@@ -3,6 +3,8 @@
 #include <brasa/brasa.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+#include <string>
 #include <vector>
 
 namespace brasa::testing {
@@ -15,6 +17,13 @@ inline std::vector<double> values(const Tensor& t) {
 }
 
 inline std::vector<int64_t> shape(const Tensor& t) { return t.sizes().vec(); }
+
+// What the module's pretty_print writes.
+inline std::string printed(const nn::Module& m) {
+  std::ostringstream os;
+  m.pretty_print(os);
+  return os.str();
+}
 
 }  // namespace brasa::testing
 

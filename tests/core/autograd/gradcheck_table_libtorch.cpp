@@ -203,6 +203,53 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
                                rnn_relu_cell(v[0], h, w1, w1 * 0.7), h1, c1,
                                gru_cell(v[0], h, w3, w3 * 0.5, w3.select(1, 2))};
         });
+  entry(
+      "unfold / fold / lp_pool / max_unpool / local_response_norm / softmax2d", in1([] {
+        return R({1, 2, 4, 5});
+      }),
+      [](const variable_list& v) {
+        Tensor cols = F::unfold(v[0], F::UnfoldFuncOptions({2, 3}).padding({1, 0}).stride({2, 1}));
+        auto [pooled, idx] = F::max_pool2d_with_indices(v[0].detach(), F::MaxPool2dFuncOptions(2));
+        (void)pooled;
+        Tensor squashed = v[0].narrow(2, 0, 2).narrow(3, 0, 2);
+        return variable_list{
+            cols,
+            F::fold(cols, F::FoldFuncOptions({4, 5}, {2, 3}).padding({1, 0}).stride({2, 1})),
+            F::lp_pool2d(v[0].abs() + 0.1, F::LPPool2dFuncOptions(2, 2)),
+            F::lp_pool1d(v[0][0].abs() + 0.1, F::LPPool1dFuncOptions(1.5, 3).stride(2)),
+            F::max_unpool2d(squashed, idx,
+                            F::MaxUnpool2dFuncOptions(2).output_size(std::vector<int64_t>{4, 5})),
+            F::local_response_norm(v[0], F::LocalResponseNormFuncOptions(2).alpha(0.3).k(1.5)),
+            nn::Softmax2d()(v[0])};
+      });
+  entry("rrelu (fixed seed) / prelu / bilinear / channel_shuffle / pdist", in2(r34, r4),
+        [](const variable_list& v) {
+          manual_seed(8);
+          Tensor w = v[1].reshape({2, 1, 2});
+          return variable_list{
+              F::rrelu(v[0], F::RReLUFuncOptions().training(true)),
+              F::rrelu(v[0]),
+              F::prelu(v[0].reshape({2, 2, 3}), v[1].narrow(0, 0, 2)),
+              F::bilinear(v[0], v[0].flip({1}), v[0].reshape({3, 4, 1}).expand({3, 4, 4}),
+                          v[1].narrow(0, 0, 3)),
+              channel_shuffle(v[0].reshape({1, 4, 3}), 2),
+              F::pdist(v[0]),
+              w.sum()};
+        });
+  t.back().draws_random = true;
+  entry("multi_margin / multilabel_margin / triplet_margin_with_distance", in2(r34, r34),
+        [](const variable_list& v) {
+          Tensor y = Idx({1, 0, 3});
+          Tensor labels = Idx({3, 0, -1, 1, 1, 2, 0, 3, 2, -1, 0, 0}).reshape({3, 4});
+          return variable_list{
+              F::multi_margin_loss(
+                  v[0], y, F::MultiMarginLossFuncOptions().margin(0.7).weight(v[1][0].abs() + 0.1)),
+              F::multi_margin_loss(v[0], y, F::MultiMarginLossFuncOptions().p(2)),
+              F::multilabel_margin_loss(v[0], labels),
+              F::triplet_margin_with_distance_loss(
+                  v[0], v[1], v[1].flip({0}),
+                  F::TripletMarginWithDistanceLossFuncOptions().swap(true))};
+        });
 }
 
 }  // namespace brasa

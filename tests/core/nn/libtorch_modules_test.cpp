@@ -14,25 +14,10 @@ namespace {
 
 using namespace brasa;
 namespace F = torch::nn::functional;
+using brasa::testing::printed;
 using golden::expect_golden;
 using golden::S;
-
-std::string printed(const nn::Module& m) {
-  std::ostringstream os;
-  m.pretty_print(os);
-  return os.str();
-}
-
-// Every parameter, in named_parameters order, set to S(shape, 0.1 k + 0.3, 0.2)
-// (as the golden generator does).
-void set_sequential_weights(nn::Module& m) {
-  NoGradGuard ng;
-  int k = 0;
-  for (auto& p : m.named_parameters()) {
-    Tensor t = p.value();
-    t.copy_(S(t.sizes().vec(), 0.1 * k++ + 0.3, 0.2));
-  }
-}
+using golden::set_sequential_weights;
 
 TEST(FunctionalOptions, CallTheFunctionsTheyConfigure) {
   Tensor x = S({2, 5}) * 3;

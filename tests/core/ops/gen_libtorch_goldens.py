@@ -37,6 +37,18 @@ def rnn_module():
     return rnn(S([4, 2, 3]), S([4, 2, 2], 0.5, 0.3))
 
 
+def decoder_layer():
+    layer = with_sequential_weights(torch.nn.TransformerDecoderLayer(4, 2, dim_feedforward=6, dropout=0.0, activation="gelu"))
+    layer.eval()
+    return layer(S([2, 2, 4]), S([3, 2, 4], 0.5, 0.3), tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(2))
+
+
+def transformer():
+    model = with_sequential_weights(torch.nn.Transformer(4, 2, 2, 1, dim_feedforward=6, dropout=0.0))
+    model.eval()
+    return model(S([3, 2, 4]), S([2, 2, 4], 0.5, 0.3), tgt_mask=model.generate_square_subsequent_mask(2))
+
+
 CASES = {
     "trace": lambda: torch.trace(S([3, 4])),
     "kron": lambda: torch.kron(S([2, 3]), S([2, 2], 0.7, 0.2)),
@@ -215,6 +227,37 @@ CASES = {
     "gru_cell": lambda: torch.gru_cell(S([2, 3]), S([2, 2], 0.5, 0.3), S([6, 3], 0.7, 0.1), S([6, 2], 0.9, 0.2), S([6], 0.3, 0.4), S([6], 0.2, 0.5)),
     "rnn_relu_2layer_bidir_out": lambda: rnn_module()[0],
     "rnn_relu_2layer_bidir_h": lambda: rnn_module()[1],
+    # Top-level nn spellings (nn/aten_functions.h).
+    "channel_shuffle": lambda: torch.channel_shuffle(S([1, 6, 2]), 3),
+    "prelu_channels": lambda: torch.prelu(S([2, 3, 2]), torch.tensor([0.1, 0.2, 0.3])),
+    "bilinear_lead_dims": lambda: F.bilinear(S([2, 2, 3]), S([2, 2, 4], 0.5, 0.3), S([5, 3, 4], 0.7, 0.1), S([5], 0.3, 0.4)),
+    "pdist_p2": lambda: torch.pdist(S([4, 3])),
+    "pdist_p1": lambda: torch.pdist(S([4, 3]), 1.0),
+    "max_pool1d_top": lambda: torch.max_pool1d(S([1, 2, 7]), 3, 2, 1),
+    "avg_pool1d_top": lambda: torch.avg_pool1d(S([1, 2, 7]), 3, 2, 1, True, False),
+    "convolution_2d": lambda: torch.convolution(S([1, 2, 5, 5]), S([3, 2, 3, 3], 0.5, 0.3), S([3], 0.3, 0.4), [2, 1], [1, 0], [1, 1], False, [0, 0], 1),
+    "convolution_transposed_1d": lambda: torch.convolution(S([1, 2, 5]), S([2, 3, 3], 0.5, 0.3), None, [2], [1], [1], True, [1], 1),
+    # Activations, losses and window layers (nn/activations.h, nn/loss_modules.h, nn/window_modules.h).
+    "softmax2d": lambda: torch.nn.Softmax2d()(S([2, 3, 2, 2])),
+    "rrelu_eval": lambda: F.rrelu(S([7]), 0.1, 0.3, training=False),
+    "reflection_pad3d": lambda: torch.nn.ReflectionPad3d(1)(S([1, 1, 2, 3, 3])),
+    "replication_pad3d": lambda: torch.nn.ReplicationPad3d((1, 0, 2, 1, 0, 1))(S([1, 2, 2, 2, 2])),
+    "unfold": lambda: F.unfold(S([2, 2, 4, 5]), (2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1)),
+    "fold": lambda: F.fold(S([2, 8, 9]), (4, 5), (2, 2), dilation=(1, 2), padding=(1, 0), stride=(2, 1)),
+    "lp_pool1d": lambda: F.lp_pool1d(S([1, 2, 7]), 3, 2, stride=2, ceil_mode=True),
+    "lp_pool2d": lambda: F.lp_pool2d(S([1, 2, 4, 5]).abs(), 1.5, (2, 3), stride=(1, 2)),
+    "max_unpool2d": lambda: F.max_unpool2d(*F.max_pool2d(S([1, 2, 4, 4]), 2, return_indices=True), 2),
+    "max_unpool1d_size": lambda: F.max_unpool1d(*F.max_pool1d(S([1, 1, 7]), 2, return_indices=True), 2, output_size=[7]),
+    "local_response_norm_3d": lambda: F.local_response_norm(S([2, 5, 3]), 3, alpha=0.2, beta=0.6, k=2.0),
+    "local_response_norm_4d": lambda: F.local_response_norm(S([1, 4, 2, 3]), 2),
+    "multi_margin_loss": lambda: F.multi_margin_loss(S([3, 4]), L([1, 0, 3]), margin=0.7, weight=S([4], 0.3, 1.1).abs()),
+    "multi_margin_loss_p2": lambda: F.multi_margin_loss(S([3, 4]), L([2, 2, 0]), p=2, reduction="none"),
+    "multilabel_margin_loss": lambda: F.multilabel_margin_loss(S([2, 4]), L([[3, 0, -1, 1], [1, 2, 0, 3]]), reduction="none"),
+    "triplet_margin_with_distance_loss": lambda: F.triplet_margin_with_distance_loss(S([4, 3]), S([4, 3], 0.5, 0.3), S([4, 3], 0.8, 0.9), margin=0.5, swap=True),
+    "triplet_margin_with_cosine_distance": lambda: F.triplet_margin_with_distance_loss(S([4, 3]), S([4, 3], 0.5, 0.3), S([4, 3], 0.8, 0.9), distance_function=lambda a, b: 1 - F.cosine_similarity(a, b), reduction="sum"),
+    # The transformer (nn/transformer.h), weights set in parameter order, no dropout.
+    "transformer_decoder_layer": lambda: decoder_layer(),
+    "transformer": lambda: transformer(),
 }
 
 

@@ -39,4 +39,15 @@ inline void expect_golden(const std::string& name, const Tensor& got, double tol
   }
 }
 
+// Every parameter of m, in named_parameters order, set to S(shape, 0.1 k + 0.3, 0.2)
+// (as the generator's with_sequential_weights does).
+inline void set_sequential_weights(nn::Module& m) {
+  NoGradGuard ng;
+  int k = 0;
+  for (auto& p : m.named_parameters()) {
+    Tensor t = p.value();
+    t.copy_(S(t.sizes().vec(), 0.1 * k++ + 0.3, 0.2));
+  }
+}
+
 }  // namespace golden

@@ -92,10 +92,18 @@ TEST(PtFormat, WritesFilesThatReadBackAndKeepAliasing) {
                           IValue(true), IValue("text"), IValue(std::vector<int64_t>{1, -2, 300})}) {
     IValue r = torch::pickle_load(torch::pickle_save(v));
     EXPECT_EQ(r.isInt(), v.isInt());
-    if (v.isInt()) EXPECT_EQ(r.toInt(), v.toInt());
-    if (v.isDouble()) EXPECT_EQ(r.toDouble(), v.toDouble());
-    if (v.isString()) EXPECT_EQ(r.toStringRef(), v.toStringRef());
-    if (v.isIntList()) EXPECT_EQ(r.toIntVector(), v.toIntVector());
+    if (v.isInt()) {
+      EXPECT_EQ(r.toInt(), v.toInt());
+    }
+    if (v.isDouble()) {
+      EXPECT_EQ(r.toDouble(), v.toDouble());
+    }
+    if (v.isString()) {
+      EXPECT_EQ(r.toStringRef(), v.toStringRef());
+    }
+    if (v.isIntList()) {
+      EXPECT_EQ(r.toIntVector(), v.toIntVector());
+    }
   }
   // A module saved as .pt loads back (and brasa::save stays safetensors).
   const std::string path = "/tmp/brasa_pt_test_" + std::to_string(getpid()) + ".pt";
