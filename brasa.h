@@ -32,6 +32,7 @@
 #include <brasa/ops/conv.h>
 #include <brasa/ops/copy_variants.h>
 #include <brasa/ops/counting.h>
+#include <brasa/ops/decompositions.h>
 #include <brasa/ops/pooling.h>
 #include <brasa/optim/optimizer.h>
 #include <brasa/optim/schedulers.h>

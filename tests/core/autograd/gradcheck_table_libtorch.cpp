@@ -250,6 +250,80 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
                   v[0], v[1], v[1].flip({0}),
                   F::TripletMarginWithDistanceLossFuncOptions().swap(true))};
         });
+  auto sq = [] { return (R({3, 3}) + eye(3, f64()) * 3).detach().requires_grad_(); };
+  entry("det / slogdet / logdet / inverse / matrix_power / matrix_exp", in1(sq),
+        [](const variable_list& v) {
+          Tensor a = v[0];
+          return variable_list{det(a),
+                               std::get<1>(slogdet(a)),
+                               logdet(matmul(a, a.t())),
+                               inverse(a),
+                               matrix_power(a, 3),
+                               matrix_power(a, -2),
+                               matrix_exp(a * 0.3)};
+        });
+  entry(
+      "det of a singular matrix", in1([] {
+        return R({3, 2});
+      }),
+      [](const variable_list& v) {
+        Tensor a = matmul(v[0], v[0].t());  // rank 2
+        return one(det(a));
+      },
+      false);
+  entry("cholesky / cholesky_solve / cholesky_inverse / triangular_solve",
+        in2(sq,
+            [] {
+              return R({3, 2});
+            }),
+        [](const variable_list& v) {
+          Tensor spd = matmul(v[0], v[0].t()) + eye(3, f64());
+          Tensor L = cholesky(spd), U = cholesky(spd, true);
+          Tensor up = triu(v[0]), low = tril(v[0]);
+          return variable_list{L,
+                               U,
+                               cholesky_solve(v[1], L),
+                               cholesky_inverse(U, true),
+                               std::get<0>(triangular_solve(v[1], up)),
+                               std::get<0>(triangular_solve(v[1], low, false, true)),
+                               std::get<0>(triangular_solve(v[1], up, true, false, true)),
+                               std::get<1>(triangular_solve(v[1], up))};
+        });
+  entry("lu_unpack / lu_solve",
+        in2(sq,
+            [] {
+              return R({3, 2});
+            }),
+        [](const variable_list& v) {
+          // Pivots and LU data of a fixed matrix; the data then moves with the input.
+          Tensor fixed =
+              on_case_device(tensor(std::vector<double>{1, 4, 2, 3, 1, 5, 2, 6, 1}, f64()))
+                  .reshape({3, 3});
+          auto [LU, piv] = linalg_lu_factor(fixed);
+          Tensor lu = LU + v[0] * 0.1;
+          auto [P, L, U] = lu_unpack(lu, piv);
+          return variable_list{L, U, lu_solve(v[1], lu, piv)};
+        });
+  auto tall = [] { return R({4, 3}); };
+  // Decompositions up to the signs of their vectors: sign-free functions of them.
+  entry("qr", in1(tall), [](const variable_list& v) {
+    auto [Q, Rq] = qr(v[0]);
+    Tensor s = Rq.diagonal().sign().detach();
+    return variable_list{Q * s, Rq * s.unsqueeze(1)};
+  });
+  entry("svd", in1(tall), [](const variable_list& v) {
+    auto [U, S, V] = svd(v[0]);
+    return variable_list{S, matmul(U * S.unsqueeze(0), V.t()), U * U, V * V};
+  });
+  entry("symeig", in1(tall), [](const variable_list& v) {
+    Tensor sym = matmul(v[0].t(), v[0]) + v[0].narrow(0, 0, 3);
+    sym = sym + sym.t();
+    auto [e, E] = symeig(sym, true);
+    return variable_list{e, E * E};
+  });
+  entry("pinverse / nuclear_norm", in1(tall), [](const variable_list& v) {
+    return variable_list{pinverse(v[0]), nuclear_norm(v[0])};
+  });
 }
 
 }  // namespace brasa

@@ -49,6 +49,16 @@ def transformer():
     return model(S([3, 2, 4]), S([2, 2, 4], 0.5, 0.3), tgt_mask=model.generate_square_subsequent_mask(2))
 
 
+def W(shape):
+    """A full-rank variant of S (a matrix of S's values has rank 2)."""
+    return S(shape) + 0.5 * S(shape, 1.7, 0.3) ** 2
+
+
+def spd(n):
+    x = W([n, n])
+    return x @ x.T + torch.eye(n)
+
+
 CASES = {
     "trace": lambda: torch.trace(S([3, 4])),
     "kron": lambda: torch.kron(S([2, 3]), S([2, 2], 0.7, 0.2)),
@@ -258,6 +268,42 @@ CASES = {
     # The transformer (nn/transformer.h), weights set in parameter order, no dropout.
     "transformer_decoder_layer": lambda: decoder_layer(),
     "transformer": lambda: transformer(),
+    # Linear algebra (ops/decompositions.h).
+    "det": lambda: torch.det(W([2, 3, 3]) + 2 * torch.eye(3)),
+    "det_singular": lambda: torch.det(torch.tensor([[1.0, 2.0], [2.0, 4.0]])),
+    "logdet": lambda: torch.logdet(spd(3)),
+    "slogdet_sign": lambda: torch.slogdet(W([3, 3]))[0],
+    "slogdet_logabs": lambda: torch.slogdet(W([3, 3]))[1],
+    "inverse": lambda: torch.inverse(W([2, 3, 3]) + 3 * torch.eye(3)),
+    "cholesky": lambda: torch.cholesky(spd(4)),
+    "cholesky_upper": lambda: torch.cholesky(spd(4), upper=True),
+    "cholesky_solve": lambda: torch.cholesky_solve(S([4, 2], 0.5, 0.3), torch.linalg.cholesky(spd(4))),
+    "cholesky_inverse": lambda: torch.cholesky_inverse(torch.linalg.cholesky(spd(3))),
+    "triangular_solve": lambda: torch.triangular_solve(S([3, 2], 0.5, 0.3), torch.triu(W([3, 3])) + 2 * torch.eye(3)).solution,
+    "triangular_solve_lower_t_unit": lambda: torch.triangular_solve(S([3, 2], 0.5, 0.3), torch.tril(W([3, 3])), upper=False, transpose=True, unitriangular=True).solution,
+    "lu_unpack_P": lambda: torch.lu_unpack(*torch.linalg.lu_factor(W([4, 4])))[0],
+    "lu_unpack_L": lambda: torch.lu_unpack(*torch.linalg.lu_factor(W([4, 4])))[1],
+    "lu_unpack_U": lambda: torch.lu_unpack(*torch.linalg.lu_factor(W([4, 4])))[2],
+    "lu_solve": lambda: torch.lu_solve(S([4, 2], 0.5, 0.3), *torch.linalg.lu_factor(W([4, 4]))),
+    "qr_Q": lambda: torch.qr(W([4, 3]))[0],
+    "qr_R": lambda: torch.qr(W([4, 3]))[1],
+    "qr_complete_Q": lambda: torch.qr(W([4, 3]), some=False)[0],
+    "qr_wide_R": lambda: torch.qr(W([2, 4]))[1],
+    "geqrf_a": lambda: torch.geqrf(W([4, 3]))[0],
+    "geqrf_tau": lambda: torch.geqrf(W([4, 3]))[1],
+    "orgqr": lambda: torch.orgqr(*torch.geqrf(W([4, 3]))),
+    "ormqr": lambda: torch.ormqr(*torch.geqrf(W([4, 3])), S([4, 2], 0.5, 0.3), left=True, transpose=True),
+    "svd_S": lambda: torch.svd(W([4, 3]))[1],
+    "svd_U_abs": lambda: torch.svd(W([4, 3]))[0].abs(),
+    "svd_V_abs": lambda: torch.svd(W([4, 3]))[2].abs(),
+    "symeig_e": lambda: torch.linalg.eigvalsh(spd(4) - 3 * torch.eye(4)),
+    "symeig_V_abs": lambda: torch.linalg.eigh(spd(4) - 3 * torch.eye(4))[1].abs(),
+    "pinverse": lambda: torch.pinverse(W([4, 3])),
+    "matrix_power_3": lambda: torch.matrix_power(W([3, 3]), 3),
+    "matrix_power_m2": lambda: torch.matrix_power(W([3, 3]) + 2 * torch.eye(3), -2),
+    "matrix_exp": lambda: torch.matrix_exp(W([2, 3, 3]) * 2),
+    "nuclear_norm": lambda: torch.nuclear_norm(W([4, 3])),
+    "nuclear_norm_dims": lambda: torch.nuclear_norm(W([2, 3, 4]), dim=(0, 2)),
 }
 
 
