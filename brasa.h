@@ -54,6 +54,7 @@
 #include <brasa/ops/sort.h>
 #include <brasa/ops/special.h>
 #include <brasa/ops/split_combine.h>
+#include <brasa/ops/statistics.h>
 #include <brasa/ops/type_queries.h>
 #include <brasa/ops/unary.h>
 #include <brasa/serialize/dlpack.h>

@@ -77,6 +77,7 @@ Tensor unfold_copy(const Tensor& self, int64_t dimension, int64_t size, int64_t 
   return own(unfold(self, dimension, size, step));
 }
 Tensor unsqueeze_copy(const Tensor& self, int64_t dim) { return own(unsqueeze(self, dim)); }
+Tensor view_copy(const Tensor& self, IntArrayRef size) { return own(view(self, size)); }
 
 Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
   return scatter_into_view("select_scatter", self, src,

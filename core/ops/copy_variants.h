@@ -31,6 +31,7 @@ Tensor transpose_copy(const Tensor& self, int64_t dim0, int64_t dim1);
 std::vector<Tensor> unbind_copy(const Tensor& self, int64_t dim = 0);
 Tensor unfold_copy(const Tensor& self, int64_t dimension, int64_t size, int64_t step);
 Tensor unsqueeze_copy(const Tensor& self, int64_t dim);
+Tensor view_copy(const Tensor& self, IntArrayRef size);
 
 // self with the given view of it replaced by src (which has the view's shape).
 Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index);

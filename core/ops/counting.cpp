@@ -202,6 +202,60 @@ std::tuple<Tensor, Tensor> median(const Tensor& self, int64_t dim, bool keepdim)
   return pick_along(self, dim, keepdim, "median", lower_median);
 }
 
+Tensor nanmedian(const Tensor& self) {
+  BRASA_CHECK(self.numel() > 0, "nanmedian() input tensor cannot be empty");
+  return std::get<0>(nanmedian(self.reshape({-1}), 0, false));
+}
+
+std::tuple<Tensor, Tensor> nanmedian(const Tensor& self, int64_t dim, bool keepdim) {
+  return pick_along(self, dim, keepdim, "nanmedian", [](const double* v, int64_t n) {
+    std::vector<int64_t> order;
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isnan(v[i])) order.push_back(i);
+    if (order.empty()) return int64_t(0);  // all NaN
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return v[a] < v[b]; });
+    return order[(order.size() - 1) / 2];
+  });
+}
+
+namespace {
+// Running extreme along dim: the index of the value each position holds.
+std::tuple<Tensor, Tensor> running_extreme(const Tensor& self, int64_t dim, const char* op,
+                                           bool maximum) {
+  BRASA_CHECK(self.defined(), op, ": expected a defined tensor");
+  const int64_t d = maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1), op);
+  Tensor x = self.dim() == 0 ? self.reshape({1}) : self;
+  if (x.numel() == 0)
+    return {x.clone(), empty(x.sizes(), TensorOptions().dtype(kLong).device(x.device()))};
+  Tensor moved = x.movedim(d, -1);
+  const int64_t n = moved.size(-1), slices = moved.numel() / n;
+  std::vector<double> v = as_doubles(moved);
+  std::vector<int64_t> at(static_cast<size_t>(slices * n));
+  for (int64_t s = 0; s < slices; ++s) {
+    int64_t best = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double b = v[s * n + best], c = v[s * n + i];
+      // Ties move to the later index; a NaN, once reached, stays (the latest NaN).
+      if (i == 0 || std::isnan(c) || (maximum ? c >= b : c <= b)) best = i;
+      at[s * n + i] = best;
+    }
+  }
+  Tensor idx = tensor(at, TensorOptions().dtype(kLong).device(x.device()))
+                   .view(moved.sizes())
+                   .movedim(-1, d);
+  Tensor values = x.gather(d, idx);
+  if (self.dim() == 0) return {values.reshape({}), idx.reshape({})};
+  return {values, idx};
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim) {
+  return running_extreme(self, dim, "cummax", true);
+}
+std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim) {
+  return running_extreme(self, dim, "cummin", false);
+}
+
 std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim, bool keepdim) {
   return pick_along(self, dim, keepdim, "mode", [](const double* v, int64_t n) {
     std::vector<int64_t> order(static_cast<size_t>(n));

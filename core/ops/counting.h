@@ -34,6 +34,13 @@ Tensor searchsorted(const Tensor& sorted_sequence, const Scalar& self, bool out_
 Tensor median(const Tensor& self);
 // The lower median along dim and its index.
 std::tuple<Tensor, Tensor> median(const Tensor& self, int64_t dim, bool keepdim = false);
+// median over the values that are not NaN (NaN where all are).
+Tensor nanmedian(const Tensor& self);
+std::tuple<Tensor, Tensor> nanmedian(const Tensor& self, int64_t dim, bool keepdim = false);
+// The running maximum (minimum) along dim and where it was last reached;
+// a NaN, once met, is the running value.
+std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim);
+std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim);
 // The most frequent value along dim (the smallest among ties) and an index of it.
 std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim = -1, bool keepdim = false);
 

@@ -137,6 +137,38 @@ Tensor lcm(const Tensor& self, const Tensor& other) {
   });
 }
 
+namespace {
+// Shifts computed in int64 and wrapped to the promoted dtype's width.
+Tensor shift(const char* op, const Tensor& self, const Tensor& other, bool left) {
+  return integer_pair(op, self, other, [left](int64_t a, int64_t b) -> int64_t {
+    if (b < 0 || b >= 64) return left || a >= 0 ? 0 : -1;
+    return left ? static_cast<int64_t>(static_cast<uint64_t>(a) << b) : a >> b;
+  });
+}
+Tensor as_tensor_like(const Scalar& s, const Tensor& like) {
+  return scalar_tensor(s, TensorOptions().dtype(kLong).device(like.device()));
+}
+}  // namespace
+
+Tensor bitwise_left_shift(const Tensor& self, const Tensor& other) {
+  return shift("bitwise_left_shift", self, other, true);
+}
+Tensor bitwise_left_shift(const Tensor& self, const Scalar& other) {
+  return bitwise_left_shift(self, as_tensor_like(other, self).to(self.scalar_type()));
+}
+Tensor bitwise_left_shift(const Scalar& self, const Tensor& other) {
+  return bitwise_left_shift(as_tensor_like(self, other).to(other.scalar_type()), other);
+}
+Tensor bitwise_right_shift(const Tensor& self, const Tensor& other) {
+  return shift("bitwise_right_shift", self, other, false);
+}
+Tensor bitwise_right_shift(const Tensor& self, const Scalar& other) {
+  return bitwise_right_shift(self, as_tensor_like(other, self).to(self.scalar_type()));
+}
+Tensor bitwise_right_shift(const Scalar& self, const Tensor& other) {
+  return bitwise_right_shift(as_tensor_like(self, other).to(other.scalar_type()), other);
+}
+
 Tensor nextafter(const Tensor& self, const Tensor& other) {
   check_defined("nextafter", self);
   check_defined("nextafter", other);

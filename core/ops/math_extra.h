@@ -30,6 +30,14 @@ Tensor gcd(const Tensor& self, const Tensor& other);
 Tensor lcm(const Tensor& self, const Tensor& other);
 // The next representable value after self towards other (in self's dtype).
 Tensor nextafter(const Tensor& self, const Tensor& other);
+// Bit shifts of integer tensors: shifting by the width or more gives 0
+// (left) or the sign (right); the right shift is arithmetic.
+Tensor bitwise_left_shift(const Tensor& self, const Tensor& other);
+Tensor bitwise_left_shift(const Tensor& self, const Scalar& other);
+Tensor bitwise_left_shift(const Scalar& self, const Tensor& other);
+Tensor bitwise_right_shift(const Tensor& self, const Tensor& other);
+Tensor bitwise_right_shift(const Tensor& self, const Scalar& other);
+Tensor bitwise_right_shift(const Scalar& self, const Tensor& other);
 // self = mantissa * 2^exponent with |mantissa| in [0.5, 1); exponent int32.
 std::tuple<Tensor, Tensor> frexp(const Tensor& self);
 

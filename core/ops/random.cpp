@@ -5,6 +5,7 @@
 #include <brasa/ops/kernels/random.h>
 #include <brasa/ops/random.h>
 #include <brasa/ops/reduction.h>
+#include <brasa/ops/shape.h>
 
 #include <cmath>
 #include <numeric>
@@ -264,6 +265,43 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, G
   }
   out = out.to(probs.device());
   return probs.dim() == 1 ? out.squeeze(0) : out;
+}
+
+Tensor binomial(const Tensor& count, const Tensor& prob, Generator* gen) {
+  BRASA_CHECK(
+      count.defined() && prob.defined() && count.is_floating_point() && prob.is_floating_point(),
+      "binomial: expected floating count and prob tensors");
+  auto both = broadcast_tensors({count.detach(), prob.detach().to(count.device())});
+  Tensor n = both[0].to(Device(kCPU), kDouble).contiguous(),
+         p = both[1].to(Device(kCPU), kDouble).contiguous();
+  Tensor out = empty(n.sizes(), TensorOptions().dtype(kDouble));
+  Generator& g = pick(gen);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  for (int64_t i = 0; i < n.numel(); ++i) {
+    const double c = n.data_ptr<double>()[i], q = p.data_ptr<double>()[i];
+    BRASA_CHECK(c >= 0 && c == std::floor(c) && q >= 0 && q <= 1,
+                "binomial: expected integral counts >= 0 and probabilities in [0, 1], got count ",
+                c, " and prob ", q);
+    std::binomial_distribution<int64_t> draw(static_cast<int64_t>(c), q);
+    out.data_ptr<double>()[i] = static_cast<double>(draw(g.engine()));
+  }
+  return out.to(count.scalar_type()).to(count.device());
+}
+
+Tensor poisson(const Tensor& self, Generator* gen) {
+  BRASA_CHECK(self.defined() && self.is_floating_point(),
+              "poisson: expected a floating tensor of rates");
+  Tensor rate = self.detach().to(Device(kCPU), kDouble).contiguous();
+  Tensor out = empty(rate.sizes(), TensorOptions().dtype(kDouble));
+  Generator& g = pick(gen);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  for (int64_t i = 0; i < rate.numel(); ++i) {
+    const double r = rate.data_ptr<double>()[i];
+    BRASA_CHECK(r >= 0 && std::isfinite(r), "poisson: expected finite rates >= 0, got ", r);
+    std::poisson_distribution<int64_t> draw(r);
+    out.data_ptr<double>()[i] = r == 0 ? 0.0 : static_cast<double>(draw(g.engine()));
+  }
+  return out.to(self.scalar_type()).to(self.device());
 }
 
 }  // namespace brasa

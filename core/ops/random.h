@@ -62,6 +62,11 @@ Tensor bernoulli(const Tensor& p, Generator* gen = nullptr);
 Tensor bernoulli(const Tensor& self, double p, Generator* gen = nullptr);
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false,
                    Generator* gen = nullptr);
+// Draws from Binomial(count, prob) per element (count and prob broadcast),
+// and from Poisson(rate); drawn on the CPU from the generator's stream, in
+// element order, and returned in the input's dtype and device.
+Tensor binomial(const Tensor& count, const Tensor& prob, Generator* gen = nullptr);
+Tensor poisson(const Tensor& self, Generator* gen = nullptr);
 
 Tensor& uniform_(Tensor& t, double from = 0, double to = 1, Generator* gen = nullptr);
 Tensor& normal_(Tensor& t, double mean = 0, double std = 1, Generator* gen = nullptr);

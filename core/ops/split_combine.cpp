@@ -315,6 +315,16 @@ Tensor renorm(const Tensor& self, const Scalar& p, int64_t dim, const Scalar& ma
   return self * scale;
 }
 
+Tensor norm_except_dim(const Tensor& v, int64_t pow, int64_t dim) {
+  check_defined("norm_except_dim", v);
+  if (dim == -1) return norm(v, pow);
+  dim = maybe_wrap_dim(dim, v.dim(), "norm_except_dim");
+  std::vector<int64_t> others;
+  for (int64_t d = 0; d < v.dim(); ++d)
+    if (d != dim) others.push_back(d);
+  return norm(v, pow, others, true);
+}
+
 Tensor frobenius_norm(const Tensor& self) {
   check_defined("frobenius_norm", self);
   return norm(self, 2);

@@ -59,6 +59,8 @@ Tensor dist(const Tensor& self, const Tensor& other, const Scalar& p = 2);
 // Each slice along dim whose p-norm exceeds maxnorm scaled to norm maxnorm.
 Tensor renorm(const Tensor& self, const Scalar& p, int64_t dim, const Scalar& maxnorm);
 Tensor frobenius_norm(const Tensor& self);
+// The pow-norm over every dim but dim (all dims with dim -1), kept as size-1 dims.
+Tensor norm_except_dim(const Tensor& v, int64_t pow = 2, int64_t dim = 0);
 Tensor frobenius_norm(const Tensor& self, IntArrayRef dim, bool keepdim = false);
 
 }  // namespace brasa

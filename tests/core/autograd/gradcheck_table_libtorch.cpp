@@ -324,6 +324,31 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
   entry("pinverse / nuclear_norm", in1(tall), [](const variable_list& v) {
     return variable_list{pinverse(v[0]), nuclear_norm(v[0])};
   });
+  entry("cummax / cummin / nanmedian / aminmax / quantile / nanquantile", in1(r34),
+        [](const variable_list& v) {
+          Tensor q = on_case_device(tensor(std::vector<double>{0.2, 0.75}, f64()));
+          auto [lo, hi] = aminmax(v[0], 1);
+          return variable_list{std::get<0>(cummax(v[0], 1)),
+                               std::get<0>(cummin(v[0], 0)),
+                               std::get<0>(nanmedian(v[0], 1)),
+                               lo,
+                               hi,
+                               quantile(v[0], q, 1),
+                               quantile(v[0], 0.4, std::nullopt, false, "midpoint"),
+                               nanquantile(v[0], 0.6, 0)};
+        });
+  entry("cov / corrcoef / trapezoid / cumulative_trapezoid / put / norm_except_dim", in2(r34, r4),
+        [](const variable_list& v) {
+          Tensor x = v[1].cumsum(0);  // sample points
+          return variable_list{cov(v[0]),
+                               cov(v[0], 0, std::nullopt, v[1].abs() + 0.1),
+                               corrcoef(v[0]),
+                               trapezoid(v[0], x),
+                               trapezoid(v[0], 0.5, 0),
+                               cumulative_trapezoid(v[0], x),
+                               put(v[0], Idx({5, 0, -1}), v[1].narrow(0, 0, 3), true),
+                               norm_except_dim(v[0], 2, 1)};
+        });
 }
 
 }  // namespace brasa

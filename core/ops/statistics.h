@@ -1,0 +1,91 @@
+#pragma once
+// libtorch's statistics and set functions: aminmax, argwhere, quantile /
+// nanquantile, isin, unique_consecutive, cov / corrcoef, the trapezoid rule,
+// histogram and put; and the window functions of signal processing
+// (hann_window, hamming_window, blackman_window, bartlett_window,
+// kaiser_window). Differentiable where PyTorch's are (through the ops they
+// are made of).
+#include <brasa/tensor/tensor.h>
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace brasa {
+
+std::tuple<Tensor, Tensor> aminmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt,
+                                   bool keepdim = false);
+// The indices of the non-zero elements, [count, dim].
+Tensor argwhere(const Tensor& self);
+
+// The q-th quantiles (q in [0, 1], one value or a 1-D tensor: then a new
+// first dim) along dim or of all elements; interpolation "linear", "lower",
+// "higher", "midpoint" or "nearest" between the two closest ranks.
+Tensor quantile(const Tensor& self, double q, std::optional<int64_t> dim = std::nullopt,
+                bool keepdim = false, const std::string& interpolation = "linear");
+Tensor quantile(const Tensor& self, const Tensor& q, std::optional<int64_t> dim = std::nullopt,
+                bool keepdim = false, const std::string& interpolation = "linear");
+// quantile over the values that are not NaN (NaN where all are).
+Tensor nanquantile(const Tensor& self, double q, std::optional<int64_t> dim = std::nullopt,
+                   bool keepdim = false, const std::string& interpolation = "linear");
+Tensor nanquantile(const Tensor& self, const Tensor& q, std::optional<int64_t> dim = std::nullopt,
+                   bool keepdim = false, const std::string& interpolation = "linear");
+
+// Whether each element of `elements` is in test_elements (not in it, with invert).
+Tensor isin(const Tensor& elements, const Tensor& test_elements, bool assume_unique = false,
+            bool invert = false);
+Tensor isin(const Tensor& elements, const Scalar& test_element, bool assume_unique = false,
+            bool invert = false);
+Tensor isin(const Scalar& element, const Tensor& test_elements, bool assume_unique = false,
+            bool invert = false);
+// The first element of each run of equal consecutive values (of the
+// flattened tensor, or slices along dim), where each element's run is, and
+// the runs' lengths (the last two empty unless asked for).
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& self,
+                                                      bool return_inverse = false,
+                                                      bool return_counts = false,
+                                                      std::optional<int64_t> dim = std::nullopt);
+
+// The covariance matrix of the variables in self's rows (observations in
+// columns), with integer frequency and/or real observation weights.
+Tensor cov(const Tensor& self, int64_t correction = 1, const std::optional<Tensor>& fweights = {},
+           const std::optional<Tensor>& aweights = {});
+Tensor corrcoef(const Tensor& self);
+
+// The integral of y along dim by the trapezoid rule, at points x or spacing dx.
+Tensor trapezoid(const Tensor& y, const Tensor& x, int64_t dim = -1);
+Tensor trapezoid(const Tensor& y, const Scalar& dx = 1, int64_t dim = -1);
+Tensor trapz(const Tensor& y, const Tensor& x, int64_t dim = -1);
+Tensor trapz(const Tensor& y, double dx = 1, int64_t dim = -1);
+Tensor cumulative_trapezoid(const Tensor& y, const Tensor& x, int64_t dim = -1);
+Tensor cumulative_trapezoid(const Tensor& y, const Scalar& dx = 1, int64_t dim = -1);
+
+// (counts, bin edges) of self's values in `bins` equal bins over range (the
+// data's by default) or between the given edges; the last bin includes its
+// right edge. weight: each value's weight; density: normalized to integrate to 1.
+std::tuple<Tensor, Tensor> histogram(const Tensor& self, int64_t bins = 100,
+                                     std::optional<std::vector<double>> range = std::nullopt,
+                                     const std::optional<Tensor>& weight = {},
+                                     bool density = false);
+std::tuple<Tensor, Tensor> histogram(const Tensor& self, const Tensor& bins,
+                                     const std::optional<Tensor>& weight = {},
+                                     bool density = false);
+
+// self (as if flattened) with the elements at `index` replaced by (or, with
+// accumulate, increased by) source's.
+Tensor put(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate = false);
+
+// Window functions of length window_length; periodic ones are the first
+// window_length of a symmetric window one longer (for spectral analysis).
+Tensor hann_window(int64_t window_length, bool periodic = true, const TensorOptions& options = {});
+Tensor hamming_window(int64_t window_length, bool periodic = true, double alpha = 0.54,
+                      double beta = 0.46, const TensorOptions& options = {});
+Tensor blackman_window(int64_t window_length, bool periodic = true,
+                       const TensorOptions& options = {});
+Tensor bartlett_window(int64_t window_length, bool periodic = true,
+                       const TensorOptions& options = {});
+Tensor kaiser_window(int64_t window_length, bool periodic = true, double beta = 12.0,
+                     const TensorOptions& options = {});
+
+}  // namespace brasa

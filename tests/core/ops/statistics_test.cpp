@@ -1,0 +1,130 @@
+// Statistics, sets, windows and samplers (ops/statistics.h, nanmedian and
+// cummax/cummin in ops/counting.h, binomial/poisson in ops/random.h, the
+// bit shifts in ops/math_extra.h) against PyTorch's outputs; their error
+// paths. Gradients are in the gradcheck table.
+#include <brasa/torch.h>
+
+#include <cmath>
+
+#include "../test_util.h"
+#include "golden_util.h"
+
+namespace {
+
+using namespace brasa;
+using golden::D;
+using golden::expect_golden;
+using golden::L;
+using golden::S;
+
+TEST(Statistics, OrderStatisticsMatchPyTorch) {
+  const double nan = NAN;
+  expect_golden("nanmedian_dim",
+                std::get<0>(torch::nanmedian(
+                    D({1, nan, 3, 2, nan, nan, nan, nan, 4, 1, nan, 2}).view({3, 4}), 1)));
+  EXPECT_EQ(torch::nanmedian(D({nan, 2, 1, 3})).item<double>(), 2.0);
+  auto [mx, mi] = torch::cummax(D({1, 3, 3, 2, nan, 5}), 0);
+  expect_golden("cummax_values", mx);
+  expect_golden("cummax_indices", mi);
+  expect_golden("cummin_indices", std::get<1>(torch::cummin(S({3, 4}), 1)));
+  auto [lo, hi] = torch::aminmax(S({3, 4}), 1);
+  EXPECT_TRUE(lo.equal(std::get<0>(S({3, 4}).min(1))) && hi.equal(std::get<0>(S({3, 4}).max(1))));
+  auto [alo, ahi] = torch::aminmax(S({3, 4}), std::nullopt, true);
+  EXPECT_SHAPE(alo, {1, 1});
+  EXPECT_EQ(ahi.item<double>(), S({3, 4}).max().item<double>());
+  EXPECT_TRUE(torch::argwhere(L({0, 3, 0, 1}).view({2, 2})).equal(L({0, 1, 1, 1}).view({2, 2})));
+  expect_golden("quantile_linear", torch::quantile(S({3, 5}), D({0.1, 0.5, 0.9}), 1, true));
+  expect_golden("quantile_all", torch::quantile(S({3, 5}), 0.3));
+  expect_golden("quantile_lower", torch::quantile(S({3, 5}), 0.3, 0, false, "lower"));
+  expect_golden("quantile_higher", torch::quantile(S({3, 5}), 0.3, 0, false, "higher"));
+  expect_golden("quantile_midpoint", torch::quantile(S({3, 5}), 0.3, 0, false, "midpoint"));
+  expect_golden("quantile_nearest",
+                torch::quantile(S({4, 5}), D({0.25, 0.5}), 1, false, "nearest"));
+  expect_golden("nanquantile",
+                torch::nanquantile(D({1, nan, 3, 2, nan, nan, nan, nan}).view({2, 4}), 0.4, 1));
+  EXPECT_TRUE(std::isnan(torch::quantile(D({1, nan, 3}), 0.5).item<double>()));
+}
+
+TEST(Statistics, SetsCovarianceIntegralsAndHistogramsMatchPyTorch) {
+  expect_golden("isin", torch::isin(L({1, 5, 2, 7, 2}), L({2, 7, 9})));
+  EXPECT_VALUES(torch::isin(L({1, 5}), L({5}), false, true).to(kLong), {1, 0});
+  EXPECT_VALUES(torch::isin(D({1.5, 2}), 2).to(kLong), {0, 1});
+  EXPECT_VALUES(torch::isin(L({1, 2}), L({})).to(kLong), {0, 0});
+  auto [u, inv, counts] = torch::unique_consecutive(L({1, 1, 2, 2, 3, 1, 1, 2}), true, true);
+  expect_golden("unique_consecutive_out", u);
+  expect_golden("unique_consecutive_inverse", inv);
+  expect_golden("unique_consecutive_counts", counts);
+  expect_golden("unique_consecutive_dim",
+                std::get<0>(torch::unique_consecutive(D({1, 1, 2, 2, 3, 3, 4, 5}).view({2, 4}),
+                                                      false, false, 1)));
+  expect_golden("cov", torch::cov(S({3, 6})));
+  expect_golden("cov_weights", torch::cov(S({3, 6}), 0, L({1, 2, 1, 3, 1, 1}), S({6}).abs() + 0.1));
+  expect_golden("corrcoef", torch::corrcoef(S({3, 6})));
+  Tensor x = D({0, 0.5, 1.5, 2, 4});
+  expect_golden("trapezoid_x", torch::trapezoid(S({2, 5}), x));
+  expect_golden("trapezoid_dx", torch::trapezoid(S({2, 5}), 0.3, 0));
+  EXPECT_TRUE(torch::trapz(S({2, 5}), x).allclose(torch::trapezoid(S({2, 5}), x)));
+  expect_golden("cumulative_trapezoid", torch::cumulative_trapezoid(S({2, 5}), x));
+  expect_golden("histogram_hist",
+                std::get<0>(torch::histogram(S({20}), 4, std::nullopt, S({20}, 0.2, 0.4).abs())));
+  expect_golden("histogram_edges", std::get<1>(torch::histogram(S({20}), 4)));
+  expect_golden("histogram_density",
+                std::get<0>(torch::histogram(S({20}), D({-1, -0.2, 0.3, 1}), std::nullopt, true)));
+  expect_golden("put", torch::put(S({2, 3}), L({5, 0, -1}), D({10, 20, 30}), true));
+  expect_golden("norm_except_dim", torch::norm_except_dim(S({3, 4}), 2, 1));
+  EXPECT_TRUE(torch::view_copy(S({2, 3}), {3, 2}).equal(S({2, 3}).view({3, 2})));
+}
+
+TEST(Statistics, WindowsShiftsAndSamplersMatchPyTorch) {
+  expect_golden("hann_window", torch::hann_window(6, true, torch::kDouble));
+  expect_golden("hamming_window_symmetric",
+                torch::hamming_window(5, false, 0.54, 0.46, torch::kDouble));
+  expect_golden("blackman_window", torch::blackman_window(6, true, torch::kDouble));
+  expect_golden("bartlett_window", torch::bartlett_window(7, true, torch::kDouble));
+  expect_golden("kaiser_window", torch::kaiser_window(6, true, 8.0, torch::kDouble), 1e-12);
+  EXPECT_EQ(torch::hann_window(4).scalar_type(), torch::kFloat);
+  EXPECT_VALUES(torch::hann_window(1), {1});
+  EXPECT_EQ(torch::hann_window(0).numel(), 0);
+  expect_golden("bitwise_left_shift",
+                torch::bitwise_left_shift(L({1, -3, 5, 7}), L({2, 1, 0, 62})));
+  expect_golden("bitwise_right_shift",
+                torch::bitwise_right_shift(L({16, -16, 5, -1}), L({2, 3, 1, 70})));
+  EXPECT_VALUES(torch::bitwise_left_shift(torch::ones({2}, kInt), 3), {8, 8});
+  EXPECT_EQ(torch::bitwise_right_shift(torch::ones({2}, kInt), 1).scalar_type(), kInt);
+  torch::manual_seed(11);
+  Tensor counts = torch::full({20000}, 10.0), probs = torch::full({20000}, 0.3);
+  Tensor draws = torch::binomial(counts, probs);
+  EXPECT_NEAR(draws.mean().item<float>(), 3.0, 0.05);
+  EXPECT_NEAR(draws.var().item<float>(), 2.1, 0.1);
+  EXPECT_TRUE(draws.eq(draws.floor()).all().item<bool>());
+  Tensor p = torch::poisson(torch::full({20000}, 4.0));
+  EXPECT_NEAR(p.mean().item<float>(), 4.0, 0.06);
+  EXPECT_NEAR(p.var().item<float>(), 4.0, 0.2);
+  torch::manual_seed(11);
+  EXPECT_TRUE(torch::binomial(counts, probs).equal(draws));  // reproducible
+  EXPECT_EQ(torch::poisson(torch::zeros({3})).sum().item<float>(), 0.0f);
+}
+
+TEST(Statistics, BadInputGetsClearErrors) {
+  EXPECT_ERROR("q values must be in the range [0, 1]", torch::quantile(S({4}), 1.5));
+  EXPECT_ERROR("interpolation must be one of linear",
+               torch::quantile(S({4}), 0.5, 0, false, "cubic"));
+  EXPECT_ERROR("input tensor must be either float or double", torch::quantile(L({1, 2}), 0.5));
+  EXPECT_ERROR("expected input to have two or fewer dimensions", torch::cov(S({2, 2, 2})));
+  EXPECT_ERROR("fweights cannot be negative", torch::cov(S({2, 3}), 1, L({1, -1, 1})));
+  EXPECT_ERROR("There must be one `x` value for each sample point",
+               torch::trapezoid(S({2, 5}), D({0, 1})));
+  EXPECT_ERROR("bins must be > 0", torch::histogram(S({5}), 0));
+  EXPECT_ERROR("bin edges must be non-decreasing", torch::histogram(S({5}), D({1, 0})));
+  EXPECT_ERROR("Expected a long tensor for index", torch::put(S({3}), D({0}), D({1})));
+  EXPECT_ERROR("same number of elements", torch::put(S({3}), L({0, 1}), D({1})));
+  EXPECT_ERROR("requires non-negative window_length", torch::hann_window(-1));
+  EXPECT_ERROR("expected integral counts >= 0 and probabilities in [0, 1]",
+               torch::binomial(torch::full({1}, 2.5), torch::full({1}, 0.5)));
+  EXPECT_ERROR("expected finite rates >= 0", torch::poisson(torch::full({1}, -1.0)));
+  EXPECT_ERROR("bitwise_left_shift: expected integer tensors",
+               torch::bitwise_left_shift(D({1}), L({1})));
+  EXPECT_ERROR("nanmedian() input tensor cannot be empty", torch::nanmedian(torch::ones({0})));
+}
+
+}  // namespace
