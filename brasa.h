@@ -34,6 +34,7 @@
 #include <brasa/ops/counting.h>
 #include <brasa/ops/decompositions.h>
 #include <brasa/ops/pooling.h>
+#include <brasa/optim/lbfgs.h>
 #include <brasa/optim/optimizer.h>
 #include <brasa/optim/schedulers.h>
 #include <brasa/parallel/distributed_data_parallel.h>

@@ -46,6 +46,24 @@ Tensor threshold(const Tensor& x, const ThresholdFuncOptions& o) {
   return where(x > o.threshold_, x, Scalar(o.value_));
 }
 
+Tensor gumbel_softmax(const Tensor& logits, const GumbelSoftmaxFuncOptions& o) {
+  BRASA_CHECK(logits.defined() && logits.is_floating_point(),
+              "gumbel_softmax: expected floating logits");
+  BRASA_CHECK(o.tau_ > 0, "gumbel_softmax: tau must be positive, got ", o.tau_);
+  Tensor gumbels;
+  {
+    NoGradGuard ng;
+    // -log(E) for E ~ Exp(1), i.e. -log(-log(U)); U kept away from 0 and 1.
+    Tensor u = empty_like(logits).uniform_(1e-10, 1.0 - 1e-10);
+    gumbels = -(-u.log()).log();
+  }
+  Tensor y_soft = brasa::softmax((logits + gumbels) / o.tau_, o.dim_);
+  if (!o.hard_) return y_soft;
+  Tensor index = std::get<1>(y_soft.max(o.dim_, true));
+  Tensor y_hard = zeros_like(y_soft).scatter(o.dim_, index, 1.0);
+  return y_hard - y_soft.detach() + y_soft;
+}
+
 Tensor rrelu(const Tensor& x, const RReLUFuncOptions& o) {
   BRASA_CHECK(x.defined() && x.is_floating_point(), "rrelu: expected a floating tensor");
   BRASA_CHECK(o.lower_ <= o.upper_, "rrelu: lower bound (", o.lower_,

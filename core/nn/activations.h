@@ -55,6 +55,14 @@ struct RReLUFuncOptions {
   BRASA_ARG(bool, training, false);
   BRASA_ARG(bool, inplace, false);
 };
+struct GumbelSoftmaxFuncOptions {
+  BRASA_ARG(double, tau, 1.0);
+  BRASA_ARG(bool, hard, false);
+  BRASA_ARG(int64_t, dim, -1);
+};
+// softmax((logits + Gumbel noise) / tau) along dim; with hard, the one-hot
+// of its argmax in the forward and the soft sample's gradient (straight through).
+Tensor gumbel_softmax(const Tensor& logits, const GumbelSoftmaxFuncOptions& options = {});
 // x above 0; below, x times a slope drawn uniformly from [lower, upper] per
 // element when training, (lower + upper) / 2 otherwise.
 Tensor rrelu(const Tensor& x, const RReLUFuncOptions& options = {});

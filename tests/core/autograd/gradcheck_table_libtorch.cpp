@@ -349,6 +349,13 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
                                put(v[0], Idx({5, 0, -1}), v[1].narrow(0, 0, 3), true),
                                norm_except_dim(v[0], 2, 1)};
         });
+  // Soft samples only: the hard (straight-through) gradient is not the derivative.
+  entry("gumbel_softmax (fixed seed)", in1(r34), [](const variable_list& v) {
+    manual_seed(12);
+    return variable_list{F::gumbel_softmax(v[0], F::GumbelSoftmaxFuncOptions().tau(0.7)),
+                         F::gumbel_softmax(v[0], F::GumbelSoftmaxFuncOptions().dim(0))};
+  });
+  t.back().draws_random = true;
 }
 
 }  // namespace brasa

@@ -122,6 +122,27 @@ TEST(WindowModules, BadInputGetsClearErrors) {
                F::rrelu(S({3}), F::RReLUFuncOptions().lower(0.5).upper(0.1)));
 }
 
+TEST(GumbelSoftmax, SamplesTheCategoricalAndIsStraightThroughWhenHard) {
+  torch::manual_seed(2);
+  Tensor logits = torch::log(torch::tensor(std::vector<double>{0.1, 0.2, 0.7}, kDouble));
+  Tensor draws =
+      F::gumbel_softmax(logits.expand({20000, 3}), F::GumbelSoftmaxFuncOptions().hard(true));
+  // hard samples are one-hot with the categorical's frequencies.
+  EXPECT_TRUE(draws.sum(1).eq(1).all().item<bool>());
+  Tensor freq = draws.mean(0);
+  EXPECT_NEAR(freq[0].item<double>(), 0.1, 0.01);
+  EXPECT_NEAR(freq[2].item<double>(), 0.7, 0.015);
+  Tensor soft = F::gumbel_softmax(logits, F::GumbelSoftmaxFuncOptions().tau(0.5));
+  EXPECT_NEAR(soft.sum().item<double>(), 1.0, 1e-12);
+  Tensor l = logits.clone().requires_grad_();
+  (F::gumbel_softmax(l, F::GumbelSoftmaxFuncOptions().hard(true)) * torch::arange(3, kDouble))
+      .sum()
+      .backward();
+  EXPECT_TRUE(l.grad().defined() && l.grad().abs().sum().item<double>() > 0);
+  EXPECT_ERROR("tau must be positive",
+               F::gumbel_softmax(logits, F::GumbelSoftmaxFuncOptions().tau(0)));
+}
+
 TEST(MarginLosses, MatchPyTorch) {
   expect_golden("multi_margin_loss",
                 F::multi_margin_loss(

@@ -59,6 +59,21 @@ def spd(n):
     return x @ x.T + torch.eye(n)
 
 
+def lbfgs_rosenbrock(steps, **options):
+    x = torch.tensor([-1.5, 2.0], requires_grad=True)
+    opt = torch.optim.LBFGS([x], **options)
+
+    def closure():
+        opt.zero_grad()
+        loss = (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+        loss.backward()
+        return loss
+
+    for _ in range(steps):
+        opt.step(closure)
+    return x.detach()
+
+
 CASES = {
     "trace": lambda: torch.trace(S([3, 4])),
     "kron": lambda: torch.kron(S([2, 3]), S([2, 2], 0.7, 0.2)),
@@ -339,6 +354,9 @@ CASES = {
     "bitwise_left_shift": lambda: torch.bitwise_left_shift(L([1, -3, 5, 7]), L([2, 1, 0, 62])).double(),
     "bitwise_right_shift": lambda: torch.bitwise_right_shift(L([16, -16, 5, -1]), L([2, 3, 1, 70])).double(),
     "norm_except_dim": lambda: torch.norm_except_dim(S([3, 4]), 2, 1),
+    # L-BFGS (optim/lbfgs.h) on the Rosenbrock function from (-1.5, 2).
+    "lbfgs_strong_wolfe": lambda: lbfgs_rosenbrock(steps=2, lr=1.0, line_search_fn="strong_wolfe"),
+    "lbfgs_fixed_step": lambda: lbfgs_rosenbrock(steps=3, lr=0.05, max_iter=6),
 }
 
 

@@ -1439,5 +1439,7 @@ inline const std::map<std::string, Golden> kGoldens = {
     {"bitwise_right_shift", {{4}, {4.0, -2.0, 2.0, -1.0}}},
     {"norm_except_dim",
      {{1, 4}, {1.0082284496145861, 1.0719002404778137, 1.2103827256101416, 1.3414082083775731}}},
+    {"lbfgs_strong_wolfe", {{2}, {0.9995835472529905, 0.9991550319577943}}},
+    {"lbfgs_fixed_step", {{2}, {-1.4372444796197197, 2.0166301472910724}}},
 };
 }  // namespace libtorch_goldens
