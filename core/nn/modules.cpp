@@ -471,75 +471,38 @@ RNNBaseImpl::RNNBaseImpl(std::string name, const RNNOptions& o, int64_t gates)
     }
 }
 
-const Tensor& RNNBaseImpl::param(const char* kind, int64_t layer, int64_t dir) const {
-  static const Tensor none;
-  const Tensor* t = parameters_.find(rnn_param_name(kind, layer, dir));
-  return t ? *t : none;
-}
-
-Tensor RNNBaseImpl::run(const Tensor& input, std::vector<Tensor> initial,
-                        std::vector<Tensor>& final_states, size_t n_states) {
+std::vector<Tensor> RNNBaseImpl::initial_states(const Tensor& input,
+                                                std::vector<Tensor> given) const {
   BRASA_CHECK(input.dim() == 3, name(), ": expected a 3-D input, got shape ", input.sizes());
-  Tensor x = options.batch_first_ ? input.transpose(0, 1) : input;  // [T, N, in]
-  BRASA_CHECK(x.size(2) == options.input_size_, name(), ": input size ", x.size(2),
+  BRASA_CHECK(input.size(2) == options.input_size_, name(), ": input size ", input.size(2),
               " != input_size ", options.input_size_);
-  const int64_t T = x.size(0), N = x.size(1), H = options.hidden_size_,
-                dirs = options.bidirectional_ ? 2 : 1;
-  const int64_t L = options.num_layers_;
-  for (size_t s = 0; s < n_states; ++s) {
-    if (!initial[s].defined()) initial[s] = zeros({L * dirs, N, H}, x.options());
-    BRASA_CHECK(initial[s].sizes() == IntArrayRef({L * dirs, N, H}), name(),
-                ": expected hidden state of shape [", L * dirs, ", ", N, ", ", H, "], got ",
-                initial[s].sizes());
+  const int64_t N = input.size(options.batch_first_ ? 0 : 1), H = options.hidden_size_,
+                LD = options.num_layers_ * (options.bidirectional_ ? 2 : 1);
+  for (Tensor& h : given) {
+    if (!h.defined()) h = zeros({LD, N, H}, input.options());
+    BRASA_CHECK(h.sizes() == IntArrayRef({LD, N, H}), name(), ": expected hidden state of shape [",
+                LD, ", ", N, ", ", H, "], got ", h.sizes());
   }
-  std::vector<std::vector<Tensor>> finals(n_states);
-  Tensor layer_in = x;
-  for (int64_t l = 0; l < L; ++l) {
-    std::vector<Tensor> dir_outputs;
-    for (int64_t d = 0; d < dirs; ++d) {
-      std::vector<Tensor> state;
-      for (size_t s = 0; s < n_states; ++s) state.push_back(initial[s][l * dirs + d]);
-      std::vector<Tensor> steps(T);
-      for (int64_t i = 0; i < T; ++i) {
-        const int64_t t = d == 0 ? i : T - 1 - i;
-        steps[t] = cell(layer_in[t], state, l, d);
-      }
-      dir_outputs.push_back(stack(steps, 0));
-      for (size_t s = 0; s < n_states; ++s) finals[s].push_back(state[s]);
-    }
-    layer_in = dirs == 1 ? dir_outputs[0] : cat(dir_outputs, 2);
-    if (l + 1 < L) layer_in = F::dropout(layer_in, options.dropout_, is_training());
-  }
-  final_states.clear();
-  for (size_t s = 0; s < n_states; ++s) final_states.push_back(stack(finals[s], 0));
-  return options.batch_first_ ? layer_in.transpose(0, 1) : layer_in;
+  return given;
 }
 
-// The step math is libtorch's top-level lstm_cell / gru_cell (nn/recurrent_cells.h).
-Tensor LSTMImpl::cell(const Tensor& x, std::vector<Tensor>& state, int64_t l, int64_t d) {
-  std::tie(state[0], state[1]) =
-      lstm_cell(x, {state[0], state[1]}, param("weight_ih", l, d), param("weight_hh", l, d),
-                param("bias_ih", l, d), param("bias_hh", l, d));
-  return state[0];
-}
+std::vector<Tensor> RNNBaseImpl::flat_weights() const { return parameters_.values(); }
 
+// The sequence math is libtorch's top-level lstm / gru (nn/recurrent_cells.h).
 std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(
     const Tensor& input, std::optional<std::tuple<Tensor, Tensor>> hx) {
-  std::vector<Tensor> init{hx ? std::get<0>(*hx) : Tensor(), hx ? std::get<1>(*hx) : Tensor()}, fin;
-  Tensor out = run(input, init, fin, 2);
-  return {out, {fin[0], fin[1]}};
-}
-
-Tensor GRUImpl::cell(const Tensor& x, std::vector<Tensor>& state, int64_t l, int64_t d) {
-  state[0] = gru_cell(x, state[0], param("weight_ih", l, d), param("weight_hh", l, d),
-                      param("bias_ih", l, d), param("bias_hh", l, d));
-  return state[0];
+  const auto& o = options;
+  auto h0 =
+      initial_states(input, {hx ? std::get<0>(*hx) : Tensor(), hx ? std::get<1>(*hx) : Tensor()});
+  auto [out, h, c] = lstm(input, h0, flat_weights(), o.bias_, o.num_layers_, o.dropout_,
+                          is_training(), o.bidirectional_, o.batch_first_);
+  return {out, {h, c}};
 }
 
 std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, const Tensor& hx) {
-  std::vector<Tensor> fin;
-  Tensor out = run(input, {hx}, fin, 1);
-  return {out, fin[0]};
+  const auto& o = options;
+  return gru(input, initial_states(input, {hx})[0], flat_weights(), o.bias_, o.num_layers_,
+             o.dropout_, is_training(), o.bidirectional_, o.batch_first_);
 }
 
 // ---- containers ----

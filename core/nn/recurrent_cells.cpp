@@ -1,9 +1,11 @@
 #include <brasa/nn/init.h>
 #include <brasa/nn/recurrent_cells.h>
 #include <brasa/ops/factory.h>
+#include <brasa/ops/shape.h>
 #include <brasa/ops/unary.h>
 
 #include <cmath>
+#include <functional>
 
 namespace brasa {
 
@@ -60,18 +62,114 @@ Tensor rnn_relu_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, 
   return simple_cell("rnn_relu_cell", input, hx, w_ih, w_hh, b_ih, b_hh, true);
 }
 
+namespace {
+// One step of a layer and direction: its weights, and the state (h, or h and c) updated.
+using Step = std::function<Tensor(const Tensor& x, std::vector<Tensor>& state,
+                                  const std::vector<Tensor>& weights)>;
+
+// The layers over the sequence; `initial` holds each state [L * D, N, H].
+std::pair<Tensor, std::vector<Tensor>> run_sequence(const char* op, const Tensor& input,
+                                                    std::vector<Tensor> initial, TensorList params,
+                                                    bool has_biases, int64_t num_layers,
+                                                    double dropout, bool train, bool bidirectional,
+                                                    bool batch_first, const Step& step) {
+  const int64_t dirs = bidirectional ? 2 : 1, per = has_biases ? 4 : 2;
+  BRASA_CHECK(input.defined() && input.dim() == 3, op, ": expected a 3-D input, got shape ",
+              input.defined() ? input.sizes() : IntArrayRef{});
+  BRASA_CHECK(num_layers > 0, op, ": num_layers must be positive, got ", num_layers);
+  BRASA_CHECK(static_cast<int64_t>(params.size()) == num_layers * dirs * per, op, ": expected ",
+              num_layers * dirs * per, " parameter tensors (", num_layers, " layers, ", dirs,
+              " directions, ", per, " each), got ", params.size());
+  Tensor x = batch_first ? input.transpose(0, 1) : input;  // [T, N, in]
+  const int64_t T = x.size(0);
+  for (const Tensor& h : initial)
+    BRASA_CHECK(
+        h.defined() && h.dim() == 3 && h.size(0) == num_layers * dirs && h.size(1) == x.size(1), op,
+        ": expected hidden states [", num_layers * dirs, ", ", x.size(1), ", hidden_size], got ",
+        h.defined() ? h.sizes() : IntArrayRef{});
+  std::vector<std::vector<Tensor>> finals(initial.size());
+  Tensor layer_in = x;
+  for (int64_t l = 0; l < num_layers; ++l) {
+    std::vector<Tensor> outputs;
+    for (int64_t d = 0; d < dirs; ++d) {
+      const int64_t at = (l * dirs + d) * per;
+      std::vector<Tensor> weights(params.begin() + at, params.begin() + at + per);
+      if (!has_biases) weights.insert(weights.end(), {Tensor(), Tensor()});
+      std::vector<Tensor> state;
+      for (const Tensor& h : initial) state.push_back(h[l * dirs + d]);
+      std::vector<Tensor> steps(T);
+      for (int64_t i = 0; i < T; ++i) {
+        const int64_t t = d == 0 ? i : T - 1 - i;
+        steps[t] = step(layer_in[t], state, weights);
+      }
+      outputs.push_back(stack(steps, 0));
+      for (size_t s = 0; s < state.size(); ++s) finals[s].push_back(state[s]);
+    }
+    layer_in = dirs == 1 ? outputs[0] : cat(outputs, 2);
+    if (l + 1 < num_layers) layer_in = F::dropout(layer_in, dropout, train);
+  }
+  std::vector<Tensor> final_states;
+  for (auto& f : finals) final_states.push_back(stack(f, 0));
+  return {batch_first ? layer_in.transpose(0, 1) : layer_in, final_states};
+}
+
+std::tuple<Tensor, Tensor> simple_sequence(const char* op, const Tensor& input, const Tensor& hx,
+                                           TensorList params, bool has_biases, int64_t layers,
+                                           double dropout, bool train, bool bidirectional,
+                                           bool batch_first, bool use_relu) {
+  auto [out, fin] = run_sequence(
+      op, input, {hx}, params, has_biases, layers, dropout, train, bidirectional, batch_first,
+      [op, use_relu](const Tensor& x, std::vector<Tensor>& state, const std::vector<Tensor>& w) {
+        state[0] = simple_cell(op, x, state[0], w[0], w[1], w[2], w[3], use_relu);
+        return state[0];
+      });
+  return {out, fin[0]};
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, TensorList hx, TensorList params,
+                                        bool has_biases, int64_t num_layers, double dropout,
+                                        bool train, bool bidirectional, bool batch_first) {
+  BRASA_CHECK(hx.size() == 2, "lstm: expected hx to hold h0 and c0, got ", hx.size(), " tensors");
+  auto [out, fin] = run_sequence(
+      "lstm", input, {hx[0], hx[1]}, params, has_biases, num_layers, dropout, train, bidirectional,
+      batch_first, [](const Tensor& x, std::vector<Tensor>& state, const std::vector<Tensor>& w) {
+        std::tie(state[0], state[1]) = lstm_cell(x, {state[0], state[1]}, w[0], w[1], w[2], w[3]);
+        return state[0];
+      });
+  return {out, fin[0], fin[1]};
+}
+std::tuple<Tensor, Tensor> gru(const Tensor& input, const Tensor& hx, TensorList params,
+                               bool has_biases, int64_t num_layers, double dropout, bool train,
+                               bool bidirectional, bool batch_first) {
+  auto [out, fin] = run_sequence(
+      "gru", input, {hx}, params, has_biases, num_layers, dropout, train, bidirectional,
+      batch_first, [](const Tensor& x, std::vector<Tensor>& state, const std::vector<Tensor>& w) {
+        state[0] = gru_cell(x, state[0], w[0], w[1], w[2], w[3]);
+        return state[0];
+      });
+  return {out, fin[0]};
+}
+std::tuple<Tensor, Tensor> rnn_tanh(const Tensor& input, const Tensor& hx, TensorList params,
+                                    bool has_biases, int64_t num_layers, double dropout, bool train,
+                                    bool bidirectional, bool batch_first) {
+  return simple_sequence("rnn_tanh", input, hx, params, has_biases, num_layers, dropout, train,
+                         bidirectional, batch_first, false);
+}
+std::tuple<Tensor, Tensor> rnn_relu(const Tensor& input, const Tensor& hx, TensorList params,
+                                    bool has_biases, int64_t num_layers, double dropout, bool train,
+                                    bool bidirectional, bool batch_first) {
+  return simple_sequence("rnn_relu", input, hx, params, has_biases, num_layers, dropout, train,
+                         bidirectional, batch_first, true);
+}
+
 namespace nn {
 
-Tensor RNNImpl::cell(const Tensor& x, std::vector<Tensor>& state, int64_t l, int64_t d) {
-  const bool use_relu = options.nonlinearity_ == kReLU;
-  state[0] = simple_cell("RNN", x, state[0], param("weight_ih", l, d), param("weight_hh", l, d),
-                         param("bias_ih", l, d), param("bias_hh", l, d), use_relu);
-  return state[0];
-}
 std::tuple<Tensor, Tensor> RNNImpl::forward(const Tensor& input, const Tensor& hx) {
-  std::vector<Tensor> fin;
-  Tensor out = run(input, {hx}, fin, 1);
-  return {out, fin[0]};
+  const auto& o = options;
+  auto run = o.nonlinearity_ == kReLU ? rnn_relu : rnn_tanh;
+  return run(input, initial_states(input, {hx})[0], flat_weights(), o.bias_, o.num_layers_,
+             o.dropout_, is_training(), o.bidirectional_, o.batch_first_);
 }
 
 RNNCellBaseImpl::RNNCellBaseImpl(std::string name, int64_t in, int64_t H, bool bias, int64_t gates)

@@ -23,6 +23,24 @@ Tensor rnn_tanh_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, 
 Tensor rnn_relu_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
                      const Tensor& b_ih = {}, const Tensor& b_hh = {});
 
+// Whole sequences through all layers and directions, as libtorch's
+// at::lstm / at::gru / at::rnn_tanh / at::rnn_relu: params hold, per layer
+// and direction, w_ih, w_hh (and b_ih, b_hh with has_biases); hx the
+// initial states [layers * directions, N, H] (h and c for the LSTM).
+// Returns the output and the final states.
+std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, TensorList hx, TensorList params,
+                                        bool has_biases, int64_t num_layers, double dropout,
+                                        bool train, bool bidirectional, bool batch_first);
+std::tuple<Tensor, Tensor> gru(const Tensor& input, const Tensor& hx, TensorList params,
+                               bool has_biases, int64_t num_layers, double dropout, bool train,
+                               bool bidirectional, bool batch_first);
+std::tuple<Tensor, Tensor> rnn_tanh(const Tensor& input, const Tensor& hx, TensorList params,
+                                    bool has_biases, int64_t num_layers, double dropout, bool train,
+                                    bool bidirectional, bool batch_first);
+std::tuple<Tensor, Tensor> rnn_relu(const Tensor& input, const Tensor& hx, TensorList params,
+                                    bool has_biases, int64_t num_layers, double dropout, bool train,
+                                    bool bidirectional, bool batch_first);
+
 namespace nn {
 
 // forward(input, h0) -> (output, h_n), h' = act(W_ih x + b_ih + W_hh h + b_hh).
@@ -33,9 +51,6 @@ class RNNImpl : public Cloneable<RNNImpl, RNNBaseImpl> {
     BRASA_CHECK(o.nonlinearity_ != kGELU, "RNN: nonlinearity must be torch::kTanh or torch::kReLU");
   }
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = {});
-
- protected:
-  Tensor cell(const Tensor& x, std::vector<Tensor>& state, int64_t layer, int64_t dir) override;
 };
 BRASA_MODULE(RNN);
 

@@ -136,12 +136,12 @@ class RNNBaseImpl : public Module {
   RNNOptions options;
 
  protected:
-  // One direction of one layer over time; `state` holds h (and c for LSTM).
-  virtual Tensor cell(const Tensor& x, std::vector<Tensor>& state, int64_t layer, int64_t dir) = 0;
-  // Runs all layers; initial/final states are [layers * dirs, N, H] each.
-  Tensor run(const Tensor& input, std::vector<Tensor> initial, std::vector<Tensor>& final_states,
-             size_t n_states);
-  const Tensor& param(const char* kind, int64_t layer, int64_t dir) const;
+  // The input checked and the initial states (zeros [layers * dirs, N, H]
+  // when not given, else checked), in the order libtorch's functions take.
+  std::vector<Tensor> initial_states(const Tensor& input, std::vector<Tensor> given) const;
+  // The parameters in libtorch's flat order: per layer and direction, w_ih,
+  // w_hh (and b_ih, b_hh).
+  std::vector<Tensor> flat_weights() const;
 
  private:
   int64_t gates_;
@@ -155,9 +155,6 @@ class LSTMImpl : public Cloneable<LSTMImpl, RNNBaseImpl> {
   explicit LSTMImpl(const RNNOptions& o) : Cloneable("LSTM", o, 4) {}
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(
       const Tensor& input, std::optional<std::tuple<Tensor, Tensor>> hx = std::nullopt);
-
- protected:
-  Tensor cell(const Tensor& x, std::vector<Tensor>& state, int64_t layer, int64_t dir) override;
 };
 BRASA_MODULE(LSTM);
 
@@ -167,9 +164,6 @@ class GRUImpl : public Cloneable<GRUImpl, RNNBaseImpl> {
   GRUImpl(int64_t input_size, int64_t hidden_size) : GRUImpl(RNNOptions(input_size, hidden_size)) {}
   explicit GRUImpl(const RNNOptions& o) : Cloneable("GRU", o, 3) {}
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = {});
-
- protected:
-  Tensor cell(const Tensor& x, std::vector<Tensor>& state, int64_t layer, int64_t dir) override;
 };
 BRASA_MODULE(GRU);
 

@@ -193,6 +193,40 @@ TEST(RecurrentCells, ModulesStepLikeTheFunctions) {
                torch::gru_cell(x, torch::zeros({5, 4}), lstm->weight_ih, gru->weight_hh));
 }
 
+TEST(RecurrentCells, SequenceFunctionsRunTheModulesMath) {
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(3, 4).num_layers(2).bidirectional(true));
+  Tensor x = torch::randn({5, 2, 3}), h0 = torch::randn({4, 2, 4}), c0 = torch::randn({4, 2, 4});
+  auto [out, states] = lstm(x, std::make_tuple(h0, c0));
+  auto [out2, h, c] =
+      torch::lstm(x, {h0, c0}, lstm->parameters(), true, 2, 0.0, false, true, false);
+  EXPECT_TRUE(out.allclose(out2) && std::get<0>(states).allclose(h) &&
+              std::get<1>(states).allclose(c));
+  torch::nn::GRU gru(torch::nn::GRUOptions(3, 4).bias(false).batch_first(true));
+  Tensor xb = torch::randn({2, 5, 3});
+  auto [gout, gh] = gru(xb);
+  auto [gout2, gh2] =
+      torch::gru(xb, torch::zeros({1, 2, 4}), gru->parameters(), false, 1, 0.0, false, false, true);
+  EXPECT_TRUE(gout.allclose(gout2) && gh.allclose(gh2));
+  torch::nn::RNN rnn(torch::nn::RNNOptions(3, 4).nonlinearity(torch::kReLU));
+  auto [rout, rh] = rnn(x);
+  auto [rout2, rh2] = torch::rnn_relu(x, torch::zeros({1, 2, 4}), rnn->parameters(), true, 1, 0.0,
+                                      false, false, false);
+  EXPECT_TRUE(rout.allclose(rout2) && rh.allclose(rh2));
+  auto [tout, th] = torch::rnn_tanh(x, torch::zeros({1, 2, 4}), rnn->parameters(), true, 1, 0.0,
+                                    false, false, false);
+  EXPECT_TRUE(th.abs().max().item<float>() <= 1.0f);
+  std::vector<Tensor> params = lstm->parameters();
+  std::vector<Tensor> half(params.begin(), params.begin() + 8);
+  EXPECT_ERROR("expected 16 parameter tensors (2 layers, 2 directions, 4 each), got 8",
+               torch::lstm(x, {h0, c0}, half, true, 2, 0.0, false, true, false));
+  EXPECT_ERROR("lstm: expected hx to hold h0 and c0",
+               torch::lstm(x, {h0}, lstm->parameters(), true, 2, 0.0, false, true, false));
+  EXPECT_ERROR(
+      "expected hidden states [4, 2, hidden_size]",
+      torch::gru(x, torch::zeros({1, 2, 4}), lstm->parameters(), true, 2, 0.0, false, true, false));
+  EXPECT_ERROR("LSTM: input size 2 != input_size 3", lstm(torch::randn({5, 2, 2})));
+}
+
 TEST(InstanceNorm, MatchesPyTorch) {
   expect_golden("instance_norm_affine",
                 F::instance_norm(
