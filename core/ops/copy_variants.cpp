@@ -1,7 +1,10 @@
+#include <brasa/ops/elementwise.h>
 #include <brasa/ops/copy_variants.h>
 #include <brasa/ops/shape.h>
 
 namespace brasa {
+
+using detail::check_defined;
 
 namespace {
 // The view's values in a tensor of their own (contiguous), keeping autograd.
@@ -9,9 +12,6 @@ Tensor own(const Tensor& view) { return view.is_contiguous() ? view.clone() : vi
 std::vector<Tensor> own_all(std::vector<Tensor> views) {
   for (Tensor& v : views) v = own(v);
   return views;
-}
-void check_defined(const char* op, const Tensor& t) {
-  BRASA_CHECK(t.defined(), op, ": expected a defined tensor");
 }
 // A clone of self whose part `view_of` picks is replaced by src; the copy_
 // into the clone's view records the gradients to both.

@@ -5,6 +5,10 @@
 #include <brasa/ops/factory.h>
 
 namespace brasa::detail {
+
+void check_defined(const char* op, const Tensor& t) {
+  BRASA_CHECK(t.defined(), op, ": expected a defined tensor");
+}
 namespace {
 
 ScalarType skip_undefined_promote(ScalarType a, ScalarType b) {

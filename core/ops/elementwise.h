@@ -25,6 +25,8 @@ ScalarType result_type(const Tensor& a, const Scalar& b);
 bool can_cast(ScalarType from, ScalarType to);
 
 DimVector broadcast_shapes(const char* op, IntArrayRef a, IntArrayRef b);
+// "<op>: expected a defined tensor" unless t is defined.
+void check_defined(const char* op, const Tensor& t);
 // As libtorch: a tensor written to must not have elements that share memory
 // (an expanded view): each location would be written more than once.
 void check_no_internal_overlap(const char* op, const Tensor& written);

@@ -10,10 +10,9 @@
 
 namespace brasa {
 
+using detail::check_defined;
+
 namespace {
-void check_defined(const char* op, const Tensor& t) {
-  BRASA_CHECK(t.defined(), op, ": expected a defined tensor");
-}
 ScalarType floating_result(const Tensor& a, const Tensor& b) {
   ScalarType t = detail::result_type(a, b);
   return isFloatingType(t) ? t : get_default_dtype();

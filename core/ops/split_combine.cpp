@@ -14,10 +14,9 @@
 
 namespace brasa {
 
+using detail::check_defined;
+
 namespace {
-void check_defined(const char* op, const Tensor& t) {
-  BRASA_CHECK(t.defined(), op, ": expected a defined tensor");
-}
 // Views of self along dim between consecutive cut points (clamped to the size).
 std::vector<Tensor> split_at(const Tensor& self, IntArrayRef cuts, int64_t dim) {
   const int64_t n = self.size(dim);

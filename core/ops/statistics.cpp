@@ -1,3 +1,4 @@
+#include <brasa/ops/elementwise.h>
 #include <brasa/ops/arrange.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/counting.h>
@@ -16,11 +17,7 @@
 
 namespace brasa {
 
-namespace {
-void check_defined(const char* op, const Tensor& t) {
-  BRASA_CHECK(t.defined(), op, ": expected a defined tensor");
-}
-}  // namespace
+using detail::check_defined;
 
 std::tuple<Tensor, Tensor> aminmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   check_defined("aminmax", self);

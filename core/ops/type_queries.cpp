@@ -5,11 +5,7 @@
 
 namespace brasa {
 
-namespace {
-void check_defined(const char* op, const Tensor& t) {
-  BRASA_CHECK(t.defined(), op, ": expected a defined tensor");
-}
-}  // namespace
+using detail::check_defined;
 
 bool is_floating_point(const Tensor& self) {
   check_defined("is_floating_point", self);

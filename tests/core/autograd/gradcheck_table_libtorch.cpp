@@ -356,6 +356,26 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
                          F::gumbel_softmax(v[0], F::GumbelSoftmaxFuncOptions().dim(0))};
   });
   t.back().draws_random = true;
+  entry("lstm / gru / rnn_tanh sequences",
+        in2(
+            [] {
+              return R({3, 2, 2});
+            },
+            [] {
+              return R({12, 2});
+            }),
+        [](const variable_list& v) {
+          // Input size 2, hidden size 2; v[1]'s rows serve as the weights.
+          Tensor h0 = v[0][0].unsqueeze(0);
+          Tensor w8 = v[1].narrow(0, 0, 8), w6 = v[1].narrow(0, 0, 6), w2 = v[1].narrow(0, 0, 2);
+          auto [out, h, c] =
+              lstm(v[0], {h0, h0 * 0.5}, {w8, w8 * 0.5}, false, 1, 0.0, false, false, false);
+          auto [gout, gh] = gru(v[0], h0.repeat({2, 1, 1}), {w6, w6 * 0.5, w6.flip({0}), w6 * 0.3},
+                                false, 1, 0.0, false, true, false);
+          auto [rout, rh] = rnn_tanh(v[0], h0, {w2, w2 * 0.5, w2.select(1, 0), w2.select(1, 1)},
+                                     true, 1, 0.0, false, false, false);
+          return variable_list{out, h, c, gout, gh, rout, rh};
+        });
 }
 
 }  // namespace brasa
