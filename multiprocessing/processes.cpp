@@ -1,4 +1,5 @@
 #include <brasa/multiprocessing/processes.h>
+#include <brasa/multiprocessing/queue.h>
 #include <brasa/multiprocessing/sharing_strategy.h>
 #include <brasa/util/error.h>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 namespace brasa::multiprocessing {
@@ -61,6 +63,43 @@ constexpr const char* kEnvEntry = "BRASA_MP_SPAWN_ENTRY";
 constexpr const char* kEnvRank = "BRASA_MP_SPAWN_RANK";
 constexpr const char* kEnvErrorFd = "BRASA_MP_SPAWN_ERROR_FD";
 constexpr const char* kEnvParent = "BRASA_MP_SPAWN_PARENT";
+constexpr const char* kEnvQueues = "BRASA_MP_SPAWN_QUEUES";
+
+// The queues this process's parent passed it (ProcessOptions::queues): the
+// parent's own objects after a fork, adopted descriptors after a re-exec.
+std::vector<Queue*> g_inherited_queues;
+std::vector<std::unique_ptr<Queue>> g_adopted_queues;
+
+// "send,recv,keeper;..." for a re-executed child; their descriptors stay open
+// across execve.
+std::string pass_queues(const std::vector<Queue*>& queues) {
+  std::string out;
+  for (Queue* q : queues) {
+    const detail::QueueEnds ends = detail::queue_ends(*q);
+    fcntl(ends.send_fd, F_SETFD, 0);
+    fcntl(ends.recv_fd, F_SETFD, 0);
+    if (!out.empty()) out += ';';
+    out += std::to_string(ends.send_fd) + "," + std::to_string(ends.recv_fd) + "," +
+           std::to_string(ends.keeper);
+  }
+  return out;
+}
+
+void adopt_queues(const char* passed) {
+  std::istringstream in(passed);
+  std::string item;
+  while (std::getline(in, item, ';')) {
+    detail::QueueEnds ends{};
+    long keeper = 0;
+    if (std::sscanf(item.c_str(), "%d,%d,%ld", &ends.send_fd, &ends.recv_fd, &keeper) != 3)
+      _exit(1);
+    ends.keeper = static_cast<pid_t>(keeper);
+    fcntl(ends.send_fd, F_SETFD, FD_CLOEXEC);  // not for this child's own children
+    fcntl(ends.recv_fd, F_SETFD, FD_CLOEXEC);
+    g_adopted_queues.push_back(detail::adopt_queue(ends));
+    g_inherited_queues.push_back(g_adopted_queues.back().get());
+  }
+}
 
 std::mutex& entries_mu() {
   static std::mutex mu;
@@ -102,7 +141,8 @@ std::vector<std::string> command_line() {
 }
 
 [[noreturn]] void exec_child(const std::vector<std::string>& args, const std::string& entry,
-                             int rank, int error_fd, pid_t parent) {
+                             const std::vector<Queue*>& queues, int rank, int error_fd,
+                             pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // kept across execve
   if (getppid() != parent) _exit(1);
   std::vector<std::string> env;
@@ -112,6 +152,7 @@ std::vector<std::string> command_line() {
   env.push_back(std::string(kEnvRank) + "=" + std::to_string(rank));
   env.push_back(std::string(kEnvErrorFd) + "=" + std::to_string(error_fd));
   env.push_back(std::string(kEnvParent) + "=" + std::to_string(parent));
+  if (!queues.empty()) env.push_back(std::string(kEnvQueues) + "=" + pass_queues(queues));
   std::vector<char*> argv, envp;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
@@ -304,6 +345,8 @@ namespace {
 template <class Child>
 ProcessContext launch(int nprocs, const ProcessOptions& options, Child child) {
   BRASA_CHECK(nprocs >= 1, "start_processes: nprocs must be at least 1, got ", nprocs);
+  for (size_t i = 0; i < options.queues_.size(); ++i)
+    BRASA_CHECK(options.queues_[i] != nullptr, "start_processes: queues()[", i, "] is null");
   ProcessContext ctx = ProcessLauncher::make(options);
   const pid_t parent = getpid();
   std::fflush(nullptr);  // buffered output would be written twice
@@ -320,6 +363,7 @@ ProcessContext launch(int nprocs, const ProcessOptions& options, Child child) {
     }
     if (pid == 0) {
       close(fds[0]);
+      g_inherited_queues = options.queues_;
       child(rank, fds[1], parent);
     }
     close(fds[1]);
@@ -354,7 +398,7 @@ ProcessContext start_processes(const std::string& entry, int nprocs,
   const std::vector<std::string> args = command_line();
   BRASA_CHECK(!args.empty(), "start_processes: cannot read this program's command line");
   return launch(nprocs, options, [&](int rank, int error_fd, pid_t parent) {
-    exec_child(args, entry, rank, error_fd, parent);
+    exec_child(args, entry, options.queues_, rank, error_fd, parent);
   });
 }
 
@@ -382,7 +426,8 @@ void spawn_main() {
   const char* parent = std::getenv(kEnvParent);
   if (!rank || !fd || !parent) _exit(1);
   const int error_fd = std::atoi(fd);
-  for (const char* v : {kEnvEntry, kEnvRank, kEnvErrorFd, kEnvParent}) unsetenv(v);
+  if (const char* queues = std::getenv(kEnvQueues)) adopt_queues(queues);
+  for (const char* v : {kEnvEntry, kEnvRank, kEnvErrorFd, kEnvParent, kEnvQueues}) unsetenv(v);
   fcntl(error_fd, F_SETFD, FD_CLOEXEC);  // not for this child's own children
   std::function<void(int)> fn;
   try {
@@ -392,6 +437,13 @@ void spawn_main() {
     _exit(1);
   }
   run_child(fn, std::atoi(rank), error_fd, static_cast<pid_t>(std::atol(parent)));
+}
+
+Queue& inherited_queue(size_t index) {
+  BRASA_CHECK(index < g_inherited_queues.size(), "inherited_queue: index ", index,
+              " is out of range: this process's parent passed it ", g_inherited_queues.size(),
+              " queue(s) (start_processes with ProcessOptions().queues({...}))");
+  return *g_inherited_queues[index];
 }
 
 }  // namespace brasa::multiprocessing

@@ -27,7 +27,16 @@
 //   }
 //
 // A spawned child shares no memory with its parent: it gets its rank, the
-// environment and the files (init_process_group's env:// rendezvous works).
+// environment and the files (init_process_group's env:// rendezvous works),
+// and the queues the parent names — PyTorch's spawn(fn, args=(q,)):
+//
+//   mp::Queue q;                                   // in the parent
+//   mp::start_processes("train", 2, mp::ProcessOptions().start_method("spawn")
+//                                       .queues({&q}).join(false));
+//   static mp::Entry e("train", [](int rank) {
+//     mp::Queue& q = mp::inherited_queue(0);       // the parent's q, in either start method
+//     ...
+//   });
 
 #include <sys/types.h>
 
@@ -40,6 +49,8 @@
 #include <vector>
 
 namespace brasa::multiprocessing {
+
+class Queue;
 
 // A child failed: its rank, its pid, and what happened.
 class ProcessException : public std::runtime_error {
@@ -83,8 +94,15 @@ struct ProcessOptions {
     grace_period_ = v;
     return *this;
   }
+  // Queues the children reach as inherited_queue(0), inherited_queue(1), …
+  // (a spawned child gets their descriptors). They must outlive the children.
+  ProcessOptions& queues(std::vector<Queue*> v) {
+    queues_ = std::move(v);
+    return *this;
+  }
   bool join_ = true;
   std::string start_method_ = "fork";
+  std::vector<Queue*> queues_;
   std::chrono::milliseconds grace_period_{3000};
 };
 
@@ -129,6 +147,9 @@ void spawn(const std::string& entry, int nprocs = 1);
 // and exits (the exit code and any exception go to the parent); otherwise
 // returns at once.
 void spawn_main();
+// In a child: the index-th of the queues its parent passed with
+// ProcessOptions().queues({...}). Throws when there is no such queue.
+Queue& inherited_queue(size_t index);
 
 namespace detail {
 // A child started by this process that has failed (non-zero exit, or a

@@ -363,6 +363,18 @@ Queue::Queue() {
   setsockopt(recv_fd_, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
 }
 
+Queue::Queue(Adopted, const detail::QueueEnds& ends)
+    : send_fd_(ends.send_fd), recv_fd_(ends.recv_fd), keeper_(ends.keeper) {
+  detail::release_references_at_exit();
+}
+
+namespace detail {
+QueueEnds queue_ends(const Queue& q) { return {q.send_fd_, q.recv_fd_, q.keeper_}; }
+std::unique_ptr<Queue> adopt_queue(const QueueEnds& ends) {
+  return std::unique_ptr<Queue>(new Queue(Queue::Adopted{}, ends));
+}
+}  // namespace detail
+
 Queue::~Queue() {
   // Its maker drops what is still queued: a message keeps its named segments
   // alive in the maker's name (see queue.h).

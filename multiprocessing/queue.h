@@ -8,14 +8,13 @@
 // the other. Tensors of one message that share a storage arrive sharing one
 // storage. A leaf's requires_grad and its .grad (shared too) travel along.
 //
-// Make the queue before the processes start (fork copies it into each);
-// any process may put and get. The transport is a Unix SOCK_SEQPACKET
-// socket pair: each message is one packet (metadata only), the storages'
-// descriptors ride along (SCM_RIGHTS); storages of the file_system sharing
-// strategy travel by name, kept alive while in the queue by a reference in
-// the name of the process that made it. That process drops the messages
-// still queued when it destroys the queue: destroy it after the readers are
-// done.
+// Make the queue before the processes start (fork copies it into each; a
+// child of the spawn start method gets it with ProcessOptions().queues and
+// inherited_queue, see processes.h); any process may put and get. The transport is a Unix
+// SOCK_SEQPACKET socket pair: each message is one packet (metadata only), the storages' descriptors
+// ride along (SCM_RIGHTS); storages of the file_system sharing strategy travel by name, kept alive
+// while in the queue by a reference in the name of the process that made it. That process drops the
+// messages still queued when it destroys the queue: destroy it after the readers are done.
 //
 //   mp::Queue q;
 //   q.put(torch::IValue(x));               // x.is_shared() afterwards
@@ -26,11 +25,26 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace brasa::multiprocessing {
+
+class Queue;
+namespace detail {
+// What a re-executed child needs to reach a queue: its socket pair and the
+// process that made it.
+struct QueueEnds {
+  int send_fd;
+  int recv_fd;
+  pid_t keeper;
+};
+QueueEnds queue_ends(const Queue& q);
+// A queue over ends inherited from the parent (closed with it).
+std::unique_ptr<Queue> adopt_queue(const QueueEnds& ends);
+}  // namespace detail
 
 class Queue {
  public:
@@ -52,6 +66,11 @@ class Queue {
   int send_fd_ = -1;
   int recv_fd_ = -1;
   pid_t keeper_ = 0;  // the process that made the queue
+
+  struct Adopted {};
+  Queue(Adopted, const detail::QueueEnds& ends);
+  friend detail::QueueEnds detail::queue_ends(const Queue& q);
+  friend std::unique_ptr<Queue> detail::adopt_queue(const detail::QueueEnds& ends);
 };
 
 // torch.multiprocessing.SimpleQueue: the same queue.

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +38,14 @@ mp::Entry report_entry("report", [](int rank) {
 mp::Entry raise_entry("raise", [](int rank) {
   if (rank == 1) throw std::runtime_error("boom from rank 1");
   std::this_thread::sleep_for(std::chrono::seconds(60));  // stopped by the parent
+});
+// Takes one tensor from the parent's first queue, adds 1 to it in place (the
+// parent sees it: the storage is shared), and answers on the second queue
+// with a tensor of its own making.
+mp::Entry queue_entry("queue_worker", [](int rank) {
+  Tensor t = mp::inherited_queue(0).get(std::chrono::seconds(30)).toTensor();
+  t.add_(1);
+  mp::inherited_queue(1).put(IValue(full({3}, static_cast<double>(g_marker + rank + 1))));
 });
 mp::Entry exit_entry("exit3", [](int) { _exit(3); });
 mp::Entry segv_entry("segv", [](int) { raise(SIGSEGV); });
@@ -104,7 +113,41 @@ TEST_F(Spawn, ExitCodesAndSignalsReachTheParent) {
   }
 }
 
+// PyTorch's spawn(fn, args=(q,)): queues made by the parent reach children
+// that are fresh programs, in both directions, with shared storages.
+TEST_F(Spawn, QueuesReachSpawnedChildren) {
+  g_marker = 100;
+  for (const std::string method : {"spawn", "fork"}) {
+    SCOPED_TRACE(method);
+    Tensor x = zeros({4, 3});
+    x.share_memory_();
+    mp::Queue to_children, from_children;
+    auto ctx = mp::start_processes("queue_worker", 2,
+                                   mp::ProcessOptions().start_method(method).join(false).queues(
+                                       {&to_children, &from_children}));
+    to_children.put(IValue(x));
+    to_children.put(IValue(x[2]));
+    std::vector<double> answers;
+    for (int i = 0; i < 2; ++i)
+      answers.push_back(
+          from_children.get(std::chrono::seconds(30)).toTensor().sum().item<double>());
+    ctx.join();
+    std::sort(answers.begin(), answers.end());
+    // A spawned child's g_marker is 0 (a fresh program); a forked one's is 100.
+    const double marker = method == "spawn" ? 0 : 100;
+    EXPECT_EQ(answers, (std::vector<double>{3 * (marker + 1), 3 * (marker + 2)}));
+    EXPECT_TRUE(allclose(x, tensor({1.f, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1}).view({4, 3}))) << x;
+  }
+  g_marker = 0;
+}
+
 TEST_F(Spawn, MisuseGetsClearErrors) {
+  EXPECT_ERROR(
+      "inherited_queue: index 0 is out of range: this process's parent passed it 0 queue(s)",
+      mp::inherited_queue(0));
+  mp::Queue q;
+  EXPECT_ERROR("start_processes: queues()[1] is null",
+               mp::start_processes("report", 1, mp::ProcessOptions().queues({&q, nullptr})));
   EXPECT_ERROR("start_processes: no entry named 'nope' is registered in this program",
                mp::spawn("nope", 1));
   EXPECT_ERROR(
