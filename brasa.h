@@ -14,9 +14,13 @@
 #include <brasa/device/cuda_status.h>
 #include <brasa/multiprocessing/multiprocessing.h>
 #include <brasa/nn/activations.h>
+#include <brasa/nn/adaptive_log_softmax.h>
 #include <brasa/nn/aten_functions.h>
 #include <brasa/nn/dropout_modules.h>
 #include <brasa/nn/functional.h>
+#include <brasa/nn/ctc_loss.h>
+#include <brasa/nn/grid_sample.h>
+#include <brasa/nn/multi_head_attention.h>
 #include <brasa/nn/image_modules.h>
 #include <brasa/nn/init.h>
 #include <brasa/nn/loss_modules.h>
@@ -46,11 +50,13 @@
 #include <brasa/serialize/save_load.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/factory.h>
+#include <brasa/ops/from_file.h>
 #include <brasa/ops/indexing.h>
 #include <brasa/ops/linalg.h>
 #include <brasa/ops/math_extra.h>
 #include <brasa/ops/random.h>
 #include <brasa/ops/reduction.h>
+#include <brasa/ops/scatter_reduce.h>
 #include <brasa/ops/shape.h>
 #include <brasa/ops/sort.h>
 #include <brasa/ops/special.h>

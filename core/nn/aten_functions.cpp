@@ -3,6 +3,7 @@
 #include <brasa/nn/image_modules.h>
 #include <brasa/nn/loss_modules.h>
 #include <brasa/ops/conv.h>
+#include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>
 #include <brasa/ops/linalg.h>
 #include <brasa/ops/reduction.h>
@@ -255,6 +256,91 @@ Tensor max_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   return F::max_pool3d(self,
                        max_pool_options<3>(kernel_size, stride, padding, dilation, ceil_mode));
+}
+
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& self, IntArrayRef kernel_size,
+                                                   IntArrayRef stride, IntArrayRef padding,
+                                                   IntArrayRef dilation, bool ceil_mode) {
+  return F::max_pool3d_with_indices(
+      self, max_pool_options<3>(kernel_size, stride, padding, dilation, ceil_mode));
+}
+std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& self, IntArrayRef output_size) {
+  return F::adaptive_max_pool1d_with_indices(self, output_size.vec());
+}
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef output_size) {
+  return F::adaptive_max_pool2d_with_indices(self, output_size.vec());
+}
+std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& self, IntArrayRef output_size) {
+  return F::adaptive_max_pool3d_with_indices(self, output_size.vec());
+}
+
+std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
+    const Tensor& weight, const Tensor& indices, const Tensor& offsets, bool scale_grad_by_freq,
+    int64_t mode, bool sparse, const std::optional<Tensor>& per_sample_weights,
+    bool include_last_offset, std::optional<int64_t> padding_idx) {
+  BRASA_CHECK(mode >= 0 && mode <= 2, "embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), ",
+              "got ", mode);
+  BRASA_CHECK(!sparse, "embedding_bag: sparse gradients are not supported (sparse=true)");
+  BRASA_CHECK(!scale_grad_by_freq, "embedding_bag: scale_grad_by_freq=true is not supported");
+  const EmbeddingBagMode m = mode == 0   ? EmbeddingBagMode::Sum
+                             : mode == 1 ? EmbeddingBagMode::Mean
+                                         : EmbeddingBagMode::Max;
+  Tensor output = F::embedding_bag(indices, weight, offsets, m, or_undefined(per_sample_weights),
+                                   include_last_offset, padding_idx);
+  // The bookkeeping outputs, from the indices and bag starts on the host.
+  Tensor flat = indices.reshape({-1}).to(Device(kCPU), kLong).contiguous();
+  const int64_t total = flat.numel(), bags = output.size(0);
+  std::vector<int64_t> starts;
+  if (indices.dim() == 2) {
+    for (int64_t b = 0; b < indices.size(0); ++b) starts.push_back(b * indices.size(1));
+  } else {
+    Tensor o = offsets.to(Device(kCPU), kLong).contiguous();
+    starts.assign(o.data_ptr<int64_t>(), o.data_ptr<int64_t>() + bags);
+  }
+  starts.push_back(total);
+  const int64_t* idx = flat.data_ptr<int64_t>();
+  std::vector<int64_t> offset2bag(total), bag_size(bags);
+  for (int64_t b = 0; b < bags; ++b)
+    for (int64_t i = starts[b]; i < starts[b + 1]; ++i) {
+      offset2bag[i] = b;
+      if (!padding_idx || idx[i] != *padding_idx) ++bag_size[b];
+    }
+  const TensorOptions longs = TensorOptions().dtype(kLong);
+  Tensor sizes = tensor(bag_size, longs);
+  Tensor max_indices = sizes;
+  if (mode == 2) {
+    const int64_t dims = weight.size(1);
+    Tensor w = weight.detach().to(Device(kCPU), kDouble).contiguous();
+    std::vector<int64_t> chosen(bags * dims, 0);
+    for (int64_t b = 0; b < bags; ++b)
+      for (int64_t d = 0; d < dims; ++d) {
+        bool first = true;
+        double best = 0;
+        for (int64_t i = starts[b]; i < starts[b + 1]; ++i) {
+          if (padding_idx && idx[i] == *padding_idx) continue;
+          const double v = w.data_ptr<double>()[idx[i] * dims + d];
+          if (first || v > best) chosen[b * dims + d] = idx[i], best = v, first = false;
+        }
+      }
+    max_indices = tensor(chosen, longs).view({bags, dims});
+  }
+  const Device device = output.device();
+  return {output, tensor(offset2bag, longs).to(device), sizes.to(device), max_indices.to(device)};
+}
+
+Tensor conv_tbc(const Tensor& self, const Tensor& weight, const Tensor& bias, int64_t pad) {
+  BRASA_CHECK(self.defined() && self.dim() == 3,
+              "conv_tbc: Input must have 3 dims: time, batch, in_channel");
+  BRASA_CHECK(weight.defined() && weight.dim() == 3,
+              "conv_tbc: Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.");
+  BRASA_CHECK(bias.defined() && bias.dim() == 1, "conv_tbc: Bias must be 1-D");
+  BRASA_CHECK(self.size(2) == weight.size(1),
+              "conv_tbc: Input dim 2 (input channels) is not == dim 1 in the weight tensor");
+  BRASA_CHECK(weight.size(2) == bias.size(0),
+              "conv_tbc: Bias size must equal dim 2 in the weight tensor (output channels).");
+  // [T, B, C] -> [B, C, T]; weight [k, in, out] -> [out, in, k].
+  Tensor y = conv1d(self.permute({1, 2, 0}), weight.permute({2, 1, 0}), bias, {1}, {pad});
+  return y.permute({2, 0, 1});
 }
 
 Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,

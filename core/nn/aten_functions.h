@@ -101,6 +101,25 @@ std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& self, IntArrayR
                                                    bool ceil_mode = false);
 Tensor max_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {},
                   IntArrayRef padding = 0, IntArrayRef dilation = 1, bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& self, IntArrayRef kernel_size,
+                                                   IntArrayRef stride = {}, IntArrayRef padding = 0,
+                                                   IntArrayRef dilation = 1,
+                                                   bool ceil_mode = false);
+// (values, positions in the flattened spatial dims), as libtorch's.
+std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& self, IntArrayRef output_size);
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef output_size);
+std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& self, IntArrayRef output_size);
+// at::embedding_bag: (output, offset2bag: each index's bag, bag_size: the
+// indices per bag, max_indices: with mode 2 (max) the row chosen per bag and
+// feature, else bag_size); mode 0 sum, 1 mean, 2 max.
+std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
+    const Tensor& weight, const Tensor& indices, const Tensor& offsets,
+    bool scale_grad_by_freq = false, int64_t mode = 0, bool sparse = false,
+    const std::optional<Tensor>& per_sample_weights = {}, bool include_last_offset = false,
+    std::optional<int64_t> padding_idx = std::nullopt);
+// A 1-d convolution over time-major input [T, B, in] with weight [k, in,
+// out] and bias [out], padded by pad frames at both ends: [T', B, out].
+Tensor conv_tbc(const Tensor& self, const Tensor& weight, const Tensor& bias, int64_t pad = 0);
 // A convolution of 1, 2 or 3 spatial dims (by weight's), transposed or not.
 Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,

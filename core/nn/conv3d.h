@@ -1,5 +1,6 @@
 #pragma once
-// nn::Conv3d over [N, C, D, H, W] (weight [out, in / groups, kd, kh, kw]).
+// nn::Conv3d over [N, C, D, H, W] (weight [out, in / groups, kd, kh, kw]),
+// and its adjoint ConvTranspose3d (weight [in, out / groups, kd, kh, kw]).
 #include <brasa/nn/functional.h>
 #include <brasa/nn/module.h>
 #include <brasa/ops/conv.h>
@@ -82,4 +83,87 @@ class Conv3dImpl : public Cloneable<Conv3dImpl> {
 };
 BRASA_MODULE(Conv3d);
 
+struct ConvTranspose3dOptions : Conv3dOptions {
+  ConvTranspose3dOptions(int64_t in, int64_t out, int64_t kernel)
+      : Conv3dOptions(in, out, kernel) {}
+  ConvTranspose3dOptions(int64_t in, int64_t out, std::vector<int64_t> kernel)
+      : Conv3dOptions(in, out, std::move(kernel)) {}
+  ConvTranspose3dOptions& output_padding(int64_t p) {
+    output_padding_ = {p, p, p};
+    return *this;
+  }
+  ConvTranspose3dOptions& output_padding(std::vector<int64_t> p) {
+    output_padding_ = expand(std::move(p));
+    return *this;
+  }
+  // The inherited setters, returning this type so that calls chain.
+  ConvTranspose3dOptions& stride(int64_t s) {
+    Conv3dOptions::stride(s);
+    return *this;
+  }
+  ConvTranspose3dOptions& stride(std::vector<int64_t> s) {
+    Conv3dOptions::stride(std::move(s));
+    return *this;
+  }
+  ConvTranspose3dOptions& padding(int64_t p) {
+    Conv3dOptions::padding(p);
+    return *this;
+  }
+  ConvTranspose3dOptions& padding(std::vector<int64_t> p) {
+    Conv3dOptions::padding(std::move(p));
+    return *this;
+  }
+  ConvTranspose3dOptions& dilation(int64_t d) {
+    Conv3dOptions::dilation(d);
+    return *this;
+  }
+  ConvTranspose3dOptions& dilation(std::vector<int64_t> d) {
+    Conv3dOptions::dilation(std::move(d));
+    return *this;
+  }
+  ConvTranspose3dOptions& groups(int64_t g) {
+    Conv3dOptions::groups(g);
+    return *this;
+  }
+  ConvTranspose3dOptions& bias(bool b) {
+    Conv3dOptions::bias(b);
+    return *this;
+  }
+  ConvTranspose3dOptions& padding_mode(PaddingMode m) {
+    Conv3dOptions::padding_mode(m);
+    return *this;
+  }
+  std::vector<int64_t> output_padding_{0, 0, 0};
+};
+class ConvTranspose3dImpl : public Cloneable<ConvTranspose3dImpl> {
+ public:
+  ConvTranspose3dImpl(int64_t in, int64_t out, int64_t kernel)
+      : ConvTranspose3dImpl(ConvTranspose3dOptions(in, out, kernel)) {}
+  explicit ConvTranspose3dImpl(const ConvTranspose3dOptions& o);
+  ConvTranspose3dImpl(const ConvTranspose3dImpl& o) : ConvTranspose3dImpl(o.options) {}
+  void reset_parameters();
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
+  ConvTranspose3dOptions options;
+  Tensor& weight;  // registered slots (see LinearImpl)
+  Tensor& bias;
+};
+BRASA_MODULE(ConvTranspose3d);
+
+namespace functional {
+using ConvTranspose3dFuncOptions = ConvTransposeFuncOptions<3>;
+Tensor conv_transpose3d(const Tensor& x, const Tensor& w, const ConvTranspose3dFuncOptions& o = {});
+}  // namespace functional
+
 }  // namespace brasa::nn
+
+namespace brasa {
+// The adjoint of conv3d: input [N, C, D, H, W], weight [in, out / groups, kd,
+// kh, kw]; each output size (in - 1) * stride - 2 * padding + dilation * (k -
+// 1) + output_padding + 1. Computed as conv3d over the input spread out by
+// the stride, with the flipped kernel.
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+                        IntArrayRef stride = {1, 1, 1}, IntArrayRef padding = {0, 0, 0},
+                        IntArrayRef output_padding = {0, 0, 0}, int64_t groups = 1,
+                        IntArrayRef dilation = {1, 1, 1});
+}  // namespace brasa

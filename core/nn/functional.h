@@ -15,14 +15,17 @@ inline constexpr Reduction kSum = Reduction::Sum;
 // How EmbeddingBag reduces a bag: kSum, kMean (the Reduction values) or kMax.
 enum class EmbeddingBagMode { Sum, Mean, Max };
 inline constexpr EmbeddingBagMode kMax = EmbeddingBagMode::Max;
-// F::pad modes (kConstant, kReflect, kReplicate, kCircular) and the
-// convolutions' padding_mode (kZeros, kReflect, kReplicate, kCircular).
-enum class PaddingMode { Zeros, Constant, Reflect, Replicate, Circular };
+// F::pad modes (kConstant, kReflect, kReplicate, kCircular), the
+// convolutions' padding_mode (kZeros, kReflect, kReplicate, kCircular) and
+// F::grid_sample's (kZeros, kBorder, kReflection).
+enum class PaddingMode { Zeros, Constant, Reflect, Replicate, Circular, Border, Reflection };
 inline constexpr PaddingMode kZeros = PaddingMode::Zeros;
 inline constexpr PaddingMode kConstant = PaddingMode::Constant;
 inline constexpr PaddingMode kReflect = PaddingMode::Reflect;
 inline constexpr PaddingMode kReplicate = PaddingMode::Replicate;
 inline constexpr PaddingMode kCircular = PaddingMode::Circular;
+inline constexpr PaddingMode kBorder = PaddingMode::Border;
+inline constexpr PaddingMode kReflection = PaddingMode::Reflection;
 
 // Interpolation modes (torch::kNearest, ...), for F::interpolate's options.
 enum class InterpolateMode { Nearest, Linear, Bilinear, Bicubic, Trilinear, Area, NearestExact };

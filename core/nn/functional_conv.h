@@ -260,5 +260,62 @@ Tensor adaptive_avg_pool3d(const Tensor& x, const AdaptiveAvgPool3dFuncOptions& 
 Tensor adaptive_max_pool1d(const Tensor& x, const AdaptiveMaxPool1dFuncOptions& o);
 Tensor adaptive_max_pool2d(const Tensor& x, const AdaptiveMaxPool2dFuncOptions& o);
 Tensor adaptive_max_pool3d(const Tensor& x, const AdaptiveMaxPool3dFuncOptions& o);
+// Fractional max pooling (Graham's): windows of kernel_size at pseudo-random
+// but increasing offsets, drawn once per plane from _random_samples (uniform
+// in [0, 1), [N, C, D]; drawn from the default generator when undefined),
+// giving output_size outputs (or input size * output_ratio) per dim.
+template <size_t D>
+struct FractionalMaxPoolFuncOptions {
+  FractionalMaxPoolFuncOptions(Expanding<D> kernel)
+      : kernel_size_(std::move(kernel.values)) {}  // NOLINT
+  FractionalMaxPoolFuncOptions(int64_t kernel)     // NOLINT
+      : FractionalMaxPoolFuncOptions(Expanding<D>(kernel)) {}
+  FractionalMaxPoolFuncOptions(std::initializer_list<int64_t> kernel)  // NOLINT
+      : FractionalMaxPoolFuncOptions(Expanding<D>(kernel)) {}
+  FractionalMaxPoolFuncOptions& kernel_size(Expanding<D> k) {
+    kernel_size_ = std::move(k.values);
+    return *this;
+  }
+  FractionalMaxPoolFuncOptions& output_size(std::optional<Expanding<D>> s) {
+    output_size_.reset();
+    if (s) output_size_ = s->values;
+    return *this;
+  }
+  FractionalMaxPoolFuncOptions& output_ratio(std::optional<std::vector<double>> r) {
+    output_ratio_.reset();
+    if (r) output_ratio_ = r->size() == 1 ? std::vector<double>(D, r->front()) : *r;
+    return *this;
+  }
+  FractionalMaxPoolFuncOptions& output_ratio(double r) {
+    return output_ratio(std::vector<double>(D, r));
+  }
+  FractionalMaxPoolFuncOptions& _random_samples(Tensor t) {
+    _random_samples_ = std::move(t);
+    return *this;
+  }
+  std::vector<int64_t> kernel_size_;
+  std::optional<std::vector<int64_t>> output_size_;
+  std::optional<std::vector<double>> output_ratio_;
+  Tensor _random_samples_;
+};
+using FractionalMaxPool2dFuncOptions = FractionalMaxPoolFuncOptions<2>;
+using FractionalMaxPool3dFuncOptions = FractionalMaxPoolFuncOptions<3>;
+Tensor fractional_max_pool2d(const Tensor& x, const FractionalMaxPool2dFuncOptions& o);
+Tensor fractional_max_pool3d(const Tensor& x, const FractionalMaxPool3dFuncOptions& o);
+std::tuple<Tensor, Tensor> fractional_max_pool2d_with_indices(
+    const Tensor& x, const FractionalMaxPool2dFuncOptions& o);
+std::tuple<Tensor, Tensor> fractional_max_pool3d_with_indices(
+    const Tensor& x, const FractionalMaxPool3dFuncOptions& o);
+
+// (values, positions): each output's input element as its index in the
+// channel's flattened spatial dims (what MaxUnpool takes); the gradient goes
+// to that element only.
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& x, const MaxPool3dFuncOptions& o);
+std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& x,
+                                                            const AdaptiveMaxPool1dFuncOptions& o);
+std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& x,
+                                                            const AdaptiveMaxPool2dFuncOptions& o);
+std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& x,
+                                                            const AdaptiveMaxPool3dFuncOptions& o);
 
 }  // namespace brasa::nn::functional

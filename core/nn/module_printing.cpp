@@ -42,6 +42,10 @@ const char* padding_mode_name(PaddingMode m) {
       return "kReplicate";
     case PaddingMode::Circular:
       return "kCircular";
+    case PaddingMode::Border:
+      return "kBorder";
+    case PaddingMode::Reflection:
+      return "kReflection";
   }
   return "?";
 }
@@ -176,6 +180,13 @@ void ConvTranspose2dImpl::pretty_print(std::ostream& os) const {
                   o.padding_mode_});
 }
 
+void ConvTranspose3dImpl::pretty_print(std::ostream& os) const {
+  const auto& o = options;
+  print_conv(os, {"ConvTranspose3d", o.in_channels_, o.out_channels_, o.kernel_size_, o.stride_,
+                  o.padding_, o.dilation_, o.output_padding_, std::nullopt, o.groups_, o.bias_,
+                  o.padding_mode_});
+}
+
 void ReLUImpl::pretty_print(std::ostream& os) const {
   os << "torch::nn::ReLU(" << (inplace_ ? "inplace=true" : "") << ")";
 }
@@ -284,6 +295,11 @@ template <size_t D>
 void print_options(std::ostream& os, const functional::AdaptivePoolFuncOptions<D>& o) {
   print_sizes(os << "output_size=", o.output_size_);
 }
+// libtorch prints FractionalMaxPool2d/3d with empty parentheses.
+template <size_t D>
+void print_options(std::ostream&, const functional::FractionalMaxPoolFuncOptions<D>&) {}
+template void print_options(std::ostream&, const functional::FractionalMaxPoolFuncOptions<2>&);
+template void print_options(std::ostream&, const functional::FractionalMaxPoolFuncOptions<3>&);
 template void print_options(std::ostream&, const functional::MaxPoolFuncOptions<1>&);
 template void print_options(std::ostream&, const functional::MaxPoolFuncOptions<2>&);
 template void print_options(std::ostream&, const functional::MaxPoolFuncOptions<3>&);

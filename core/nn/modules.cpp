@@ -3,6 +3,7 @@
 #include <brasa/nn/functional.h>
 #include <brasa/nn/init.h>
 #include <brasa/nn/modules.h>
+#include <brasa/nn/multi_head_attention.h>
 #include <brasa/nn/recurrent_cells.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/conv.h>
@@ -254,6 +255,51 @@ Tensor EmbeddingImpl::forward(const Tensor& indices) {
   return F::embedding(indices, weight, padding_idx, max_norm, norm_type);
 }
 
+namespace {
+// Replaces a fresh module's table by `embeddings` (frozen unless asked).
+// The module's table becomes `embeddings` itself (its storage, as in
+// PyTorch), trainable unless frozen.
+void load_pretrained(Tensor& weight, const Tensor& embeddings, bool freeze) {
+  weight = embeddings.detach();
+  weight.requires_grad_(!freeze);
+}
+void check_pretrained(const Tensor& embeddings, bool sparse, bool scale_grad_by_freq,
+                      const char* op) {
+  BRASA_CHECK(embeddings.defined() && embeddings.dim() == 2, op,
+              ": Embeddings parameter is expected to be 2-dimensional, got shape ",
+              embeddings.defined() ? embeddings.sizes() : IntArrayRef{});
+  BRASA_CHECK(!sparse, op, ": sparse gradients are not supported (sparse=true)");
+  BRASA_CHECK(!scale_grad_by_freq, op, ": scale_grad_by_freq=true is not supported");
+}
+}  // namespace
+
+Embedding Embedding::from_pretrained(const Tensor& embeddings,
+                                     const EmbeddingFromPretrainedOptions& options) {
+  const char* op = "Embedding::from_pretrained";
+  check_pretrained(embeddings, options.sparse_, options.scale_grad_by_freq_, op);
+  EmbeddingOptions o(embeddings.size(0), embeddings.size(1));
+  if (options.padding_idx_) o.padding_idx(*options.padding_idx_);
+  if (options.max_norm_) o.max_norm(*options.max_norm_);
+  o.norm_type(options.norm_type_);
+  Embedding e(o);
+  load_pretrained(e->weight, embeddings, options.freeze_);
+  return e;
+}
+
+EmbeddingBag EmbeddingBag::from_pretrained(const Tensor& embeddings,
+                                           const EmbeddingBagFromPretrainedOptions& options) {
+  const char* op = "EmbeddingBag::from_pretrained";
+  check_pretrained(embeddings, options.sparse_, options.scale_grad_by_freq_, op);
+  EmbeddingBagOptions o(embeddings.size(0), embeddings.size(1));
+  o.mode(options.mode_).include_last_offset(options.include_last_offset_);
+  if (options.padding_idx_) o.padding_idx(*options.padding_idx_);
+  if (options.max_norm_) o.max_norm(*options.max_norm_);
+  o.norm_type(options.norm_type_);
+  EmbeddingBag e(o);
+  load_pretrained(e->weight, embeddings, options.freeze_);
+  return e;
+}
+
 EmbeddingBagOptions& EmbeddingBagOptions::mode(Reduction r) {
   BRASA_CHECK(r != Reduction::None, "EmbeddingBag: mode must be kSum, kMean or kMax");
   mode_ = r == Reduction::Sum ? EmbeddingBagMode::Sum : EmbeddingBagMode::Mean;
@@ -365,43 +411,14 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
   BRASA_CHECK(query.dim() == 3 && key.dim() == 3 && value.dim() == 3 && query.size(2) == embed_dim,
               "MultiheadAttention: expected query/key/value [L, N, ", embed_dim, "], got ",
               query.sizes(), ", ", key.sizes(), ", ", value.sizes());
-  const int64_t L = query.size(0), N = query.size(1), S = key.size(0), E = embed_dim, H = num_heads,
-                D = E / H;
-  BRASA_CHECK(key.size(1) == N && value.size(0) == S && value.size(1) == N,
-              "MultiheadAttention: key ", key.sizes(), " and value ", value.sizes(),
-              " do not match query ", query.sizes());
-  auto proj = [&](const Tensor& x, int64_t part) {
-    Tensor w = in_proj_weight.narrow(0, part * E, E);
-    Tensor b = in_proj_bias.defined() ? in_proj_bias.narrow(0, part * E, E) : Tensor();
-    return F::linear(x, w, b);
-  };
-  // [len, N, E] -> [N * H, len, D]
-  auto heads = [&](const Tensor& t, int64_t len) {
-    return t.reshape({len, N * H, D}).transpose(0, 1);
-  };
-  Tensor q = heads(proj(query, 0), L) * (1.0 / std::sqrt(static_cast<double>(D)));
-  Tensor k = heads(proj(key, 1), S), v = heads(proj(value, 2), S);
-  Tensor scores = bmm(q, k.transpose(1, 2));  // [N*H, L, S]
-  if (attn_mask.defined()) {
-    BRASA_CHECK(attn_mask.dim() == 2 && attn_mask.size(0) == L && attn_mask.size(1) == S,
-                "MultiheadAttention: attn_mask must be [", L, ", ", S, "], got ",
-                attn_mask.sizes());
-    scores =
-        attn_mask.dtype() == kBool ? scores.masked_fill(attn_mask, -INFINITY) : scores + attn_mask;
-  }
-  if (key_padding_mask.defined()) {
-    BRASA_CHECK(key_padding_mask.dim() == 2 && key_padding_mask.size(0) == N &&
-                    key_padding_mask.size(1) == S,
-                "MultiheadAttention: key_padding_mask must be [", N, ", ", S, "], got ",
-                key_padding_mask.sizes());
-    Tensor m = key_padding_mask.to(kBool).view({N, 1, 1, S});
-    scores = scores.view({N, H, L, S}).masked_fill(m, -INFINITY).view({N * H, L, S});
-  }
-  Tensor attn = F::dropout(softmax(scores, -1), dropout, is_training());
-  Tensor out = bmm(attn, v).transpose(0, 1).reshape({L, N, E});
-  out = out_proj->forward(out);
-  Tensor weights = need_weights ? attn.view({N, H, L, S}).mean({1}) : Tensor();
-  return {out, weights};
+  return F::multi_head_attention_forward(query, key, value,
+                                         F::MultiheadAttentionForwardFuncOptions(
+                                             embed_dim, num_heads, in_proj_weight, in_proj_bias, {},
+                                             {}, false, dropout, out_proj->weight, out_proj->bias)
+                                             .training(is_training())
+                                             .key_padding_mask(key_padding_mask)
+                                             .need_weights(need_weights)
+                                             .attn_mask(attn_mask));
 }
 
 TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& o)

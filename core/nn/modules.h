@@ -428,7 +428,23 @@ class EmbeddingImpl : public Cloneable<EmbeddingImpl> {
   double norm_type = 2.0;
   Tensor& weight;  // registered slot (see LinearImpl)
 };
-BRASA_MODULE(Embedding);
+// Options of Embedding::from_pretrained: the table is frozen (no gradient)
+// unless freeze(false).
+struct EmbeddingFromPretrainedOptions {
+  BRASA_ARG(bool, freeze, true);
+  BRASA_ARG(std::optional<int64_t>, padding_idx, std::nullopt);
+  BRASA_ARG(std::optional<double>, max_norm, std::nullopt);
+  BRASA_ARG(double, norm_type, 2.0);
+  BRASA_ARG(bool, scale_grad_by_freq, false);
+  BRASA_ARG(bool, sparse, false);
+};
+class Embedding : public ModuleHolder<EmbeddingImpl> {
+ public:
+  using ModuleHolder<EmbeddingImpl>::ModuleHolder;
+  // An Embedding whose table is `embeddings` [num_embeddings, embedding_dim].
+  static Embedding from_pretrained(const Tensor& embeddings,
+                                   const EmbeddingFromPretrainedOptions& options = {});
+};
 
 struct EmbeddingBagOptions {
   EmbeddingBagOptions(int64_t num_embeddings, int64_t embedding_dim)
@@ -475,7 +491,31 @@ class EmbeddingBagImpl : public Cloneable<EmbeddingBagImpl> {
   EmbeddingBagOptions options;
   Tensor& weight;  // registered slot (see LinearImpl)
 };
-BRASA_MODULE(EmbeddingBag);
+struct EmbeddingBagFromPretrainedOptions {
+  BRASA_ARG(bool, freeze, true);
+  BRASA_ARG(std::optional<double>, max_norm, std::nullopt);
+  BRASA_ARG(double, norm_type, 2.0);
+  BRASA_ARG(bool, scale_grad_by_freq, false);
+  BRASA_ARG(bool, sparse, false);
+  BRASA_ARG(bool, include_last_offset, false);
+  BRASA_ARG(std::optional<int64_t>, padding_idx, std::nullopt);
+  EmbeddingBagMode mode_ = EmbeddingBagMode::Mean;
+  EmbeddingBagFromPretrainedOptions& mode(EmbeddingBagMode m) {
+    mode_ = m;
+    return *this;
+  }
+  // torch::kSum / torch::kMean
+  EmbeddingBagFromPretrainedOptions& mode(Reduction r) {
+    mode_ = EmbeddingBagOptions(1, 1).mode(r).mode_;
+    return *this;
+  }
+};
+class EmbeddingBag : public ModuleHolder<EmbeddingBagImpl> {
+ public:
+  using ModuleHolder<EmbeddingBagImpl>::ModuleHolder;
+  static EmbeddingBag from_pretrained(const Tensor& embeddings,
+                                      const EmbeddingBagFromPretrainedOptions& options = {});
+};
 
 class UnflattenImpl : public Cloneable<UnflattenImpl> {
  public:
@@ -704,6 +744,35 @@ class SequentialImpl : public Cloneable<SequentialImpl> {
   std::vector<Tensor (*)(Module&, const Tensor&)> steps_;
 };
 BRASA_MODULE(Sequential);
+
+// libtorch's templated spellings of the convolution options: ConvOptions<2>
+// is Conv2dOptions, ConvTransposeOptions<3> is ConvTranspose3dOptions.
+// ConvNdOptions<D> (libtorch's common base of both) names ConvOptions<D>.
+namespace detail {
+template <size_t D>
+struct ConvOptionsOf;
+template <>
+struct ConvOptionsOf<1> {
+  using conv = Conv1dOptions;
+  using transpose = ConvTranspose1dOptions;
+};
+template <>
+struct ConvOptionsOf<2> {
+  using conv = Conv2dOptions;
+  using transpose = ConvTranspose2dOptions;
+};
+template <>
+struct ConvOptionsOf<3> {
+  using conv = Conv3dOptions;
+  using transpose = ConvTranspose3dOptions;
+};
+}  // namespace detail
+template <size_t D>
+using ConvOptions = typename detail::ConvOptionsOf<D>::conv;
+template <size_t D>
+using ConvNdOptions = ConvOptions<D>;
+template <size_t D>
+using ConvTransposeOptions = typename detail::ConvOptionsOf<D>::transpose;
 
 }  // namespace brasa::nn
 

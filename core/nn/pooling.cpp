@@ -3,6 +3,7 @@
 // composite (windows as unfold views, reduced), so autograd differentiates it.
 #include <brasa/nn/pooling_modules.h>
 #include <brasa/ops/factory.h>
+#include <brasa/ops/random.h>
 #include <brasa/ops/pooling.h>
 #include <brasa/ops/shape.h>
 
@@ -142,6 +143,166 @@ Tensor adaptive_pool(const char* op, const Tensor& x, const std::vector<int64_t>
   return y;
 }
 
+// Max pooling that also gives, for each output, the position of the chosen
+// input element within its channel's flattened spatial dims (the first of
+// equal maxima). `cells` are the candidates of each output as a view
+// [..., out_1, ..., out_n, K]; `positions` the same view over the input
+// positions, without the leading dims. The values are gathered from x at
+// those positions, so the gradient goes to the chosen element only, as in
+// PyTorch.
+std::tuple<Tensor, Tensor> pick_max(const Tensor& x, int64_t n, const Tensor& cells,
+                                    const Tensor& positions) {
+  Tensor choice = cells.argmax(-1, true);
+  Tensor idx = positions.expand(cells.sizes()).gather(-1, choice).squeeze(-1);
+  Tensor flat_x = x.flatten(x.dim() - n), flat_idx = idx.flatten(x.dim() - n);
+  return {flat_x.gather(-1, flat_idx).view(idx.sizes()), idx};
+}
+
+// Each input element's position in its channel's flattened spatial dims, as
+// a double tensor of the spatial shape (so that it pads and views like x).
+Tensor spatial_positions(const Tensor& x, int64_t n) {
+  DimVector spatial(x.sizes().end() - n, x.sizes().end());
+  int64_t count = 1;
+  for (int64_t s : spatial) count *= s;
+  return arange(count, TensorOptions().dtype(kDouble).device(x.device())).view(spatial);
+}
+
+std::tuple<Tensor, Tensor> max_pool_nd_with_indices(const char* op, const Tensor& x,
+                                                    const std::vector<int64_t>& k,
+                                                    const std::vector<int64_t>& s,
+                                                    const std::vector<int64_t>& p,
+                                                    const std::vector<int64_t>& d, bool ceil_mode) {
+  const int64_t n = static_cast<int64_t>(k.size());
+  check_pool_input(op, x, n);
+  BRASA_CHECK(x.is_floating_point(), op, ": expected a floating input, got ", x.dtype());
+  Windows w = plan_windows(op, x, k, s, p, d, ceil_mode);
+  const double lowest = -std::numeric_limits<double>::infinity();
+  Tensor cells = window_view(pad(x.detach(), w.pad, lowest), w, k, s, d).flatten(-n);
+  Tensor positions =
+      window_view(pad(spatial_positions(x, n), w.pad, 0.0), w, k, s, d).flatten(-n).to(kLong);
+  return pick_max(x, n, cells, positions);
+}
+
+// Adaptive max pooling with positions: along each spatial dim the windows
+// are gathered into [out_i, L_i] (L_i the longest window; shorter ones
+// repeat their last element, which changes no maximum).
+std::tuple<Tensor, Tensor> adaptive_max_pool_with_indices(const char* op, const Tensor& x,
+                                                          const std::vector<int64_t>& size) {
+  const int64_t n = static_cast<int64_t>(size.size());
+  check_pool_input(op, x, n);
+  BRASA_CHECK(x.is_floating_point(), op, ": expected a floating input, got ", x.dtype());
+  Tensor cells = x.detach(), positions = spatial_positions(x, n);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t dim = x.dim() - n + i, in = x.size(dim), out = size[i];
+    BRASA_CHECK(out > 0, op, ": output_size must be positive, got ", IntArrayRef(size));
+    BRASA_CHECK(in > 0, op, ": expected non-empty spatial dims, got shape ", x.sizes());
+    int64_t longest = 0;
+    for (int64_t j = 0; j < out; ++j)
+      longest = std::max(longest, ((j + 1) * in + out - 1) / out - j * in / out);
+    std::vector<int64_t> picks;
+    for (int64_t j = 0; j < out; ++j) {
+      const int64_t lo = j * in / out, hi = ((j + 1) * in + out - 1) / out;
+      for (int64_t t = 0; t < longest; ++t) picks.push_back(std::min(lo + t, hi - 1));
+    }
+    Tensor pick = tensor(picks, TensorOptions().dtype(kLong).device(x.device()));
+    // [..., out * L, ...] -> [..., out, L, ...] with L moved to the end.
+    auto split = [&](const Tensor& t, int64_t at) {
+      std::vector<int64_t> shape = t.sizes().vec();
+      shape[at] = out;
+      shape.insert(shape.begin() + at + 1, longest);
+      return t.index_select(at, pick).view(shape).movedim(at + 1, -1);
+    };
+    cells = split(cells, dim);
+    positions = split(positions, i);
+  }
+  // The window dims, one per spatial dim, are now last: flatten them.
+  cells = cells.flatten(-n);
+  positions = positions.flatten(-n).to(kLong);
+  return pick_max(x, n, cells, positions);
+}
+
+// The window offsets along one dim of one plane for the uniform sample u
+// (Graham's fractional max pooling): increasing, the last at in - k.
+std::vector<int64_t> fractional_offsets(double u, int64_t in, int64_t out, int64_t k) {
+  std::vector<int64_t> offsets(out);
+  if (out > 1) {
+    const double alpha = static_cast<double>(in - k) / static_cast<double>(out - 1);
+    for (int64_t i = 0; i < out - 1; ++i)
+      offsets[i] = static_cast<int64_t>((i + u) * alpha) - static_cast<int64_t>(u * alpha);
+  }
+  offsets[out - 1] = in - k;
+  return offsets;
+}
+
+template <size_t D>
+std::tuple<Tensor, Tensor> fractional_max_pool(const char* op, const Tensor& input,
+                                               const FractionalMaxPoolFuncOptions<D>& o) {
+  const int64_t n = static_cast<int64_t>(D);
+  check_pool_input(op, input, n);
+  BRASA_CHECK(input.is_floating_point(), op, ": expected a floating input, got ", input.dtype());
+  BRASA_CHECK(o.output_size_ || o.output_ratio_, op,
+              ": requires specifying either an output size, or a pooling ratio");
+  BRASA_CHECK(!(o.output_size_ && o.output_ratio_), op,
+              ": only one of output_size and output_ratio may be specified");
+  BRASA_CHECK(o.kernel_size_.size() == D, op, ": kernel_size must have ", n, " values");
+  const bool batched = input.dim() == n + 2;
+  Tensor x = batched ? input : input.unsqueeze(0);
+  const int64_t planes = x.size(0) * x.size(1);
+  std::vector<int64_t> in(D), out(D), k(o.kernel_size_);
+  for (int64_t d = 0; d < n; ++d) {
+    in[d] = x.size(2 + d);
+    if (o.output_ratio_) {
+      const double r = (*o.output_ratio_)[d];
+      BRASA_CHECK(r > 0 && r < 1, op, ": output_ratio must be between 0 and 1 (got ", r, ")");
+      out[d] = static_cast<int64_t>(static_cast<double>(in[d]) * r);
+    } else {
+      out[d] = (*o.output_size_)[d];
+    }
+    BRASA_CHECK(k[d] > 0 && out[d] > 0 && out[d] + k[d] - 1 <= in[d], op, ": output_size ",
+                IntArrayRef(out), " + kernel_size ", IntArrayRef(k), " - 1 must fit the input ",
+                x.sizes(), " in every pooled dim");
+  }
+  Tensor samples = o._random_samples_;
+  if (!samples.defined())
+    samples = rand({x.size(0), x.size(1), n}, TensorOptions().dtype(x.scalar_type()));
+  BRASA_CHECK(samples.dim() == 3 && samples.size(0) == x.size(0) && samples.size(1) == x.size(1) &&
+                  samples.size(2) == n,
+              op, ": _random_samples must have shape [", x.size(0), ", ", x.size(1), ", ", n,
+              "], got ", samples.sizes());
+  Tensor u = samples.detach().to(kCPU).to(kDouble).contiguous().view({planes, n});
+  // Per plane, the input positions of every window cell: [planes, out..., k...].
+  std::vector<int64_t> layout{planes};
+  layout.insert(layout.end(), out.begin(), out.end());
+  layout.insert(layout.end(), k.begin(), k.end());
+  Tensor linear = zeros(layout, TensorOptions().dtype(kLong));
+  for (int64_t d = 0; d < n; ++d) {
+    // PyTorch's order of the sample coordinates: (width, height) in 2-d,
+    // (time, height, width) in 3-d.
+    const int64_t coordinate = n == 2 ? n - 1 - d : d;
+    std::vector<int64_t> at;
+    for (int64_t p = 0; p < planes; ++p) {
+      const double sample = u.data_ptr<double>()[p * n + coordinate];
+      for (int64_t start : fractional_offsets(sample, in[d], out[d], k[d]))
+        for (int64_t j = 0; j < k[d]; ++j) at.push_back(start + j);
+    }
+    std::vector<int64_t> shape(layout.size(), 1);
+    shape[0] = planes;
+    shape[1 + d] = out[d];
+    shape[1 + n + d] = k[d];
+    linear = linear * in[d] + tensor(at, TensorOptions().dtype(kLong)).view(shape);
+  }
+  linear = linear.to(x.device());
+  std::vector<int64_t> outer{x.size(0), x.size(1)};
+  outer.insert(outer.end(), out.begin(), out.end());
+  outer.push_back(-1);
+  Tensor positions = linear.reshape(outer);
+  Tensor flat = x.detach().flatten(2);
+  Tensor cells = flat.gather(2, positions.flatten(2)).view(positions.sizes());
+  auto [values, indices] = pick_max(x, n, cells, positions);
+  if (batched) return {values, indices};
+  return {values.squeeze(0), indices.squeeze(0)};
+}
+
 // [N, C, L] as [N, C, 1, L] for the 2-d kernels.
 void check_1d_pool(const char* op, const Tensor& x) { check_pool_input(op, x, 1); }
 
@@ -190,6 +351,36 @@ Tensor adaptive_avg_pool2d(const Tensor& x, const AdaptiveAvgPool2dFuncOptions& 
 }
 Tensor adaptive_avg_pool3d(const Tensor& x, const AdaptiveAvgPool3dFuncOptions& o) {
   return adaptive_pool("adaptive_avg_pool3d", x, o.output_size_, false);
+}
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& x, const MaxPool3dFuncOptions& o) {
+  return max_pool_nd_with_indices("max_pool3d_with_indices", x, o.kernel_size_, o.stride_,
+                                  o.padding_, o.dilation_, o.ceil_mode_);
+}
+std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& x,
+                                                            const AdaptiveMaxPool1dFuncOptions& o) {
+  return adaptive_max_pool_with_indices("adaptive_max_pool1d_with_indices", x, o.output_size_);
+}
+std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& x,
+                                                            const AdaptiveMaxPool2dFuncOptions& o) {
+  return adaptive_max_pool_with_indices("adaptive_max_pool2d_with_indices", x, o.output_size_);
+}
+std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& x,
+                                                            const AdaptiveMaxPool3dFuncOptions& o) {
+  return adaptive_max_pool_with_indices("adaptive_max_pool3d_with_indices", x, o.output_size_);
+}
+std::tuple<Tensor, Tensor> fractional_max_pool2d_with_indices(
+    const Tensor& x, const FractionalMaxPool2dFuncOptions& o) {
+  return fractional_max_pool("fractional_max_pool2d", x, o);
+}
+std::tuple<Tensor, Tensor> fractional_max_pool3d_with_indices(
+    const Tensor& x, const FractionalMaxPool3dFuncOptions& o) {
+  return fractional_max_pool("fractional_max_pool3d", x, o);
+}
+Tensor fractional_max_pool2d(const Tensor& x, const FractionalMaxPool2dFuncOptions& o) {
+  return std::get<0>(fractional_max_pool2d_with_indices(x, o));
+}
+Tensor fractional_max_pool3d(const Tensor& x, const FractionalMaxPool3dFuncOptions& o) {
+  return std::get<0>(fractional_max_pool3d_with_indices(x, o));
 }
 Tensor adaptive_max_pool1d(const Tensor& x, const AdaptiveMaxPool1dFuncOptions& o) {
   return adaptive_pool("adaptive_max_pool1d", x, o.output_size_, true);

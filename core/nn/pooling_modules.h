@@ -31,6 +31,10 @@ using AdaptiveAvgPool3dOptions = AdaptiveAvgPoolOptions<3>;
 using AdaptiveMaxPool1dOptions = AdaptiveMaxPoolOptions<1>;
 using AdaptiveMaxPool2dOptions = AdaptiveMaxPoolOptions<2>;
 using AdaptiveMaxPool3dOptions = AdaptiveMaxPoolOptions<3>;
+template <size_t D>
+using FractionalMaxPoolOptions = functional::FractionalMaxPoolFuncOptions<D>;
+using FractionalMaxPool2dOptions = FractionalMaxPoolOptions<2>;
+using FractionalMaxPool3dOptions = FractionalMaxPoolOptions<3>;
 
 namespace detail {
 // The options as libtorch prints them ("kernel_size=[2, 2], stride=[2, 2], ...").
@@ -40,6 +44,8 @@ template <size_t D>
 void print_options(std::ostream& os, const functional::AvgPoolFuncOptions<D>& o);
 template <size_t D>
 void print_options(std::ostream& os, const functional::AdaptivePoolFuncOptions<D>& o);
+template <size_t D>
+void print_options(std::ostream& os, const functional::FractionalMaxPoolFuncOptions<D>& o);
 }  // namespace detail
 
 // The shared body of a pooling module: its options and their printing.
@@ -64,36 +70,34 @@ class PoolImpl : public Cloneable<Derived> {
   };                                                                            \
   BRASA_MODULE(Name)
 
-BRASA_POOL_MODULE(MaxPool3d, MaxPool3dOptions, max_pool3d);
 BRASA_POOL_MODULE(AvgPool1d, AvgPool1dOptions, avg_pool1d);
 BRASA_POOL_MODULE(AvgPool2d, AvgPool2dOptions, avg_pool2d);
 BRASA_POOL_MODULE(AvgPool3d, AvgPool3dOptions, avg_pool3d);
 BRASA_POOL_MODULE(AdaptiveAvgPool1d, AdaptiveAvgPool1dOptions, adaptive_avg_pool1d);
 BRASA_POOL_MODULE(AdaptiveAvgPool2d, AdaptiveAvgPool2dOptions, adaptive_avg_pool2d);
 BRASA_POOL_MODULE(AdaptiveAvgPool3d, AdaptiveAvgPool3dOptions, adaptive_avg_pool3d);
-BRASA_POOL_MODULE(AdaptiveMaxPool1d, AdaptiveMaxPool1dOptions, adaptive_max_pool1d);
-BRASA_POOL_MODULE(AdaptiveMaxPool2d, AdaptiveMaxPool2dOptions, adaptive_max_pool2d);
-BRASA_POOL_MODULE(AdaptiveMaxPool3d, AdaptiveMaxPool3dOptions, adaptive_max_pool3d);
 #undef BRASA_POOL_MODULE
 
-// The max poolings that can also give the argmax positions (for MaxUnpool).
-class MaxPool1dImpl : public PoolImpl<MaxPool1dImpl, MaxPool1dOptions> {
- public:
-  explicit MaxPool1dImpl(const MaxPool1dOptions& o) : PoolImpl("MaxPool1d", o) {}
-  Tensor forward(const Tensor& x) { return functional::max_pool1d(x, options); }
-  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& x) {
-    return functional::max_pool1d_with_indices(x, options);
-  }
-};
-BRASA_MODULE(MaxPool1d);
-class MaxPool2dImpl : public PoolImpl<MaxPool2dImpl, MaxPool2dOptions> {
- public:
-  explicit MaxPool2dImpl(const MaxPool2dOptions& o) : PoolImpl("MaxPool2d", o) {}
-  Tensor forward(const Tensor& x) { return functional::max_pool2d(x, options); }
-  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& x) {
-    return functional::max_pool2d_with_indices(x, options);
-  }
-};
-BRASA_MODULE(MaxPool2d);
+// The max poolings, which can also give the argmax positions (for MaxUnpool).
+#define BRASA_MAX_POOL_MODULE(Name, Options, Forward)                           \
+  class Name##Impl : public PoolImpl<Name##Impl, Options> {                     \
+   public:                                                                      \
+    explicit Name##Impl(const Options& o) : PoolImpl(#Name, o) {}               \
+    Tensor forward(const Tensor& x) { return functional::Forward(x, options); } \
+    std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& x) {          \
+      return functional::Forward##_with_indices(x, options);                    \
+    }                                                                           \
+  };                                                                            \
+  BRASA_MODULE(Name)
+
+BRASA_MAX_POOL_MODULE(MaxPool1d, MaxPool1dOptions, max_pool1d);
+BRASA_MAX_POOL_MODULE(MaxPool2d, MaxPool2dOptions, max_pool2d);
+BRASA_MAX_POOL_MODULE(MaxPool3d, MaxPool3dOptions, max_pool3d);
+BRASA_MAX_POOL_MODULE(AdaptiveMaxPool1d, AdaptiveMaxPool1dOptions, adaptive_max_pool1d);
+BRASA_MAX_POOL_MODULE(AdaptiveMaxPool2d, AdaptiveMaxPool2dOptions, adaptive_max_pool2d);
+BRASA_MAX_POOL_MODULE(AdaptiveMaxPool3d, AdaptiveMaxPool3dOptions, adaptive_max_pool3d);
+BRASA_MAX_POOL_MODULE(FractionalMaxPool2d, FractionalMaxPool2dOptions, fractional_max_pool2d);
+BRASA_MAX_POOL_MODULE(FractionalMaxPool3d, FractionalMaxPool3dOptions, fractional_max_pool3d);
+#undef BRASA_MAX_POOL_MODULE
 
 }  // namespace brasa::nn

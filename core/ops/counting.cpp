@@ -1,3 +1,5 @@
+#include <brasa/autograd/record.h>
+#include <brasa/ops/binary.h>
 #include <brasa/ops/counting.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>
@@ -6,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -254,6 +257,59 @@ std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim) {
 }
 std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim) {
   return running_extreme(self, dim, "cummin", false);
+}
+
+namespace {
+const autograd::BackwardName kLogcumsumexpBackward("LogcumsumexpBackward0");
+
+double log_add_exp(double a, double b) {
+  const double hi = std::max(a, b), lo = std::min(a, b);
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  if (lo == -std::numeric_limits<double>::infinity() || hi == lo) {
+    return hi == lo && std::isfinite(hi) ? hi + std::log(2.0) : hi;
+  }
+  return hi + std::log1p(std::exp(lo - hi));
+}
+
+// logcumsumexp along the last dim of a contiguous double tensor, in place.
+void running_log_add_exp(Tensor& t) {
+  const int64_t n = t.size(-1), slices = t.numel() / std::max<int64_t>(n, 1);
+  double* p = t.data_ptr<double>();
+  for (int64_t s = 0; s < slices; ++s)
+    for (int64_t i = 1; i < n; ++i) p[s * n + i] = log_add_exp(p[s * n + i - 1], p[s * n + i]);
+}
+
+Tensor reverse_logcumsumexp(const Tensor& x, int64_t dim) {
+  return logcumsumexp(x.flip({dim}), dim).flip({dim});
+}
+}  // namespace
+
+Tensor logcumsumexp(const Tensor& self, int64_t dim) {
+  BRASA_CHECK(self.defined(), "logcumsumexp: expected a defined tensor");
+  BRASA_CHECK(self.is_floating_point(), "logcumsumexp(): expected a floating-point tensor, got ",
+              self.scalar_type());
+  const int64_t d = maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1), "logcumsumexp");
+  autograd::Recorder r(kLogcumsumexpBackward, self);
+  Tensor x = self.dim() == 0 ? self.reshape({1}) : self;
+  // A copy: to() and contiguous() may return x's own storage, written below.
+  Tensor moved = x.detach().to(Device(kCPU), kDouble).movedim(d, -1).contiguous().clone();
+  if (moved.numel() > 0) running_log_add_exp(moved);
+  Tensor out = moved.movedim(-1, d).to(self.scalar_type()).to(self.device()).reshape(self.sizes());
+  if (r)
+    r.save(self, out).finish(out, [d](autograd::FormulaNode& n, const autograd::variable_list& g) {
+      // d out_i / d x_j = exp(x_j - out_i) for j <= i: the gradient is
+      // exp(x_j) * sum_{i >= j} g_i exp(-out_i), summed in log space (the
+      // positive and negative parts of g apart) so that nothing overflows.
+      Tensor x = n.saved(0), out = n.saved(1), grad = g[0];
+      if (x.dim() == 0) return autograd::variable_list{grad};
+      const double lowest = std::numeric_limits<double>::lowest();
+      Tensor log_abs = grad.abs().log();
+      Tensor positive = where(grad > 0, log_abs, lowest);
+      Tensor negative = where(grad < 0, log_abs, lowest);
+      return autograd::variable_list{(reverse_logcumsumexp(positive - out, d) + x).exp() -
+                                     (reverse_logcumsumexp(negative - out, d) + x).exp()};
+    });
+  return out;
 }
 
 std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim, bool keepdim) {

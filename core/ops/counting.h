@@ -41,6 +41,8 @@ std::tuple<Tensor, Tensor> nanmedian(const Tensor& self, int64_t dim, bool keepd
 // a NaN, once met, is the running value.
 std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim);
 std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim);
+// log(cumsum(exp(self), dim)), computed without overflow (a running logaddexp).
+Tensor logcumsumexp(const Tensor& self, int64_t dim);
 // The most frequent value along dim (the smallest among ties) and an index of it.
 std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim = -1, bool keepdim = false);
 

@@ -271,32 +271,75 @@ Tensor cumulative_trapezoid(const Tensor& y, const Scalar& dx, int64_t dim) {
 }
 
 namespace {
-// Counts of the values in the bins between consecutive edges (the last bin closed).
+// Counts of the points (rows of `points`, one coordinate per column) in the
+// cells between consecutive edges of each coordinate (each last bin closed).
+Tensor histogramdd_counts(const char* op, const Tensor& points, const std::vector<Tensor>& edges,
+                          const std::optional<Tensor>& weight, bool density) {
+  const int64_t dims = points.size(1), n = points.size(0);
+  const bool weighted = weight && weight->defined();
+  if (weighted)
+    BRASA_CHECK(weight->numel() == n, op, ": if weight tensor is provided it should have the ",
+                "same shape as the input tensor excluding its innermost dimension, got ",
+                weight->sizes(), " for ", n, " points");
+  Tensor v = points.detach().to(kCPU).to(kDouble).contiguous();
+  Tensor w = weighted ? weight->detach().to(kCPU).to(kDouble).contiguous().reshape({-1}) : Tensor();
+  std::vector<Tensor> e;
+  DimVector shape;
+  for (const Tensor& edge : edges) {
+    e.push_back(edge.detach().to(kCPU).to(kDouble).contiguous());
+    shape.push_back(edge.numel() - 1);
+  }
+  Tensor hist = zeros(shape, TensorOptions().dtype(kDouble));
+  double* ph = hist.data_ptr<double>();
+  const double* pv = v.data_ptr<double>();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t cell = 0;
+    bool inside = true;
+    for (int64_t k = 0; k < dims && inside; ++k) {
+      const double x = pv[i * dims + k];
+      const double* pe = e[k].data_ptr<double>();
+      const int64_t bins = shape[k];
+      if (!(x >= pe[0] && x <= pe[bins])) {  // outside, or NaN
+        inside = false;
+        break;
+      }
+      const int64_t b =
+          std::min<int64_t>(std::upper_bound(pe, pe + bins + 1, x) - pe - 1, bins - 1);
+      cell = cell * bins + b;
+    }
+    if (inside) ph[cell] += weighted ? w.data_ptr<double>()[i] : 1.0;
+  }
+  if (density) {
+    // Divided by the total and by each cell's volume.
+    Tensor volume = ones({}, TensorOptions().dtype(kDouble));
+    for (int64_t k = 0; k < dims; ++k) {
+      std::vector<int64_t> view(dims, 1);
+      view[k] = shape[k];
+      volume = volume * diff(e[k]).view(view);
+    }
+    hist = hist / (hist.sum() * volume);
+  }
+  return hist;
+}
+
 std::tuple<Tensor, Tensor> histogram_with_edges(const Tensor& self, const Tensor& edges,
                                                 const std::optional<Tensor>& weight, bool density) {
   BRASA_CHECK(self.is_floating_point(), "torch.histogram: input tensor and bins tensors should ",
               "have the same dtype, and a floating one; got ", self.scalar_type());
-  const bool weighted = weight && weight->defined();
-  if (weighted)
+  if (weight && weight->defined())
     BRASA_CHECK(weight->sizes() == self.sizes(), "torch.histogram: if weight tensor is provided ",
                 "it should have the same shape as the input tensor, got ", weight->sizes(), " and ",
                 self.sizes());
-  Tensor v = self.detach().to(kCPU).to(kDouble).contiguous().reshape({-1});
-  Tensor w = weighted ? weight->detach().to(kCPU).to(kDouble).contiguous().reshape({-1}) : Tensor();
-  Tensor e = edges.detach().to(kCPU).to(kDouble).contiguous();
-  const int64_t bins = e.numel() - 1;
-  Tensor hist = zeros({bins}, TensorOptions().dtype(kDouble));
-  const double* pe = e.data_ptr<double>();
-  for (int64_t i = 0; i < v.numel(); ++i) {
-    const double x = v.data_ptr<double>()[i];
-    if (!(x >= pe[0] && x <= pe[bins])) continue;  // outside, or NaN
-    int64_t b = std::upper_bound(pe, pe + bins + 1, x) - pe - 1;
-    b = std::min(b, bins - 1);
-    hist.data_ptr<double>()[b] += weighted ? w.data_ptr<double>()[i] : 1.0;
-  }
-  if (density) hist = hist / (hist.sum() * diff(e));
+  Tensor hist =
+      histogramdd_counts("torch.histogram", self.reshape({-1, 1}), {edges}, weight, density);
   return {hist.to(self.scalar_type()).to(self.device()),
-          e.to(self.scalar_type()).to(self.device())};
+          edges.to(kDouble).to(self.scalar_type()).to(self.device())};
+}
+
+// NumPy's rule: equal ends of a range are moved half a unit apart.
+std::pair<double, double> widened(double lo, double hi) {
+  if (lo == hi) return {lo - 0.5, hi + 0.5};
+  return {lo, hi};
 }
 }  // namespace
 
@@ -319,7 +362,7 @@ std::tuple<Tensor, Tensor> histogram(const Tensor& self, int64_t bins,
               "] is not finite");
   BRASA_CHECK(lo <= hi, "torch.histogram(): min should not exceed max, but got min ", lo, " max ",
               hi);
-  if (lo == hi) lo -= 0.5, hi += 0.5;  // NumPy's rule for a single value
+  std::tie(lo, hi) = widened(lo, hi);
   return histogram_with_edges(self, linspace(lo, hi, bins + 1, TensorOptions().dtype(kDouble)),
                               weight, density);
 }
@@ -331,6 +374,224 @@ std::tuple<Tensor, Tensor> histogram(const Tensor& self, const Tensor& bins,
   BRASA_CHECK((diff(bins.to(kDouble)) >= 0).all().item<bool>(),
               "torch.histogram(): bin edges must be non-decreasing");
   return histogram_with_edges(self, bins, weight, density);
+}
+
+namespace {
+// self [..., D] as D-column rows of points, checked.
+Tensor histogramdd_points(const Tensor& self, int64_t coordinates) {
+  check_defined("histogramdd", self);
+  BRASA_CHECK(self.dim() >= 2, "torch.histogramdd: input tensor should have at least 2 ",
+              "dimensions, but got ", self.dim());
+  BRASA_CHECK(self.is_floating_point(), "torch.histogramdd: input tensor should have a ",
+              "floating-point dtype, got ", self.scalar_type());
+  const int64_t dims = self.size(-1);
+  BRASA_CHECK(coordinates == dims, "torch.histogramdd: expected ", dims,
+              " sequences of bin edges or bin counts for the ", dims,
+              "-dimensional histogram, but got ", coordinates);
+  return self.reshape({-1, dims});
+}
+
+std::tuple<Tensor, std::vector<Tensor>> histogramdd_result(const Tensor& self, const Tensor& points,
+                                                           const std::vector<Tensor>& edges,
+                                                           const std::optional<Tensor>& weight,
+                                                           bool density) {
+  Tensor hist = histogramdd_counts("torch.histogramdd", points, edges, weight, density);
+  std::vector<Tensor> out_edges;
+  for (const Tensor& e : edges) out_edges.push_back(e.to(self.scalar_type()).to(self.device()));
+  return {hist.to(self.scalar_type()).to(self.device()), out_edges};
+}
+}  // namespace
+
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& self, IntArrayRef bins,
+                                                    std::optional<std::vector<double>> range,
+                                                    const std::optional<Tensor>& weight,
+                                                    bool density) {
+  Tensor points = histogramdd_points(self, static_cast<int64_t>(bins.size()));
+  const int64_t dims = points.size(1);
+  if (range)
+    BRASA_CHECK(static_cast<int64_t>(range->size()) == 2 * dims, "torch.histogramdd: for a ", dims,
+                "-dimensional histogram, range should have ", 2 * dims, " elements, but got ",
+                range->size());
+  std::vector<Tensor> edges;
+  for (int64_t k = 0; k < dims; ++k) {
+    BRASA_CHECK(bins[k] > 0, "torch.histogramdd(): bins must be > 0, but got ", bins[k],
+                " for dimension ", k);
+    double lo = 0, hi = 0;
+    if (range) {
+      lo = (*range)[2 * k];
+      hi = (*range)[2 * k + 1];
+    } else if (points.size(0) > 0) {
+      lo = points.select(1, k).min().item<double>();
+      hi = points.select(1, k).max().item<double>();
+    }
+    BRASA_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histogramdd(): range of [", lo, ", ",
+                hi, "] is not finite");
+    BRASA_CHECK(lo <= hi, "torch.histogramdd(): min should not exceed max, but got min ", lo,
+                " max ", hi, " for dimension ", k);
+    std::tie(lo, hi) = widened(lo, hi);
+    edges.push_back(linspace(lo, hi, bins[k] + 1, TensorOptions().dtype(kDouble)));
+  }
+  return histogramdd_result(self, points, edges, weight, density);
+}
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& self, int64_t bins,
+                                                    std::optional<std::vector<double>> range,
+                                                    const std::optional<Tensor>& weight,
+                                                    bool density) {
+  check_defined("histogramdd", self);
+  std::vector<int64_t> each(static_cast<size_t>(self.dim() == 0 ? 0 : self.size(-1)), bins);
+  return histogramdd(self, IntArrayRef(each), std::move(range), weight, density);
+}
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& self, TensorList bins,
+                                                    const std::optional<Tensor>& weight,
+                                                    bool density) {
+  Tensor points = histogramdd_points(self, static_cast<int64_t>(bins.size()));
+  std::vector<Tensor> edges;
+  for (size_t k = 0; k < bins.size(); ++k) {
+    BRASA_CHECK(bins[k].defined() && bins[k].dim() == 1 && bins[k].numel() >= 2,
+                "torch.histogramdd(): bins tensor should have one dimension and at least 2 "
+                "elements, got ",
+                bins[k].sizes(), " for dimension ", k);
+    Tensor e = bins[k].to(kDouble);
+    BRASA_CHECK((diff(e) >= 0).all().item<bool>(),
+                "torch.histogramdd(): bin edges must be non-decreasing (dimension ", k, ")");
+    edges.push_back(e);
+  }
+  return histogramdd_result(self, points, edges, weight, density);
+}
+
+namespace {
+// Slice [start, end) of x along d (negative positions count from the end).
+Tensor part(const Tensor& x, int64_t d, int64_t start, int64_t end) {
+  const int64_t n = x.size(d);
+  if (start < 0) start += n;
+  if (end <= 0) end += n;
+  return x.narrow(d, start, end - start);
+}
+
+// The derivative along d, at uniform spacing h or at coordinates x.
+Tensor gradient_along(const Tensor& f, int64_t d, const Tensor& coordinates, double h,
+                      int64_t edge_order) {
+  Tensor center, first, last;
+  if (!coordinates.defined()) {
+    center = (part(f, d, 2, 0) - part(f, d, 0, -2)) / (2 * h);
+    if (edge_order == 1) {
+      first = (part(f, d, 1, 2) - part(f, d, 0, 1)) / h;
+      last = (part(f, d, -1, 0) - part(f, d, -2, -1)) / h;
+    } else {
+      first = (part(f, d, 0, 1) * -3 + part(f, d, 1, 2) * 4 - part(f, d, 2, 3)) / (2 * h);
+      last = (part(f, d, -1, 0) * 3 - part(f, d, -2, -1) * 4 + part(f, d, -3, -2)) / (2 * h);
+    }
+  } else {
+    // Second-order accurate differences at uneven spacing (hl to the left of
+    // each point, hr to its right).
+    Tensor dx = diff(coordinates.to(f.scalar_type()));
+    std::vector<int64_t> along(f.dim(), 1);
+    along[d] = -1;
+    Tensor hl = part(dx, 0, 0, -1).view(along), hr = part(dx, 0, 1, 0).view(along);
+    center =
+        (part(f, d, 0, -2) * (-hr / (hl * (hl + hr))) +
+         part(f, d, 1, -1) * ((hr - hl) / (hl * hr)) + part(f, d, 2, 0) * (hl / (hr * (hl + hr))));
+    const Tensor a = dx[0], b = dx[1], y = dx[-2], z = dx[-1];
+    if (edge_order == 1) {
+      first = (part(f, d, 1, 2) - part(f, d, 0, 1)) / a;
+      last = (part(f, d, -1, 0) - part(f, d, -2, -1)) / z;
+    } else {
+      first = part(f, d, 0, 1) * (-(2 * a + b) / (a * (a + b))) +
+              part(f, d, 1, 2) * ((a + b) / (a * b)) + part(f, d, 2, 3) * (-a / (b * (a + b)));
+      last = part(f, d, -3, -2) * (z / (y * (y + z))) + part(f, d, -2, -1) * (-(y + z) / (y * z)) +
+             part(f, d, -1, 0) * ((2 * z + y) / (z * (y + z)));
+    }
+  }
+  return cat({first, center, last}, d);
+}
+
+// The checked dims (all, by default) and one gradient per dim.
+std::vector<Tensor> gradient_impl(const Tensor& self, const std::vector<Tensor>& coordinates,
+                                  const std::vector<double>& spacings,
+                                  std::optional<std::vector<int64_t>> dims, int64_t edge_order,
+                                  bool one_for_all = false) {
+  check_defined("gradient", self);
+  BRASA_CHECK(edge_order == 1 || edge_order == 2,
+              "torch.gradient only supports edge_order=1 and edge_order=2.");
+  std::vector<int64_t> ds;
+  if (dims) {
+    for (int64_t dim : *dims) ds.push_back(maybe_wrap_dim(dim, self.dim(), "gradient"));
+    for (size_t i = 0; i < ds.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        BRASA_CHECK(ds[i] != ds[j], "torch.gradient: dim ", ds[i], " appears multiple times in ",
+                    "the list of dims");
+  } else {
+    for (int64_t k = 0; k < self.dim(); ++k) ds.push_back(k);
+  }
+  const size_t given = coordinates.empty() ? spacings.size() : coordinates.size();
+  BRASA_CHECK((one_for_all && given == 1) || given == ds.size(),
+              "torch.gradient expected spacing to be unspecified, a scalar or it's spacing and "
+              "dim arguments to have the same length, but got a spacing argument of length ",
+              given, " and a dim argument of length ", ds.size(), ".");
+  Tensor f = self.is_floating_point() ? self : self.to(kFloat);
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < ds.size(); ++i) {
+    const int64_t d = ds[i];
+    BRASA_CHECK(self.size(d) >= edge_order + 1,
+                "torch.gradient expected each dimension size to be at least edge_order+1, got ",
+                "size ", self.size(d), " at dim ", d, " for edge_order ", edge_order);
+    Tensor x;
+    double h = 1;
+    if (!coordinates.empty()) {
+      x = coordinates[i];
+      BRASA_CHECK(x.defined() && x.dim() == 1 && x.size(0) == self.size(d),
+                  "torch.gradient expected each tensor to be on the same device and of size ",
+                  self.size(d), " (the input's size along dim ", d, "), got ",
+                  x.defined() ? x.sizes() : IntArrayRef{});
+      BRASA_CHECK(x.device() == self.device(),
+                  "torch.gradient expected each tensor to be on the same device, but got ",
+                  x.device(), " and ", self.device());
+    } else {
+      h = spacings[one_for_all ? 0 : i];
+    }
+    out.push_back(gradient_along(f, d, x, h, edge_order));
+  }
+  return out;
+}
+
+std::vector<double> as_spacings(ArrayRef<Scalar> spacing) {
+  std::vector<double> out;
+  for (const Scalar& s : spacing) out.push_back(s.to<double>());
+  return out;
+}
+std::optional<std::vector<int64_t>> one_dim(std::optional<int64_t> dim) {
+  if (!dim) return std::nullopt;
+  return std::vector<int64_t>{*dim};
+}
+}  // namespace
+
+std::vector<Tensor> gradient(const Tensor& self, const std::optional<Scalar>& spacing,
+                             std::optional<int64_t> dim, int64_t edge_order) {
+  return gradient_impl(self, {}, {spacing ? spacing->to<double>() : 1.0}, one_dim(dim), edge_order,
+                       true);
+}
+std::vector<Tensor> gradient(const Tensor& self, const Scalar& spacing, IntArrayRef dim,
+                             int64_t edge_order) {
+  return gradient_impl(self, {}, {spacing.to<double>()}, dim.vec(), edge_order, true);
+}
+std::vector<Tensor> gradient(const Tensor& self, IntArrayRef dim, int64_t edge_order) {
+  return gradient_impl(self, {}, {1.0}, dim.vec(), edge_order, true);
+}
+std::vector<Tensor> gradient(const Tensor& self, ArrayRef<Scalar> spacing,
+                             std::optional<int64_t> dim, int64_t edge_order) {
+  return gradient_impl(self, {}, as_spacings(spacing), one_dim(dim), edge_order);
+}
+std::vector<Tensor> gradient(const Tensor& self, ArrayRef<Scalar> spacing, IntArrayRef dim,
+                             int64_t edge_order) {
+  return gradient_impl(self, {}, as_spacings(spacing), dim.vec(), edge_order);
+}
+std::vector<Tensor> gradient(const Tensor& self, TensorList spacing, std::optional<int64_t> dim,
+                             int64_t edge_order) {
+  return gradient_impl(self, spacing.vec(), {}, one_dim(dim), edge_order);
+}
+std::vector<Tensor> gradient(const Tensor& self, TensorList spacing, IntArrayRef dim,
+                             int64_t edge_order) {
+  return gradient_impl(self, spacing.vec(), {}, dim.vec(), edge_order);
 }
 
 Tensor put(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {

@@ -72,6 +72,39 @@ std::tuple<Tensor, Tensor> histogram(const Tensor& self, const Tensor& bins,
                                      const std::optional<Tensor>& weight = {},
                                      bool density = false);
 
+// The joint histogram of the points in self's rows (self [..., D]: D
+// coordinates each) over bins[i] equal bins per coordinate (range: D pairs
+// min, max; the data's by default) or between the given edges per
+// coordinate; returns (counts [bins...], the D edge tensors).
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(
+    const Tensor& self, IntArrayRef bins, std::optional<std::vector<double>> range = std::nullopt,
+    const std::optional<Tensor>& weight = {}, bool density = false);
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(
+    const Tensor& self, int64_t bins, std::optional<std::vector<double>> range = std::nullopt,
+    const std::optional<Tensor>& weight = {}, bool density = false);
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& self, TensorList bins,
+                                                    const std::optional<Tensor>& weight = {},
+                                                    bool density = false);
+
+// The derivative estimated by central differences in the interior and one-
+// sided differences of order edge_order (1 or 2) at the ends, along each of
+// `dim` (all dims by default), at sample points spaced `spacing` apart or at
+// the given coordinates (one 1-D tensor per dim). One tensor per dim.
+std::vector<Tensor> gradient(const Tensor& self,
+                             const std::optional<Scalar>& spacing = std::nullopt,
+                             std::optional<int64_t> dim = std::nullopt, int64_t edge_order = 1);
+std::vector<Tensor> gradient(const Tensor& self, const Scalar& spacing, IntArrayRef dim,
+                             int64_t edge_order = 1);
+std::vector<Tensor> gradient(const Tensor& self, IntArrayRef dim, int64_t edge_order = 1);
+std::vector<Tensor> gradient(const Tensor& self, ArrayRef<Scalar> spacing,
+                             std::optional<int64_t> dim = std::nullopt, int64_t edge_order = 1);
+std::vector<Tensor> gradient(const Tensor& self, ArrayRef<Scalar> spacing, IntArrayRef dim,
+                             int64_t edge_order = 1);
+std::vector<Tensor> gradient(const Tensor& self, TensorList spacing,
+                             std::optional<int64_t> dim = std::nullopt, int64_t edge_order = 1);
+std::vector<Tensor> gradient(const Tensor& self, TensorList spacing, IntArrayRef dim,
+                             int64_t edge_order = 1);
+
 // self (as if flattened) with the elements at `index` replaced by (or, with
 // accumulate, increased by) source's.
 Tensor put(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate = false);

@@ -435,6 +435,9 @@ class Tensor {
   Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor log_softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor logcumsumexp(int64_t dim) const;
+  Tensor igamma(const Tensor& other) const;
+  Tensor igammac(const Tensor& other) const;
   Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
   std::tuple<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1,
@@ -458,6 +461,15 @@ class Tensor {
                    const Scalar& alpha = 1) const;
   Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source,
                      const Scalar& alpha = 1);
+  // reduce: "sum", "prod", "mean", "amax" or "amin" (ops/scatter_reduce.h).
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src,
+                        const std::string& reduce, bool include_self = true) const;
+  Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src,
+                          const std::string& reduce, bool include_self = true);
+  Tensor index_reduce(int64_t dim, const Tensor& index, const Tensor& source,
+                      const std::string& reduce, bool include_self = true) const;
+  Tensor& index_reduce_(int64_t dim, const Tensor& index, const Tensor& source,
+                        const std::string& reduce, bool include_self = true);
   Tensor masked_select(const Tensor& mask) const;
   Tensor nonzero() const;
 

@@ -7,8 +7,11 @@
 #include <brasa/ops/indexing.h>
 #include <brasa/ops/linalg.h>
 #include <brasa/ops/random.h>
+#include <brasa/ops/counting.h>
 #include <brasa/ops/reduction.h>
+#include <brasa/ops/scatter_reduce.h>
 #include <brasa/ops/shape.h>
+#include <brasa/ops/special.h>
 #include <brasa/ops/sort.h>
 #include <brasa/ops/unary.h>
 #include <brasa/tensor/indexing.h>
@@ -436,6 +439,35 @@ Tensor Tensor::index_add(int64_t d, const Tensor& i, const Tensor& s, const Scal
 Tensor& Tensor::index_add_(int64_t d, const Tensor& i, const Tensor& s, const Scalar& a) {
   return detail::index_add_inplace(*this, d, i, s, a);
 }
+Tensor Tensor::scatter_reduce(int64_t d, const Tensor& i, const Tensor& s, const std::string& r,
+                              bool include_self) const {
+  return brasa::scatter_reduce(*this, d, i, s, r, include_self);
+}
+Tensor& Tensor::scatter_reduce_(int64_t d, const Tensor& i, const Tensor& s, const std::string& r,
+                                bool include_self) {
+  return autograd::inplace(
+      "scatter_reduce_", *this,
+      [&] {
+        autograd::copy_without_grad(*this, brasa::scatter_reduce(*this, d, i, s, r, include_self));
+      },
+      [&](const Tensor& old) { return brasa::scatter_reduce(old, d, i, s, r, include_self); }, s);
+}
+Tensor Tensor::index_reduce(int64_t d, const Tensor& i, const Tensor& s, const std::string& r,
+                            bool include_self) const {
+  return brasa::index_reduce(*this, d, i, s, r, include_self);
+}
+Tensor& Tensor::index_reduce_(int64_t d, const Tensor& i, const Tensor& s, const std::string& r,
+                              bool include_self) {
+  return autograd::inplace(
+      "index_reduce_", *this,
+      [&] {
+        autograd::copy_without_grad(*this, brasa::index_reduce(*this, d, i, s, r, include_self));
+      },
+      [&](const Tensor& old) { return brasa::index_reduce(old, d, i, s, r, include_self); }, s);
+}
+Tensor Tensor::logcumsumexp(int64_t d) const { return brasa::logcumsumexp(*this, d); }
+Tensor Tensor::igamma(const Tensor& o) const { return brasa::igamma(*this, o); }
+Tensor Tensor::igammac(const Tensor& o) const { return brasa::igammac(*this, o); }
 Tensor Tensor::masked_select(const Tensor& m) const { return brasa::masked_select(*this, m); }
 Tensor Tensor::nonzero() const { return brasa::nonzero(*this); }
 

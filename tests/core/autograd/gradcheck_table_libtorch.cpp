@@ -356,6 +356,161 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
                          F::gumbel_softmax(v[0], F::GumbelSoftmaxFuncOptions().dim(0))};
   });
   t.back().draws_random = true;
+  entry("scatter_reduce (every reduction, with and without self) / index_reduce",
+        in2(r34,
+            [] {
+              return R({3, 3});
+            }),
+        [](const variable_list& v) {
+          Tensor idx =
+              on_case_device(tensor(std::vector<int64_t>{0, 1, 0, 2, 2, 2, 3, 0, 3})).view({3, 3});
+          variable_list out;
+          for (const char* reduce : {"sum", "prod", "mean", "amax", "amin"})
+            for (bool self_too : {true, false})
+              out.push_back(scatter_reduce(v[0], 1, idx, v[1], reduce, self_too));
+          out.push_back(index_reduce(v[0], 1, Idx({3, 0, 3}), v[1], "prod"));
+          out.push_back(index_reduce(v[0], 0, Idx({2, 0}),
+                                     v[1].t().narrow(0, 0, 2).repeat({1, 2}).narrow(1, 0, 4),
+                                     "mean", false));
+          return out;
+        });
+  entry("logcumsumexp / gradient (uniform and at coordinates, both edge orders)", in1(r34),
+        [](const variable_list& v) {
+          std::vector<Tensor> x{on_case_device(tensor(std::vector<double>{0, 0.3, 1.0, 1.2}))};
+          return variable_list{logcumsumexp(v[0] * 2, 1),
+                               logcumsumexp(v[0], 0),
+                               gradient(v[0], std::optional<Scalar>(0.5))[0],
+                               gradient(v[0], std::optional<Scalar>(0.5), std::nullopt, 2)[1],
+                               gradient(v[0], x, IntArrayRef{1})[0],
+                               gradient(v[0], x, std::optional<int64_t>(1), 2)[0]};
+        });
+  entry("igamma / igammac (in x)", in1(r34), [](const variable_list& v) {
+    Tensor a = on_case_device(tensor(std::vector<double>{0.6, 1.0, 2.5, 4.0}));
+    Tensor x = v[0].abs() + 0.3;
+    return variable_list{igamma(a, x), igammac(a, x)};
+  });
+  entry("max_pool3d_with_indices / adaptive_max_pool{1,2,3}d with indices", in1([] {
+          return R({1, 2, 4, 5, 4});
+        }),
+        [](const variable_list& v) {
+          return variable_list{
+              std::get<0>(F::max_pool3d_with_indices(v[0], F::MaxPool3dFuncOptions(2).padding(1))),
+              std::get<0>(adaptive_max_pool1d(v[0].flatten(2), {5})),
+              std::get<0>(adaptive_max_pool2d(v[0].flatten(1, 2), {3, 3})),
+              std::get<0>(adaptive_max_pool3d(v[0], {3, 2, 3}))};
+        });
+  entry(
+      "conv_transpose3d (stride, padding, output_padding, groups, dilation)",
+      in2(
+          [] {
+            return R({1, 2, 2, 3, 2});
+          },
+          [] {
+            return R({2, 2, 2, 2, 1});
+          }),
+      [](const variable_list& v) {
+        return variable_list{
+            conv_transpose3d(v[0], v[1], {}, {2, 1, 2}, {1, 0, 0}, {1, 0, 0}, 2, {1, 2, 1}),
+            conv_transpose3d(v[0], v[1].narrow(0, 0, 2), v[1].flatten().narrow(0, 0, 2)),
+            conv_tbc(v[0].view({4, 2, 3}), v[1].flatten().narrow(0, 0, 12).view({2, 3, 2}),
+                     v[1].flatten().narrow(0, 12, 2), 1)};
+      },
+      false);  // conv2d has no double backward yet
+  entry("grid_sample (bilinear, nearest, bicubic; every padding) / affine_grid",
+        in2(
+            [] {
+              return R({1, 2, 3, 4});
+            },
+            [] {
+              return Unit({1, 2, 3, 2});
+            }),
+        [](const variable_list& v) {
+          Tensor g = v[1] * 1.6;  // reaches outside [-1, 1]
+          auto opts = [](InterpolateMode m, PaddingMode p, bool a) {
+            return F::GridSampleFuncOptions().mode(m).padding_mode(p).align_corners(a);
+          };
+          Tensor theta = v[1].flatten().narrow(0, 0, 6).view({1, 2, 3});
+          return variable_list{
+              F::grid_sample(v[0], g, opts(kBilinear, kZeros, false)),
+              F::grid_sample(v[0], g, opts(kBilinear, kBorder, true)),
+              F::grid_sample(v[0], g, opts(kBilinear, kReflection, false)),
+              F::grid_sample(v[0], g.detach(), opts(kNearest, kReflection, true)),
+              F::grid_sample(v[0], g, opts(kBicubic, kZeros, false)),
+              F::grid_sample(v[0], g, opts(kBicubic, kReflection, true)),
+              F::affine_grid(theta, {1, 1, 2, 3}),
+              grid_sampler_3d(stack({v[0], v[0] * 0.5}, 2),
+                              cat({g, g.narrow(3, 0, 1)}, 3).unsqueeze(1), 0, 0, false)};
+        });
+  // ctc_loss's gradient is PyTorch's, exact through the log_softmax before it.
+  entry(
+      "ctc_loss (through log_softmax; every reduction)", in1([] {
+        return R({5, 2, 4});
+      }),
+      [](const variable_list& v) {
+        Tensor lp = F::log_softmax(v[0], 2);
+        Tensor targets =
+            on_case_device(tensor(std::vector<int64_t>{1, 2, 2, 3, 0, 0})).view({2, 3});
+        return variable_list{ctc_loss(lp, targets, IntArrayRef{5, 4}, IntArrayRef{3, 1}, 0, 0),
+                             ctc_loss(lp, targets, IntArrayRef{5, 5}, IntArrayRef{2, 1}, 0, 1),
+                             ctc_loss(lp, targets, IntArrayRef{4, 5}, IntArrayRef{3, 0}, 0, 2)};
+      },
+      false);
+  entry(
+      "fractional_max_pool2d/3d (given samples)",
+      in2(
+          [] {
+            return R({1, 2, 5, 6});
+          },
+          [] {
+            return R({3, 2, 2});
+          }),
+      [](const variable_list& v) {
+        Tensor u = on_case_device(tensor(std::vector<double>{0.2, 0.7, 0.5, 0.1})).view({1, 2, 2});
+        Tensor u3 = on_case_device(tensor(std::vector<double>{0.2, 0.7, 0.4, 0.5, 0.1, 0.9}))
+                        .view({1, 2, 3});
+        return variable_list{
+            F::fractional_max_pool2d(v[0], F::FractionalMaxPool2dFuncOptions(2)
+                                               .output_size(std::vector<int64_t>{3, 4})
+                                               ._random_samples(u)),
+            F::fractional_max_pool3d(
+                v[0].unsqueeze(2).repeat({1, 1, 3, 1, 1}) * 0.5 + v[0].unsqueeze(2),
+                F::FractionalMaxPool3dFuncOptions({2, 2, 2})
+                    .output_size(std::vector<int64_t>{2, 3, 3})
+                    ._random_samples(u3))};
+      });
+  entry("multi_head_attention_forward (bias_k/v, zero attention, masks)",
+        in2(
+            [] {
+              return R({3, 2, 4});
+            },
+            [] {
+              return R({12, 4});
+            }),
+        [](const variable_list& v) {
+          Tensor mask =
+              on_case_device(tensor(std::vector<int64_t>{0, 1, 0, 0, 0, 0})).to(kBool).view({2, 3});
+          auto [out, w] = F::multi_head_attention_forward(
+              v[0], v[0] * 0.5, v[0].flip({0}),
+              F::MultiheadAttentionForwardFuncOptions(
+                  4, 2, v[1], v[1].select(1, 0), v[1][0].view({1, 1, 4}), v[1][1].view({1, 1, 4}),
+                  true, 0.0, v[1].narrow(0, 4, 4), {})
+                  .key_padding_mask(mask)
+                  .average_attn_weights(false));
+          return variable_list{out, w};
+        });
+  entry("AdaptiveLogSoftmaxWithLoss (output, log_prob)", in1([] {
+          return R({4, 6});
+        }),
+        [](const variable_list& v) {
+          static nn::AdaptiveLogSoftmaxWithLoss asm_ = [] {
+            nn::AdaptiveLogSoftmaxWithLoss m(
+                nn::AdaptiveLogSoftmaxWithLossOptions(6, 8, {2, 5}).div_value(2.0));
+            m->to(kDouble);
+            return m;
+          }();
+          auto out = asm_(v[0], on_case_device(tensor(std::vector<int64_t>{0, 3, 7, 5})));
+          return variable_list{out.output, asm_->log_prob(v[0])};
+        });
   entry("lstm / gru / rnn_tanh sequences",
         in2(
             [] {

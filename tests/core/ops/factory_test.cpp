@@ -1,3 +1,7 @@
+#include <brasa/torch.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <limits>
 
 #include "../test_util.h"
@@ -115,3 +119,32 @@ TEST(Factory, SizesThatOverflowAreRefused) {
   EXPECT_EQ(e.stride(1), int64_t{1} << 40);
   EXPECT_EQ(e.stride(0), std::numeric_limits<int64_t>::max());
 }
+
+namespace {
+
+// torch::from_file (ops/from_file.h): a private copy or the file itself.
+TEST(FromFile, ReadsAndSharesTheFile) {
+  using namespace brasa;
+  const std::string path = ::testing::TempDir() + "brasa_from_file_" + std::to_string(getpid());
+  {
+    std::vector<float> values{1.5f, -2.0f, 3.25f, 4.0f};
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(values.data(), sizeof(float), values.size(), f);
+    std::fclose(f);
+  }
+  Tensor copy = torch::from_file(path, false, 3, torch::kFloat);
+  EXPECT_TRUE(copy.equal(torch::tensor({1.5f, -2.0f, 3.25f})));
+  copy.fill_(0);  // a private mapping: the file keeps its bytes
+  Tensor shared = torch::from_file(path, true, 4, torch::kFloat);
+  EXPECT_TRUE(shared.equal(torch::tensor({1.5f, -2.0f, 3.25f, 4.0f})));
+  shared[1] = 7.0f;  // a shared mapping writes through
+  EXPECT_EQ(torch::from_file(path, false, 4, torch::kFloat)[1].item<float>(), 7.0f);
+  EXPECT_EQ(torch::from_file(path, std::nullopt, 0, torch::kFloat).numel(), 0);
+  EXPECT_ERROR("holds 16 bytes, fewer than the 40 of 5 elements of Double",
+               torch::from_file(path, false, 5, torch::kDouble));
+  EXPECT_ERROR("from_file: cannot open", torch::from_file(path + ".missing", false, 1));
+  std::remove(path.c_str());
+}
+
+}  // namespace

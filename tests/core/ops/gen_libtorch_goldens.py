@@ -49,6 +49,68 @@ def transformer():
     return model(S([3, 2, 4]), S([2, 2, 4], 0.5, 0.3), tgt_mask=model.generate_square_subsequent_mask(2))
 
 
+def scatter_prod_zero_grads():
+    """Gradients of prod scatter_reduce where self and src hold zeros (one or two per position)."""
+    x = torch.tensor([[2.0, 0.0, 3.0, 1.5]], requires_grad=True)
+    src = torch.tensor([[0.0, 4.0, 0.0, 5.0, 0.0, 2.0]], requires_grad=True)
+    index = L([[0, 1, 2, 2, 3, 3]])
+    x.scatter_reduce(1, index, src, "prod").backward(torch.tensor([[1.0, 2.0, 3.0, 4.0]]))
+    return torch.cat([x.grad.flatten(), src.grad.flatten()])
+
+
+def adaptive_max_grad():
+    """The input gradient of adaptive max pooling: only each window's chosen element."""
+    x = S([1, 2, 5, 7]).requires_grad_()
+    F.adaptive_max_pool2d(x, (3, 4)).backward(S([1, 2, 3, 4], 0.3, 0.2))
+    return x.grad
+
+
+def grid_sample_grads():
+    """Gradients of bilinear reflection sampling in both the input and the grid."""
+    x = S([1, 2, 4, 5]).requires_grad_()
+    g = (S([1, 3, 2, 2], 1.3, 0.2) * 1.7).requires_grad_()
+    F.grid_sample(x, g, "bilinear", "reflection", align_corners=False).backward(S([1, 2, 3, 2], 0.4, 0.3))
+    return torch.cat([x.grad.flatten(), g.grad.flatten()])
+
+
+def ctc_lp():
+    return F.log_softmax(S([6, 3, 5], 0.9, 0.3) * 2, 2)
+
+
+def ctc_grads():
+    """PyTorch's gradients of the mean CTC loss in log_probs and in the logits before log_softmax."""
+    logits = (S([6, 3, 5], 0.9, 0.3) * 2).requires_grad_()
+    lp = F.log_softmax(logits, 2)
+    lp.retain_grad()
+    F.ctc_loss(lp, L([[1, 2, 2, 0], [3, 1, 0, 0], [2, 0, 0, 0]]), L([6, 5, 4]), L([3, 2, 0])).backward()
+    return torch.cat([lp.grad.flatten(), logits.grad.flatten()])
+
+
+def mha_forward():
+    """F.multi_head_attention_forward with bias_k/bias_v, a zero attention row and both masks."""
+    E, H = 4, 2
+    return F.multi_head_attention_forward(
+        S([3, 2, E]), S([5, 2, E], 0.5, 0.3), S([5, 2, E], 0.7, 0.1), E, H,
+        S([3 * E, E], 0.3, 0.2), S([3 * E], 0.2, 0.1), S([1, 1, E], 0.9, 0.4), S([1, 1, E], 1.1, 0.2),
+        True, 0.0, S([E, E], 0.6, 0.5), S([E], 0.4, 0.3), training=False,
+        key_padding_mask=torch.tensor([[False, False, True, False, False], [False, True, False, False, False]]),
+        attn_mask=S([3, 5], 0.8, 0.1), average_attn_weights=False)
+
+
+def mha_separate():
+    E, H = 4, 2
+    return F.multi_head_attention_forward(
+        S([3, 2, E]), S([5, 2, E], 0.5, 0.3), S([5, 2, E], 0.7, 0.1), E, H,
+        None, S([3 * E], 0.2, 0.1), None, None, False, 0.0, S([E, E], 0.6, 0.5), None,
+        training=False, use_separate_proj_weight=True, q_proj_weight=S([E, E], 0.3, 0.2),
+        k_proj_weight=S([E, E], 0.45, 0.2), v_proj_weight=S([E, E], 0.35, 0.6),
+        static_v=S([4, 5, 2], 0.25, 0.3), need_weights=False)
+
+
+def asm_module():
+    return with_sequential_weights(torch.nn.AdaptiveLogSoftmaxWithLoss(6, 10, [3, 6], div_value=2.0, head_bias=True))
+
+
 def W(shape):
     """A full-rank variant of S (a matrix of S's values has rank 2)."""
     return S(shape) + 0.5 * S(shape, 1.7, 0.3) ** 2
@@ -354,6 +416,77 @@ CASES = {
     "bitwise_left_shift": lambda: torch.bitwise_left_shift(L([1, -3, 5, 7]), L([2, 1, 0, 62])).double(),
     "bitwise_right_shift": lambda: torch.bitwise_right_shift(L([16, -16, 5, -1]), L([2, 3, 1, 70])).double(),
     "norm_except_dim": lambda: torch.norm_except_dim(S([3, 4]), 2, 1),
+    # Scatter/index reductions, logcumsumexp, gradient, igamma, histogramdd.
+    "scatter_reduce_sum": lambda: S([3, 4]).scatter_reduce(1, L([[0, 1, 0], [2, 2, 2], [3, 0, 3]]), S([3, 3], 0.5, 0.2), "sum"),
+    "scatter_reduce_prod_excl": lambda: S([3, 4]).scatter_reduce(1, L([[0, 1, 0], [2, 2, 2], [3, 0, 3]]), S([3, 3], 0.5, 0.2), "prod", include_self=False),
+    "scatter_reduce_mean": lambda: S([3, 4]).scatter_reduce(0, L([[0, 1, 0, 2], [2, 2, 0, 1]]), S([2, 5], 0.5, 0.2), "mean"),
+    "scatter_reduce_mean_excl": lambda: S([3, 4]).scatter_reduce(0, L([[0, 1, 0, 2], [2, 2, 0, 1]]), S([2, 5], 0.5, 0.2), "mean", include_self=False),
+    "scatter_reduce_amax": lambda: S([3, 4]).scatter_reduce(1, L([[0, 1, 0], [2, 2, 2], [3, 0, 3]]), S([3, 3], 0.5, 0.2), "amax"),
+    "scatter_reduce_amin_excl": lambda: S([3, 4]).scatter_reduce(1, L([[0, 1, 0], [2, 2, 2], [3, 0, 3]]), S([3, 3], 0.5, 0.2), "amin", include_self=False),
+    "scatter_reduce_mean_int": lambda: L([10, 20, 30]).scatter_reduce(0, L([0, 0, 2, 2]), L([1, 2, 7, -4]), "mean").double(),
+    "scatter_reduce_prod_zero_grads": lambda: scatter_prod_zero_grads(),
+    "index_reduce_prod": lambda: S([3, 4]).index_reduce(0, L([0, 2, 0]), S([3, 4], 0.5, 0.2), "prod"),
+    "index_reduce_mean_excl": lambda: S([3, 4]).index_reduce(1, L([3, 0, 3]), S([3, 3], 0.5, 0.2), "mean", include_self=False),
+    "index_reduce_amax": lambda: S([3, 4]).index_reduce(1, L([3, 0, 3]), S([3, 3], 0.5, 0.2), "amax"),
+    "logcumsumexp": lambda: torch.logcumsumexp(S([3, 4]) * 3, 1),
+    "logcumsumexp_extreme": lambda: torch.logcumsumexp(torch.tensor([-1000.0, 0.0, 800.0, float("-inf"), 800.0]), 0),
+    "gradient_uniform": lambda: torch.stack(torch.gradient(S([4, 5]) ** 2, spacing=0.5)),
+    "gradient_order2": lambda: torch.stack(torch.gradient(S([4, 5]) ** 2, spacing=[0.5, 2.0], edge_order=2)),
+    "gradient_coordinates": lambda: torch.gradient(S([4, 5]) ** 2, spacing=(torch.tensor([0.0, 0.3, 1.0, 1.2, 2.0]),), dim=1)[0],
+    "gradient_coordinates_order2": lambda: torch.gradient(S([4, 5]) ** 2, spacing=(torch.tensor([0.0, 0.3, 1.0, 1.2, 2.0]),), dim=1, edge_order=2)[0],
+    "igamma": lambda: torch.igamma(torch.tensor([0.5, 1.0, 2.5, 10.0, 3.0, 0.1]), torch.tensor([0.2, 1.0, 4.0, 9.0, 0.01, 30.0])),
+    "igammac": lambda: torch.igammac(torch.tensor([0.5, 1.0, 2.5, 10.0, 3.0, 0.1]), torch.tensor([0.2, 1.0, 4.0, 9.0, 0.01, 30.0])),
+    "igamma_edges": lambda: torch.igamma(torch.tensor([0.0, 0.0, 2.0, -1.0, float("inf"), 2.0]), torch.tensor([1.0, 0.0, 0.0, 1.0, 3.0, float("inf")])),
+    "histogramdd_hist": lambda: torch.histogramdd(S([20, 2]), bins=[3, 4], weight=S([20], 0.2, 0.4).abs()).hist,
+    "histogramdd_edges1": lambda: torch.histogramdd(S([20, 2]), bins=[3, 4]).bin_edges[1],
+    "histogramdd_range_density": lambda: torch.histogramdd(S([4, 5, 2]), bins=2, range=[-1.0, 0.5, -0.5, 1.0], density=True).hist,
+    "histogramdd_edges_tensors": lambda: torch.histogramdd(S([20, 2]), bins=[torch.tensor([-1.0, 0.0, 1.0]), torch.tensor([-1.0, -0.5, 0.2, 1.0])]).hist,
+    # Max pooling with positions, transposed 3-d convolution.
+    "max_pool3d_wi_values": lambda: F.max_pool3d(S([1, 2, 4, 5, 5]), (2, 3, 2), (2, 2, 1), (1, 1, 0), return_indices=True)[0],
+    "max_pool3d_wi_indices": lambda: F.max_pool3d(S([1, 2, 4, 5, 5]), (2, 3, 2), (2, 2, 1), (1, 1, 0), return_indices=True)[1].double(),
+    "max_pool3d_wi_ceil_dilated": lambda: F.max_pool3d(S([2, 5, 6, 5]), 2, 2, 0, 2, ceil_mode=True, return_indices=True)[1].double(),
+    "adaptive_max_pool1d_wi": lambda: torch.cat([t.double().flatten() for t in F.adaptive_max_pool1d(S([2, 3, 7]), 3, return_indices=True)]),
+    "adaptive_max_pool2d_wi": lambda: torch.cat([t.double().flatten() for t in F.adaptive_max_pool2d(S([2, 3, 5, 7]), (3, 4), return_indices=True)]),
+    "adaptive_max_pool3d_wi": lambda: torch.cat([t.double().flatten() for t in F.adaptive_max_pool3d(S([3, 4, 5, 6]), (2, 3, 4), return_indices=True)]),
+    "adaptive_max_pool2d_grad": lambda: adaptive_max_grad(),
+    "conv_transpose3d": lambda: F.conv_transpose3d(S([2, 4, 3, 4, 3]), W([4, 3, 2, 3, 2]), S([6], 0.9, 0.1), stride=(2, 1, 2), padding=(1, 0, 1), output_padding=(1, 0, 0), groups=2, dilation=(1, 2, 1)),
+    "conv_transpose3d_plain": lambda: F.conv_transpose3d(S([1, 2, 2, 3, 2]), W([2, 3, 2, 2, 2])),
+    "conv_transpose3d_module": lambda: with_sequential_weights(torch.nn.ConvTranspose3d(2, 4, (2, 3, 1), stride=2, padding=(0, 1, 0), output_padding=1))(S([1, 2, 2, 3, 3])),
+    # Spatial transformers (nn/grid_sample.h).
+    "affine_grid_2d": lambda: F.affine_grid(S([2, 2, 3], 0.7, 0.2), [2, 3, 3, 4], align_corners=False),
+    "affine_grid_2d_align": lambda: F.affine_grid(S([2, 2, 3], 0.7, 0.2), [2, 3, 3, 4], align_corners=True),
+    "affine_grid_3d": lambda: F.affine_grid(S([1, 3, 4], 0.7, 0.2), [1, 2, 2, 3, 2], align_corners=False),
+    "grid_sample_bilinear_zeros": lambda: F.grid_sample(S([2, 3, 4, 5]), S([2, 3, 2, 2], 1.3, 0.2) * 1.3, "bilinear", "zeros", align_corners=False),
+    "grid_sample_bilinear_border_align": lambda: F.grid_sample(S([2, 3, 4, 5]), S([2, 3, 2, 2], 1.3, 0.2) * 1.3, "bilinear", "border", align_corners=True),
+    "grid_sample_bilinear_reflection": lambda: F.grid_sample(S([2, 3, 4, 5]), S([2, 3, 2, 2], 1.3, 0.2) * 2.7, "bilinear", "reflection", align_corners=False),
+    "grid_sample_bilinear_reflection_align": lambda: F.grid_sample(S([2, 3, 4, 5]), S([2, 3, 2, 2], 1.3, 0.2) * 2.7, "bilinear", "reflection", align_corners=True),
+    "grid_sample_nearest_zeros": lambda: F.grid_sample(S([2, 3, 4, 5]), S([2, 3, 2, 2], 1.3, 0.2) * 1.3, "nearest", "zeros", align_corners=False),
+    "grid_sample_nearest_reflection": lambda: F.grid_sample(S([2, 3, 4, 5]), S([2, 3, 2, 2], 1.3, 0.2) * 2.7, "nearest", "reflection", align_corners=True),
+    "grid_sample_bicubic_zeros": lambda: F.grid_sample(S([2, 3, 4, 5]), S([2, 3, 2, 2], 1.3, 0.2) * 1.3, "bicubic", "zeros", align_corners=False),
+    "grid_sample_bicubic_border": lambda: F.grid_sample(S([2, 3, 4, 5]), S([2, 3, 2, 2], 1.3, 0.2) * 1.3, "bicubic", "border", align_corners=True),
+    "grid_sample_bicubic_reflection": lambda: F.grid_sample(S([2, 3, 4, 5]), S([2, 3, 2, 2], 1.3, 0.2) * 2.7, "bicubic", "reflection", align_corners=False),
+    "grid_sample_3d_bilinear": lambda: F.grid_sample(S([1, 2, 3, 4, 3]), S([1, 2, 2, 3, 3], 1.3, 0.2) * 1.2, "bilinear", "zeros", align_corners=False),
+    "grid_sample_3d_nearest_border": lambda: F.grid_sample(S([1, 2, 3, 4, 3]), S([1, 2, 2, 3, 3], 1.3, 0.2) * 1.2, "nearest", "border", align_corners=True),
+    "grid_sample_grads": lambda: grid_sample_grads(),
+    # CTC loss (nn/ctc_loss.h).
+    "ctc_none": lambda: F.ctc_loss(ctc_lp(), L([[1, 2, 2, 0], [3, 1, 0, 0], [2, 0, 0, 0]]), L([6, 5, 4]), L([3, 2, 0]), reduction="none"),
+    "ctc_mean_blank": lambda: F.ctc_loss(ctc_lp(), L([[1, 2, 0, 0], [3, 4, 4, 0], [2, 0, 0, 0]]), L([6, 5, 4]), L([2, 3, 1]), blank=4 - 4 + 0, reduction="mean"),
+    "ctc_sum_concat_blank2": lambda: F.ctc_loss(ctc_lp(), L([1, 3, 3, 4, 0, 1]), L([6, 6, 3]), L([3, 2, 1]), blank=2, reduction="sum"),
+    "ctc_zero_infinity": lambda: F.ctc_loss(ctc_lp(), L([[1, 1, 1, 1], [3, 1, 0, 0], [2, 0, 0, 0]]), L([6, 5, 4]), L([4, 2, 1]), reduction="none", zero_infinity=True),
+    "ctc_grads": lambda: ctc_grads(),
+    # Fractional max pooling with given samples.
+    "fractional_max_pool2d": lambda: torch.cat([t.double().flatten() for t in F.fractional_max_pool2d(S([2, 2, 7, 8]), (2, 3), output_size=(4, 3), return_indices=True, _random_samples=torch.tensor([[[0.1, 0.7], [0.55, 0.3]], [[0.9, 0.05], [0.4, 0.8]]]))]),
+    "fractional_max_pool2d_ratio": lambda: F.fractional_max_pool2d(S([1, 2, 9, 7]), 2, output_ratio=0.6, _random_samples=torch.tensor([[[0.25, 0.75], [0.6, 0.1]]])),
+    "fractional_max_pool3d": lambda: torch.cat([t.double().flatten() for t in F.fractional_max_pool3d(S([1, 2, 6, 7, 8]), (2, 2, 3), output_size=(3, 4, 3), return_indices=True, _random_samples=torch.tensor([[[0.1, 0.7, 0.35], [0.55, 0.3, 0.95]]]))]),
+    # multi_head_attention_forward, AdaptiveLogSoftmaxWithLoss, conv_tbc, embedding_bag.
+    "mha_forward_out": lambda: mha_forward()[0],
+    "mha_forward_weights": lambda: mha_forward()[1],
+    "mha_separate_static": lambda: mha_separate()[0],
+    "asm_output": lambda: asm_module().forward(S([5, 6]), L([0, 3, 5, 9, 7])).output,
+    "asm_log_prob": lambda: asm_module().log_prob(S([5, 6])),
+    "asm_predict": lambda: asm_module().predict(S([5, 6], 1.1, 0.5)).double(),
+    "conv_tbc": lambda: torch.conv_tbc(S([5, 2, 3]), W([3, 3, 4]), S([4], 0.5, 0.1), 1),
+    "embedding_bag_max": lambda: torch.cat([t.double().flatten() for t in torch.embedding_bag(S([5, 3]), L([0, 2, 1, 4, 3]), L([0, 2, 2]), False, 2)]),
     # L-BFGS (optim/lbfgs.h) on the Rosenbrock function from (-1.5, 2).
     "lbfgs_strong_wolfe": lambda: lbfgs_rosenbrock(steps=2, lr=1.0, line_search_fn="strong_wolfe"),
     "lbfgs_fixed_step": lambda: lbfgs_rosenbrock(steps=3, lr=0.05, max_iter=6),

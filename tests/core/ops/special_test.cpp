@@ -38,7 +38,25 @@ TEST(SpecialFunctions, MatchPyTorch) {
   EXPECT_NEAR(torch::i0(L({1})).item<float>(), 1.2660658777520084, 1e-6);
 }
 
+TEST(SpecialFunctions, IncompleteGammaMatchesPyTorch) {
+  Tensor a = D({0.5, 1.0, 2.5, 10.0, 3.0, 0.1}), x = D({0.2, 1.0, 4.0, 9.0, 0.01, 30.0});
+  expect_golden("igamma", torch::igamma(a, x), 1e-12);
+  expect_golden("igammac", torch::igammac(a, x), 1e-12);
+  expect_golden("igamma_edges",
+                torch::igamma(D({0, 0, 2, -1, INFINITY, 2}), D({1, 0, 0, 1, 3, INFINITY})));
+  // P + Q = 1, also broadcast and in float32.
+  Tensor p = torch::igamma(D({0.7, 4.0}).view({2, 1}), D({0.5, 3.0, 12.0}));
+  Tensor q = torch::igammac(D({0.7, 4.0}).view({2, 1}), D({0.5, 3.0, 12.0}));
+  EXPECT_SHAPE(p, {2, 3});
+  EXPECT_TRUE(torch::allclose(p + q, torch::ones({2, 3}, kDouble), 1e-14, 1e-14));
+  EXPECT_EQ(torch::igamma(a.to(kFloat), x.to(kFloat)).scalar_type(), kFloat);
+}
+
 TEST(SpecialFunctions, BadInputGetsClearErrors) {
+  EXPECT_ERROR("igamma: not implemented for dtype Long", torch::igamma(L({1}), L({2})));
+  Tensor a = D({2.0}).requires_grad_();
+  EXPECT_ERROR("the derivative for 'igamma: input' is not implemented.",
+               torch::igamma(a, D({1.0})).backward());
   EXPECT_ERROR("does not support negative n", torch::polygamma(-1, D({1})));
   EXPECT_ERROR("All elements must be greater than (p-1)/2 = 1", torch::mvlgamma(D({1.0}), 3));
   EXPECT_ERROR("p has to be greater than or equal to 1", torch::mvlgamma(D({1.0}), 0));

@@ -105,7 +105,52 @@ TEST(Statistics, WindowsShiftsAndSamplersMatchPyTorch) {
   EXPECT_EQ(torch::poisson(torch::zeros({3})).sum().item<float>(), 0.0f);
 }
 
+TEST(Statistics, LogcumsumexpGradientAndHistogramddMatchPyTorch) {
+  expect_golden("logcumsumexp", torch::logcumsumexp(S({3, 4}) * 3, 1));
+  Tensor in = S({3, 4}), before = in.clone();
+  torch::logcumsumexp(in, 1);
+  EXPECT_TRUE(in.equal(before)) << "logcumsumexp wrote into its input";
+  // No overflow or underflow where exp would: -1000 and 800 stay themselves.
+  expect_golden("logcumsumexp_extreme", torch::logcumsumexp(D({-1000, 0, 800, -INFINITY, 800}), 0));
+  Tensor f = S({4, 5}).pow(2);
+  // The overloads are libtorch's: a bare number or dim is ambiguous there too.
+  expect_golden("gradient_uniform", torch::stack(torch::gradient(f, std::optional<Scalar>(0.5))));
+  expect_golden("gradient_order2",
+                torch::stack(torch::gradient(f, std::vector<Scalar>{0.5, 2.0}, std::nullopt, 2)));
+  std::vector<Tensor> x{D({0, 0.3, 1.0, 1.2, 2.0})};
+  expect_golden("gradient_coordinates", torch::gradient(f, x, IntArrayRef{1})[0]);
+  expect_golden("gradient_coordinates_order2",
+                torch::gradient(f, x, std::optional<int64_t>(1), 2)[0]);
+  // Along chosen dims, spacing 1.
+  auto g = torch::gradient(f, IntArrayRef{1});
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_TRUE(torch::allclose(g[0], torch::gradient(f, Scalar(1.0), IntArrayRef{1})[0]));
+  auto [hist, edges] =
+      torch::histogramdd(S({20, 2}), {3, 4}, std::nullopt, S({20}, 0.2, 0.4).abs());
+  expect_golden("histogramdd_hist", hist);
+  ASSERT_EQ(edges.size(), 2u);
+  expect_golden("histogramdd_edges1", edges[1]);
+  expect_golden("histogramdd_range_density",
+                std::get<0>(torch::histogramdd(
+                    S({4, 5, 2}), 2, std::vector<double>{-1.0, 0.5, -0.5, 1.0}, {}, true)));
+  std::vector<Tensor> bins{D({-1, 0, 1}), D({-1, -0.5, 0.2, 1})};
+  expect_golden("histogramdd_edges_tensors", std::get<0>(torch::histogramdd(S({20, 2}), bins)));
+}
+
 TEST(Statistics, BadInputGetsClearErrors) {
+  EXPECT_ERROR("logcumsumexp(): expected a floating-point tensor", torch::logcumsumexp(L({1}), 0));
+  EXPECT_ERROR("torch.gradient only supports edge_order=1 and edge_order=2.",
+               torch::gradient(S({4}), std::optional<Scalar>(1.0), std::nullopt, 3));
+  EXPECT_ERROR("torch.gradient expected each dimension size to be at least edge_order+1",
+               torch::gradient(S({2}), std::optional<Scalar>(1.0), std::nullopt, 2));
+  EXPECT_ERROR("a spacing argument of length 2 and a dim argument of length 1",
+               torch::gradient(S({4}), std::vector<Scalar>{1.0, 2.0}));
+  EXPECT_ERROR("torch.histogramdd: input tensor should have at least 2 dimensions",
+               torch::histogramdd(S({4}), 2));
+  EXPECT_ERROR("expected 2 sequences of bin edges or bin counts",
+               torch::histogramdd(S({4, 2}), {2, 2, 2}));
+  EXPECT_ERROR("range should have 4 elements",
+               torch::histogramdd(S({4, 2}), 2, std::vector<double>{0, 1}));
   EXPECT_ERROR("q values must be in the range [0, 1]", torch::quantile(S({4}), 1.5));
   EXPECT_ERROR("interpolation must be one of linear",
                torch::quantile(S({4}), 0.5, 0, false, "cubic"));

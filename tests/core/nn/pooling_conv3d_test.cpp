@@ -1,0 +1,199 @@
+// Max pooling with positions (nn/pooling.cpp), the transposed 3-d
+// convolution and the templated convolution options (nn/conv3d.h,
+// nn/modules.h) and Embedding(Bag)::from_pretrained against PyTorch's
+// outputs; their error paths. Gradients are in the gradcheck table.
+#include <brasa/torch.h>
+
+#include "../ops/golden_util.h"
+#include "../test_util.h"
+
+namespace {
+
+using namespace brasa;
+namespace F = torch::nn::functional;
+using brasa::testing::printed;
+using golden::expect_golden;
+using golden::S;
+using golden::set_sequential_weights;
+using golden::W;
+
+Tensor both(const std::tuple<Tensor, Tensor>& r) {
+  return torch::cat({std::get<0>(r).flatten(), std::get<1>(r).to(kDouble).flatten()});
+}
+
+TEST(MaxPoolWithIndices, MatchesPyTorch) {
+  auto [v, i] = F::max_pool3d_with_indices(
+      S({1, 2, 4, 5, 5}), F::MaxPool3dFuncOptions({2, 3, 2}).stride({2, 2, 1}).padding({1, 1, 0}));
+  expect_golden("max_pool3d_wi_values", v);
+  expect_golden("max_pool3d_wi_indices", i.to(kDouble));
+  EXPECT_EQ(i.scalar_type(), kLong);
+  expect_golden(
+      "max_pool3d_wi_ceil_dilated",
+      std::get<1>(torch::max_pool3d_with_indices(S({2, 5, 6, 5}), {2}, {2}, {0}, {2}, true))
+          .to(kDouble));
+  expect_golden("adaptive_max_pool1d_wi", both(torch::adaptive_max_pool1d(S({2, 3, 7}), {3})));
+  expect_golden("adaptive_max_pool2d_wi",
+                both(F::adaptive_max_pool2d_with_indices(S({2, 3, 5, 7}),
+                                                         F::AdaptiveMaxPool2dFuncOptions({3, 4}))));
+  expect_golden("adaptive_max_pool3d_wi",
+                both(torch::nn::AdaptiveMaxPool3d(torch::nn::AdaptiveMaxPool3dOptions({2, 3, 4}))
+                         ->forward_with_indices(S({3, 4, 5, 6}))));
+  // The values are the plain pooling's; the gradient goes to the chosen elements only.
+  Tensor x = S({1, 2, 5, 7}).requires_grad_();
+  auto [pooled, where] = torch::adaptive_max_pool2d(x, {3, 4});
+  EXPECT_TRUE(pooled.equal(
+      F::adaptive_max_pool2d(S({1, 2, 5, 7}), F::AdaptiveMaxPool2dFuncOptions({3, 4}))));
+  pooled.backward(S({1, 2, 3, 4}, 0.3, 0.2));
+  expect_golden("adaptive_max_pool2d_grad", x.grad());
+  // The positions unpool back to where the maxima were.
+  auto [v2, i2] = torch::nn::MaxPool3d(torch::nn::MaxPool3dOptions(2))
+                      ->forward_with_indices(S({1, 1, 4, 4, 4}));
+  Tensor back = F::max_unpool3d(v2, i2, F::MaxUnpool3dFuncOptions(2));
+  EXPECT_TRUE(back.flatten().gather(0, i2.flatten()).equal(v2.flatten()));
+}
+
+TEST(ConvTranspose3d, MatchesPyTorch) {
+  expect_golden("conv_transpose3d",
+                torch::conv_transpose3d(S({2, 4, 3, 4, 3}), W({4, 3, 2, 3, 2}), S({6}, 0.9, 0.1),
+                                        {2, 1, 2}, {1, 0, 1}, {1, 0, 0}, 2, {1, 2, 1}));
+  expect_golden("conv_transpose3d_plain",
+                F::conv_transpose3d(S({1, 2, 2, 3, 2}), W({2, 3, 2, 2, 2})));
+  torch::nn::ConvTranspose3d m(torch::nn::ConvTranspose3dOptions(2, 4, {2, 3, 1})
+                                   .stride(2)
+                                   .padding({0, 1, 0})
+                                   .output_padding(1));
+  m->to(kDouble);
+  set_sequential_weights(*m);
+  expect_golden("conv_transpose3d_module", m(S({1, 2, 2, 3, 3})));
+  EXPECT_EQ(m->weight.sizes().vec(), (std::vector<int64_t>{2, 4, 2, 3, 1}));
+  EXPECT_EQ(printed(*m),
+            "torch::nn::ConvTranspose3d(2, 4, kernel_size=[2, 3, 1], stride=[2, 2, 2], "
+            "padding=[0, 1, 0], output_padding=[1, 1, 1])");
+  // Unbatched input.
+  EXPECT_SHAPE(m(S({2, 2, 3, 3})), {4, 5, 6, 6});
+  // The templated spellings are the per-dimension option types.
+  static_assert(std::is_same_v<torch::nn::ConvOptions<2>, torch::nn::Conv2dOptions>);
+  static_assert(
+      std::is_same_v<torch::nn::ConvTransposeOptions<3>, torch::nn::ConvTranspose3dOptions>);
+  static_assert(std::is_same_v<torch::nn::ConvNdOptions<1>, torch::nn::Conv1dOptions>);
+  torch::nn::Conv2d c(torch::nn::ConvOptions<2>(1, 2, 3).stride(2));
+  EXPECT_SHAPE(c(torch::ones({1, 1, 7, 7})), {1, 2, 3, 3});
+}
+
+TEST(Embedding, FromPretrainedUsesTheTable) {
+  Tensor table = S({4, 3});
+  auto e = torch::nn::Embedding::from_pretrained(table);
+  EXPECT_FALSE(e->weight.requires_grad());
+  EXPECT_TRUE(e(torch::tensor({2, 0})).equal(torch::stack({table[2], table[0]})));
+  auto trainable = torch::nn::Embedding::from_pretrained(
+      table, torch::nn::EmbeddingFromPretrainedOptions().freeze(false).padding_idx(1));
+  EXPECT_TRUE(trainable->weight.requires_grad());
+  EXPECT_TRUE(trainable->weight.equal(table));  // the padding row is kept as given
+  EXPECT_EQ(trainable->weight.data_ptr(), table.data_ptr());  // the table itself, as in PyTorch
+  trainable(torch::tensor({1, 3})).sum().backward();
+  EXPECT_EQ(trainable->weight.grad()[1].abs().sum().item<double>(), 0.0);  // no gradient to padding
+  auto bag = torch::nn::EmbeddingBag::from_pretrained(
+      table, torch::nn::EmbeddingBagFromPretrainedOptions().mode(torch::kSum));
+  Tensor out = bag(torch::tensor({0, 1, 3}), torch::tensor({0, 2}));
+  EXPECT_TRUE(torch::allclose(out[0], table[0] + table[1]));
+  EXPECT_TRUE(torch::allclose(out[1], table[3]));
+}
+
+TEST(PoolingConv3d, BadInputGetsClearErrors) {
+  EXPECT_ERROR(
+      "adaptive_max_pool2d_with_indices: output_size must be positive",
+      F::adaptive_max_pool2d_with_indices(S({1, 4, 4}), F::AdaptiveMaxPool2dFuncOptions({0, 2})));
+  EXPECT_ERROR("max_pool3d_with_indices: expected a 4-D or 5-D input",
+               F::max_pool3d_with_indices(S({4, 4}), F::MaxPool3dFuncOptions(2)));
+  EXPECT_ERROR("conv_transpose3d: output padding must be smaller than either stride or dilation",
+               torch::conv_transpose3d(S({1, 2, 2, 2, 2}), S({2, 1, 1, 1, 1}), {}, {1}, {0}, {1}));
+  EXPECT_ERROR("conv_transpose3d: input [1, 3, 2, 2, 2] has 3 channels but weight",
+               torch::conv_transpose3d(S({1, 3, 2, 2, 2}), S({2, 1, 1, 1, 1})));
+  EXPECT_ERROR("Only \"zeros\" padding mode is supported for ConvTranspose3d",
+               torch::nn::ConvTranspose3d(
+                   torch::nn::ConvTranspose3dOptions(1, 1, 1).padding_mode(torch::kReflect)));
+  EXPECT_ERROR("Embedding::from_pretrained: Embeddings parameter is expected to be 2-dimensional",
+               torch::nn::Embedding::from_pretrained(S({4})));
+}
+
+}  // namespace
+
+namespace {
+
+using namespace brasa;
+namespace F = torch::nn::functional;
+
+TEST(FractionalMaxPool, MatchesPyTorchWithGivenSamples) {
+  Tensor u2 = golden::D({0.1, 0.7, 0.55, 0.3, 0.9, 0.05, 0.4, 0.8}).view({2, 2, 2});
+  auto r2 = F::fractional_max_pool2d_with_indices(golden::S({2, 2, 7, 8}),
+                                                  F::FractionalMaxPool2dFuncOptions({2, 3})
+                                                      .output_size(std::vector<int64_t>{4, 3})
+                                                      ._random_samples(u2));
+  golden::expect_golden(
+      "fractional_max_pool2d",
+      torch::cat({std::get<0>(r2).flatten(), std::get<1>(r2).to(kDouble).flatten()}));
+  torch::nn::FractionalMaxPool2d m(
+      torch::nn::FractionalMaxPool2dOptions(2).output_ratio(0.6)._random_samples(
+          golden::D({0.25, 0.75, 0.6, 0.1}).view({1, 2, 2})));
+  golden::expect_golden("fractional_max_pool2d_ratio", m(golden::S({1, 2, 9, 7})));
+  EXPECT_EQ(brasa::testing::printed(*m), "torch::nn::FractionalMaxPool2d()");
+  auto r3 = torch::nn::FractionalMaxPool3d(
+                torch::nn::FractionalMaxPool3dOptions({2, 2, 3})
+                    .output_size(std::vector<int64_t>{3, 4, 3})
+                    ._random_samples(golden::D({0.1, 0.7, 0.35, 0.55, 0.3, 0.95}).view({1, 2, 3})))
+                ->forward_with_indices(golden::S({1, 2, 6, 7, 8}));
+  golden::expect_golden(
+      "fractional_max_pool3d",
+      torch::cat({std::get<0>(r3).flatten(), std::get<1>(r3).to(kDouble).flatten()}));
+  // Drawn samples: every window lies inside the input and the values are maxima of it.
+  Tensor x = torch::randn({2, 3, 10, 10});
+  auto [v, i] = F::fractional_max_pool2d_with_indices(
+      x, F::FractionalMaxPool2dFuncOptions(3).output_size(std::vector<int64_t>{5, 5}));
+  EXPECT_SHAPE(v, {2, 3, 5, 5});
+  EXPECT_TRUE(x.flatten(2).gather(2, i.flatten(2)).equal(v.flatten(2)));
+  // Unbatched input.
+  EXPECT_SHAPE(F::fractional_max_pool2d(torch::randn({3, 10, 10}),
+                                        F::FractionalMaxPool2dFuncOptions(2).output_ratio(0.5)),
+               {3, 5, 5});
+}
+
+TEST(FractionalMaxPool, BadInputGetsClearErrors) {
+  EXPECT_ERROR(
+      "fractional_max_pool2d: requires specifying either an output size, or a pooling ratio",
+      F::fractional_max_pool2d(torch::randn({1, 1, 4, 4}), F::FractionalMaxPool2dFuncOptions(2)));
+  EXPECT_ERROR("only one of output_size and output_ratio may be specified",
+               F::fractional_max_pool2d(torch::randn({1, 1, 4, 4}),
+                                        F::FractionalMaxPool2dFuncOptions(2)
+                                            .output_size(std::vector<int64_t>{2, 2})
+                                            .output_ratio(0.5)));
+  EXPECT_ERROR("output_ratio must be between 0 and 1 (got 1.5)",
+               F::fractional_max_pool2d(torch::randn({1, 1, 4, 4}),
+                                        F::FractionalMaxPool2dFuncOptions(2).output_ratio(1.5)));
+  EXPECT_ERROR("_random_samples must have shape [1, 1, 2]",
+               F::fractional_max_pool2d(torch::randn({1, 1, 4, 4}),
+                                        F::FractionalMaxPool2dFuncOptions(2)
+                                            .output_size(std::vector<int64_t>{2, 2})
+                                            ._random_samples(torch::rand({1, 1, 3}))));
+}
+
+}  // namespace
+
+namespace {
+
+using namespace brasa;
+
+TEST(ConvTbcAndEmbeddingBag, MatchPyTorch) {
+  golden::expect_golden("conv_tbc", torch::conv_tbc(golden::S({5, 2, 3}), golden::W({3, 3, 4}),
+                                                    golden::S({4}, 0.5, 0.1), 1));
+  auto [out, offset2bag, bag_size, max_indices] = torch::embedding_bag(
+      golden::S({5, 3}), golden::L({0, 2, 1, 4, 3}), golden::L({0, 2, 2}), false, 2);
+  golden::expect_golden("embedding_bag_max",
+                        torch::cat({out.flatten(), offset2bag.to(kDouble), bag_size.to(kDouble),
+                                    max_indices.to(kDouble).flatten()}));
+  EXPECT_ERROR("conv_tbc: Input dim 2 (input channels) is not == dim 1 in the weight tensor",
+               torch::conv_tbc(golden::S({5, 2, 2}), golden::W({3, 3, 4}), golden::S({4})));
+  EXPECT_ERROR("embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max)",
+               torch::embedding_bag(golden::S({5, 3}), golden::L({0}), golden::L({0}), false, 3));
+}
+
+}  // namespace
