@@ -120,5 +120,21 @@ Tensor bartlett_window(int64_t window_length, bool periodic = true,
                        const TensorOptions& options = {});
 Tensor kaiser_window(int64_t window_length, bool periodic = true, double beta = 12.0,
                      const TensorOptions& options = {});
+// libtorch's forms with the options right after the length (periodic).
+inline Tensor hann_window(int64_t window_length, const TensorOptions& options) {
+  return hann_window(window_length, true, options);
+}
+inline Tensor hamming_window(int64_t window_length, const TensorOptions& options) {
+  return hamming_window(window_length, true, 0.54, 0.46, options);
+}
+inline Tensor blackman_window(int64_t window_length, const TensorOptions& options) {
+  return blackman_window(window_length, true, options);
+}
+inline Tensor bartlett_window(int64_t window_length, const TensorOptions& options) {
+  return bartlett_window(window_length, true, options);
+}
+inline Tensor kaiser_window(int64_t window_length, const TensorOptions& options) {
+  return kaiser_window(window_length, true, 12.0, options);
+}
 
 }  // namespace brasa

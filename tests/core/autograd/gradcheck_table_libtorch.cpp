@@ -511,6 +511,21 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
           auto out = asm_(v[0], on_case_device(tensor(std::vector<int64_t>{0, 3, 7, 5})));
           return variable_list{out.output, asm_->log_prob(v[0])};
         });
+  entry("stft / istft (real form)",
+        in2(
+            [] {
+              return R({2, 20});
+            },
+            [] {
+              return R({5, 4, 2});
+            }),
+        [](const variable_list& v) {
+          Tensor window = hann_window(8, f64()) + 0.2;
+          return variable_list{
+              stft(v[0], 8, 3, std::nullopt, window, true, "reflect", true, std::nullopt, false),
+              stft(v[0], 6, 2, 5, std::nullopt, false, false, false),
+              istft(v[1], 8, 2, std::nullopt, window, true, false, std::nullopt, 7)};
+        });
   entry("lstm / gru / rnn_tanh sequences",
         in2(
             [] {

@@ -487,6 +487,13 @@ CASES = {
     "asm_predict": lambda: asm_module().predict(S([5, 6], 1.1, 0.5)).double(),
     "conv_tbc": lambda: torch.conv_tbc(S([5, 2, 3]), W([3, 3, 4]), S([4], 0.5, 0.1), 1),
     "embedding_bag_max": lambda: torch.cat([t.double().flatten() for t in torch.embedding_bag(S([5, 3]), L([0, 2, 1, 4, 3]), L([0, 2, 2]), False, 2)]),
+    # Short-time Fourier transforms in the real [..., 2] form (ops/spectral.h).
+    "stft_hann_center": lambda: torch.stft(S([2, 40], 0.9, 0.2), 16, hop_length=5, window=torch.hann_window(12, dtype=torch.float64), win_length=12, center=True, return_complex=False),
+    "stft_plain_twosided": lambda: torch.stft(S([30], 0.7, 0.2), 8, center=False, normalized=True, onesided=False, return_complex=False),
+    "stft_constant_pad": lambda: torch.stft(S([30], 0.7, 0.2), 9, hop_length=4, center=True, pad_mode="constant", return_complex=False),
+    "istft_roundtrip": lambda: torch.istft(torch.stft(S([2, 40], 0.9, 0.2), 16, hop_length=4, window=torch.hann_window(16, dtype=torch.float64), return_complex=True), 16, hop_length=4, window=torch.hann_window(16, dtype=torch.float64)),
+    "istft_length_normalized": lambda: torch.istft(torch.view_as_complex(S([9, 7, 2], 0.45, 0.3).contiguous()), 16, hop_length=4, window=torch.hann_window(16, dtype=torch.float64), normalized=True, length=35),
+    "istft_odd_nocenter": lambda: torch.istft(torch.view_as_complex(S([5, 6, 2], 0.45, 0.3).contiguous()), 9, hop_length=3, window=torch.hann_window(9, dtype=torch.float64) + 0.1, center=False),
     # L-BFGS (optim/lbfgs.h) on the Rosenbrock function from (-1.5, 2).
     "lbfgs_strong_wolfe": lambda: lbfgs_rosenbrock(steps=2, lr=1.0, line_search_fn="strong_wolfe"),
     "lbfgs_fixed_step": lambda: lbfgs_rosenbrock(steps=3, lr=0.05, max_iter=6),
