@@ -29,14 +29,14 @@ Tensor from_file(const std::string& filename, std::optional<bool> shared,
     BRASA_ERROR("from_file: ", filename, " holds ", have, " bytes, fewer than the ", bytes, " of ",
                 count, " elements of ", dtype);
   }
-  void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, writable ? MAP_SHARED : MAP_PRIVATE,
-                    fd, 0);
+  void* data =
+      mmap(nullptr, bytes, PROT_READ | PROT_WRITE, writable ? MAP_SHARED : MAP_PRIVATE, fd, 0);
   const int err = errno;
   ::close(fd);  // the mapping keeps the file
   BRASA_CHECK(data != MAP_FAILED, "from_file: unable to mmap ", bytes, " bytes from file ",
               filename, ": ", std::strerror(err));
   return from_blob(
-      data, {count}, [bytes](void* p) { munmap(p, bytes); }, options.requires_grad(false))
+             data, {count}, [bytes](void* p) { munmap(p, bytes); }, options.requires_grad(false))
       .requires_grad_(options.requires_grad());
 }
 

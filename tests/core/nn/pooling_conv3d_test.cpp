@@ -88,7 +88,7 @@ TEST(Embedding, FromPretrainedUsesTheTable) {
   auto trainable = torch::nn::Embedding::from_pretrained(
       table, torch::nn::EmbeddingFromPretrainedOptions().freeze(false).padding_idx(1));
   EXPECT_TRUE(trainable->weight.requires_grad());
-  EXPECT_TRUE(trainable->weight.equal(table));  // the padding row is kept as given
+  EXPECT_TRUE(trainable->weight.equal(table));                // the padding row is kept as given
   EXPECT_EQ(trainable->weight.data_ptr(), table.data_ptr());  // the table itself, as in PyTorch
   trainable(torch::tensor({1, 3})).sum().backward();
   EXPECT_EQ(trainable->weight.grad()[1].abs().sum().item<double>(), 0.0);  // no gradient to padding
