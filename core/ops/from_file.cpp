@@ -20,7 +20,7 @@ Tensor from_file(const std::string& filename, std::optional<bool> shared,
   const auto bytes = static_cast<size_t>(count) * elementSize(dtype);
   const bool writable = shared.value_or(false);
   if (bytes == 0) return empty({0}, options);
-  const int fd = ::open(filename.c_str(), writable ? O_RDWR : O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(filename.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
   BRASA_CHECK(fd >= 0, "from_file: cannot open ", filename, ": ", std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < bytes) {
