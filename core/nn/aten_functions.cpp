@@ -101,11 +101,10 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<T
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx,
                  bool scale_grad_by_freq, bool sparse) {
   BRASA_CHECK(!sparse, "embedding: sparse gradients are not supported (sparse=true)");
-  BRASA_CHECK(!scale_grad_by_freq, "embedding: scale_grad_by_freq=true is not supported");
   // at::embedding: -1 means no padding row (negative rows are normalized by its callers).
   std::optional<int64_t> pad;
   if (padding_idx != -1) pad = padding_idx;
-  return F::embedding(indices, weight, pad);
+  return F::embedding(indices, weight, pad, std::nullopt, 2.0, scale_grad_by_freq);
 }
 
 Tensor pad(const Tensor& self, IntArrayRef pad, const std::string& mode,
@@ -281,12 +280,12 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
   BRASA_CHECK(mode >= 0 && mode <= 2, "embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), ",
               "got ", mode);
   BRASA_CHECK(!sparse, "embedding_bag: sparse gradients are not supported (sparse=true)");
-  BRASA_CHECK(!scale_grad_by_freq, "embedding_bag: scale_grad_by_freq=true is not supported");
   const EmbeddingBagMode m = mode == 0   ? EmbeddingBagMode::Sum
                              : mode == 1 ? EmbeddingBagMode::Mean
                                          : EmbeddingBagMode::Max;
-  Tensor output = F::embedding_bag(indices, weight, offsets, m, or_undefined(per_sample_weights),
-                                   include_last_offset, padding_idx);
+  Tensor output =
+      F::embedding_bag(indices, weight, offsets, m, or_undefined(per_sample_weights),
+                       include_last_offset, padding_idx, std::nullopt, 2.0, scale_grad_by_freq);
   // The bookkeeping outputs, from the indices and bag starts on the host.
   Tensor flat = indices.reshape({-1}).to(Device(kCPU), kLong).contiguous();
   const int64_t total = flat.numel(), bags = output.size(0);

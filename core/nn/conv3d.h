@@ -11,6 +11,17 @@
 namespace brasa::nn {
 
 struct Conv3dOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& in_channels() const noexcept { return in_channels_; }
+  const auto& out_channels() const noexcept { return out_channels_; }
+  const auto& kernel_size() const noexcept { return kernel_size_; }
+  const auto& stride() const noexcept { return stride_; }
+  const auto& padding() const noexcept { return padding_; }
+  const auto& dilation() const noexcept { return dilation_; }
+  const auto& named_padding() const noexcept { return named_padding_; }
+  const auto& groups() const noexcept { return groups_; }
+  const auto& bias() const noexcept { return bias_; }
+  const auto& padding_mode() const noexcept { return padding_mode_; }
   Conv3dOptions(int64_t in, int64_t out, int64_t kernel)
       : Conv3dOptions(in, out, std::vector<int64_t>{kernel}) {}
   Conv3dOptions(int64_t in, int64_t out, std::vector<int64_t> kernel)
@@ -133,6 +144,14 @@ struct ConvTranspose3dOptions : Conv3dOptions {
     Conv3dOptions::padding_mode(m);
     return *this;
   }
+  // Getters, as libtorch's options have (the setters above hide Conv*Options').
+  const auto& stride() const noexcept { return stride_; }
+  const auto& padding() const noexcept { return padding_; }
+  const auto& output_padding() const noexcept { return output_padding_; }
+  const auto& dilation() const noexcept { return dilation_; }
+  const auto& groups() const noexcept { return groups_; }
+  const auto& bias() const noexcept { return bias_; }
+  const auto& padding_mode() const noexcept { return padding_mode_; }
   std::vector<int64_t> output_padding_{0, 0, 0};
 };
 class ConvTranspose3dImpl : public Cloneable<ConvTranspose3dImpl> {

@@ -2,6 +2,7 @@
 #include <brasa/autograd/record.h>
 #include <brasa/nn/functional.h>
 #include <brasa/ops/binary.h>
+#include <brasa/ops/counting.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>
 #include <brasa/ops/kernel_table.h>
@@ -265,7 +266,7 @@ static void embedding_renorm(const Tensor& weight, const Tensor& flat, double ma
 }
 
 Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx,
-                 std::optional<double> max_norm, double norm_type) {
+                 std::optional<double> max_norm, double norm_type, bool scale_grad_by_freq) {
   BRASA_CHECK(weight.dim() == 2, "embedding: expected a 2-D weight [num_embeddings, dim], got ",
               weight.sizes());
   BRASA_CHECK(indices.dtype() == kLong || indices.dtype() == kInt,
@@ -290,13 +291,21 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
     Tensor is_pad = (flat == pad).unsqueeze(1);
     rows = where(is_pad, rows.detach(), rows);  // the padding row gets no gradient
   }
+  if (scale_grad_by_freq && flat.numel() > 0) {
+    // The same values with the gradient divided by each index's count:
+    // (rows - rows.detach()) is zero, but carries the scaled gradient.
+    Tensor count = bincount(flat, {}, weight.size(0)).index_select(0, flat);
+    Tensor scale = count.to(rows.scalar_type()).reciprocal().unsqueeze(1);
+    Tensor fixed = rows.detach();
+    rows = fixed + (rows - fixed) * scale;
+  }
   return rows.view(shape);
 }
 
 Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& offsets,
                      EmbeddingBagMode mode, const Tensor& per_sample_weights,
                      bool include_last_offset, std::optional<int64_t> padding_idx,
-                     std::optional<double> max_norm, double norm_type) {
+                     std::optional<double> max_norm, double norm_type, bool scale_grad_by_freq) {
   BRASA_CHECK(input.dim() == 1 || input.dim() == 2,
               "embedding_bag: expected a 1-D or 2-D input, got ", input.sizes());
   BRASA_CHECK(
@@ -309,7 +318,8 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
               "embedding_bag: per_sample_weights must have the input's shape ", input.sizes(),
               ", got ", per_sample_weights.sizes());
   Tensor flat = input.reshape({-1}).to(kLong).contiguous();
-  Tensor emb = embedding(flat, weight, std::nullopt, max_norm, norm_type);  // [T, D]
+  Tensor emb =
+      embedding(flat, weight, std::nullopt, max_norm, norm_type, scale_grad_by_freq);  // [T, D]
   if (per_sample_weights.defined()) emb = emb * per_sample_weights.reshape({-1, 1});
   // Where each bag starts and ends in flat.
   std::vector<int64_t> starts;

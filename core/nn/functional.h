@@ -71,9 +71,12 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}
 // Rows of weight; rows at padding_idx get no gradient.
 // max_norm: rows looked up whose norm_type-norm exceeds max_norm are first
 // scaled down to it, in place in `weight` (as PyTorch does).
+// scale_grad_by_freq: each row's gradient is divided by how often its index
+// occurs in `indices`.
 Tensor embedding(const Tensor& indices, const Tensor& weight,
                  std::optional<int64_t> padding_idx = std::nullopt,
-                 std::optional<double> max_norm = std::nullopt, double norm_type = 2.0);
+                 std::optional<double> max_norm = std::nullopt, double norm_type = 2.0,
+                 bool scale_grad_by_freq = false);
 // Sums, averages or takes the max of embeddings per bag. `input` is [B, N]
 // (a bag per row, no offsets) or 1-D with `offsets` [B] giving where each bag
 // starts (one more entry, the end, with include_last_offset). Entries equal to
@@ -83,7 +86,8 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
                      EmbeddingBagMode mode = EmbeddingBagMode::Mean,
                      const Tensor& per_sample_weights = {}, bool include_last_offset = false,
                      std::optional<int64_t> padding_idx = std::nullopt,
-                     std::optional<double> max_norm = std::nullopt, double norm_type = 2.0);
+                     std::optional<double> max_norm = std::nullopt, double norm_type = 2.0,
+                     bool scale_grad_by_freq = false);
 // Resizes the last two dims of [N, C, H, W] to `size`: mode "nearest" or
 // "bilinear" (align_corners as in PyTorch).
 Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode = "nearest",
@@ -92,6 +96,11 @@ Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode = 
 // .scale_factor({2.0, 2.0}) (the output size is floor(input size * factor)). Modes
 // kNearest and kBilinear.
 struct InterpolateFuncOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& size() const noexcept { return size_; }
+  const auto& scale_factor() const noexcept { return scale_factor_; }
+  const auto& mode() const noexcept { return mode_; }
+  const auto& align_corners() const noexcept { return align_corners_; }
   InterpolateFuncOptions& size(std::vector<int64_t> v) {
     size_ = std::move(v);
     return *this;
@@ -116,6 +125,11 @@ struct InterpolateFuncOptions {
 Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& options);
 
 struct NLLLossOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& weight() const noexcept { return weight_; }
+  const auto& ignore_index() const noexcept { return ignore_index_; }
+  const auto& reduction() const noexcept { return reduction_; }
+  const auto& label_smoothing() const noexcept { return label_smoothing_; }
   Tensor weight_;
   int64_t ignore_index_ = -100;
   Reduction reduction_ = kMean;
@@ -171,6 +185,10 @@ Tensor pad(const Tensor& x, IntArrayRef pad, double value = 0.0);
 // kReplicate (repeat the edge) or kCircular (wrap around; padding <= size) on
 // the last pad.size() / 2 dims, which must leave the first dim unpadded.
 struct PadFuncOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& pad() const noexcept { return pad_; }
+  const auto& mode() const noexcept { return mode_; }
+  const auto& value() const noexcept { return value_; }
   PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}
   PadFuncOptions& mode(PaddingMode m) {
     mode_ = m;

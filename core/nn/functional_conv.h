@@ -28,6 +28,13 @@ struct Expanding {
 
 template <size_t D>
 struct ConvFuncOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& bias() const noexcept { return bias_; }
+  const auto& stride() const noexcept { return stride_; }
+  const auto& padding() const noexcept { return padding_; }
+  const auto& dilation() const noexcept { return dilation_; }
+  const auto& named_padding() const noexcept { return named_padding_; }
+  const auto& groups() const noexcept { return groups_; }
   ConvFuncOptions& bias(Tensor b) {
     bias_ = std::move(b);
     return *this;
@@ -82,6 +89,13 @@ inline Tensor conv3d(const Tensor& x, const Tensor& w, const Conv3dFuncOptions& 
 
 template <size_t D>
 struct ConvTransposeFuncOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& bias() const noexcept { return bias_; }
+  const auto& stride() const noexcept { return stride_; }
+  const auto& padding() const noexcept { return padding_; }
+  const auto& output_padding() const noexcept { return output_padding_; }
+  const auto& dilation() const noexcept { return dilation_; }
+  const auto& groups() const noexcept { return groups_; }
   ConvTransposeFuncOptions& bias(Tensor b) {
     bias_ = std::move(b);
     return *this;
@@ -129,6 +143,12 @@ inline Tensor conv_transpose2d(const Tensor& x, const Tensor& w,
 // stride defaults to the kernel size, as in PyTorch.
 template <size_t D>
 struct MaxPoolFuncOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& kernel_size() const noexcept { return kernel_size_; }
+  const auto& stride() const noexcept { return stride_; }
+  const auto& padding() const noexcept { return padding_; }
+  const auto& dilation() const noexcept { return dilation_; }
+  const auto& ceil_mode() const noexcept { return ceil_mode_; }
   // Implicit from one size, a braced list or a vector of D sizes.
   MaxPoolFuncOptions(int64_t kernel) : MaxPoolFuncOptions(Expanding<D>(kernel)) {}  // NOLINT
   MaxPoolFuncOptions(std::initializer_list<int64_t> kernel)                         // NOLINT
@@ -162,6 +182,13 @@ using MaxPool2dFuncOptions = MaxPoolFuncOptions<2>;
 
 template <size_t D>
 struct AvgPoolFuncOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& kernel_size() const noexcept { return kernel_size_; }
+  const auto& stride() const noexcept { return stride_; }
+  const auto& padding() const noexcept { return padding_; }
+  const auto& ceil_mode() const noexcept { return ceil_mode_; }
+  const auto& count_include_pad() const noexcept { return count_include_pad_; }
+  const auto& divisor_override() const noexcept { return divisor_override_; }
   // Implicit from one size, a braced list or a vector of D sizes.
   AvgPoolFuncOptions(int64_t kernel) : AvgPoolFuncOptions(Expanding<D>(kernel)) {}  // NOLINT
   AvgPoolFuncOptions(std::initializer_list<int64_t> kernel)                         // NOLINT
@@ -203,6 +230,8 @@ using MaxPool3dFuncOptions = MaxPoolFuncOptions<3>;
 // The output size of adaptive pooling (one value repeated, or D values).
 template <size_t D>
 struct AdaptivePoolFuncOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& output_size() const noexcept { return output_size_; }
   // Implicit from one size, a braced list or a vector: F::adaptive_avg_pool2d(x, {7, 7}).
   AdaptivePoolFuncOptions(int64_t size) : output_size_(Expanding<D>(size).values) {}  // NOLINT
   AdaptivePoolFuncOptions(std::initializer_list<int64_t> size)                        // NOLINT
@@ -266,6 +295,11 @@ Tensor adaptive_max_pool3d(const Tensor& x, const AdaptiveMaxPool3dFuncOptions& 
 // giving output_size outputs (or input size * output_ratio) per dim.
 template <size_t D>
 struct FractionalMaxPoolFuncOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& kernel_size() const noexcept { return kernel_size_; }
+  const auto& output_size() const noexcept { return output_size_; }
+  const auto& output_ratio() const noexcept { return output_ratio_; }
+  const auto& _random_samples() const noexcept { return _random_samples_; }
   FractionalMaxPoolFuncOptions(Expanding<D> kernel)
       : kernel_size_(std::move(kernel.values)) {}  // NOLINT
   FractionalMaxPoolFuncOptions(int64_t kernel)     // NOLINT

@@ -63,8 +63,8 @@ Tensor normalize(const Tensor& x, const NormalizeFuncOptions& options) {
 }
 Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options) {
   BRASA_CHECK(!options.sparse_, "embedding: sparse gradients are not supported (sparse=true)");
-  BRASA_CHECK(!options.scale_grad_by_freq_, "embedding: scale_grad_by_freq=true is not supported");
-  return embedding(input, weight, options.padding_idx_, options.max_norm_, options.norm_type_);
+  return embedding(input, weight, options.padding_idx_, options.max_norm_, options.norm_type_,
+                   options.scale_grad_by_freq_);
 }
 EmbeddingBagFuncOptions& EmbeddingBagFuncOptions::mode(Reduction r) {
   BRASA_CHECK(r != Reduction::None, "embedding_bag: mode must be kSum, kMean or kMax");
@@ -74,11 +74,9 @@ EmbeddingBagFuncOptions& EmbeddingBagFuncOptions::mode(Reduction r) {
 Tensor embedding_bag(const Tensor& input, const Tensor& weight,
                      const EmbeddingBagFuncOptions& options) {
   BRASA_CHECK(!options.sparse_, "embedding_bag: sparse gradients are not supported (sparse=true)");
-  BRASA_CHECK(!options.scale_grad_by_freq_,
-              "embedding_bag: scale_grad_by_freq=true is not supported");
   return embedding_bag(input, weight, options.offsets_, options.mode_, options.per_sample_weights_,
                        options.include_last_offset_, options.padding_idx_, options.max_norm_,
-                       options.norm_type_);
+                       options.norm_type_, options.scale_grad_by_freq_);
 }
 
 }  // namespace brasa::nn::functional

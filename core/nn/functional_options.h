@@ -81,6 +81,8 @@ struct EmbeddingFuncOptions {
   BRASA_ARG(bool, sparse, false);
 };
 struct EmbeddingBagFuncOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& mode() const noexcept { return mode_; }
   BRASA_ARG(Tensor, offsets);
   BRASA_ARG(std::optional<double>, max_norm, std::nullopt);
   BRASA_ARG(double, norm_type, 2.0);

@@ -30,6 +30,7 @@ struct ConstantPadOptions : PadOptions<D> {
     this->value_ = v;
     return *this;
   }
+  const double& value() const noexcept { return this->value_; }
 };
 using ZeroPad2dOptions = PadOptions<2>;
 using ConstantPad1dOptions = ConstantPadOptions<1>;

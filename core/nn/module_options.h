@@ -11,12 +11,15 @@
 namespace brasa::nn {
 
 // One option: the field `name_` (initialized with the arguments after the
-// name) and its setter, which returns the options for chaining.
-#define BRASA_ARG(T, name, ...) \
-  auto& name(T v) {             \
-    name##_ = std::move(v);     \
-    return *this;               \
-  }                             \
+// name), its setter, which returns the options for chaining, and its getter
+// (options.name(), as libtorch's TORCH_ARG gives).
+#define BRASA_ARG(T, name, ...)                      \
+  auto& name(T v) {                                  \
+    name##_ = std::move(v);                          \
+    return *this;                                    \
+  }                                                  \
+  const T& name() const noexcept { return name##_; } \
+  T& name() noexcept { return name##_; }             \
   T name##_ { __VA_ARGS__ }
 
 struct ReLUOptions {
@@ -66,6 +69,9 @@ struct LayerNormOptions {
   BRASA_ARG(bool, elementwise_affine, true);
 };
 struct GroupNormOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& num_groups() const noexcept { return num_groups_; }
+  const auto& num_channels() const noexcept { return num_channels_; }
   GroupNormOptions(int64_t num_groups, int64_t num_channels)
       : num_groups_(num_groups), num_channels_(num_channels) {}
   BRASA_ARG(double, eps, 1e-5);

@@ -225,6 +225,7 @@ void EmbeddingImpl::pretty_print(std::ostream& os) const {
   if (padding_idx) os << ", padding_idx=" << *padding_idx;
   if (max_norm) os << ", max_norm=" << *max_norm;
   if (norm_type != 2.0) os << ", norm_type=" << norm_type;
+  if (scale_grad_by_freq) os << ", scale_grad_by_freq=true";
   os << ")";
 }
 
@@ -234,6 +235,7 @@ void EmbeddingBagImpl::pretty_print(std::ostream& os) const {
      << ", embedding_dim=" << o.embedding_dim_;
   if (o.max_norm_) os << ", max_norm=" << *o.max_norm_;
   if (o.norm_type_ != 2.0) os << ", norm_type=" << o.norm_type_;
+  if (o.scale_grad_by_freq_) os << ", scale_grad_by_freq=true";
   if (o.include_last_offset_) os << ", include_last_offset=true";
   if (o.padding_idx_) os << ", padding_idx=" << *o.padding_idx_;
   os << ")";

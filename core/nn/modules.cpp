@@ -239,20 +239,36 @@ EmbeddingImpl::EmbeddingImpl(int64_t n, int64_t dim, std::optional<int64_t> pad)
     weight[*pad < 0 ? *pad + n : *pad].zero_();
   }
 }
+namespace {
+// A table given through the options' _weight, checked against their sizes.
+void use_given_table(Tensor& weight, const Tensor& given, int64_t n, int64_t dim, bool sparse,
+                     const char* op) {
+  BRASA_CHECK(!sparse, op, ": sparse gradients are not supported (sparse=true)");
+  if (!given.defined()) return;
+  BRASA_CHECK(given.dim() == 2 && given.size(0) == n && given.size(1) == dim, op,
+              ": Shape of _weight does not match num_embeddings and embedding_dim (", n, ", ", dim,
+              "), got ", given.sizes());
+  weight = given;
+}
+}  // namespace
+
 EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& o)
     : EmbeddingImpl(o.num_embeddings_, o.embedding_dim_, o.padding_idx_) {
   BRASA_CHECK(!o.max_norm_ || *o.max_norm_ > 0, "Embedding: max_norm must be positive, got ",
               *o.max_norm_);
   max_norm = o.max_norm_;
   norm_type = o.norm_type_;
+  scale_grad_by_freq = o.scale_grad_by_freq_;
+  use_given_table(weight, o._weight_, o.num_embeddings_, o.embedding_dim_, o.sparse_, "Embedding");
 }
 EmbeddingImpl::EmbeddingImpl(const EmbeddingImpl& o)
     : EmbeddingImpl(o.weight.size(0), o.weight.size(1), o.padding_idx) {
   max_norm = o.max_norm;
   norm_type = o.norm_type;
+  scale_grad_by_freq = o.scale_grad_by_freq;
 }
 Tensor EmbeddingImpl::forward(const Tensor& indices) {
-  return F::embedding(indices, weight, padding_idx, max_norm, norm_type);
+  return F::embedding(indices, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq);
 }
 
 namespace {
@@ -263,24 +279,22 @@ void load_pretrained(Tensor& weight, const Tensor& embeddings, bool freeze) {
   weight = embeddings.detach();
   weight.requires_grad_(!freeze);
 }
-void check_pretrained(const Tensor& embeddings, bool sparse, bool scale_grad_by_freq,
-                      const char* op) {
+void check_pretrained(const Tensor& embeddings, bool sparse, const char* op) {
   BRASA_CHECK(embeddings.defined() && embeddings.dim() == 2, op,
               ": Embeddings parameter is expected to be 2-dimensional, got shape ",
               embeddings.defined() ? embeddings.sizes() : IntArrayRef{});
   BRASA_CHECK(!sparse, op, ": sparse gradients are not supported (sparse=true)");
-  BRASA_CHECK(!scale_grad_by_freq, op, ": scale_grad_by_freq=true is not supported");
 }
 }  // namespace
 
 Embedding Embedding::from_pretrained(const Tensor& embeddings,
                                      const EmbeddingFromPretrainedOptions& options) {
   const char* op = "Embedding::from_pretrained";
-  check_pretrained(embeddings, options.sparse_, options.scale_grad_by_freq_, op);
+  check_pretrained(embeddings, options.sparse_, op);
   EmbeddingOptions o(embeddings.size(0), embeddings.size(1));
   if (options.padding_idx_) o.padding_idx(*options.padding_idx_);
   if (options.max_norm_) o.max_norm(*options.max_norm_);
-  o.norm_type(options.norm_type_);
+  o.norm_type(options.norm_type_).scale_grad_by_freq(options.scale_grad_by_freq_);
   Embedding e(o);
   load_pretrained(e->weight, embeddings, options.freeze_);
   return e;
@@ -289,12 +303,12 @@ Embedding Embedding::from_pretrained(const Tensor& embeddings,
 EmbeddingBag EmbeddingBag::from_pretrained(const Tensor& embeddings,
                                            const EmbeddingBagFromPretrainedOptions& options) {
   const char* op = "EmbeddingBag::from_pretrained";
-  check_pretrained(embeddings, options.sparse_, options.scale_grad_by_freq_, op);
+  check_pretrained(embeddings, options.sparse_, op);
   EmbeddingBagOptions o(embeddings.size(0), embeddings.size(1));
   o.mode(options.mode_).include_last_offset(options.include_last_offset_);
   if (options.padding_idx_) o.padding_idx(*options.padding_idx_);
   if (options.max_norm_) o.max_norm(*options.max_norm_);
-  o.norm_type(options.norm_type_);
+  o.norm_type(options.norm_type_).scale_grad_by_freq(options.scale_grad_by_freq_);
   EmbeddingBag e(o);
   load_pretrained(e->weight, embeddings, options.freeze_);
   return e;
@@ -319,12 +333,14 @@ EmbeddingBagImpl::EmbeddingBagImpl(const EmbeddingBagOptions& o)
     NoGradGuard g;
     weight[*o.padding_idx_ < 0 ? *o.padding_idx_ + n : *o.padding_idx_].zero_();
   }
+  use_given_table(weight, o._weight_, n, o.embedding_dim_, o.sparse_, "EmbeddingBag");
+  options._weight_ = Tensor();  // the module holds the table; copies make their own
 }
 Tensor EmbeddingBagImpl::forward(const Tensor& input, const Tensor& offsets,
                                  const Tensor& per_sample_weights) {
   return F::embedding_bag(input, weight, offsets, options.mode_, per_sample_weights,
                           options.include_last_offset_, options.padding_idx_, options.max_norm_,
-                          options.norm_type_);
+                          options.norm_type_, options.scale_grad_by_freq_);
 }
 
 // ---- 1-d layers (through their 2-d forms) ----

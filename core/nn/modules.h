@@ -17,6 +17,10 @@
 namespace brasa::nn {
 
 struct LinearOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& in_features() const noexcept { return in_features_; }
+  const auto& out_features() const noexcept { return out_features_; }
+  const auto& bias() const noexcept { return bias_; }
   LinearOptions(int64_t in, int64_t out) : in_features_(in), out_features_(out) {}
   LinearOptions& bias(bool b) {
     bias_ = b;
@@ -43,6 +47,17 @@ class LinearImpl : public Cloneable<LinearImpl> {
 BRASA_MODULE(Linear);
 
 struct Conv2dOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& in_channels() const noexcept { return in_channels_; }
+  const auto& out_channels() const noexcept { return out_channels_; }
+  const auto& kernel_size() const noexcept { return kernel_size_; }
+  const auto& stride() const noexcept { return stride_; }
+  const auto& padding() const noexcept { return padding_; }
+  const auto& dilation() const noexcept { return dilation_; }
+  const auto& named_padding() const noexcept { return named_padding_; }
+  const auto& groups() const noexcept { return groups_; }
+  const auto& bias() const noexcept { return bias_; }
+  const auto& padding_mode() const noexcept { return padding_mode_; }
   Conv2dOptions(int64_t in, int64_t out, int64_t kernel)
       : Conv2dOptions(in, out, {kernel, kernel}) {}
   Conv2dOptions(int64_t in, int64_t out, std::vector<int64_t> kernel)
@@ -146,6 +161,14 @@ struct ConvTranspose2dOptions : Conv2dOptions {
     Conv2dOptions::padding_mode(m);
     return *this;
   }
+  // Getters, as libtorch's options have (the setters above hide Conv*Options').
+  const auto& stride() const noexcept { return stride_; }
+  const auto& padding() const noexcept { return padding_; }
+  const auto& output_padding() const noexcept { return output_padding_; }
+  const auto& dilation() const noexcept { return dilation_; }
+  const auto& groups() const noexcept { return groups_; }
+  const auto& bias() const noexcept { return bias_; }
+  const auto& padding_mode() const noexcept { return padding_mode_; }
   std::vector<int64_t> output_padding_{0, 0};
 };
 // Weight [in, out / groups, kh, kw], as PyTorch.
@@ -302,6 +325,12 @@ class Dropout2dImpl : public Cloneable<Dropout2dImpl> {
 BRASA_MODULE(Dropout2d);
 
 struct BatchNormOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& num_features() const noexcept { return num_features_; }
+  const auto& eps() const noexcept { return eps_; }
+  const auto& momentum() const noexcept { return momentum_; }
+  const auto& affine() const noexcept { return affine_; }
+  const auto& track_running_stats() const noexcept { return track_running_stats_; }
   BatchNormOptions(int64_t num_features) : num_features_(num_features) {}
   BatchNormOptions& eps(double v) {
     eps_ = v;
@@ -396,6 +425,15 @@ class GroupNormImpl : public Cloneable<GroupNormImpl> {
 BRASA_MODULE(GroupNorm);
 
 struct EmbeddingOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& num_embeddings() const noexcept { return num_embeddings_; }
+  const auto& embedding_dim() const noexcept { return embedding_dim_; }
+  const auto& padding_idx() const noexcept { return padding_idx_; }
+  const auto& max_norm() const noexcept { return max_norm_; }
+  const auto& norm_type() const noexcept { return norm_type_; }
+  const auto& scale_grad_by_freq() const noexcept { return scale_grad_by_freq_; }
+  const auto& sparse() const noexcept { return sparse_; }
+  const auto& _weight() const noexcept { return _weight_; }
   EmbeddingOptions(int64_t num_embeddings, int64_t embedding_dim)
       : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
   EmbeddingOptions& padding_idx(int64_t i) {
@@ -410,10 +448,28 @@ struct EmbeddingOptions {
     norm_type_ = p;
     return *this;
   }
+  // Each row's gradient divided by how often its index occurs in the batch.
+  EmbeddingOptions& scale_grad_by_freq(bool s) {
+    scale_grad_by_freq_ = s;
+    return *this;
+  }
+  // Sparse gradients: not supported (an error names it).
+  EmbeddingOptions& sparse(bool s) {
+    sparse_ = s;
+    return *this;
+  }
+  // The table to use ([num_embeddings, embedding_dim]) instead of a fresh one.
+  EmbeddingOptions& _weight(Tensor w) {
+    _weight_ = std::move(w);
+    return *this;
+  }
   int64_t num_embeddings_, embedding_dim_;
   std::optional<int64_t> padding_idx_;
   std::optional<double> max_norm_;
   double norm_type_ = 2.0;
+  bool scale_grad_by_freq_ = false;
+  bool sparse_ = false;
+  Tensor _weight_;
 };
 class EmbeddingImpl : public Cloneable<EmbeddingImpl> {
  public:
@@ -426,6 +482,7 @@ class EmbeddingImpl : public Cloneable<EmbeddingImpl> {
   std::optional<int64_t> padding_idx;
   std::optional<double> max_norm;
   double norm_type = 2.0;
+  bool scale_grad_by_freq = false;
   Tensor& weight;  // registered slot (see LinearImpl)
 };
 // Options of Embedding::from_pretrained: the table is frozen (no gradient)
@@ -447,6 +504,17 @@ class Embedding : public ModuleHolder<EmbeddingImpl> {
 };
 
 struct EmbeddingBagOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& num_embeddings() const noexcept { return num_embeddings_; }
+  const auto& embedding_dim() const noexcept { return embedding_dim_; }
+  const auto& mode() const noexcept { return mode_; }
+  const auto& padding_idx() const noexcept { return padding_idx_; }
+  const auto& max_norm() const noexcept { return max_norm_; }
+  const auto& norm_type() const noexcept { return norm_type_; }
+  const auto& include_last_offset() const noexcept { return include_last_offset_; }
+  const auto& scale_grad_by_freq() const noexcept { return scale_grad_by_freq_; }
+  const auto& sparse() const noexcept { return sparse_; }
+  const auto& _weight() const noexcept { return _weight_; }
   EmbeddingBagOptions(int64_t num_embeddings, int64_t embedding_dim)
       : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
   EmbeddingBagOptions& mode(EmbeddingBagMode m) {
@@ -471,12 +539,27 @@ struct EmbeddingBagOptions {
     include_last_offset_ = b;
     return *this;
   }
+  EmbeddingBagOptions& scale_grad_by_freq(bool s) {
+    scale_grad_by_freq_ = s;
+    return *this;
+  }
+  EmbeddingBagOptions& sparse(bool s) {  // not supported (an error names it)
+    sparse_ = s;
+    return *this;
+  }
+  EmbeddingBagOptions& _weight(Tensor w) {
+    _weight_ = std::move(w);
+    return *this;
+  }
   int64_t num_embeddings_, embedding_dim_;
   EmbeddingBagMode mode_ = EmbeddingBagMode::Mean;
   std::optional<int64_t> padding_idx_;
   std::optional<double> max_norm_;
   double norm_type_ = 2.0;
   bool include_last_offset_ = false;
+  bool scale_grad_by_freq_ = false;
+  bool sparse_ = false;
+  Tensor _weight_;
 };
 class EmbeddingBagImpl : public Cloneable<EmbeddingBagImpl> {
  public:
@@ -492,6 +575,8 @@ class EmbeddingBagImpl : public Cloneable<EmbeddingBagImpl> {
   Tensor& weight;  // registered slot (see LinearImpl)
 };
 struct EmbeddingBagFromPretrainedOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& mode() const noexcept { return mode_; }
   BRASA_ARG(bool, freeze, true);
   BRASA_ARG(std::optional<double>, max_norm, std::nullopt);
   BRASA_ARG(double, norm_type, 2.0);
@@ -560,6 +645,17 @@ class ModuleListImpl : public Cloneable<ModuleListImpl> {
 BRASA_MODULE(ModuleList);
 
 struct Conv1dOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& in_channels() const noexcept { return in_channels_; }
+  const auto& out_channels() const noexcept { return out_channels_; }
+  const auto& kernel_size() const noexcept { return kernel_size_; }
+  const auto& stride() const noexcept { return stride_; }
+  const auto& padding() const noexcept { return padding_; }
+  const auto& dilation() const noexcept { return dilation_; }
+  const auto& groups() const noexcept { return groups_; }
+  const auto& named_padding() const noexcept { return named_padding_; }
+  const auto& bias() const noexcept { return bias_; }
+  const auto& padding_mode() const noexcept { return padding_mode_; }
   Conv1dOptions(int64_t in, int64_t out, int64_t kernel)
       : in_channels_(in), out_channels_(out), kernel_size_(kernel) {}
   Conv1dOptions& stride(int64_t s) {
@@ -613,6 +709,16 @@ class Conv1dImpl : public Cloneable<Conv1dImpl> {
 BRASA_MODULE(Conv1d);
 
 struct ConvTranspose1dOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& in_channels() const noexcept { return in_channels_; }
+  const auto& out_channels() const noexcept { return out_channels_; }
+  const auto& kernel_size() const noexcept { return kernel_size_; }
+  const auto& stride() const noexcept { return stride_; }
+  const auto& padding() const noexcept { return padding_; }
+  const auto& output_padding() const noexcept { return output_padding_; }
+  const auto& dilation() const noexcept { return dilation_; }
+  const auto& groups() const noexcept { return groups_; }
+  const auto& bias() const noexcept { return bias_; }
   ConvTranspose1dOptions(int64_t in, int64_t out, int64_t kernel)
       : in_channels_(in), out_channels_(out), kernel_size_(kernel) {}
   ConvTranspose1dOptions& stride(int64_t s) {

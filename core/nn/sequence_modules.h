@@ -44,6 +44,13 @@ class MultiheadAttentionImpl : public Cloneable<MultiheadAttentionImpl> {
 BRASA_MODULE(MultiheadAttention);
 
 struct TransformerEncoderLayerOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& d_model() const noexcept { return d_model_; }
+  const auto& nhead() const noexcept { return nhead_; }
+  const auto& dim_feedforward() const noexcept { return dim_feedforward_; }
+  const auto& dropout() const noexcept { return dropout_; }
+  const auto& activation() const noexcept { return activation_; }
+  const auto& norm_first() const noexcept { return norm_first_; }
   TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead)
       : d_model_(d_model), nhead_(nhead) {}
   TransformerEncoderLayerOptions& dim_feedforward(int64_t v) {
@@ -91,6 +98,15 @@ class TransformerEncoderLayerImpl : public Cloneable<TransformerEncoderLayerImpl
 BRASA_MODULE(TransformerEncoderLayer);
 
 struct RNNOptions {
+  // Getters, as libtorch's options have: options.name().
+  const auto& input_size() const noexcept { return input_size_; }
+  const auto& hidden_size() const noexcept { return hidden_size_; }
+  const auto& num_layers() const noexcept { return num_layers_; }
+  const auto& bias() const noexcept { return bias_; }
+  const auto& batch_first() const noexcept { return batch_first_; }
+  const auto& dropout() const noexcept { return dropout_; }
+  const auto& bidirectional() const noexcept { return bidirectional_; }
+  const auto& nonlinearity() const noexcept { return nonlinearity_; }
   RNNOptions(int64_t input_size, int64_t hidden_size)
       : input_size_(input_size), hidden_size_(hidden_size) {}
   RNNOptions& num_layers(int64_t v) {

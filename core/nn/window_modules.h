@@ -85,6 +85,9 @@ struct MaxUnpoolFuncOptions : MaxUnpoolOptions<D> {
     this->padding_ = p;
     return *this;
   }
+  // The getters the setters above hide.
+  const ExpandingArray<D>& stride() const noexcept { return this->stride_; }
+  const ExpandingArray<D>& padding() const noexcept { return this->padding_; }
 };
 using MaxUnpool1dFuncOptions = MaxUnpoolFuncOptions<1>;
 using MaxUnpool2dFuncOptions = MaxUnpoolFuncOptions<2>;

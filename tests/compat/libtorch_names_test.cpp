@@ -1,7 +1,9 @@
 // Coverage of libtorch 1.13's C++ API names (gen_libtorch_names.py lists
 // them from libtorch's headers). Every name marked present is used below
 // through a using-declaration, so this file stops compiling when one goes
-// missing; the test reports the coverage per kind of name.
+// missing; the test reports the coverage per kind of name. The same holds
+// for the option structs' fields (gen_libtorch_option_fields.py): a getter
+// options.f() and a setter options.f(value) for every field marked present.
 #include <brasa/torch.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +13,7 @@
 #include <string>
 
 #include "libtorch_names_present.inc"
+#include "libtorch_option_fields_present.inc"
 
 namespace {
 
@@ -39,6 +42,20 @@ TEST(LibtorchNames, Coverage) {
   }
   std::printf("libtorch names: %-30s %4d of %4d\n", "all", present, total);
   EXPECT_GT(total, 0);
+  EXPECT_GT(present, 0);
+}
+
+TEST(LibtorchNames, OptionFieldCoverage) {
+  std::ifstream in(BRASA_LIBTORCH_OPTION_FIELDS);
+  ASSERT_TRUE(in) << "cannot read " << BRASA_LIBTORCH_OPTION_FIELDS;
+  int present = 0, total = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    ++total;
+    if (line.size() >= 7 && line.compare(line.size() - 7, 7, "present") == 0) ++present;
+  }
+  std::printf("libtorch option fields (getter and setter): %d of %d\n", present, total);
   EXPECT_GT(present, 0);
 }
 

@@ -68,8 +68,6 @@ TEST(FunctionalOptions, CallTheFunctionsTheyConfigure) {
   EXPECT_TRUE(bags[0].allclose(table[0] + table[2]));
   EXPECT_ERROR("a momentum of None",
                F::batch_norm(img, mean, var, F::BatchNormFuncOptions().momentum(std::nullopt)));
-  EXPECT_ERROR("scale_grad_by_freq=true is not supported",
-               F::embedding(idx, table, F::EmbeddingFuncOptions().scale_grad_by_freq(true)));
   EXPECT_ERROR("sparse gradients are not supported",
                F::embedding_bag(idx, table, F::EmbeddingBagFuncOptions().sparse(true)));
 }

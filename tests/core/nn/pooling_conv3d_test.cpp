@@ -197,3 +197,47 @@ TEST(ConvTbcAndEmbeddingBag, MatchPyTorch) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace brasa;
+namespace F = torch::nn::functional;
+
+// scale_grad_by_freq divides each row's gradient by its index's count in the
+// batch; sparse is refused; _weight gives the table.
+TEST(Embedding, ScaleGradByFreqSparseAndGivenTable) {
+  Tensor w = golden::S({5, 3}).requires_grad_();
+  Tensor idx = golden::L({0, 2, 2, 4, 2, 0}).view({2, 3});
+  Tensor out = F::embedding(idx, w, F::EmbeddingFuncOptions().scale_grad_by_freq(true));
+  EXPECT_TRUE(out.equal(F::embedding(idx, golden::S({5, 3}))));  // values unchanged
+  (out * golden::S({2, 3, 3}, 0.3, 0.2)).sum().backward();
+  golden::expect_golden("embedding_scale_grad_by_freq", w.grad());
+  // EmbeddingBag (sum): every occurrence's gradient 1 over its index's count,
+  // so each used row gets 1. (PyTorch 1.13's CPU embedding_bag divides by
+  // other counts — rows 2 and 4 get 1.5 and 1/3 here — which contradicts its
+  // documentation; Brasa follows the documentation.)
+  w.mutable_grad() = Tensor();
+  F::embedding_bag(golden::L({0, 2, 2, 4, 2, 0}), w,
+                   F::EmbeddingBagFuncOptions()
+                       .offsets(golden::L({0, 4}))
+                       .mode(torch::kSum)
+                       .scale_grad_by_freq(true))
+      .sum()
+      .backward();
+  EXPECT_TRUE(w.grad().sum(1).equal(golden::D({3, 0, 3, 0, 3})));
+  torch::nn::Embedding e(torch::nn::EmbeddingOptions(5, 3).scale_grad_by_freq(true)._weight(w));
+  EXPECT_EQ(e->weight.data_ptr(), w.data_ptr());
+  EXPECT_EQ(brasa::testing::printed(*e),
+            "torch::nn::Embedding(num_embeddings=5, embedding_dim=3, scale_grad_by_freq=true)");
+  auto bag = torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(5, 3)._weight(w.detach()));
+  EXPECT_TRUE(bag->weight.equal(w.detach()));
+  auto copy = std::dynamic_pointer_cast<torch::nn::EmbeddingBagImpl>(bag->clone());
+  EXPECT_NE(copy->weight.data_ptr(), bag->weight.data_ptr());  // a clone owns its table
+  EXPECT_ERROR("Embedding: sparse gradients are not supported (sparse=true)",
+               torch::nn::Embedding(torch::nn::EmbeddingOptions(5, 3).sparse(true)));
+  EXPECT_ERROR(
+      "EmbeddingBag: Shape of _weight does not match num_embeddings and embedding_dim",
+      torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(5, 3)._weight(w.detach().t())));
+}
+
+}  // namespace

@@ -111,6 +111,15 @@ def asm_module():
     return with_sequential_weights(torch.nn.AdaptiveLogSoftmaxWithLoss(6, 10, [3, 6], div_value=2.0, head_bias=True))
 
 
+def embedding_freq_grads():
+    """The table gradient of F.embedding with scale_grad_by_freq. (PyTorch 1.13's
+    embedding_bag divides by other counts than the indices' own, so it is not a golden.)"""
+    w = S([5, 3]).requires_grad_()
+    idx = L([[0, 2, 2], [4, 2, 0]])
+    (F.embedding(idx, w, scale_grad_by_freq=True) * S([2, 3, 3], 0.3, 0.2)).sum().backward()
+    return w.grad
+
+
 def W(shape):
     """A full-rank variant of S (a matrix of S's values has rank 2)."""
     return S(shape) + 0.5 * S(shape, 1.7, 0.3) ** 2
@@ -487,6 +496,7 @@ CASES = {
     "asm_predict": lambda: asm_module().predict(S([5, 6], 1.1, 0.5)).double(),
     "conv_tbc": lambda: torch.conv_tbc(S([5, 2, 3]), W([3, 3, 4]), S([4], 0.5, 0.1), 1),
     "embedding_bag_max": lambda: torch.cat([t.double().flatten() for t in torch.embedding_bag(S([5, 3]), L([0, 2, 1, 4, 3]), L([0, 2, 2]), False, 2)]),
+    "embedding_scale_grad_by_freq": lambda: embedding_freq_grads(),
     # Short-time Fourier transforms in the real [..., 2] form (ops/spectral.h).
     "stft_hann_center": lambda: torch.stft(S([2, 40], 0.9, 0.2), 16, hop_length=5, window=torch.hann_window(12, dtype=torch.float64), win_length=12, center=True, return_complex=False),
     "stft_plain_twosided": lambda: torch.stft(S([30], 0.7, 0.2), 8, center=False, normalized=True, onesided=False, return_complex=False),
