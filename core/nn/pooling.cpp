@@ -258,10 +258,11 @@ std::tuple<Tensor, Tensor> fractional_max_pool(const char* op, const Tensor& inp
     } else {
       out[d] = (*o.output_size_)[d];
     }
+  }
+  for (int64_t d = 0; d < n; ++d)  // after all of `out` is known, for the message
     BRASA_CHECK(k[d] > 0 && out[d] > 0 && out[d] + k[d] - 1 <= in[d], op, ": output_size ",
                 IntArrayRef(out), " + kernel_size ", IntArrayRef(k), " - 1 must fit the input ",
                 x.sizes(), " in every pooled dim");
-  }
   Tensor samples = o._random_samples_;
   if (!samples.defined())
     samples = rand({x.size(0), x.size(1), n}, TensorOptions().dtype(x.scalar_type()));

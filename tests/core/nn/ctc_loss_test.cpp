@@ -66,3 +66,23 @@ TEST(CTCLoss, BadInputGetsClearErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace brasa;
+
+TEST(CTCLoss, MoreBadInputGetsClearErrors) {
+  Tensor lp = golden::S({6, 1, 5});
+  EXPECT_ERROR("ctc_loss: target_lengths must be non-negative, got -1",
+               torch::ctc_loss(lp, golden::L({1, 2}).view({1, 2}), {6}, {-1}));
+  EXPECT_ERROR("the concatenated targets hold 2 labels, fewer than the target_lengths add up to",
+               torch::ctc_loss(lp, golden::L({1, 2}), {6}, {3}));
+  EXPECT_ERROR("ctc_loss: expected floating-point log_probs, got Long",
+               torch::ctc_loss(golden::L({1, 2, 3}).view({3, 1, 1}), golden::L({1}), {3}, {1}));
+  EXPECT_ERROR("ctc_loss: reduction must be 0 (none), 1 (mean) or 2 (sum), got 3",
+               torch::ctc_loss(lp, golden::L({1}), {6}, {1}, 0, 3));
+  EXPECT_ERROR("ctc_loss: expected input_lengths as a 1-D tensor of integers",
+               torch::ctc_loss(lp, golden::L({1}), golden::L({6}).view({1, 1}), golden::L({1})));
+}
+
+}  // namespace

@@ -87,3 +87,28 @@ TEST(GridSample, BadInputGetsClearErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace brasa;
+namespace F = torch::nn::functional;
+
+TEST(GridSample, MoreBadInputGetsClearErrors) {
+  Tensor x = golden::S({1, 1, 2, 2}), g = golden::S({1, 2, 2, 2});
+  EXPECT_ERROR("grid_sampler(): interpolation_mode must be 0 (bilinear), 1 (nearest) or 2",
+               torch::grid_sampler(x, g, 3, 0, false));
+  EXPECT_ERROR("grid_sampler(): padding_mode must be 0 (zeros), 1 (border) or 2 (reflection)",
+               torch::grid_sampler(x, g, 0, 3, false));
+  EXPECT_ERROR(
+      "grid_sampler_2d: expected a 4-D input",
+      torch::grid_sampler_2d(golden::S({1, 1, 2, 2, 2}), golden::S({1, 2, 2, 2, 3}), 0, 0, false));
+  EXPECT_ERROR("grid_sampler_3d: expected a 5-D input", torch::grid_sampler_3d(x, g, 0, 0, false));
+  EXPECT_ERROR("grid_sampler(): expected a floating-point input, got Long",
+               F::grid_sample(golden::L({1, 2, 3, 4}).view({1, 1, 2, 2}), g.to(kLong)));
+  EXPECT_ERROR("expected input to have non-empty spatial dimensions",
+               F::grid_sample(torch::zeros({1, 1, 0, 2}, kDouble), g));
+  EXPECT_ERROR("affine_grid: expected theta to be a floating point tensor",
+               F::affine_grid(golden::L({1, 0, 0, 0, 1, 0}).view({1, 2, 3}), {1, 1, 2, 2}));
+}
+
+}  // namespace

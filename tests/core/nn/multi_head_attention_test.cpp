@@ -108,3 +108,47 @@ TEST(AdaptiveLogSoftmaxWithLoss, BadInputGetsClearErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace brasa;
+namespace F = torch::nn::functional;
+
+TEST(MultiHeadAttentionForward, MoreBadInputGetsClearErrors) {
+  auto options = [] {
+    return F::MultiheadAttentionForwardFuncOptions(4, 2, golden::S({12, 4}), {}, {}, {}, false, 0.0,
+                                                   golden::S({4, 4}), {});
+  };
+  Tensor q = golden::S({2, 1, 4}), kv = golden::S({3, 1, 4});
+  EXPECT_ERROR("embed_dim 4 not divisible by num_heads 3",
+               F::multi_head_attention_forward(q, kv, kv, options().num_heads(3)));
+  EXPECT_ERROR("bias_k and bias_v go together",
+               F::multi_head_attention_forward(q, kv, kv, options().bias_k(golden::S({1, 1, 4}))));
+  EXPECT_ERROR("bias cannot be added to static key and value",
+               F::multi_head_attention_forward(q, kv, kv,
+                                               options()
+                                                   .bias_k(golden::S({1, 1, 4}))
+                                                   .bias_v(golden::S({1, 1, 4}))
+                                                   .static_k(golden::S({2, 3, 2}))));
+  EXPECT_ERROR("key_padding_mask must be [1, 3]",
+               F::multi_head_attention_forward(
+                   q, kv, kv, options().key_padding_mask(torch::zeros({1, 2}, kBool))));
+  EXPECT_ERROR("expected query, key and value all 3-D [len, N, E] or all 2-D [len, E]",
+               F::multi_head_attention_forward(q, golden::S({3, 4}), kv, options()));
+  EXPECT_ERROR("do not match query",
+               F::multi_head_attention_forward(q, kv, golden::S({2, 1, 4}), options()));
+  EXPECT_ERROR("use_separate_proj_weight is false but in_proj_weight is undefined",
+               F::multi_head_attention_forward(q, kv, kv, options().in_proj_weight(Tensor())));
+}
+
+TEST(AdaptiveLogSoftmaxWithLoss, MoreBadInputGetsClearErrors) {
+  torch::nn::AdaptiveLogSoftmaxWithLoss asm_(6, 10, std::vector<int64_t>{3, 6});
+  EXPECT_ERROR("0D or 1D target tensor expected, multi-target not supported",
+               asm_(golden::S({2, 6}).to(kFloat), golden::L({0, 1}).view({1, 2})));
+  EXPECT_ERROR("0D target tensor expects 1D input tensors",
+               asm_(golden::S({2, 6}).to(kFloat), golden::L({1}).reshape({})));
+  EXPECT_ERROR("AdaptiveLogSoftmaxWithLoss: expected input with 6 features",
+               asm_(golden::S({2, 5}).to(kFloat), golden::L({0, 1})));
+}
+
+}  // namespace

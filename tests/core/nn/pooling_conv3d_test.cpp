@@ -241,3 +241,46 @@ TEST(Embedding, ScaleGradByFreqSparseAndGivenTable) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace brasa;
+namespace F = torch::nn::functional;
+
+TEST(PoolingConv3d, MoreBadInputGetsClearErrors) {
+  Tensor x = golden::S({1, 2, 2, 2, 2});
+  EXPECT_ERROR("conv_transpose3d: expected a 5-D weight",
+               torch::conv_transpose3d(x, golden::S({2, 1, 1, 1})));
+  EXPECT_ERROR("conv_transpose3d: expected a 4-D or 5-D input",
+               torch::conv_transpose3d(golden::S({2, 2}), golden::S({2, 1, 1, 1, 1})));
+  EXPECT_ERROR("conv_transpose3d: groups must be positive and divide weight.size(0)",
+               torch::conv_transpose3d(x, golden::S({2, 1, 1, 1, 1}), {}, {1}, {0}, {0}, 3));
+  EXPECT_ERROR("conv_transpose3d: expected stride to have 1 or 3 values, got [1, 1]",
+               torch::conv_transpose3d(x, golden::S({2, 1, 1, 1, 1}), {}, {1, 1}));
+  EXPECT_ERROR("conv_transpose3d: stride and dilation must be positive",
+               torch::conv_transpose3d(x, golden::S({2, 1, 1, 1, 1}), {}, {0}));
+  torch::nn::ConvTranspose3dOptions named(2, 2, 1);
+  named.Conv3dOptions::padding(torch::kSame);  // reachable through the base's setter
+  EXPECT_ERROR("ConvTranspose3d: padding kSame/kValid is only for convolutions",
+               torch::nn::ConvTranspose3d{named});
+  EXPECT_ERROR(
+      "fractional_max_pool2d: output_size [4, 4] + kernel_size [2, 2] - 1 must fit the input",
+      F::fractional_max_pool2d(
+          torch::randn({1, 1, 4, 4}),
+          F::FractionalMaxPool2dFuncOptions(2).output_size(std::vector<int64_t>{4, 4})));
+  EXPECT_ERROR("max_pool3d_with_indices: expected a floating input",
+               F::max_pool3d_with_indices(golden::L({1, 2, 3, 4, 5, 6, 7, 8}).view({1, 2, 2, 2}),
+                                          F::MaxPool3dFuncOptions(1)));
+  EXPECT_ERROR(
+      "embedding_bag: sparse gradients are not supported (sparse=true)",
+      torch::embedding_bag(golden::S({5, 3}), golden::L({0}), golden::L({0}), false, 0, true));
+  EXPECT_ERROR("conv_tbc: Bias size must equal dim 2 in the weight tensor",
+               torch::conv_tbc(golden::S({5, 2, 3}), golden::W({3, 3, 4}), golden::S({3})));
+  EXPECT_ERROR("conv_tbc: Weight tensor must have 3 dims",
+               torch::conv_tbc(golden::S({5, 2, 3}), golden::S({3, 3}), golden::S({3})));
+  EXPECT_ERROR(
+      "EmbeddingBag::from_pretrained: Embeddings parameter is expected to be 2-dimensional",
+      torch::nn::EmbeddingBag::from_pretrained(golden::S({4})));
+}
+
+}  // namespace

@@ -144,6 +144,7 @@ TEST(FromFile, ReadsAndSharesTheFile) {
   EXPECT_ERROR("holds 16 bytes, fewer than the 40 of 5 elements of Double",
                torch::from_file(path, false, 5, torch::kDouble));
   EXPECT_ERROR("from_file: cannot open", torch::from_file(path + ".missing", false, 1));
+  EXPECT_ERROR("from_file: size must be non-negative, got -1", torch::from_file(path, false, -1));
   std::remove(path.c_str());
 }
 

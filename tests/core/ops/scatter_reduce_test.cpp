@@ -99,3 +99,22 @@ TEST(ScatterReduce, ErrorsNameTheProblem) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace brasa;
+
+TEST(ScatterReduce, MoreBadInputGetsClearErrors) {
+  Tensor x = golden::S({3, 4});
+  EXPECT_ERROR("index_reduce_(): Index is supposed to be a vector, got 2 dims",
+               torch::index_reduce(x, 0, golden::L({0}).view({1, 1}), golden::S({1, 4}), "prod"));
+  EXPECT_ERROR("index_reduce_(): Expected dtype int32/int64 for index but got Double",
+               torch::index_reduce(x, 0, golden::D({0}), golden::S({1, 4}), "prod"));
+  EXPECT_ERROR(
+      "scatter_reduce: Expected index [1, 5] to be smaller than self [3, 4] apart from "
+      "dimension 0",
+      torch::scatter_reduce(x, 0, golden::L({0, 0, 0, 0, 0}).view({1, 5}), golden::S({4, 5}),
+                            "sum"));
+}
+
+}  // namespace

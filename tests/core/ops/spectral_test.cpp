@@ -55,3 +55,31 @@ TEST(Spectral, BadInputGetsClearErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace brasa;
+
+TEST(Spectral, MoreBadInputGetsClearErrors) {
+  auto stft = [](const Tensor& x, int64_t n_fft, std::optional<int64_t> hop,
+                 std::optional<int64_t> win) {
+    return torch::stft(x, n_fft, hop, win, {}, false, false, false);
+  };
+  EXPECT_ERROR("stft: expected n_fft > 0, but got n_fft=0", stft(golden::S({30}), 0, 1, 1));
+  EXPECT_ERROR("stft: expected hop_length > 0, but got hop_length=0",
+               stft(golden::S({30}), 8, 0, std::nullopt));
+  EXPECT_ERROR("stft: expected 0 < win_length <= n_fft, but got win_length=9",
+               stft(golden::S({30}), 8, std::nullopt, 9));
+  EXPECT_ERROR("stft: expected 0 < n_fft < 30, but got n_fft=40",
+               stft(golden::S({30}), 40, std::nullopt, std::nullopt));
+  EXPECT_ERROR("stft: expected a floating-point input, got Long",
+               stft(golden::L({1, 2, 3, 4}), 2, 1, std::nullopt));
+  EXPECT_ERROR("istft: expected a spectrum in the real form", torch::istft(golden::S({9, 4}), 16));
+  EXPECT_ERROR("match n_fft when onesided=False, but got 9",
+               torch::istft(golden::S({9, 4, 2}), 16, 4, std::nullopt, {}, true, false, false));
+  EXPECT_ERROR("istft: return_complex=true needs complex tensors",
+               torch::istft(golden::S({9, 4, 2}), 16, 4, std::nullopt, {}, true, false,
+                            std::nullopt, std::nullopt, true));
+}
+
+}  // namespace

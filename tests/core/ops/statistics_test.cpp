@@ -173,3 +173,30 @@ TEST(Statistics, BadInputGetsClearErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace brasa;
+
+TEST(Statistics, MoreBadInputGetsClearErrors) {
+  EXPECT_ERROR("torch.histogramdd(): bins must be > 0, but got 0 for dimension 1",
+               torch::histogramdd(golden::S({4, 2}), {2, 0}));
+  std::vector<Tensor> flat_bins{golden::D({0}), golden::D({0, 1})};
+  EXPECT_ERROR("torch.histogramdd(): bins tensor should have one dimension and at least 2 elements",
+               torch::histogramdd(golden::S({4, 2}), flat_bins));
+  std::vector<Tensor> falling{golden::D({1, 0}), golden::D({0, 1})};
+  EXPECT_ERROR("torch.histogramdd(): bin edges must be non-decreasing (dimension 0)",
+               torch::histogramdd(golden::S({4, 2}), falling));
+  EXPECT_ERROR(
+      "torch.histogramdd(): min should not exceed max, but got min 1 max 0 for dimension 0",
+      torch::histogramdd(golden::S({4, 2}), 2, std::vector<double>{1, 0, 0, 1}));
+  EXPECT_ERROR("torch.histogramdd(): range of [0, inf] is not finite",
+               torch::histogramdd(golden::S({4, 2}), 2, std::vector<double>{0, INFINITY, 0, 1}));
+  EXPECT_ERROR("torch.gradient: dim 1 appears multiple times in the list of dims",
+               torch::gradient(golden::S({3, 4}), IntArrayRef{1, -1}));
+  std::vector<Tensor> short_x{golden::D({0, 1, 2})};
+  EXPECT_ERROR("torch.gradient expected each tensor to be on the same device and of size 4",
+               torch::gradient(golden::S({3, 4}), short_x, IntArrayRef{1}));
+}
+
+}  // namespace
