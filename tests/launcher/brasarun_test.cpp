@@ -591,7 +591,9 @@ TEST(Brasarun, TwoNodeFailureWithoutRestartsFailsBothNamingTheRank) {
 
 // Sends one line to 127.0.0.1:port and returns what comes back before the
 // connection closes.
-std::string say_to(int port, const std::string& line) {
+// Connects to the rendezvous on loopback and sends `line`; the socket stays
+// open (-1 when the connection was refused).
+int connect_and_say(int port, const std::string& line) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -599,9 +601,15 @@ std::string say_to(int port, const std::string& line) {
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     close(fd);
-    return "<refused>";
+    return -1;
   }
-  (void)!send(fd, line.data(), line.size(), MSG_NOSIGNAL);
+  if (!line.empty()) (void)!send(fd, line.data(), line.size(), MSG_NOSIGNAL);
+  return fd;
+}
+
+// Everything the peer sends until it closes (or 5 s pass); closes `fd`.
+std::string read_to_end(int fd) {
+  if (fd < 0) return "<refused>";
   timeval tv{5, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   std::string got;
@@ -610,6 +618,10 @@ std::string say_to(int port, const std::string& line) {
   while ((n = recv(fd, buf, sizeof buf, 0)) > 0) got.append(buf, static_cast<size_t>(n));
   close(fd);
   return got;
+}
+
+std::string say_to(int port, const std::string& line) {
+  return read_to_end(connect_and_say(port, line));
 }
 
 TEST(Brasarun, TheRendezvousAdmitsOnlyTheJobsNodes) {
@@ -645,6 +657,45 @@ TEST(Brasarun, TheRendezvousAdmitsOnlyTheJobsNodes) {
   for (int rank = 0; rank < 2; ++rank)
     EXPECT_EQ(read_vars(dir.path + "/rank_" + std::to_string(rank) + ".env")["BRASA_STORE_TOKEN"],
               "job-token-for-the-tests");
+}
+
+// The rendezvous of 2 nodes holds at most 2 * 2 + 16 = 20 connections. At the
+// bound, a stranger that has not shown the token gives way to a newcomer;
+// when all 20 have shown it, the newcomer is refused, saying why; and once
+// they are gone the job's own node still joins.
+TEST(Brasarun, TheRendezvousBoundsItsConnections) {
+  TempDir dir;
+  Process node0(
+      brasarun({"--nnodes", "2", "--node-rank", "0", "--rdzv-timeout", "60"}, {"env", dir.path}),
+      kJobEnv);
+  const int port = rendezvous_port(node0);
+  ASSERT_GT(port, 0) << node0.err();
+  const auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(500)); };
+  const std::string auth = "auth job-token-for-the-tests\n";
+  const int stranger = connect_and_say(port, "");
+  ASSERT_GE(stranger, 0);
+  settle();
+  std::vector<int> held;
+  for (int i = 0; i < 19; ++i) {
+    held.push_back(connect_and_say(port, auth));
+    ASSERT_GE(held.back(), 0);
+  }
+  settle();  // all 20 accepted, the 19 authenticated
+  held.push_back(connect_and_say(port, auth));
+  EXPECT_NE(read_to_end(stranger).find("no job token within 10 s"), std::string::npos);
+  settle();
+  EXPECT_NE(say_to(port, auth).find("error the rendezvous has too many connections"),
+            std::string::npos);
+  for (int fd : held) close(fd);
+  settle();
+  Process node1(
+      brasarun({"--nnodes", "2", "--node-rank", "1", "--master-port", std::to_string(port)},
+               {"env", dir.path}),
+      kJobEnv);
+  Result r1 = node1.finish();
+  Result r0 = node0.finish();
+  EXPECT_EQ(r0.exit_code, 0) << r0.err;
+  EXPECT_EQ(r1.exit_code, 0) << r1.err;
 }
 
 TEST(Brasarun, MissingNodeTimesOutWithItsName) {
