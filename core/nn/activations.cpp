@@ -10,7 +10,9 @@
 
 namespace brasa::nn::functional {
 
-Tensor softmin(const Tensor& x, const SoftminFuncOptions& o) { return brasa::softmax(-x, o.dim_); }
+Tensor softmin(const Tensor& x, const SoftminFuncOptions& o) {
+  return brasa::softmax(-(o.dtype_ ? x.to(*o.dtype_) : x), o.dim_);
+}
 
 Tensor softsign(const Tensor& x) { return x / (x.abs() + 1); }
 

@@ -6,6 +6,7 @@
 #include <brasa/nn/module_options.h>
 #include <brasa/tensor/tensor.h>
 
+#include <optional>
 #include <ostream>
 #include <type_traits>
 #include <utility>
@@ -66,7 +67,12 @@ Tensor gumbel_softmax(const Tensor& logits, const GumbelSoftmaxFuncOptions& opti
 // x above 0; below, x times a slope drawn uniformly from [lower, upper] per
 // element when training, (lower + upper) / 2 otherwise.
 Tensor rrelu(const Tensor& x, const RReLUFuncOptions& options = {});
-using SoftminFuncOptions = SoftminOptions;
+struct SoftminFuncOptions {
+  SoftminFuncOptions(int64_t dim) : dim_(dim) {}  // NOLINT: implicit, as libtorch's
+  BRASA_ARG(int64_t, dim);
+  // The input is cast to this dtype first.
+  BRASA_ARG(std::optional<ScalarType>, dtype, std::nullopt);
+};
 using SoftshrinkFuncOptions = SoftshrinkOptions;
 using HardshrinkFuncOptions = HardshrinkOptions;
 using CELUFuncOptions = CELUOptions;
@@ -122,7 +128,7 @@ Tensor softmax2d(const Tensor& x);
   BRASA_MODULE(Name)
 
 struct NoOptions {};
-BRASA_ACTIVATION_MODULE(Softmin, SoftminOptions, functional::softmin(x, options));
+BRASA_ACTIVATION_MODULE(Softmin, SoftminOptions, functional::softmin(x, options.dim_));
 BRASA_ACTIVATION_MODULE(Softshrink, SoftshrinkOptions, functional::softshrink(x, options));
 BRASA_ACTIVATION_MODULE(Hardshrink, HardshrinkOptions, functional::hardshrink(x, options));
 BRASA_ACTIVATION_MODULE(CELU, CELUOptions, functional::celu(x, options));

@@ -26,6 +26,22 @@ struct Conv3dOptions {
       : Conv3dOptions(in, out, std::vector<int64_t>{kernel}) {}
   Conv3dOptions(int64_t in, int64_t out, std::vector<int64_t> kernel)
       : in_channels_(in), out_channels_(out), kernel_size_(expand(std::move(kernel))) {}
+  Conv3dOptions& in_channels(int64_t v) {
+    in_channels_ = v;
+    return *this;
+  }
+  Conv3dOptions& out_channels(int64_t v) {
+    out_channels_ = v;
+    return *this;
+  }
+  Conv3dOptions& kernel_size(std::vector<int64_t> v) {
+    kernel_size_ = expand(std::move(v));
+    return *this;
+  }
+  Conv3dOptions& kernel_size(int64_t k) {
+    kernel_size_ = {k, k, k};
+    return *this;
+  }
   Conv3dOptions& stride(int64_t s) {
     stride_ = {s, s, s};
     return *this;

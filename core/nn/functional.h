@@ -88,21 +88,38 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
                      std::optional<int64_t> padding_idx = std::nullopt,
                      std::optional<double> max_norm = std::nullopt, double norm_type = 2.0,
                      bool scale_grad_by_freq = false);
-// Resizes the last two dims of [N, C, H, W] to `size`: mode "nearest" or
-// "bilinear" (align_corners as in PyTorch).
+// Resizes the spatial dims of [N, C, L], [N, C, H, W] or [N, C, D, H, W] to
+// `size`; mode "nearest", "nearest-exact", "linear", "bilinear", "bicubic",
+// "trilinear" or "area" (PyTorch's mode strings; align_corners for the
+// interpolating ones).
 Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode = "nearest",
                    bool align_corners = false);
 // F::interpolate(x, F::InterpolateFuncOptions().size({8, 8}).mode(torch::kBilinear)), or
-// .scale_factor({2.0, 2.0}) (the output size is floor(input size * factor)). Modes
-// kNearest and kBilinear.
+// .scale_factor({2.0, 2.0}) (the output size is floor(input size * factor)), as
+// libtorch's: modes kNearest, kNearestExact, kArea (any of 1-3 spatial dims),
+// kLinear (3-D input), kBilinear and kBicubic (4-D; antialias when downsampling),
+// kTrilinear (5-D). A scale factor also sets the sampling positions unless
+// recompute_scale_factor(true).
 struct InterpolateFuncOptions {
   // Getters, as libtorch's options have: options.name().
   const auto& size() const noexcept { return size_; }
   const auto& scale_factor() const noexcept { return scale_factor_; }
   const auto& mode() const noexcept { return mode_; }
   const auto& align_corners() const noexcept { return align_corners_; }
+  const auto& recompute_scale_factor() const noexcept { return recompute_scale_factor_; }
+  const auto& antialias() const noexcept { return antialias_; }
+  // The optional forms take what the getters return; the vector forms take
+  // braced lists: .size({8, 8}).
+  InterpolateFuncOptions& size(std::optional<std::vector<int64_t>> v) {
+    size_ = std::move(v);
+    return *this;
+  }
   InterpolateFuncOptions& size(std::vector<int64_t> v) {
     size_ = std::move(v);
+    return *this;
+  }
+  InterpolateFuncOptions& scale_factor(std::optional<std::vector<double>> v) {
+    scale_factor_ = std::move(v);
     return *this;
   }
   InterpolateFuncOptions& scale_factor(std::vector<double> v) {
@@ -113,14 +130,24 @@ struct InterpolateFuncOptions {
     mode_ = m;
     return *this;
   }
-  InterpolateFuncOptions& align_corners(bool v) {
+  InterpolateFuncOptions& align_corners(std::optional<bool> v) {
     align_corners_ = v;
+    return *this;
+  }
+  InterpolateFuncOptions& recompute_scale_factor(std::optional<bool> v) {
+    recompute_scale_factor_ = v;
+    return *this;
+  }
+  InterpolateFuncOptions& antialias(bool v) {
+    antialias_ = v;
     return *this;
   }
   std::optional<std::vector<int64_t>> size_;
   std::optional<std::vector<double>> scale_factor_;
   InterpolateMode mode_ = kNearest;
   std::optional<bool> align_corners_;
+  std::optional<bool> recompute_scale_factor_;
+  bool antialias_ = false;
 };
 Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& options);
 
@@ -190,6 +217,10 @@ struct PadFuncOptions {
   const auto& mode() const noexcept { return mode_; }
   const auto& value() const noexcept { return value_; }
   PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}
+  PadFuncOptions& pad(std::vector<int64_t> v) {
+    pad_ = std::move(v);
+    return *this;
+  }
   PadFuncOptions& mode(PaddingMode m) {
     mode_ = m;
     return *this;

@@ -157,6 +157,10 @@ struct MaxPoolFuncOptions {
       : MaxPoolFuncOptions(Expanding<D>(std::move(kernel))) {}  // NOLINT
   MaxPoolFuncOptions(Expanding<D> kernel)
       : kernel_size_(kernel.values), stride_(kernel.values) {}  // NOLINT
+  MaxPoolFuncOptions& kernel_size(Expanding<D> k) {
+    kernel_size_ = std::move(k.values);
+    return *this;
+  }
   MaxPoolFuncOptions& stride(Expanding<D> s) {
     stride_ = std::move(s.values);
     return *this;
@@ -197,6 +201,10 @@ struct AvgPoolFuncOptions {
       : AvgPoolFuncOptions(Expanding<D>(std::move(kernel))) {}  // NOLINT
   AvgPoolFuncOptions(Expanding<D> kernel)
       : kernel_size_(kernel.values), stride_(kernel.values) {}  // NOLINT
+  AvgPoolFuncOptions& kernel_size(Expanding<D> k) {
+    kernel_size_ = std::move(k.values);
+    return *this;
+  }
   AvgPoolFuncOptions& stride(Expanding<D> s) {
     stride_ = std::move(s.values);
     return *this;

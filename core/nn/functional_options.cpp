@@ -1,4 +1,5 @@
 #include <brasa/nn/functional_options.h>
+#include <brasa/ops/binary.h>
 
 namespace brasa::nn::functional {
 
@@ -59,7 +60,9 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                     *options.momentum_, options.eps_);
 }
 Tensor normalize(const Tensor& x, const NormalizeFuncOptions& options) {
-  return normalize(x, options.p_, options.dim_, options.eps_);
+  if (!options.out_) return normalize(x, options.p_, options.dim_, options.eps_);
+  Tensor out = *options.out_;
+  return div_out(out, x, clamp_min(x.norm(options.p_, {options.dim_}, true), options.eps_));
 }
 Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options) {
   BRASA_CHECK(!options.sparse_, "embedding: sparse gradients are not supported (sparse=true)");

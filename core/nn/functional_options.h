@@ -72,6 +72,8 @@ struct NormalizeFuncOptions {
   BRASA_ARG(double, p, 2.0);
   BRASA_ARG(int64_t, dim, 1);
   BRASA_ARG(double, eps, 1e-12);
+  // Where to write the result (as div_out: not differentiable).
+  BRASA_ARG(std::optional<Tensor>, out, std::nullopt);
 };
 struct EmbeddingFuncOptions {
   BRASA_ARG(std::optional<int64_t>, padding_idx, std::nullopt);

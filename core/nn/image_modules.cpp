@@ -46,10 +46,10 @@ Tensor functional::pixel_unshuffle(const Tensor& x, const PixelUnshuffleFuncOpti
 
 Tensor UpsampleImpl::forward(const Tensor& x) {
   functional::InterpolateFuncOptions o;
-  if (!options.size_.empty()) o.size(options.size_);
-  if (!options.scale_factor_.empty()) o.scale_factor(options.scale_factor_);
-  o.mode(options.mode_);
-  if (options.align_corners_) o.align_corners(*options.align_corners_);
+  o.size(options.size_)
+      .scale_factor(options.scale_factor_)
+      .mode(options.mode_)
+      .align_corners(options.align_corners_);
   return functional::interpolate(x, o);
 }
 

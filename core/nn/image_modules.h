@@ -103,8 +103,17 @@ struct PixelUnshuffleOptions {
   BRASA_ARG(int64_t, downscale_factor);
 };
 struct UpsampleOptions {
-  BRASA_ARG(std::vector<int64_t>, size);
-  BRASA_ARG(std::vector<double>, scale_factor);
+  BRASA_ARG(std::optional<std::vector<int64_t>>, size);
+  BRASA_ARG(std::optional<std::vector<double>>, scale_factor);
+  // Braced lists: .size({8, 8}), .scale_factor({2, 2}).
+  UpsampleOptions& size(std::vector<int64_t> v) {
+    size_ = std::move(v);
+    return *this;
+  }
+  UpsampleOptions& scale_factor(std::vector<double> v) {
+    scale_factor_ = std::move(v);
+    return *this;
+  }
   BRASA_ARG(InterpolateMode, mode, kNearest);
   BRASA_ARG(std::optional<bool>, align_corners);
 };

@@ -69,14 +69,12 @@ struct LayerNormOptions {
   BRASA_ARG(bool, elementwise_affine, true);
 };
 struct GroupNormOptions {
-  // Getters, as libtorch's options have: options.name().
-  const auto& num_groups() const noexcept { return num_groups_; }
-  const auto& num_channels() const noexcept { return num_channels_; }
   GroupNormOptions(int64_t num_groups, int64_t num_channels)
       : num_groups_(num_groups), num_channels_(num_channels) {}
+  BRASA_ARG(int64_t, num_groups);
+  BRASA_ARG(int64_t, num_channels);
   BRASA_ARG(double, eps, 1e-5);
   BRASA_ARG(bool, affine, true);
-  int64_t num_groups_, num_channels_;
 };
 
 struct PReLUOptions {
@@ -98,11 +96,19 @@ struct UnflattenOptions {
 };
 struct MultiheadAttentionOptions {
   MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads)
-      : embed_dim_(embed_dim), num_heads_(num_heads) {}
+      : embed_dim_(embed_dim), num_heads_(num_heads), kdim_(embed_dim), vdim_(embed_dim) {}
   BRASA_ARG(int64_t, embed_dim);
   BRASA_ARG(int64_t, num_heads);
   BRASA_ARG(double, dropout, 0.0);
   BRASA_ARG(bool, bias, true);
+  // Learned key and value rows appended to every sequence (bias_k, bias_v).
+  BRASA_ARG(bool, add_bias_kv, false);
+  // A zero key and value appended after the projections.
+  BRASA_ARG(bool, add_zero_attn, false);
+  // Feature sizes of key and value when they differ from embed_dim (separate
+  // q/k/v projection weights then).
+  BRASA_ARG(int64_t, kdim);
+  BRASA_ARG(int64_t, vdim);
 };
 
 }  // namespace brasa::nn

@@ -261,17 +261,19 @@ void RNNBaseImpl::pretty_print(std::ostream& os) const {
   os << "torch::nn::" << name() << "(input_size=" << o.input_size_
      << ", hidden_size=" << o.hidden_size_ << ", num_layers=" << o.num_layers_
      << ", bias=" << boolean(o.bias_) << ", batch_first=" << boolean(o.batch_first_)
-     << ", dropout=" << o.dropout_ << ", bidirectional=" << boolean(o.bidirectional_) << ")";
+     << ", dropout=" << o.dropout_ << ", bidirectional=" << boolean(o.bidirectional_);
+  if (o.proj_size_ > 0) os << ", proj_size=" << o.proj_size_;
+  os << ")";
 }
 
 void UpsampleImpl::pretty_print(std::ostream& os) const {
   os << "torch::nn::Upsample(";
-  if (!options.size_.empty())
-    os << "size=" << IntArrayRef(options.size_);
-  else {
+  if (!options.scale_factor_) {
+    os << "size=" << IntArrayRef(options.size_.value_or(std::vector<int64_t>{}));
+  } else {
     os << "scale_factor=[";
-    for (size_t i = 0; i < options.scale_factor_.size(); ++i)
-      os << (i ? ", " : "") << options.scale_factor_[i];
+    for (size_t i = 0; i < options.scale_factor_->size(); ++i)
+      os << (i ? ", " : "") << (*options.scale_factor_)[i];
     os << "]";
   }
   os << ", mode=" << interpolate_mode_name(options.mode_) << ")";

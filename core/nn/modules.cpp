@@ -380,6 +380,8 @@ ConvTranspose1dImpl::ConvTranspose1dImpl(const ConvTranspose1dOptions& o)
       bias(register_parameter("bias", o.bias_ ? empty({o.out_channels_}) : Tensor())) {
   BRASA_CHECK(o.in_channels_ % o.groups_ == 0 && o.out_channels_ % o.groups_ == 0,
               "ConvTranspose1d: channels must be divisible by groups (", o.groups_, ")");
+  BRASA_CHECK(o.padding_mode_ == PaddingMode::Zeros,
+              "ConvTranspose1d: only padding_mode kZeros is supported");
   init::default_layer_init_(weight, bias);
 }
 Tensor ConvTranspose1dImpl::forward(const Tensor& x) {
@@ -404,37 +406,77 @@ Tensor BilinearImpl::forward(const Tensor& x1, const Tensor& x2) {
 }
 
 // ---- attention ----
-MultiheadAttentionImpl::MultiheadAttentionImpl(int64_t e, int64_t h, double p, bool bias)
+namespace {
+// Checked before any parameter is made.
+const MultiheadAttentionOptions& checked(const MultiheadAttentionOptions& o) {
+  BRASA_CHECK(o.num_heads_ > 0 && o.embed_dim_ % o.num_heads_ == 0,
+              "MultiheadAttention: embed_dim (", o.embed_dim_, ") must be divisible by num_heads (",
+              o.num_heads_, ")");
+  BRASA_CHECK(o.kdim_ > 0 && o.vdim_ > 0,
+              "MultiheadAttention: kdim and vdim must be positive, got ", o.kdim_, " and ",
+              o.vdim_);
+  return o;
+}
+}  // namespace
+
+MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& o)
     : Cloneable("MultiheadAttention"),
-      embed_dim(e),
-      num_heads(h),
-      dropout(p),
-      in_proj_weight(register_parameter("in_proj_weight", empty({3 * e, e}))),
-      in_proj_bias(register_parameter("in_proj_bias", bias ? zeros({3 * e}) : Tensor())) {
-  BRASA_CHECK(h > 0 && e % h == 0, "MultiheadAttention: embed_dim (", e,
-              ") must be divisible by num_heads (", h, ")");
-  init::xavier_uniform_(in_proj_weight);
-  out_proj =
-      register_module("out_proj", std::make_shared<LinearImpl>(LinearOptions(e, e).bias(bias)));
-  if (bias) init::zeros_(out_proj->bias);
+      options(checked(o)),
+      embed_dim(o.embed_dim_),
+      num_heads(o.num_heads_),
+      head_dim(o.embed_dim_ / o.num_heads_),
+      dropout(o.dropout_),
+      _qkv_same_embed_dim(o.kdim_ == o.embed_dim_ && o.vdim_ == o.embed_dim_),
+      q_proj_weight(register_parameter(
+          "q_proj_weight", _qkv_same_embed_dim ? Tensor() : empty({embed_dim, embed_dim}))),
+      k_proj_weight(register_parameter(
+          "k_proj_weight", _qkv_same_embed_dim ? Tensor() : empty({embed_dim, o.kdim_}))),
+      v_proj_weight(register_parameter(
+          "v_proj_weight", _qkv_same_embed_dim ? Tensor() : empty({embed_dim, o.vdim_}))),
+      in_proj_weight(register_parameter(
+          "in_proj_weight", _qkv_same_embed_dim ? empty({3 * embed_dim, embed_dim}) : Tensor())),
+      in_proj_bias(register_parameter("in_proj_bias", o.bias_ ? zeros({3 * embed_dim}) : Tensor())),
+      bias_k(register_parameter("bias_k", o.add_bias_kv_ ? empty({1, 1, embed_dim}) : Tensor())),
+      bias_v(register_parameter("bias_v", o.add_bias_kv_ ? empty({1, 1, embed_dim}) : Tensor())) {
+  if (_qkv_same_embed_dim) {
+    init::xavier_uniform_(in_proj_weight);
+  } else {
+    init::xavier_uniform_(q_proj_weight);
+    init::xavier_uniform_(k_proj_weight);
+    init::xavier_uniform_(v_proj_weight);
+  }
+  out_proj = register_module(
+      "out_proj", std::make_shared<LinearImpl>(LinearOptions(embed_dim, embed_dim).bias(o.bias_)));
+  if (o.bias_) init::zeros_(out_proj->bias);
+  if (o.add_bias_kv_) {
+    init::xavier_normal_(bias_k);
+    init::xavier_normal_(bias_v);
+  }
 }
 
-std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, const Tensor& key,
-                                                           const Tensor& value,
-                                                           const Tensor& key_padding_mask,
-                                                           bool need_weights,
-                                                           const Tensor& attn_mask) {
-  BRASA_CHECK(query.dim() == 3 && key.dim() == 3 && value.dim() == 3 && query.size(2) == embed_dim,
-              "MultiheadAttention: expected query/key/value [L, N, ", embed_dim, "], got ",
-              query.sizes(), ", ", key.sizes(), ", ", value.sizes());
-  return F::multi_head_attention_forward(query, key, value,
-                                         F::MultiheadAttentionForwardFuncOptions(
-                                             embed_dim, num_heads, in_proj_weight, in_proj_bias, {},
-                                             {}, false, dropout, out_proj->weight, out_proj->bias)
-                                             .training(is_training())
-                                             .key_padding_mask(key_padding_mask)
-                                             .need_weights(need_weights)
-                                             .attn_mask(attn_mask));
+std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
+    const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& key_padding_mask,
+    bool need_weights, const Tensor& attn_mask, bool average_attn_weights) {
+  BRASA_CHECK(query.dim() == 3 && key.dim() == 3 && value.dim() == 3 &&
+                  query.size(2) == embed_dim && key.size(2) == options.kdim_ &&
+                  value.size(2) == options.vdim_,
+              "MultiheadAttention: expected query [L, N, ", embed_dim, "], key [S, N, ",
+              options.kdim_, "] and value [S, N, ", options.vdim_, "], got ", query.sizes(), ", ",
+              key.sizes(), ", ", value.sizes());
+  return F::multi_head_attention_forward(
+      query, key, value,
+      F::MultiheadAttentionForwardFuncOptions(embed_dim, num_heads, in_proj_weight, in_proj_bias,
+                                              bias_k, bias_v, options.add_zero_attn_, dropout,
+                                              out_proj->weight, out_proj->bias)
+          .training(is_training())
+          .key_padding_mask(key_padding_mask)
+          .need_weights(need_weights)
+          .attn_mask(attn_mask)
+          .use_separate_proj_weight(!_qkv_same_embed_dim)
+          .q_proj_weight(q_proj_weight)
+          .k_proj_weight(k_proj_weight)
+          .v_proj_weight(v_proj_weight)
+          .average_attn_weights(average_attn_weights));
 }
 
 TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& o)
@@ -487,19 +529,31 @@ RNNBaseImpl::RNNBaseImpl(std::string name, const RNNOptions& o, int64_t gates)
               ": input_size, hidden_size and num_layers must be positive");
   BRASA_CHECK(o.dropout_ >= 0 && o.dropout_ <= 1, this->name(), ": dropout must be in [0, 1], got ",
               o.dropout_);
+  BRASA_CHECK(o.proj_size_ >= 0, this->name(),
+              ": proj_size should be a positive integer or zero to disable projections, got ",
+              o.proj_size_);
+  BRASA_CHECK(o.proj_size_ == 0 || gates == 4, this->name(),
+              ": proj_size argument is only supported for LSTM, not RNN or GRU");
+  BRASA_CHECK(o.proj_size_ < o.hidden_size_, this->name(), ": proj_size (", o.proj_size_,
+              ") has to be smaller than hidden_size (", o.hidden_size_, ")");
   const int64_t dirs = o.bidirectional_ ? 2 : 1, H = o.hidden_size_;
+  const int64_t out = o.proj_size_ > 0 ? o.proj_size_ : H;  // the size of h
   const double bound = 1.0 / std::sqrt(static_cast<double>(H));
   for (int64_t l = 0; l < o.num_layers_; ++l)
     for (int64_t d = 0; d < dirs; ++d) {
-      const int64_t in = l == 0 ? o.input_size_ : H * dirs;
+      const int64_t in = l == 0 ? o.input_size_ : out * dirs;
       std::vector<Tensor*> made;
       made.push_back(
           &register_parameter(rnn_param_name("weight_ih", l, d), empty({gates * H, in})));
-      made.push_back(&register_parameter(rnn_param_name("weight_hh", l, d), empty({gates * H, H})));
+      made.push_back(
+          &register_parameter(rnn_param_name("weight_hh", l, d), empty({gates * H, out})));
       if (o.bias_) {
         made.push_back(&register_parameter(rnn_param_name("bias_ih", l, d), empty({gates * H})));
         made.push_back(&register_parameter(rnn_param_name("bias_hh", l, d), empty({gates * H})));
       }
+      if (o.proj_size_ > 0)
+        made.push_back(
+            &register_parameter(rnn_param_name("weight_hr", l, d), empty({o.proj_size_, H})));
       for (Tensor* t : made) init::uniform_(*t, -bound, bound);
     }
 }
@@ -509,12 +563,16 @@ std::vector<Tensor> RNNBaseImpl::initial_states(const Tensor& input,
   BRASA_CHECK(input.dim() == 3, name(), ": expected a 3-D input, got shape ", input.sizes());
   BRASA_CHECK(input.size(2) == options.input_size_, name(), ": input size ", input.size(2),
               " != input_size ", options.input_size_);
-  const int64_t N = input.size(options.batch_first_ ? 0 : 1), H = options.hidden_size_,
+  const int64_t N = input.size(options.batch_first_ ? 0 : 1),
                 LD = options.num_layers_ * (options.bidirectional_ ? 2 : 1);
-  for (Tensor& h : given) {
+  for (size_t i = 0; i < given.size(); ++i) {
+    // h is proj_size wide with projections; c stays hidden_size wide.
+    const int64_t H = i == 0 && options.proj_size_ > 0 ? options.proj_size_ : options.hidden_size_;
+    Tensor& h = given[i];
     if (!h.defined()) h = zeros({LD, N, H}, input.options());
-    BRASA_CHECK(h.sizes() == IntArrayRef({LD, N, H}), name(), ": expected hidden state of shape [",
-                LD, ", ", N, ", ", H, "], got ", h.sizes());
+    BRASA_CHECK(h.sizes() == IntArrayRef({LD, N, H}), name(), ": expected ",
+                i == 0 ? "hidden" : "cell", " state of shape [", LD, ", ", N, ", ", H, "], got ",
+                h.sizes());
   }
   return given;
 }

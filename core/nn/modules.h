@@ -22,6 +22,14 @@ struct LinearOptions {
   const auto& out_features() const noexcept { return out_features_; }
   const auto& bias() const noexcept { return bias_; }
   LinearOptions(int64_t in, int64_t out) : in_features_(in), out_features_(out) {}
+  LinearOptions& in_features(int64_t v) {
+    in_features_ = v;
+    return *this;
+  }
+  LinearOptions& out_features(int64_t v) {
+    out_features_ = v;
+    return *this;
+  }
   LinearOptions& bias(bool b) {
     bias_ = b;
     return *this;
@@ -61,7 +69,23 @@ struct Conv2dOptions {
   Conv2dOptions(int64_t in, int64_t out, int64_t kernel)
       : Conv2dOptions(in, out, {kernel, kernel}) {}
   Conv2dOptions(int64_t in, int64_t out, std::vector<int64_t> kernel)
-      : in_channels_(in), out_channels_(out), kernel_size_(std::move(kernel)) {}
+      : in_channels_(in), out_channels_(out), kernel_size_(expand(std::move(kernel))) {}
+  Conv2dOptions& in_channels(int64_t v) {
+    in_channels_ = v;
+    return *this;
+  }
+  Conv2dOptions& out_channels(int64_t v) {
+    out_channels_ = v;
+    return *this;
+  }
+  Conv2dOptions& kernel_size(std::vector<int64_t> v) {
+    kernel_size_ = expand(std::move(v));
+    return *this;
+  }
+  Conv2dOptions& kernel_size(int64_t k) {
+    kernel_size_ = {k, k};
+    return *this;
+  }
   Conv2dOptions& stride(std::vector<int64_t> s) {
     stride_ = expand(s);
     return *this;
@@ -136,17 +160,33 @@ struct ConvTranspose2dOptions : Conv2dOptions {
     output_padding_ = {p, p};
     return *this;
   }
+  ConvTranspose2dOptions& output_padding(std::vector<int64_t> p) {
+    output_padding_ = expand(std::move(p));
+    return *this;
+  }
   // The inherited setters, returning this type so that calls chain.
   ConvTranspose2dOptions& stride(int64_t s) {
     Conv2dOptions::stride(s);
+    return *this;
+  }
+  ConvTranspose2dOptions& stride(std::vector<int64_t> s) {
+    Conv2dOptions::stride(std::move(s));
     return *this;
   }
   ConvTranspose2dOptions& padding(int64_t p) {
     Conv2dOptions::padding(p);
     return *this;
   }
+  ConvTranspose2dOptions& padding(std::vector<int64_t> p) {
+    Conv2dOptions::padding(std::move(p));
+    return *this;
+  }
   ConvTranspose2dOptions& dilation(int64_t d) {
     Conv2dOptions::dilation(d);
+    return *this;
+  }
+  ConvTranspose2dOptions& dilation(std::vector<int64_t> d) {
+    Conv2dOptions::dilation(std::move(d));
     return *this;
   }
   ConvTranspose2dOptions& groups(int64_t g) {
@@ -332,6 +372,10 @@ struct BatchNormOptions {
   const auto& affine() const noexcept { return affine_; }
   const auto& track_running_stats() const noexcept { return track_running_stats_; }
   BatchNormOptions(int64_t num_features) : num_features_(num_features) {}
+  BatchNormOptions& num_features(int64_t v) {
+    num_features_ = v;
+    return *this;
+  }
   BatchNormOptions& eps(double v) {
     eps_ = v;
     return *this;
@@ -436,12 +480,20 @@ struct EmbeddingOptions {
   const auto& _weight() const noexcept { return _weight_; }
   EmbeddingOptions(int64_t num_embeddings, int64_t embedding_dim)
       : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
-  EmbeddingOptions& padding_idx(int64_t i) {
-    padding_idx_ = i;
+  EmbeddingOptions& num_embeddings(int64_t v) {
+    num_embeddings_ = v;
     return *this;
   }
-  EmbeddingOptions& max_norm(double m) {
-    max_norm_ = m;
+  EmbeddingOptions& embedding_dim(int64_t v) {
+    embedding_dim_ = v;
+    return *this;
+  }
+  EmbeddingOptions& padding_idx(std::optional<int64_t> v) {
+    padding_idx_ = v;
+    return *this;
+  }
+  EmbeddingOptions& max_norm(std::optional<double> v) {
+    max_norm_ = v;
     return *this;
   }
   EmbeddingOptions& norm_type(double p) {
@@ -523,12 +575,20 @@ struct EmbeddingBagOptions {
   }
   // torch::kSum / torch::kMean
   EmbeddingBagOptions& mode(Reduction r);
-  EmbeddingBagOptions& padding_idx(int64_t i) {
-    padding_idx_ = i;
+  EmbeddingBagOptions& num_embeddings(int64_t v) {
+    num_embeddings_ = v;
     return *this;
   }
-  EmbeddingBagOptions& max_norm(double m) {
-    max_norm_ = m;
+  EmbeddingBagOptions& embedding_dim(int64_t v) {
+    embedding_dim_ = v;
+    return *this;
+  }
+  EmbeddingBagOptions& padding_idx(std::optional<int64_t> v) {
+    padding_idx_ = v;
+    return *this;
+  }
+  EmbeddingBagOptions& max_norm(std::optional<double> v) {
+    max_norm_ = v;
     return *this;
   }
   EmbeddingBagOptions& norm_type(double p) {
@@ -658,6 +718,18 @@ struct Conv1dOptions {
   const auto& padding_mode() const noexcept { return padding_mode_; }
   Conv1dOptions(int64_t in, int64_t out, int64_t kernel)
       : in_channels_(in), out_channels_(out), kernel_size_(kernel) {}
+  Conv1dOptions& in_channels(int64_t v) {
+    in_channels_ = v;
+    return *this;
+  }
+  Conv1dOptions& out_channels(int64_t v) {
+    out_channels_ = v;
+    return *this;
+  }
+  Conv1dOptions& kernel_size(int64_t v) {
+    kernel_size_ = v;
+    return *this;
+  }
   Conv1dOptions& stride(int64_t s) {
     stride_ = s;
     return *this;
@@ -719,8 +791,26 @@ struct ConvTranspose1dOptions {
   const auto& dilation() const noexcept { return dilation_; }
   const auto& groups() const noexcept { return groups_; }
   const auto& bias() const noexcept { return bias_; }
+  const auto& padding_mode() const noexcept { return padding_mode_; }
   ConvTranspose1dOptions(int64_t in, int64_t out, int64_t kernel)
       : in_channels_(in), out_channels_(out), kernel_size_(kernel) {}
+  ConvTranspose1dOptions& in_channels(int64_t v) {
+    in_channels_ = v;
+    return *this;
+  }
+  ConvTranspose1dOptions& out_channels(int64_t v) {
+    out_channels_ = v;
+    return *this;
+  }
+  ConvTranspose1dOptions& kernel_size(int64_t v) {
+    kernel_size_ = v;
+    return *this;
+  }
+  // Only torch::kZeros is supported, as in PyTorch (the module says so).
+  ConvTranspose1dOptions& padding_mode(PaddingMode m) {
+    padding_mode_ = m;
+    return *this;
+  }
   ConvTranspose1dOptions& stride(int64_t s) {
     stride_ = s;
     return *this;
@@ -748,6 +838,7 @@ struct ConvTranspose1dOptions {
   int64_t in_channels_, out_channels_, kernel_size_, stride_ = 1, padding_ = 0, output_padding_ = 0,
                                                      dilation_ = 1, groups_ = 1;
   bool bias_ = true;
+  PaddingMode padding_mode_ = PaddingMode::Zeros;
 };
 class ConvTranspose1dImpl : public Cloneable<ConvTranspose1dImpl> {
  public:

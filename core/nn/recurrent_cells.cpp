@@ -29,6 +29,18 @@ Tensor simple_cell(const char* op, const Tensor& input, const Tensor& hx, const 
   Tensor pre = F::linear(input, w_ih, b_ih) + F::linear(hx, w_hh, b_hh);
   return use_relu ? relu(pre) : tanh(pre);
 }
+// The LSTM update of (h, c); the new h is projected by w_hr when it is given
+// (LSTM's proj_size).
+std::tuple<Tensor, Tensor> lstm_update(const Tensor& x, const Tensor& h, const Tensor& c,
+                                       const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
+                                       const Tensor& b_hh, const Tensor& w_hr = {}) {
+  auto g = (F::linear(x, w_ih, b_ih) + F::linear(h, w_hh, b_hh)).chunk(4, 1);
+  // input, forget, cell and output gates
+  Tensor c1 = sigmoid(g[1]) * c + sigmoid(g[0]) * tanh(g[2]);
+  Tensor h1 = sigmoid(g[3]) * tanh(c1);
+  if (w_hr.defined()) h1 = F::linear(h1, w_hr);
+  return {h1, c1};
+}
 }  // namespace
 
 std::tuple<Tensor, Tensor> lstm_cell(const Tensor& input, TensorList hx, const Tensor& w_ih,
@@ -38,11 +50,7 @@ std::tuple<Tensor, Tensor> lstm_cell(const Tensor& input, TensorList hx, const T
   check_cell("lstm_cell", input, hx[0], w_ih, w_hh, 4);
   BRASA_CHECK(hx[1].defined() && hx[1].sizes() == hx[0].sizes(),
               "lstm_cell: expected c shaped like h ", hx[0].sizes());
-  auto g = (F::linear(input, w_ih, b_ih) + F::linear(hx[0], w_hh, b_hh)).chunk(4, 1);
-  // input, forget, cell and output gates
-  Tensor c = sigmoid(g[1]) * hx[1] + sigmoid(g[0]) * tanh(g[2]);
-  Tensor h = sigmoid(g[3]) * tanh(c);
-  return {h, c};
+  return lstm_update(input, hx[0], hx[1], w_ih, w_hh, b_ih, b_hh);
 }
 Tensor gru_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
                 const Tensor& b_ih, const Tensor& b_hh) {
@@ -68,12 +76,15 @@ using Step = std::function<Tensor(const Tensor& x, std::vector<Tensor>& state,
                                   const std::vector<Tensor>& weights)>;
 
 // The layers over the sequence; `initial` holds each state [L * D, N, H].
+// Each layer and direction has w_ih, w_hh, (b_ih, b_hh,) then `extra` more
+// weights (LSTM's w_hr); the step gets them as w_ih, w_hh, b_ih, b_hh, extra...
 std::pair<Tensor, std::vector<Tensor>> run_sequence(const char* op, const Tensor& input,
                                                     std::vector<Tensor> initial, TensorList params,
                                                     bool has_biases, int64_t num_layers,
                                                     double dropout, bool train, bool bidirectional,
-                                                    bool batch_first, const Step& step) {
-  const int64_t dirs = bidirectional ? 2 : 1, per = has_biases ? 4 : 2;
+                                                    bool batch_first, const Step& step,
+                                                    int64_t extra = 0) {
+  const int64_t dirs = bidirectional ? 2 : 1, per = (has_biases ? 4 : 2) + extra;
   BRASA_CHECK(input.defined() && input.dim() == 3, op, ": expected a 3-D input, got shape ",
               input.defined() ? input.sizes() : IntArrayRef{});
   BRASA_CHECK(num_layers > 0, op, ": num_layers must be positive, got ", num_layers);
@@ -94,7 +105,7 @@ std::pair<Tensor, std::vector<Tensor>> run_sequence(const char* op, const Tensor
     for (int64_t d = 0; d < dirs; ++d) {
       const int64_t at = (l * dirs + d) * per;
       std::vector<Tensor> weights(params.begin() + at, params.begin() + at + per);
-      if (!has_biases) weights.insert(weights.end(), {Tensor(), Tensor()});
+      if (!has_biases) weights.insert(weights.begin() + 2, {Tensor(), Tensor()});
       std::vector<Tensor> state;
       for (const Tensor& h : initial) state.push_back(h[l * dirs + d]);
       std::vector<Tensor> steps(T);
@@ -131,12 +142,21 @@ std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, TensorList hx, Tens
                                         bool has_biases, int64_t num_layers, double dropout,
                                         bool train, bool bidirectional, bool batch_first) {
   BRASA_CHECK(hx.size() == 2, "lstm: expected hx to hold h0 and c0, got ", hx.size(), " tensors");
+  // As libtorch: h0 narrower than c0 means projections, one w_hr per layer and direction.
+  const bool projected = hx[0].defined() && hx[1].defined() && hx[0].dim() == 3 &&
+                         hx[1].dim() == 3 && hx[0].size(2) != hx[1].size(2);
   auto [out, fin] = run_sequence(
       "lstm", input, {hx[0], hx[1]}, params, has_biases, num_layers, dropout, train, bidirectional,
-      batch_first, [](const Tensor& x, std::vector<Tensor>& state, const std::vector<Tensor>& w) {
-        std::tie(state[0], state[1]) = lstm_cell(x, {state[0], state[1]}, w[0], w[1], w[2], w[3]);
+      batch_first,
+      [projected](const Tensor& x, std::vector<Tensor>& state, const std::vector<Tensor>& w) {
+        if (projected)
+          std::tie(state[0], state[1]) =
+              lstm_update(x, state[0], state[1], w[0], w[1], w[2], w[3], w[4]);
+        else
+          std::tie(state[0], state[1]) = lstm_cell(x, {state[0], state[1]}, w[0], w[1], w[2], w[3]);
         return state[0];
-      });
+      },
+      projected ? 1 : 0);
   return {out, fin[0], fin[1]};
 }
 std::tuple<Tensor, Tensor> gru(const Tensor& input, const Tensor& hx, TensorList params,

@@ -24,21 +24,33 @@ namespace brasa::nn {
 // forward returns the output [L, N, E] and the attention weights averaged
 // over heads [N, L, S]. key_padding_mask: bool [N, S], true = ignore;
 // attn_mask: bool (true = masked) or float (added) [L, S].
+// With kdim or vdim other than embed_dim, the projections are separate
+// (q_proj_weight [E, E], k_proj_weight [E, kdim], v_proj_weight [E, vdim])
+// and in_proj_weight is undefined, as in libtorch.
 class MultiheadAttentionImpl : public Cloneable<MultiheadAttentionImpl> {
  public:
   MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads, double dropout = 0.0,
-                         bool bias = true);
-  explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& o)
-      : MultiheadAttentionImpl(o.embed_dim_, o.num_heads_, o.dropout_, o.bias_) {}
-  MultiheadAttentionImpl(const MultiheadAttentionImpl& o)
-      : MultiheadAttentionImpl(o.embed_dim, o.num_heads, o.dropout, o.in_proj_bias.defined()) {}
+                         bool bias = true)
+      : MultiheadAttentionImpl(
+            MultiheadAttentionOptions(embed_dim, num_heads).dropout(dropout).bias(bias)) {}
+  explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& o);
+  MultiheadAttentionImpl(const MultiheadAttentionImpl& o) : MultiheadAttentionImpl(o.options) {}
   std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                      const Tensor& key_padding_mask = {}, bool need_weights = true,
-                                     const Tensor& attn_mask = {});
-  int64_t embed_dim, num_heads;
+                                     const Tensor& attn_mask = {},
+                                     bool average_attn_weights = true);
+  MultiheadAttentionOptions options;
+  int64_t embed_dim, num_heads, head_dim;
   double dropout;
+  bool _qkv_same_embed_dim;
+  // Registered slots (see LinearImpl), in PyTorch's parameter order.
+  Tensor& q_proj_weight;
+  Tensor& k_proj_weight;
+  Tensor& v_proj_weight;
   Tensor& in_proj_weight;  // [3E, E]
   Tensor& in_proj_bias;    // [3E]
+  Tensor& bias_k;          // [1, 1, E] with add_bias_kv
+  Tensor& bias_v;
   std::shared_ptr<LinearImpl> out_proj;
 };
 BRASA_MODULE(MultiheadAttention);
@@ -53,6 +65,14 @@ struct TransformerEncoderLayerOptions {
   const auto& norm_first() const noexcept { return norm_first_; }
   TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead)
       : d_model_(d_model), nhead_(nhead) {}
+  TransformerEncoderLayerOptions& d_model(int64_t v) {
+    d_model_ = v;
+    return *this;
+  }
+  TransformerEncoderLayerOptions& nhead(int64_t v) {
+    nhead_ = v;
+    return *this;
+  }
   TransformerEncoderLayerOptions& dim_feedforward(int64_t v) {
     dim_feedforward_ = v;
     return *this;
@@ -109,6 +129,14 @@ struct RNNOptions {
   const auto& nonlinearity() const noexcept { return nonlinearity_; }
   RNNOptions(int64_t input_size, int64_t hidden_size)
       : input_size_(input_size), hidden_size_(hidden_size) {}
+  RNNOptions& input_size(int64_t v) {
+    input_size_ = v;
+    return *this;
+  }
+  RNNOptions& hidden_size(int64_t v) {
+    hidden_size_ = v;
+    return *this;
+  }
   RNNOptions& num_layers(int64_t v) {
     num_layers_ = v;
     return *this;
@@ -133,17 +161,25 @@ struct RNNOptions {
     nonlinearity_ = v;
     return *this;
   }
+  // LSTM only: h is projected to this size by weight_hr_l{k} [proj_size, hidden_size].
+  RNNOptions& proj_size(int64_t v) {
+    proj_size_ = v;
+    return *this;
+  }
+  const auto& proj_size() const noexcept { return proj_size_; }
   int64_t input_size_, hidden_size_, num_layers_ = 1;
   bool bias_ = true, batch_first_ = false;
   double dropout_ = 0.0;
   bool bidirectional_ = false;
   ActivationKind nonlinearity_ = kTanh;
+  int64_t proj_size_ = 0;
 };
 using LSTMOptions = RNNOptions;
 using GRUOptions = RNNOptions;
 
 // Shared by LSTM and GRU: parameters weight_ih_l{k}[_reverse], weight_hh_..,
-// bias_ih_.., bias_hh_.. (PyTorch's names and layout), layers and directions.
+// bias_ih_.., bias_hh_.. (and LSTM's weight_hr_.. with proj_size; PyTorch's
+// names and layout), layers and directions.
 class RNNBaseImpl : public Module {
  public:
   RNNBaseImpl(std::string name, const RNNOptions& o, int64_t gates);

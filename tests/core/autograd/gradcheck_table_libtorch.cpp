@@ -546,6 +546,46 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
                                      true, 1, 0.0, false, false, false);
           return variable_list{out, h, c, gout, gh, rout, rh};
         });
+  entry("lstm with projections (proj_size 1, hidden 2, no biases)",
+        in2(
+            [] {
+              return R({3, 2, 2});
+            },
+            [] {
+              return R({8, 2});
+            }),
+        [](const variable_list& v) {
+          // h0 [1, 2, 1] narrower than c0 [1, 2, 2]: w_ih [8, 2], w_hh [8, 1], w_hr [1, 2].
+          Tensor h0 = v[0][0].narrow(1, 0, 1).unsqueeze(0), c0 = v[0][1].unsqueeze(0);
+          auto [out, h, c] =
+              lstm(v[0], {h0, c0}, {v[1], v[1].narrow(1, 0, 1) * 0.5, v[1].narrow(0, 0, 1) * 0.3},
+                   false, 1, 0.0, false, false, false);
+          return variable_list{out, h, c};
+        });
+  entry("interpolate: every mode, antialias, scale factors",
+        in2(
+            [] {
+              return R({1, 2, 5});
+            },
+            [] {
+              return R({1, 1, 5, 6});
+            }),
+        [](const variable_list& v) {
+          using O = F::InterpolateFuncOptions;
+          const auto size = [](std::vector<int64_t> s) { return O().size(s); };
+          Tensor v3 = v[1].unsqueeze(0);  // [1, 1, 1, 5, 6]
+          return variable_list{
+              F::interpolate(v[0], size({7}).mode(kLinear).align_corners(false)),
+              F::interpolate(v[0], O().scale_factor({0.7}).mode(kLinear).align_corners(true)),
+              F::interpolate(v[0], size({3}).mode(kArea)),
+              F::interpolate(v[0], size({8}).mode(kNearestExact)),
+              F::interpolate(v[1], size({7, 4}).mode(kBicubic).align_corners(false)),
+              F::interpolate(v[1], size({3, 8}).mode(kBicubic).align_corners(true)),
+              F::interpolate(v[1], size({2, 3}).mode(kBilinear).antialias(true)),
+              F::interpolate(v[1], size({3, 4}).mode(kBicubic).antialias(true)),
+              F::interpolate(v3, size({2, 3, 4}).mode(kTrilinear).align_corners(false)),
+              F::interpolate(v3, size({1, 2, 3}).mode(kArea))};
+        });
 }
 
 }  // namespace brasa

@@ -25,8 +25,8 @@ TEST(NnErrors, LayersNameShapesAndExpectations) {
                F::group_norm(randn({2, 3, 4}), 2));
   EXPECT_ERROR("max_pool2d: pad should be at most half of kernel size",
                max_pool2d(randn({1, 1, 4, 4}), {2}, {2}, {2}));
-  EXPECT_ERROR("interpolate: mode must be 'nearest' or 'bilinear'",
-               F::interpolate(randn({1, 1, 2, 2}), {3, 3}, "area"));
+  EXPECT_ERROR("interpolate: mode must be 'nearest', 'nearest-exact', 'linear', 'bilinear'",
+               F::interpolate(randn({1, 1, 2, 2}), {3, 3}, "lanczos"));
   EXPECT_ERROR("one_hot: class values must be in [0, 3)",
                F::one_hot(tensor(std::vector<int64_t>{0, 3}), 3));
   EXPECT_ERROR("dropout: probability has to be between 0 and 1, but got 1.5",

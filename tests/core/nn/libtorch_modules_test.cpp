@@ -160,6 +160,97 @@ TEST(RecurrentCells, MatchPyTorch) {
   expect_golden("rnn_relu_2layer_bidir_h", hn);
 }
 
+// LSTM's proj_size: weight_hr_l{k} projects h to proj_size, and h0/h_n are
+// that wide while c stays hidden_size wide.
+TEST(RecurrentCells, LstmWithProjectionsMatchesPyTorch) {
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(3, 4).num_layers(2).bidirectional(true).proj_size(2));
+  lstm->to(kDouble);
+  set_sequential_weights(*lstm);
+  EXPECT_EQ(lstm->named_parameters()["weight_hr_l1_reverse"].sizes(), IntArrayRef({2, 4}));
+  EXPECT_EQ(lstm->named_parameters()["weight_hh_l0"].sizes(), IntArrayRef({16, 2}));
+  EXPECT_EQ(lstm->named_parameters()["weight_ih_l1"].sizes(), IntArrayRef({16, 4}));
+  auto [out, state] =
+      lstm(S({5, 2, 3}), std::make_tuple(S({4, 2, 2}, 0.5, 0.3), S({4, 2, 4}, 0.8, 0.6)));
+  expect_golden("lstm_proj_out", out);
+  expect_golden("lstm_proj_h", std::get<0>(state));
+  expect_golden("lstm_proj_c", std::get<1>(state));
+  // Without given states, h0 is [layers * dirs, N, proj_size] of zeros.
+  auto [out0, state0] = lstm(S({5, 2, 3}));
+  EXPECT_EQ(std::get<0>(state0).sizes(), IntArrayRef({4, 2, 2}));
+  EXPECT_EQ(std::get<1>(state0).sizes(), IntArrayRef({4, 2, 4}));
+  EXPECT_NE(printed(*lstm).find("proj_size=2"), std::string::npos) << printed(*lstm);
+  EXPECT_ERROR("LSTM: expected hidden state of shape [4, 2, 2], got [4, 2, 4]",
+               lstm(S({5, 2, 3}), std::make_tuple(S({4, 2, 4}), S({4, 2, 4}))));
+  EXPECT_ERROR("LSTM: proj_size (4) has to be smaller than hidden_size (4)",
+               torch::nn::LSTM(torch::nn::LSTMOptions(3, 4).proj_size(4)));
+  EXPECT_ERROR("LSTM: proj_size should be a positive integer or zero to disable projections",
+               torch::nn::LSTM(torch::nn::LSTMOptions(3, 4).proj_size(-1)));
+  EXPECT_ERROR("GRU: proj_size argument is only supported for LSTM, not RNN or GRU",
+               torch::nn::GRU(torch::nn::GRUOptions(3, 4).proj_size(2)));
+}
+
+// MultiheadAttention's kdim/vdim (separate q/k/v projections), add_bias_kv and
+// add_zero_attn, with per-head weights.
+TEST(ModuleOptions, MultiheadAttentionOptionsMatchPyTorch) {
+  torch::nn::MultiheadAttention mha(
+      torch::nn::MultiheadAttentionOptions(4, 2).add_bias_kv(true).add_zero_attn(true).kdim(3).vdim(
+          5));
+  mha->to(kDouble);
+  std::vector<std::string> names;
+  for (auto& p : mha->named_parameters()) names.push_back(p.key());
+  EXPECT_EQ(names, (std::vector<std::string>{"q_proj_weight", "k_proj_weight", "v_proj_weight",
+                                             "in_proj_bias", "bias_k", "bias_v", "out_proj.weight",
+                                             "out_proj.bias"}));
+  EXPECT_FALSE(mha->in_proj_weight.defined());
+  set_sequential_weights(*mha);
+  auto [out, weights] = mha(S({2, 3, 4}), S({3, 3, 3}, 0.5, 0.3), S({3, 3, 5}, 0.7, 0.4), Tensor(),
+                            true, Tensor(), /*average_attn_weights=*/false);
+  expect_golden("mha_kdim_vdim_bias_kv_out", out);
+  expect_golden("mha_kdim_vdim_bias_kv_weights", weights);
+  // A copy has the same layout.
+  auto copy = std::dynamic_pointer_cast<torch::nn::MultiheadAttentionImpl>(mha->clone());
+  EXPECT_EQ(copy->named_parameters().size(), 8u);
+  EXPECT_ERROR(
+      "MultiheadAttention: expected query [L, N, 4], key [S, N, 3] and value [S, N, 5], "
+      "got [2, 3, 4], [3, 3, 4], [3, 3, 5]",
+      mha(S({2, 3, 4}), S({3, 3, 4}), S({3, 3, 5})));
+  EXPECT_ERROR("MultiheadAttention: kdim and vdim must be positive, got 0 and 4",
+               torch::nn::MultiheadAttention(torch::nn::MultiheadAttentionOptions(4, 2).kdim(0)));
+}
+
+// Options that are set after construction, as libtorch's setters allow.
+TEST(ModuleOptions, ConstructorFieldsHaveSetters) {
+  auto conv = torch::nn::Conv2dOptions(1, 2, 3).in_channels(3).out_channels(4).kernel_size(
+      std::vector<int64_t>{5});
+  EXPECT_EQ(torch::nn::Conv2d(conv)->weight.sizes(), IntArrayRef({4, 3, 5, 5}));
+  EXPECT_EQ(torch::nn::Linear(torch::nn::LinearOptions(1, 1).in_features(3).out_features(2))
+                ->weight.sizes(),
+            IntArrayRef({2, 3}));
+  EXPECT_EQ(
+      torch::nn::Embedding(torch::nn::EmbeddingOptions(1, 1).num_embeddings(5).embedding_dim(2))
+          ->weight.sizes(),
+      IntArrayRef({5, 2}));
+  auto pool = torch::nn::MaxPool2dOptions(2).kernel_size({3, 1});
+  EXPECT_EQ(pool.kernel_size(), (std::vector<int64_t>{3, 1}));
+  // The stride stays the constructor's 2.
+  EXPECT_EQ(F::max_pool2d(S({1, 1, 3, 2}), pool).sizes(), IntArrayRef({1, 1, 1, 1}));
+  auto t = torch::nn::ConvTranspose2dOptions(1, 1, 3)
+               .stride(std::vector<int64_t>{2, 1})
+               .padding(std::vector<int64_t>{1, 0});
+  EXPECT_EQ(t.stride(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(torch::nn::ConvTranspose2d(t)(torch::ones({1, 1, 4, 4})).sizes(),
+            IntArrayRef({1, 1, 7, 6}));
+  EXPECT_EQ(torch::nn::GroupNormOptions(1, 2).num_groups(2).num_groups(), 2);
+  // F::normalize writes into out; F::softmin casts first.
+  Tensor out = torch::empty({2, 3}, torch::kDouble);
+  Tensor r = F::normalize(S({2, 3}), F::NormalizeFuncOptions().dim(1).out(out));
+  EXPECT_TRUE(r.is_same(out));
+  EXPECT_TRUE(out.allclose(F::normalize(S({2, 3}), F::NormalizeFuncOptions().dim(1))));
+  EXPECT_EQ(F::softmin(S({2, 3}), F::SoftminFuncOptions(1).dtype(torch::kFloat)).dtype(),
+            torch::kFloat);
+  EXPECT_TRUE(F::pad(S({2}), F::PadFuncOptions({1}).pad({1, 2})).equal(F::pad(S({2}), {1, 2})));
+}
+
 TEST(RecurrentCells, ModulesStepLikeTheFunctions) {
   torch::nn::LSTMCell lstm(3, 2);
   Tensor x = torch::randn({5, 3});

@@ -362,6 +362,8 @@ TEST(Functional, PadModesAndConvPaddingModesMatchPyTorch) {
                nn::Conv2d(nn::Conv2dOptions(2, 2, 3).padding_mode(kConstant)));
   EXPECT_ERROR("ConvTranspose2d: only padding_mode kZeros is supported",
                nn::ConvTranspose2d(nn::ConvTranspose2dOptions(2, 2, 3).padding_mode(kReflect)));
+  EXPECT_ERROR("ConvTranspose1d: only padding_mode kZeros is supported",
+               nn::ConvTranspose1d(nn::ConvTranspose1dOptions(2, 2, 3).padding_mode(kCircular)));
 }
 
 TEST(Layers, ConvTranspose1dMatchesPyTorch) {
@@ -565,7 +567,8 @@ TEST(Functional, InterpolateAndAdaptiveMaxMatchPyTorch) {
   Tensor y = arange(20, kFloat).view({1, 1, 4, 5}) * tensor({1.0f, -1.0f, 1.0f, -1.0f, 1.0f});
   EXPECT_VALUES(nn::AdaptiveMaxPool2d(std::vector<int64_t>{3, 2})(y).flatten(),
                 {7, 9, 12, 14, 17, 19});
-  EXPECT_THROW(F::interpolate(x, {2, 2}, "bicubic"), Error);
+  EXPECT_THROW(F::interpolate(x, {2, 2}, "cubic"), Error);
+  EXPECT_THROW(F::interpolate(x, {2, 2}, "nearest", true), Error);
 }
 
 // Reference outputs: PyTorch 1.13 TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0) and

@@ -37,6 +37,19 @@ def rnn_module():
     return rnn(S([4, 2, 3]), S([4, 2, 2], 0.5, 0.3))
 
 
+def mha_options_module():
+    """MultiheadAttention with kdim/vdim (separate projections), bias_k/bias_v and a zero row."""
+    m = with_sequential_weights(torch.nn.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True, kdim=3, vdim=5))
+    return m(S([2, 3, 4]), S([3, 3, 3], 0.5, 0.3), S([3, 3, 5], 0.7, 0.4), average_attn_weights=False)
+
+
+def lstm_projected():
+    """A 2-layer bidirectional LSTM with proj_size, with given states."""
+    m = with_sequential_weights(torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True, proj_size=2))
+    out, (h, c) = m(S([5, 2, 3]), (S([4, 2, 2], 0.5, 0.3), S([4, 2, 4], 0.8, 0.6)))
+    return out, h, c
+
+
 def decoder_layer():
     layer = with_sequential_weights(torch.nn.TransformerDecoderLayer(4, 2, dim_feedforward=6, dropout=0.0, activation="gelu"))
     layer.eval()
@@ -202,6 +215,38 @@ CASES = {
     "hardtanh": lambda: F.hardtanh(S([9]), -0.5, 0.5),
     "interpolate_nearest_scale2": lambda: F.interpolate(S([1, 2, 3, 4]), scale_factor=2.0, mode="nearest"),
     "interpolate_bilinear_size": lambda: F.interpolate(S([1, 2, 3, 4]), size=(5, 7), mode="bilinear", align_corners=False),
+    # Every interpolate mode and rank (nn/interpolate.cpp).
+    "interp_nearest_1d_scale": lambda: F.interpolate(S([2, 2, 5]), scale_factor=1.7, mode="nearest"),
+    "interp_nearest_1d_scale_recompute": lambda: F.interpolate(S([2, 2, 5]), scale_factor=1.7, mode="nearest", recompute_scale_factor=True),
+    "interp_nearest_2d_size": lambda: F.interpolate(S([1, 2, 3, 4]), size=(5, 3), mode="nearest"),
+    "interp_nearest_exact_2d": lambda: F.interpolate(S([1, 2, 3, 4]), size=(5, 7), mode="nearest-exact"),
+    "interp_nearest_exact_down": lambda: F.interpolate(S([1, 1, 7, 9]), size=(3, 4), mode="nearest-exact"),
+    "interp_nearest_3d_scale": lambda: F.interpolate(S([1, 2, 2, 3, 4]), scale_factor=(1.5, 2.0, 0.5), mode="nearest"),
+    "interp_linear_size": lambda: F.interpolate(S([2, 2, 5]), size=7, mode="linear", align_corners=False),
+    "interp_linear_align": lambda: F.interpolate(S([2, 2, 5]), size=7, mode="linear", align_corners=True),
+    "interp_linear_scale": lambda: F.interpolate(S([1, 2, 5]), scale_factor=1.7, mode="linear"),
+    "interp_linear_scale_recompute": lambda: F.interpolate(S([1, 2, 5]), scale_factor=1.7, mode="linear", recompute_scale_factor=True),
+    "interp_bilinear_align": lambda: F.interpolate(S([1, 2, 3, 4]), size=(5, 7), mode="bilinear", align_corners=True),
+    "interp_bilinear_down_scale": lambda: F.interpolate(S([1, 2, 7, 9]), scale_factor=0.6, mode="bilinear"),
+    "interp_bicubic_size": lambda: F.interpolate(S([1, 2, 3, 4]), size=(5, 7), mode="bicubic"),
+    "interp_bicubic_align": lambda: F.interpolate(S([1, 2, 3, 4]), size=(5, 7), mode="bicubic", align_corners=True),
+    "interp_bicubic_down": lambda: F.interpolate(S([1, 1, 6, 7]), size=(2, 3), mode="bicubic"),
+    "interp_bicubic_scale": lambda: F.interpolate(S([1, 1, 4, 5]), scale_factor=(1.5, 2.5), mode="bicubic"),
+    "interp_trilinear_size": lambda: F.interpolate(S([1, 2, 2, 3, 4]), size=(3, 4, 5), mode="trilinear"),
+    "interp_trilinear_align": lambda: F.interpolate(S([1, 1, 2, 3, 4]), size=(3, 5, 2), mode="trilinear", align_corners=True),
+    "interp_area_1d": lambda: F.interpolate(S([1, 2, 7]), size=3, mode="area"),
+    "interp_area_2d": lambda: F.interpolate(S([1, 2, 5, 7]), size=(2, 3), mode="area"),
+    "interp_area_3d": lambda: F.interpolate(S([1, 1, 4, 5, 6]), size=(2, 3, 4), mode="area"),
+    "interp_aa_bilinear_down": lambda: F.interpolate(S([1, 2, 9, 10]), size=(4, 3), mode="bilinear", antialias=True),
+    "interp_aa_bilinear_up": lambda: F.interpolate(S([1, 1, 3, 4]), size=(5, 7), mode="bilinear", antialias=True),
+    "interp_aa_bilinear_align": lambda: F.interpolate(S([1, 1, 9, 10]), size=(4, 3), mode="bilinear", antialias=True, align_corners=True),
+    "interp_aa_bilinear_scale": lambda: F.interpolate(S([1, 1, 9, 10]), scale_factor=0.4, mode="bilinear", antialias=True),
+    "interp_aa_bicubic_down": lambda: F.interpolate(S([1, 2, 9, 10]), size=(4, 3), mode="bicubic", antialias=True),
+    "interp_bicubic_scale_same_h": lambda: F.interpolate(S([1, 1, 4, 5]), scale_factor=(1.1, 2.0), mode="bicubic"),
+    "interp_linear_scale_same": lambda: F.interpolate(S([1, 1, 5]), scale_factor=1.1, mode="linear"),
+    "interp_nearest_exact_scale_same": lambda: F.interpolate(S([1, 1, 5]), scale_factor=1.1, mode="nearest-exact"),
+    "interp_aa_bilinear_same_w": lambda: F.interpolate(S([1, 1, 8, 5]), scale_factor=(0.5, 1.1), mode="bilinear", antialias=True),
+    "interp_aa_bicubic_mixed": lambda: F.interpolate(S([1, 1, 5, 12]), size=(8, 5), mode="bicubic", antialias=True),
     # More activations and losses (nn/activations.h, nn/loss_modules.h).
     "softmin": lambda: F.softmin(S([2, 5]) * 2, dim=1),
     "softsign": lambda: F.softsign(S([7]) * 3),
@@ -323,6 +368,11 @@ CASES = {
     "gru_cell": lambda: torch.gru_cell(S([2, 3]), S([2, 2], 0.5, 0.3), S([6, 3], 0.7, 0.1), S([6, 2], 0.9, 0.2), S([6], 0.3, 0.4), S([6], 0.2, 0.5)),
     "rnn_relu_2layer_bidir_out": lambda: rnn_module()[0],
     "rnn_relu_2layer_bidir_h": lambda: rnn_module()[1],
+    "mha_kdim_vdim_bias_kv_out": lambda: mha_options_module()[0],
+    "mha_kdim_vdim_bias_kv_weights": lambda: mha_options_module()[1],
+    "lstm_proj_out": lambda: lstm_projected()[0],
+    "lstm_proj_h": lambda: lstm_projected()[1],
+    "lstm_proj_c": lambda: lstm_projected()[2],
     # Top-level nn spellings (nn/aten_functions.h).
     "channel_shuffle": lambda: torch.channel_shuffle(S([1, 6, 2]), 3),
     "prelu_channels": lambda: torch.prelu(S([2, 3, 2]), torch.tensor([0.1, 0.2, 0.3])),

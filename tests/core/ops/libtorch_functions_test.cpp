@@ -51,6 +51,142 @@ TEST(LibtorchFunctions, RearrangingOpsMatchPyTorch) {
                 torch::masked_scatter(S({3, 4}), S({3, 4}, 1.3, 0.2) > 0, S({12}, 0.4, 0.9)));
 }
 
+// Every mode of F::interpolate at each rank, sizes and scale factors (the
+// factor also sets the sampling positions unless recomputed), align_corners
+// and antialias.
+TEST(LibtorchFunctions, InterpolateMatchesPyTorchInEveryMode) {
+  namespace F = torch::nn::functional;
+  using O = F::InterpolateFuncOptions;
+  const auto sizes = [](std::vector<int64_t> v) { return O().size(v); };
+  const auto scales = [](std::vector<double> v) { return O().scale_factor(v); };
+  expect_golden("interp_nearest_1d_scale", F::interpolate(S({2, 2, 5}), scales({1.7})));
+  expect_golden("interp_nearest_1d_scale_recompute",
+                F::interpolate(S({2, 2, 5}), scales({1.7}).recompute_scale_factor(true)));
+  expect_golden("interp_nearest_2d_size", F::interpolate(S({1, 2, 3, 4}), sizes({5, 3})));
+  expect_golden("interp_nearest_exact_2d",
+                F::interpolate(S({1, 2, 3, 4}), sizes({5, 7}).mode(torch::kNearestExact)));
+  expect_golden("interp_nearest_exact_down",
+                F::interpolate(S({1, 1, 7, 9}), sizes({3, 4}).mode(torch::kNearestExact)));
+  expect_golden("interp_nearest_3d_scale",
+                F::interpolate(S({1, 2, 2, 3, 4}), scales({1.5, 2.0, 0.5})));
+  expect_golden("interp_linear_size",
+                F::interpolate(S({2, 2, 5}), sizes({7}).mode(torch::kLinear).align_corners(false)));
+  expect_golden("interp_linear_align",
+                F::interpolate(S({2, 2, 5}), sizes({7}).mode(torch::kLinear).align_corners(true)));
+  expect_golden("interp_linear_scale",
+                F::interpolate(S({1, 2, 5}), scales({1.7}).mode(torch::kLinear)));
+  expect_golden("interp_linear_scale_recompute",
+                F::interpolate(S({1, 2, 5}),
+                               scales({1.7}).mode(torch::kLinear).recompute_scale_factor(true)));
+  expect_golden(
+      "interp_bilinear_align",
+      F::interpolate(S({1, 2, 3, 4}), sizes({5, 7}).mode(torch::kBilinear).align_corners(true)));
+  expect_golden("interp_bilinear_down_scale",
+                F::interpolate(S({1, 2, 7, 9}), scales({0.6, 0.6}).mode(torch::kBilinear)));
+  expect_golden("interp_bicubic_size",
+                F::interpolate(S({1, 2, 3, 4}), sizes({5, 7}).mode(torch::kBicubic)));
+  expect_golden(
+      "interp_bicubic_align",
+      F::interpolate(S({1, 2, 3, 4}), sizes({5, 7}).mode(torch::kBicubic).align_corners(true)));
+  expect_golden("interp_bicubic_down",
+                F::interpolate(S({1, 1, 6, 7}), sizes({2, 3}).mode(torch::kBicubic)));
+  expect_golden("interp_bicubic_scale",
+                F::interpolate(S({1, 1, 4, 5}), scales({1.5, 2.5}).mode(torch::kBicubic)));
+  expect_golden("interp_trilinear_size",
+                F::interpolate(S({1, 2, 2, 3, 4}), sizes({3, 4, 5}).mode(torch::kTrilinear)));
+  expect_golden("interp_trilinear_align",
+                F::interpolate(S({1, 1, 2, 3, 4}),
+                               sizes({3, 5, 2}).mode(torch::kTrilinear).align_corners(true)));
+  expect_golden("interp_area_1d", F::interpolate(S({1, 2, 7}), sizes({3}).mode(torch::kArea)));
+  expect_golden("interp_area_2d",
+                F::interpolate(S({1, 2, 5, 7}), sizes({2, 3}).mode(torch::kArea)));
+  expect_golden("interp_area_3d",
+                F::interpolate(S({1, 1, 4, 5, 6}), sizes({2, 3, 4}).mode(torch::kArea)));
+  expect_golden(
+      "interp_aa_bilinear_down",
+      F::interpolate(S({1, 2, 9, 10}), sizes({4, 3}).mode(torch::kBilinear).antialias(true)));
+  expect_golden(
+      "interp_aa_bilinear_up",
+      F::interpolate(S({1, 1, 3, 4}), sizes({5, 7}).mode(torch::kBilinear).antialias(true)));
+  expect_golden(
+      "interp_aa_bilinear_align",
+      F::interpolate(S({1, 1, 9, 10}),
+                     sizes({4, 3}).mode(torch::kBilinear).antialias(true).align_corners(true)));
+  expect_golden(
+      "interp_aa_bilinear_scale",
+      F::interpolate(S({1, 1, 9, 10}), scales({0.4, 0.4}).mode(torch::kBilinear).antialias(true)));
+  expect_golden(
+      "interp_aa_bicubic_down",
+      F::interpolate(S({1, 2, 9, 10}), sizes({4, 3}).mode(torch::kBicubic).antialias(true)));
+  // A factor that leaves a size unchanged.
+  expect_golden("interp_bicubic_scale_same_h",
+                F::interpolate(S({1, 1, 4, 5}), scales({1.1, 2.0}).mode(torch::kBicubic)));
+  expect_golden("interp_linear_scale_same",
+                F::interpolate(S({1, 1, 5}), scales({1.1}).mode(torch::kLinear)));
+  expect_golden("interp_nearest_exact_scale_same",
+                F::interpolate(S({1, 1, 5}), scales({1.1}).mode(torch::kNearestExact)));
+  expect_golden(
+      "interp_aa_bilinear_same_w",
+      F::interpolate(S({1, 1, 8, 5}), scales({0.5, 1.1}).mode(torch::kBilinear).antialias(true)));
+  expect_golden(
+      "interp_aa_bicubic_mixed",
+      F::interpolate(S({1, 1, 5, 12}), sizes({8, 5}).mode(torch::kBicubic).antialias(true)));
+  // The string form, and nearest keeps integer tensors.
+  expect_golden("interp_bicubic_size", F::interpolate(S({1, 2, 3, 4}), {5, 7}, "bicubic"));
+  Tensor ints = arange(6).view({1, 1, 2, 3});
+  EXPECT_TRUE(F::interpolate(ints, sizes({2, 6})).equal(torch::repeat_interleave(ints, 2, 3)));
+  // Upsample is the module form.
+  auto up = torch::nn::Upsample(
+      torch::nn::UpsampleOptions().size({5, 7}).mode(torch::kBicubic).align_corners(true));
+  expect_golden("interp_bicubic_align", up(S({1, 2, 3, 4})));
+}
+
+TEST(LibtorchFunctions, InterpolateSaysWhatIsWrong) {
+  namespace F = torch::nn::functional;
+  using O = F::InterpolateFuncOptions;
+  Tensor x4 = S({1, 1, 2, 2});
+  EXPECT_ERROR(
+      "interpolate: scale_factor shape must match input shape. Input is 4D, scale_factor "
+      "size is 1",
+      F::interpolate(x4, O().scale_factor(std::vector<double>{2.0})));
+  EXPECT_ERROR("interpolate: either size or scale_factor should be defined",
+               F::interpolate(x4, O()));
+  EXPECT_ERROR("interpolate: only one of size or scale_factor should be defined",
+               F::interpolate(x4, O().size(std::vector<int64_t>{3, 3}).scale_factor({2.0, 2.0})));
+  EXPECT_ERROR(
+      "interpolate: Input and output must have the same number of spatial dimensions, "
+      "but got input with spatial dimensions of [2, 2] and output size of [3]",
+      F::interpolate(x4, O().size(std::vector<int64_t>{3})));
+  EXPECT_ERROR("interpolate: align_corners option can only be set with the interpolating modes",
+               F::interpolate(x4, O().size(std::vector<int64_t>{3, 3}).align_corners(false)));
+  EXPECT_ERROR("interpolate: Got 4D input, but linear mode needs 3D input",
+               F::interpolate(x4, O().size(std::vector<int64_t>{3, 3}).mode(torch::kLinear)));
+  EXPECT_ERROR("interpolate: Got 4D input, but trilinear mode needs 5D input",
+               F::interpolate(x4, O().size(std::vector<int64_t>{3, 3}).mode(torch::kTrilinear)));
+  EXPECT_ERROR(
+      "interpolate: Got 3D input, but bicubic mode needs 4D input",
+      F::interpolate(S({1, 1, 4}), O().size(std::vector<int64_t>{3}).mode(torch::kBicubic)));
+  EXPECT_ERROR(
+      "interpolate: Input Error: Only 3D, 4D and 5D input Tensors supported (got 2D) for "
+      "the modes: nearest | linear | bilinear | bicubic | trilinear (got kNearest)",
+      F::interpolate(S({2, 2}), O().size(std::vector<int64_t>{3})));
+  EXPECT_ERROR("interpolate: Anti-alias option is only supported for bilinear and bicubic modes",
+               F::interpolate(x4, O().size(std::vector<int64_t>{1, 1}).antialias(true)));
+  EXPECT_ERROR(
+      "interpolate: Input and output sizes should be greater than 0, but got input [2, 2] "
+      "output [0, 0]",
+      F::interpolate(x4, O().scale_factor({0.4, 0.4})));
+  EXPECT_ERROR("interpolate: scale_factor must be positive, got -2",
+               F::interpolate(x4, O().scale_factor({-2.0, 2.0})));
+  EXPECT_ERROR("interpolate: mode kBilinear needs a floating-point input, got Long",
+               F::interpolate(arange(4).view({1, 1, 2, 2}),
+                              O().size(std::vector<int64_t>{3, 3}).mode(torch::kBilinear)));
+  EXPECT_ERROR(
+      "interpolate: mode must be 'nearest', 'nearest-exact', 'linear', 'bilinear', "
+      "'bicubic', 'trilinear' or 'area', got 'cubic'",
+      F::interpolate(x4, {3, 3}, "cubic"));
+}
+
 TEST(LibtorchFunctions, CountingOpsMatchPyTorch) {
   expect_golden("median_all", torch::median(S({5, 4})));
   auto [mv, mi] = torch::median(S({5, 4}), 1);
@@ -438,13 +574,6 @@ TEST(LibtorchFunctions, BadInputGetsClearErrors) {
                F::pixel_unshuffle(S({1, 2, 2}), -1));
   EXPECT_ERROR("pixel_unshuffle expects height and width to be divisible by downscale_factor",
                F::pixel_unshuffle(S({1, 3, 2}), 2));
-  EXPECT_ERROR("interpolate: scale_factor must have two positive values",
-               F::interpolate(S({1, 1, 2, 2}), F::InterpolateFuncOptions().scale_factor({2.0})));
-  EXPECT_ERROR("interpolate: this version has the modes kNearest and kBilinear",
-               F::interpolate(S({1, 1, 2, 2}),
-                              F::InterpolateFuncOptions().size({3, 3}).mode(torch::kBicubic)));
-  EXPECT_ERROR("interpolate: give either size or scale_factor",
-               F::interpolate(S({1, 1, 2, 2}), F::InterpolateFuncOptions()));
 }
 
 }  // namespace
