@@ -584,7 +584,11 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
               F::interpolate(v[1], size({2, 3}).mode(kBilinear).antialias(true)),
               F::interpolate(v[1], size({3, 4}).mode(kBicubic).antialias(true)),
               F::interpolate(v3, size({2, 3, 4}).mode(kTrilinear).align_corners(false)),
-              F::interpolate(v3, size({1, 2, 3}).mode(kArea))};
+              F::interpolate(v3, size({1, 2, 3}).mode(kArea)),
+              F::interpolate(v[0], O().scale_factor({1.7})),
+              F::interpolate(v[1], size({3, 8}).mode(kNearestExact)),
+              F::interpolate(v3, size({2, 3, 4})),
+              F::interpolate(v3, size({2, 7, 3}).mode(kNearestExact))};
         });
 }
 
