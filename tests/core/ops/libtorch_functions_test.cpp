@@ -135,6 +135,16 @@ TEST(LibtorchFunctions, InterpolateMatchesPyTorchInEveryMode) {
   expect_golden("interp_bicubic_size", F::interpolate(S({1, 2, 3, 4}), {5, 7}, "bicubic"));
   Tensor ints = arange(6).view({1, 1, 2, 3});
   EXPECT_TRUE(F::interpolate(ints, sizes({2, 6})).equal(torch::repeat_interleave(ints, 2, 3)));
+  // The nodes carry PyTorch 1.13's names, for the op and for its backward.
+  Tensor leaf = S({1, 1, 3, 4}).requires_grad_(true);
+  Tensor up2 = F::interpolate(leaf, sizes({5, 7}).mode(torch::kBilinear).align_corners(false));
+  EXPECT_EQ(up2.grad_fn()->name(), "UpsampleBilinear2DBackward1");
+  Tensor go = torch::ones_like(up2).requires_grad_(true);
+  auto g = torch::autograd::grad({up2}, {leaf}, {go}, true, true);
+  EXPECT_EQ(g[0].grad_fn()->name(), "UpsampleBilinear2DBackwardBackward1");
+  EXPECT_EQ(
+      F::interpolate(leaf, sizes({2, 2}).mode(torch::kBicubic).antialias(true)).grad_fn()->name(),
+      "UpsampleBicubic2DAaBackward1");
   // Upsample is the module form.
   auto up = torch::nn::Upsample(
       torch::nn::UpsampleOptions().size({5, 7}).mode(torch::kBicubic).align_corners(true));
