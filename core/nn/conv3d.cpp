@@ -1,6 +1,7 @@
 #include <brasa/nn/conv3d.h>
 #include <brasa/nn/init.h>
 #include <brasa/ops/factory.h>
+#include <brasa/ops/indexing.h>
 #include <brasa/ops/shape.h>
 
 #include <cmath>
@@ -100,26 +101,6 @@ std::vector<int64_t> three(const char* what, IntArrayRef v) {
   return v.size() == 1 ? std::vector<int64_t>{v[0], v[0], v[0]} : v.vec();
 }
 
-// x with stride - 1 zeros between neighbours along dim.
-Tensor spread(const Tensor& x, int64_t dim, int64_t stride) {
-  if (stride == 1 || x.size(dim) == 0) return x;
-  std::vector<int64_t> gap = x.sizes().vec();
-  gap.insert(gap.begin() + dim + 1, stride - 1);
-  Tensor interleaved = cat({x.unsqueeze(dim + 1), zeros(gap, x.options())}, dim + 1);
-  return interleaved.flatten(dim, dim + 1).narrow(dim, 0, (x.size(dim) - 1) * stride + 1);
-}
-
-// x padded by `before` and `after` zeros along dim (negative amounts crop).
-Tensor pad_or_crop(const Tensor& x, int64_t dim, int64_t before, int64_t after) {
-  Tensor y = x;
-  if (before < 0) y = y.narrow(dim, -before, y.size(dim) + before);
-  if (after < 0) y = y.narrow(dim, 0, y.size(dim) + after);
-  std::vector<int64_t> amounts(2 * (y.dim() - dim), 0);
-  const int64_t at = 2 * (y.dim() - 1 - dim);  // F::pad lists the last dim first
-  amounts[at] = std::max<int64_t>(before, 0);
-  amounts[at + 1] = std::max<int64_t>(after, 0);
-  return nn::functional::pad(y, amounts, 0.0);
-}
 }  // namespace
 
 Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias,
@@ -154,20 +135,45 @@ Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor&
                 IntArrayRef(output_padding), ", stride ", IntArrayRef(stride), " and dilation ",
                 IntArrayRef(dilation));
   }
-  Tensor x = input;
-  for (int i = 0; i < 3; ++i) {
-    const int64_t dim = 2 + i, reach = dilation[i] * (weight.size(2 + i) - 1);
-    x = pad_or_crop(spread(x, dim, stride[i]), dim, reach - padding[i],
-                    reach - padding[i] + output_padding[i]);
+  // Depth tap kd of the kernel is a 2-d transposed convolution of every input
+  // depth slice id, landing at output depth id * stride - padding + kd *
+  // dilation. All taps run as one 2-d transposed convolution with KD times the
+  // output channels, so no zeros are spread in and the work is the op's own.
+  const int64_t n = input.size(0), c = input.size(1), depth = input.size(2);
+  const int64_t kd_taps = weight.size(2), out_per_group = weight.size(1);
+  const int64_t out_depth = (depth - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kd_taps - 1) +
+                            output_padding[0] + 1;
+  BRASA_CHECK(out_depth > 0, "conv_transpose3d: output depth ", out_depth, " is not positive");
+  if (bias.defined())
+    BRASA_CHECK(bias.dim() == 1 && bias.size(0) == groups * out_per_group,
+                "conv_transpose3d: expected bias of shape [", groups * out_per_group, "], got ",
+                bias.sizes());
+  // [in, out / g, KD, kh, kw] -> [in, g-local (KD, out / g), kh, kw]
+  const int64_t in = weight.size(0), kh = weight.size(3), kw = weight.size(4);
+  Tensor w2 = weight.view({groups, in / groups, out_per_group, kd_taps, kh, kw})
+                  .permute({0, 1, 3, 2, 4, 5})
+                  .reshape({in, kd_taps * out_per_group, kh, kw});
+  Tensor slices = input.transpose(1, 2).reshape({n * depth, c, input.size(3), input.size(4)});
+  Tensor planes =
+      conv_transpose2d(slices, w2, {}, {stride[1], stride[2]}, {padding[1], padding[2]},
+                       {output_padding[1], output_padding[2]}, groups, {dilation[1], dilation[2]});
+  const int64_t oh = planes.size(2), ow = planes.size(3);
+  planes = planes.view({n, depth, groups, kd_taps, out_per_group, oh, ow});
+  Tensor y = zeros({n, groups * out_per_group, out_depth, oh, ow}, input.options());
+  for (int64_t kd = 0; kd < kd_taps; ++kd) {
+    std::vector<int64_t> from, to;
+    for (int64_t id = 0; id < depth; ++id) {
+      const int64_t od = id * stride[0] - padding[0] + kd * dilation[0];
+      if (od >= 0 && od < out_depth) from.push_back(id), to.push_back(od);
+    }
+    if (from.empty()) continue;
+    Tensor part = planes.select(3, kd)
+                      .reshape({n, depth, groups * out_per_group, oh, ow})
+                      .transpose(1, 2);  // [N, C_out, D, OH, OW]
+    if (static_cast<int64_t>(from.size()) < depth) part = part.index_select(2, tensor(from));
+    y = y.index_add(2, tensor(to), part);
   }
-  // Weight [in, out / g, k...] -> [out, in / g, k...] per group, flipped in space.
-  const int64_t in = weight.size(0), out_per_group = weight.size(1);
-  std::vector<int64_t> grouped{groups, in / groups, out_per_group};
-  grouped.insert(grouped.end(), weight.sizes().begin() + 2, weight.sizes().end());
-  Tensor w = weight.view(grouped).transpose(1, 2).flip({3, 4, 5});
-  std::vector<int64_t> conv_shape{groups * out_per_group, in / groups};
-  conv_shape.insert(conv_shape.end(), weight.sizes().begin() + 2, weight.sizes().end());
-  return conv3d(x, w.reshape(conv_shape), bias, {1, 1, 1}, {0, 0, 0}, dilation, groups);
+  return bias.defined() ? y + bias.view({1, -1, 1, 1, 1}) : y;
 }
 
 }  // namespace brasa
