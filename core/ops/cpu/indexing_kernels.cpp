@@ -142,7 +142,64 @@ void scatter_cpu(const Tensor& self, int64_t d, const Tensor& index, const Tenso
               " is out of bounds for dimension ", d, " with size ", size);
 }
 
+// gather on contiguous tensors whose index has self's sizes but along d:
+// self as [outer, size, inner], index and out as [outer, m, inner], in
+// parallel. False when the tensors do not have that form.
+bool gather_contiguous(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index) {
+  if (self.dim() == 0 || !self.is_contiguous() || !index.is_contiguous() || !out.is_contiguous() ||
+      index.dim() != self.dim())
+    return false;
+  for (int64_t k = 0; k < self.dim(); ++k)
+    if (k != d && index.size(k) != self.size(k)) return false;
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < d; ++k) outer *= self.size(k);
+  for (int64_t k = d + 1; k < self.dim(); ++k) inner *= self.size(k);
+  const int64_t size = self.size(d), m = index.size(d), es = self.element_size();
+  const int64_t* ix = index.data_ptr<int64_t>();
+  const char* src = static_cast<const char*>(self.data_ptr());
+  char* dst = static_cast<char*>(out.data_ptr());
+  std::atomic<int64_t> bad{INT64_MIN};
+  // Element copies typed by size, so that each is one load and one store.
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const T* from = reinterpret_cast<const T*>(src);
+    T* to = reinterpret_cast<T*>(dst);
+    parallel_for(0, outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(m * inner, 1)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t p = b; p < e; ++p) {
+                     const T* base = from + p * size * inner;
+                     const int64_t* at = ix + p * m * inner;
+                     T* o = to + p * m * inner;
+                     for (int64_t j = 0; j < m; ++j)
+                       for (int64_t q = 0; q < inner; ++q) {
+                         int64_t i = at[j * inner + q];
+                         if (i < 0) i += size;
+                         if (i < 0 || i >= size) {
+                           bad.store(at[j * inner + q]);
+                           return;
+                         }
+                         o[j * inner + q] = base[i * inner + q];
+                       }
+                   }
+                 });
+  };
+  if (es == 8)
+    run(uint64_t{});
+  else if (es == 4)
+    run(uint32_t{});
+  else if (es == 2)
+    run(uint16_t{});
+  else if (es == 1)
+    run(uint8_t{});
+  else
+    return false;
+  BRASA_CHECK(bad.load() == INT64_MIN, "gather: index ", bad.load(),
+              " is out of bounds for dimension ", d, " with size ", size);
+  return true;
+}
+
 void gather_cpu(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index) {
+  if (gather_contiguous(out, self, d, index)) return;
   StridedLoop loop(index.sizes());
   loop.add(out);
   loop.add(index);
@@ -168,17 +225,54 @@ void gather_cpu(const Tensor& out, const Tensor& self, int64_t d, const Tensor& 
               " is out of bounds for dimension ", d, " with size ", size);
 }
 
+// Copies element i of each of `count` runs: dst[i] = src[ix[i]] with
+// elements of `es` bytes (typed for the common sizes, memcpy for the rest).
+void gather_elements(char* dst, const char* src, const int64_t* ix, int64_t count, int64_t es) {
+  auto typed = [&](auto zero) {
+    using T = decltype(zero);
+    T* d = reinterpret_cast<T*>(dst);
+    const T* s = reinterpret_cast<const T*>(src);
+    for (int64_t i = 0; i < count; ++i) d[i] = s[ix[i]];
+  };
+  if (es == 4)
+    typed(uint32_t{});
+  else if (es == 8)
+    typed(uint64_t{});
+  else if (es == 2)
+    typed(uint16_t{});
+  else if (es == 1)
+    typed(uint8_t{});
+  else
+    for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * es, src + ix[i] * es, es);
+}
+
 void index_select_cpu(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index) {
   const int64_t n = index.numel(), size = self.size(d);
   const int64_t* ix = index.data_ptr<int64_t>();
-  if (d == 0 && self.is_contiguous()) {
-    const int64_t row = self.numel() / std::max<int64_t>(size, 1) * self.element_size();
+  if (self.is_contiguous() && out.is_contiguous()) {
+    // self as [outer, size, inner] and out as [outer, n, inner]: runs of
+    // `inner` elements copied whole, or single elements gathered (inner 1).
+    const int64_t es = self.element_size();
+    int64_t outer = 1, inner = 1;
+    for (int64_t k = 0; k < d; ++k) outer *= self.size(k);
+    for (int64_t k = d + 1; k < self.dim(); ++k) inner *= self.size(k);
+    const int64_t run = inner * es;
     const char* src = static_cast<const char*>(self.data_ptr());
     char* dst = static_cast<char*>(out.data_ptr());
-    parallel_for(0, n, std::max<int64_t>(1, 65536 / std::max<int64_t>(row, 1)),
+    if (inner == 1) {
+      parallel_for(0, outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
+                   [&](int64_t b, int64_t e) {
+                     for (int64_t p = b; p < e; ++p)
+                       gather_elements(dst + p * n * es, src + p * size * es, ix, n, es);
+                   });
+      return;
+    }
+    parallel_for(0, outer * n, std::max<int64_t>(1, 65536 / std::max<int64_t>(run, 1)),
                  [&](int64_t b, int64_t e) {
-                   for (int64_t i = b; i < e; ++i)
-                     std::memcpy(dst + i * row, src + ix[i] * row, row);
+                   for (int64_t r = b; r < e; ++r) {
+                     const int64_t p = r / n, i = r % n;
+                     std::memcpy(dst + r * run, src + (p * size + ix[i]) * run, run);
+                   }
                  });
     return;
   }
