@@ -1,18 +1,13 @@
 // F::interpolate: nearest, nearest-exact, (bi/tri)linear, bicubic (with or
 // without antialias) and area resizing of 1 to 3 spatial dims, with PyTorch's
 // sampling positions. Each mode resizes one axis at a time: every output index
-// reads K input indices (taps) with weights. On the CPU (float, double) one
-// recorded op runs every axis through a row kernel, and its backward is the
-// same kernel transposed (scatter-adding the taps); elsewhere the axes are
-// index_select, a multiply and a sum, which autograd differentiates.
+// reads K input indices (taps) with weights, run by detail::resample
+// (ops/resample.h).
 #include <brasa/autograd/record.h>
 #include <brasa/nn/functional.h>
 #include <brasa/nn/functional_conv.h>
-#include <brasa/ops/factory.h>
-#include <brasa/ops/indexing.h>
-#include <brasa/ops/reduction.h>
+#include <brasa/ops/resample.h>
 #include <brasa/util/error.h>
-#include <brasa/util/parallel.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,12 +19,8 @@
 namespace brasa::nn::functional {
 namespace {
 
-// For each output index o: input indices index[o * k + j] with weights weight[o * k + j].
-struct Taps {
-  int64_t out = 0, k = 1;
-  std::vector<int64_t> index;
-  std::vector<double> weight;
-};
+using brasa::detail::ResampleNames;
+using brasa::detail::Taps;
 
 const char* mode_name(InterpolateMode m) {
   switch (m) {
@@ -168,132 +159,10 @@ Taps antialias_taps(int64_t in, int64_t out, bool align_corners, std::optional<d
   return t;
 }
 
-// Resamples dim `d` of x through the taps.
-Tensor apply_taps(const Tensor& x, int64_t d, const Taps& t) {
-  Tensor picked = x.index_select(d, tensor(t.index, TensorOptions().device(x.device())));
-  if (t.k == 1 && std::all_of(t.weight.begin(), t.weight.end(), [](double w) { return w == 1; }))
-    return picked;
-  std::vector<int64_t> split(x.sizes().begin(), x.sizes().end());
-  split[d] = t.out;
-  split.insert(split.begin() + d + 1, t.k);
-  std::vector<int64_t> wshape(split.size(), 1);
-  wshape[d] = t.out;
-  wshape[d + 1] = t.k;
-  Tensor w = tensor(t.weight, TensorOptions().dtype(x.dtype()).device(x.device())).view(wshape);
-  return (picked.view(split) * w).sum(d + 1);
-}
-
-// ---- the CPU path: one recorded op over all axes ----
-
-// The taps of every spatial axis (dim 2 + i), and the order to run them in.
-struct Plan {
-  std::vector<Taps> axes;
-  std::vector<int64_t> in_sizes;  // of the spatial dims
-  std::vector<int64_t> order;
-};
-
-// The cheapest order of the passes (at most 3! to try): each pass costs its
-// outputs times its taps, and the innermost axis, which gathers element by
-// element instead of moving whole rows, counts 4 times as much. So shrinking
-// passes go first and the gathering pass runs where the data is smallest.
-std::vector<int64_t> pass_order(const std::vector<Taps>& axes, const std::vector<int64_t>& in) {
-  const int64_t n = static_cast<int64_t>(axes.size());
-  std::vector<int64_t> order(n), best;
-  for (int64_t a = 0; a < n; ++a) order[a] = a;
-  double best_cost = 0;
-  do {
-    std::vector<int64_t> sizes = in;
-    double cost = 0;
-    for (int64_t a : order) {
-      sizes[a] = axes[a].out;
-      double outputs = 1;
-      for (int64_t v : sizes) outputs *= static_cast<double>(v);
-      cost += outputs * static_cast<double>(axes[a].k) * (a == n - 1 ? 4.0 : 1.0);
-    }
-    if (best.empty() || cost < best_cost) best = order, best_cost = cost;
-  } while (std::next_permutation(order.begin(), order.end()));
-  return best;
-}
-
-// y[p, o, :] = sum_j w[o, j] x[p, index[o, j], :] for x viewed as [outer, in, inner]
-// (transposed: gx[p, index[o, j], :] += w[o, j] gy[p, o, :]).
-template <class T>
-void resample_rows(const T* x, T* y, int64_t outer, int64_t in, int64_t inner, const Taps& t,
-                   bool transposed) {
-  const int64_t out = t.out, k = t.k;
-  const std::vector<T> w(t.weight.begin(), t.weight.end());
-  const int64_t from = transposed ? out : in, to = transposed ? in : out;
-  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, to * inner * k));
-  parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
-    for (int64_t p = b; p < e; ++p) {
-      const T* src = x + p * from * inner;
-      T* dst = y + p * to * inner;
-      if (transposed) {
-        std::fill(dst, dst + to * inner, T(0));
-        for (int64_t o = 0; o < out; ++o)
-          for (int64_t j = 0; j < k; ++j) {
-            const T wj = w[o * k + j];
-            if (wj == T(0)) continue;
-            T* d = dst + t.index[o * k + j] * inner;
-            const T* g = src + o * inner;
-            for (int64_t i = 0; i < inner; ++i) d[i] += wj * g[i];
-          }
-      } else if (k == 1 && inner == 1) {  // nearest: a gather
-        for (int64_t o = 0; o < out; ++o) dst[o] = w[o] * src[t.index[o]];
-      } else if (inner == 1) {
-        for (int64_t o = 0; o < out; ++o) {
-          T acc = 0;
-          for (int64_t j = 0; j < k; ++j) acc += w[o * k + j] * src[t.index[o * k + j]];
-          dst[o] = acc;
-        }
-      } else {
-        for (int64_t o = 0; o < out; ++o) {
-          T* d = dst + o * inner;
-          const T* s0 = src + t.index[o * k] * inner;
-          const T w0 = w[o * k];
-          for (int64_t i = 0; i < inner; ++i) d[i] = w0 * s0[i];
-          for (int64_t j = 1; j < k; ++j) {
-            const T wj = w[o * k + j];
-            if (wj == T(0)) continue;
-            const T* sj = src + t.index[o * k + j] * inner;
-            for (int64_t i = 0; i < inner; ++i) d[i] += wj * sj[i];
-          }
-        }
-      }
-    }
-  });
-}
-
-// Every axis resampled (transposed: from the output sizes back to the input's).
-Tensor run_plan(const Tensor& x, const Plan& plan, bool transposed) {
-  Tensor y = x.contiguous();
-  for (int64_t a : plan.order) {
-    const int64_t d = 2 + a;
-    const Taps& t = plan.axes[a];
-    const int64_t in = plan.in_sizes[a], to = transposed ? in : t.out;
-    std::vector<int64_t> sizes(y.sizes().begin(), y.sizes().end());
-    int64_t outer = 1, inner = 1;
-    for (int64_t i = 0; i < d; ++i) outer *= sizes[i];
-    for (int64_t i = d + 1; i < y.dim(); ++i) inner *= sizes[i];
-    sizes[d] = to;
-    Tensor z = empty(sizes, y.options());
-    if (y.dtype() == kDouble)
-      resample_rows(y.data_ptr<double>(), z.data_ptr<double>(), outer, in, inner, t, transposed);
-    else
-      resample_rows(y.data_ptr<float>(), z.data_ptr<float>(), outer, in, inner, t, transposed);
-    y = z;
-  }
-  return y;
-}
-
 // PyTorch's node names, per mode and rank, for the op and for its backward.
-struct NodeNames {
-  const autograd::BackwardName& op;
-  const autograd::BackwardName& backward;
-};
 #define BRASA_UPSAMPLE_NAMES(var, stem)                                                        \
   const autograd::BackwardName var##_op(stem "Backward1"), var##_bw(stem "BackwardBackward1"); \
-  const NodeNames var { var##_op, var##_bw }
+  const ResampleNames var { var##_op, var##_bw }
 BRASA_UPSAMPLE_NAMES(kNearest1d, "UpsampleNearest1D");
 BRASA_UPSAMPLE_NAMES(kNearest2d, "UpsampleNearest2D");
 BRASA_UPSAMPLE_NAMES(kNearest3d, "UpsampleNearest3D");
@@ -308,7 +177,7 @@ BRASA_UPSAMPLE_NAMES(kBilinear2dAa, "UpsampleBilinear2DAa");
 BRASA_UPSAMPLE_NAMES(kBicubic2dAa, "UpsampleBicubic2DAa");
 #undef BRASA_UPSAMPLE_NAMES
 
-const NodeNames& names_of(InterpolateMode mode, int64_t spatial, bool antialias) {
+const ResampleNames& names_of(InterpolateMode mode, int64_t spatial, bool antialias) {
   if (mode == kNearest) return spatial == 1 ? kNearest1d : spatial == 2 ? kNearest2d : kNearest3d;
   if (mode == kNearestExact)
     return spatial == 1 ? kNearestExact1d : spatial == 2 ? kNearestExact2d : kNearestExact3d;
@@ -316,30 +185,6 @@ const NodeNames& names_of(InterpolateMode mode, int64_t spatial, bool antialias)
   if (mode == kTrilinear) return kTrilinear3d;
   if (mode == kBicubic) return antialias ? kBicubic2dAa : kBicubic2d;
   return antialias ? kBilinear2dAa : kBilinear2d;
-}
-
-Tensor resample(const Tensor& x, const std::shared_ptr<const Plan>& plan, const NodeNames& names);
-
-// The adjoint of resample (its gradient), itself differentiable (by resample).
-Tensor resample_transposed(const Tensor& g, const std::shared_ptr<const Plan>& plan,
-                           const NodeNames& names) {
-  autograd::Recorder r(names.backward, g);
-  Tensor gx = run_plan(g, *plan, true);
-  if (r)
-    r.finish(gx, [plan, &names](autograd::FormulaNode&, const autograd::variable_list& gg) {
-      return autograd::variable_list{resample(gg[0], plan, names)};
-    });
-  return gx;
-}
-
-Tensor resample(const Tensor& x, const std::shared_ptr<const Plan>& plan, const NodeNames& names) {
-  autograd::Recorder r(names.op, x);
-  Tensor y = run_plan(x, *plan, false);
-  if (r)
-    r.finish(y, [plan, &names](autograd::FormulaNode&, const autograd::variable_list& g) {
-      return autograd::variable_list{resample_transposed(g[0], plan, names)};
-    });
-  return y;
 }
 
 std::string dims_of(const std::vector<int64_t>& v) {
@@ -414,7 +259,7 @@ Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o) {
               "interpolate: mode ", mode_name(mode), " needs a floating-point input, got ",
               x.dtype());
   const bool align = o.align_corners_.value_or(false);
-  auto plan = std::make_shared<Plan>();
+  auto plan = std::make_shared<brasa::detail::ResamplePlan>();
   plan->in_sizes = in_sizes;
   for (int64_t d = 0; d < spatial; ++d) {
     const int64_t in = in_sizes[d], out = size[d];
@@ -427,12 +272,7 @@ Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o) {
     else
       plan->axes.push_back(linear_taps(in, out, align, factors[d]));
   }
-  plan->order = pass_order(plan->axes, in_sizes);
-  if (x.is_cpu() && (x.dtype() == kFloat || x.dtype() == kDouble))
-    return resample(x, plan, names_of(mode, spatial, o.antialias_));
-  Tensor y = x;  // other devices and dtypes: composed of differentiable ops
-  for (int64_t d = 0; d < spatial; ++d) y = apply_taps(y, 2 + d, plan->axes[d]);
-  return y;
+  return brasa::detail::resample(x, plan, names_of(mode, spatial, o.antialias_));
 }
 
 Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode, bool align_corners) {

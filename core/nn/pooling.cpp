@@ -4,6 +4,7 @@
 #include <brasa/nn/pooling_modules.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/random.h>
+#include <brasa/ops/resample.h>
 #include <brasa/ops/pooling.h>
 #include <brasa/ops/shape.h>
 
@@ -95,24 +96,22 @@ Tensor avg_pool_nd(const char* op, const Tensor& x, const std::vector<int64_t>& 
   BRASA_CHECK(!divisor || *divisor != 0, op, ": divisor must be not zero");
   const std::vector<int64_t> d(k.size(), 1);
   Windows w = plan_windows(op, x, k, s, p, d, ceil_mode);
-  Tensor sums = window_view(pad(x, IntArrayRef(w.pad), 0.0), w, k, s, d).sum(last_dims(n));
-  if (divisor) return sums / static_cast<double>(*divisor);
-  // Cells counted: the input's, plus the padding's with count_include_pad,
-  // never the ceil_mode overhang beyond the padding.
-  Tensor cells = ones(DimVector(x.sizes().end() - n, x.sizes().end()), x.options());
-  if (count_include_pad) {
-    std::vector<int64_t> symmetric;
-    for (int64_t i = n - 1; i >= 0; --i) symmetric.insert(symmetric.end(), {p[i], p[i]});
-    cells = pad(cells, symmetric, 1.0);
-    std::vector<int64_t> rest;
-    for (size_t i = 0; i < w.pad.size(); i += 2)
-      rest.insert(rest.end(), {0, std::max<int64_t>(w.pad[i + 1] - w.pad[i], 0)});
-    cells = pad(cells, IntArrayRef(rest), 0.0);
-  } else {
-    cells = pad(cells, IntArrayRef(w.pad), 0.0);
+  // Separable: the window averages of each dim in turn (ops/resample.h); a
+  // divisor_override divides once, on the first dim.
+  auto plan = std::make_shared<brasa::detail::ResamplePlan>();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t in = x.size(x.dim() - n + i);
+    const double divide_by = divisor ? (i == 0 ? static_cast<double>(*divisor) : 1.0) : 0.0;
+    plan->in_sizes.push_back(in);
+    plan->axes.push_back(brasa::detail::window_average_taps(in, w.out[i], k[i], s[i], p[i],
+                                                            count_include_pad, divide_by));
   }
-  Tensor counts = window_view(cells, w, k, s, d).sum(last_dims(n));
-  return sums / counts;
+  static const autograd::BackwardName op2("AvgPool2DBackward0"),
+      back2("AvgPool2DBackwardBackward0"), op3("AvgPool3DBackward0"),
+      back3("AvgPool3DBackwardBackward0");
+  return brasa::detail::resample(
+      x, plan,
+      n == 3 ? brasa::detail::ResampleNames{op3, back3} : brasa::detail::ResampleNames{op2, back2});
 }
 
 // Adaptive pooling along one dim: window i spans [i*in/out, ceil((i+1)*in/out)).
@@ -137,6 +136,19 @@ Tensor adaptive_pool(const char* op, const Tensor& x, const std::vector<int64_t>
     BRASA_CHECK(size[i] > 0, op, ": output_size must be positive, got ", IntArrayRef(size));
     BRASA_CHECK(x.size(x.dim() - n + i) > 0, op, ": expected non-empty spatial dims, got shape ",
                 x.sizes());
+  }
+  if (!is_max) {  // separable window averages (ops/resample.h)
+    auto plan = std::make_shared<brasa::detail::ResamplePlan>();
+    for (int64_t i = 0; i < n; ++i) {
+      plan->in_sizes.push_back(x.size(x.dim() - n + i));
+      plan->axes.push_back(brasa::detail::adaptive_average_taps(plan->in_sizes.back(), size[i]));
+    }
+    static const autograd::BackwardName op2("AdaptiveAvgPool2DBackward0"),
+        back2("AdaptiveAvgPool2DBackwardBackward0"), op3("AdaptiveAvgPool3DBackward0"),
+        back3("AdaptiveAvgPool3DBackwardBackward0");
+    return brasa::detail::resample(x, plan,
+                                   n == 3 ? brasa::detail::ResampleNames{op3, back3}
+                                          : brasa::detail::ResampleNames{op2, back2});
   }
   Tensor y = x;
   for (int64_t i = 0; i < n; ++i) y = adaptive_pool_dim(y, x.dim() - n + i, size[i], is_max);

@@ -4,6 +4,7 @@
 #include <brasa/ops/kernel_table.h>
 #include <brasa/ops/kernels/pooling.h>
 #include <brasa/ops/pooling.h>
+#include <brasa/ops/resample.h>
 #include <brasa/ops/shape.h>
 
 #include <limits>
@@ -110,46 +111,14 @@ Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, I
   PoolGeometry g = pool_geometry("avg_pool2d", input, kernel, stride, padding, {1}, ceil_mode);
   BRASA_CHECK(input.is_floating_point(), "avg_pool2d: expected a floating input, got ",
               input.dtype());
-  // Composite and differentiable: zero-pad, take the windows as unfold
-  // views, sum them, divide by the window counts.
-  // Windows as a view [..., OH, OW, kh, kw] of the padded input.
-  DimVector padded_shape(input.sizes().begin(), input.sizes().end());
-  const int64_t PH = std::max(g.H + 2 * g.ph, (g.OH - 1) * g.sh + g.kh);
-  const int64_t PW = std::max(g.W + 2 * g.pw, (g.OW - 1) * g.sw + g.kw);
-  padded_shape[padded_shape.size() - 2] = PH;
-  padded_shape[padded_shape.size() - 1] = PW;
-  Tensor xp = zeros(padded_shape, input.options());
-  Tensor ones_in = ones_like(input);
-  Tensor mask = zeros(padded_shape, input.options());
-  using namespace indexing;
-  std::vector<TensorIndex> region(static_cast<size_t>(input.dim() - 2), TensorIndex(Slice()));
-  region.push_back(Slice(g.ph, g.ph + g.H));
-  region.push_back(Slice(g.pw, g.pw + g.W));
-  xp.index_put_(region, input);
-  mask.index_put_(region, ones_in);
-  Tensor win = xp.unfold(-2, g.kh, g.sh).unfold(-2, g.kw, g.sw);  // [..., OH', OW', kh, kw]
-  Tensor mwin = mask.unfold(-2, g.kh, g.sh).unfold(-2, g.kw, g.sw);
-  win = win.narrow(-4, 0, g.OH).narrow(-3, 0, g.OW);
-  mwin = mwin.narrow(-4, 0, g.OH).narrow(-3, 0, g.OW);
-  Tensor sums = win.sum({-2, -1});
-  Tensor counts;
-  if (count_include_pad) {
-    // Windows count padding cells but not the extra ceil_mode overhang.
-    Tensor pad_mask = zeros(padded_shape, input.options());
-    std::vector<TensorIndex> padded_region(static_cast<size_t>(input.dim() - 2),
-                                           TensorIndex(Slice()));
-    padded_region.push_back(Slice(0, g.H + 2 * g.ph));
-    padded_region.push_back(Slice(0, g.W + 2 * g.pw));
-    pad_mask.index_put_(padded_region, 1.0);
-    counts = pad_mask.unfold(-2, g.kh, g.sh)
-                 .unfold(-2, g.kw, g.sw)
-                 .narrow(-4, 0, g.OH)
-                 .narrow(-3, 0, g.OW)
-                 .sum({-2, -1});
-  } else {
-    counts = mwin.sum({-2, -1});
-  }
-  return sums / counts.detach();
+  // Separable: the window averages of each dim in turn (ops/resample.h).
+  static const autograd::BackwardName op("AvgPool2DBackward0"),
+      backward("AvgPool2DBackwardBackward0");
+  auto plan = std::make_shared<detail::ResamplePlan>();
+  plan->in_sizes = {g.H, g.W};
+  plan->axes = {detail::window_average_taps(g.H, g.OH, g.kh, g.sh, g.ph, count_include_pad),
+                detail::window_average_taps(g.W, g.OW, g.kw, g.sw, g.pw, count_include_pad)};
+  return detail::resample(input, plan, {op, backward});
 }
 
 }  // namespace brasa

@@ -168,11 +168,122 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_cpu(const Tensor& grad_ou
   return batch_norm_backward_typed<float>(grad_out, x, weight, save_mean, save_invstd);
 }
 
+// Layer norm: the same per-group math as batch norm, with a group being one
+// contiguous row of x ([rows, row]); rows go in parallel.
+template <class T>
+std::tuple<Tensor, Tensor, Tensor> layer_norm_typed(const Tensor& x, int64_t row,
+                                                    const Tensor& weight, const Tensor& bias,
+                                                    double eps) {
+  const int64_t rows = row == 0 ? 0 : x.numel() / row;
+  Tensor y = empty(x.sizes(), x.options());
+  Tensor mean = empty({rows}, x.options()), rstd = empty({rows}, x.options());
+  const T* xp = x.data_ptr<T>();
+  const T* wp = weight.defined() ? weight.data_ptr<T>() : nullptr;
+  const T* bp = bias.defined() ? bias.data_ptr<T>() : nullptr;
+  T *yp = y.data_ptr<T>(), *mp = mean.data_ptr<T>(), *rp = rstd.data_ptr<T>();
+  parallel_for(
+      0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(row, 1)), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const T* p = xp + r * row;
+          const T m =
+              static_cast<T>(lane_sum<double, T>(row, [p](int64_t i) { return p[i]; }) / row);
+          const double v =
+              lane_sum<double, T>(row, [p, m](int64_t i) { return (p[i] - m) * (p[i] - m); }) / row;
+          const T is = static_cast<T>(1.0 / std::sqrt(v + eps));
+          T* q = yp + r * row;
+          if (wp && bp)
+            for (int64_t i = 0; i < row; ++i) q[i] = (p[i] - m) * is * wp[i] + bp[i];
+          else if (wp)
+            for (int64_t i = 0; i < row; ++i) q[i] = (p[i] - m) * is * wp[i];
+          else
+            for (int64_t i = 0; i < row; ++i) q[i] = (p[i] - m) * is + (bp ? bp[i] : T(0));
+          mp[r] = m;
+          rp[r] = is;
+        }
+      });
+  return {y, mean, rstd};
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_cpu(const Tensor& x, int64_t row,
+                                                  const Tensor& weight, const Tensor& bias,
+                                                  double eps) {
+  if (x.dtype() == kDouble) return layer_norm_typed<double>(x, row, weight, bias, eps);
+  BRASA_CHECK(x.dtype() == kFloat,
+              "layer_norm: the fused CPU kernel takes float32 or float64, got ", x.dtype());
+  return layer_norm_typed<float>(x, row, weight, bias, eps);
+}
+
+// Per row, with dxhat = dy * w: dx = rstd * (dxhat - mean(dxhat) - xhat *
+// mean(dxhat * xhat)). d(weight) and d(bias) sum dy * xhat and dy over the
+// rows: each chunk of rows adds into its own partial sums, added up after.
+template <class T>
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_typed(const Tensor& dy, const Tensor& x,
+                                                             int64_t row, const Tensor& mean,
+                                                             const Tensor& rstd,
+                                                             const Tensor& weight) {
+  const int64_t rows = row == 0 ? 0 : x.numel() / row;
+  Tensor dx = empty(x.sizes(), x.options());
+  const T *xp = x.data_ptr<T>(), *gp = dy.data_ptr<T>(), *mp = mean.data_ptr<T>(),
+          *rp = rstd.data_ptr<T>();
+  const T* wp = weight.defined() ? weight.data_ptr<T>() : nullptr;
+  T* dxp = dx.data_ptr<T>();
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, 4 * get_num_threads()));
+  std::vector<double> partial(wp ? static_cast<size_t>(chunks * 2 * row) : 0, 0.0);
+  parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+    std::vector<T> dxhat(static_cast<size_t>(row));
+    for (int64_t c = c0; c < c1; ++c) {
+      double* dw_part = wp ? partial.data() + c * 2 * row : nullptr;
+      double* db_part = wp ? dw_part + row : nullptr;
+      for (int64_t r = rows * c / chunks; r < rows * (c + 1) / chunks; ++r) {
+        const T *p = xp + r * row, *g = gp + r * row;
+        const T m = mp[r], is = rp[r];
+        T* d = dxhat.data();
+        for (int64_t i = 0; i < row; ++i) d[i] = wp ? g[i] * wp[i] : g[i];
+        const double sum_d = lane_sum<double, T>(row, [d](int64_t i) { return d[i]; });
+        const double sum_dx =
+            lane_sum<double, T>(row, [d, p, m](int64_t i) { return d[i] * (p[i] - m); });
+        const T a = static_cast<T>(sum_d / row), k = static_cast<T>(sum_dx / row) * is * is;
+        T* q = dxp + r * row;
+        for (int64_t i = 0; i < row; ++i) q[i] = (d[i] - a - (p[i] - m) * k) * is;
+        if (wp)
+          for (int64_t i = 0; i < row; ++i) {
+            dw_part[i] += static_cast<double>(g[i] * (p[i] - m) * is);
+            db_part[i] += static_cast<double>(g[i]);
+          }
+      }
+    }
+  });
+  if (!wp) return {dx, Tensor(), Tensor()};
+  Tensor dw = empty({row}, x.options()), db = empty({row}, x.options());
+  T *dwp = dw.data_ptr<T>(), *dbp = db.data_ptr<T>();
+  for (int64_t i = 0; i < row; ++i) {
+    double w_sum = 0, b_sum = 0;
+    for (int64_t c = 0; c < chunks; ++c) {
+      w_sum += partial[c * 2 * row + i];
+      b_sum += partial[c * 2 * row + row + i];
+    }
+    dwp[i] = static_cast<T>(w_sum);
+    dbp[i] = static_cast<T>(b_sum);
+  }
+  return {dx, dw, db};
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& dy, const Tensor& x,
+                                                           int64_t row, const Tensor& mean,
+                                                           const Tensor& rstd,
+                                                           const Tensor& weight) {
+  if (x.dtype() == kDouble)
+    return layer_norm_backward_typed<double>(dy, x, row, mean, rstd, weight);
+  return layer_norm_backward_typed<float>(dy, x, row, mean, rstd, weight);
+}
+
 }  // namespace
 
 void register_normalization_kernels() {
   register_kernel<BatchNormKernel>(kCPU, batch_norm_cpu);
   register_kernel<BatchNormBackwardKernel>(kCPU, batch_norm_backward_cpu);
+  register_kernel<LayerNormKernel>(kCPU, layer_norm_cpu);
+  register_kernel<LayerNormBackwardKernel>(kCPU, layer_norm_backward_cpu);
 }
 
 }  // namespace BRASA_CPU_VARIANT

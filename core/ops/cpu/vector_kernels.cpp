@@ -11,6 +11,7 @@ void register_vector_kernels() {
   register_reduction_kernels();
   register_pooling_kernels();
   register_normalization_kernels();
+  register_activation_kernels();
 }
 
 }  // namespace BRASA_CPU_VARIANT

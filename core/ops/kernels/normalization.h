@@ -27,4 +27,22 @@ struct BatchNormBackwardKernel {
                                                     const Tensor& save_invstd, double eps);
 };
 
+// Layer norm over the last `row` values of a contiguous x ([rows, row]):
+// returns (y, mean [rows], rstd [rows]), the statistics in x's dtype; weight
+// and bias ([row], contiguous) may be undefined.
+struct LayerNormKernel {
+  static constexpr const char* name = "layer_norm";
+  using Fn = std::tuple<Tensor, Tensor, Tensor> (*)(const Tensor& x, int64_t row,
+                                                    const Tensor& weight, const Tensor& bias,
+                                                    double eps);
+};
+// Returns (grad_input, grad_weight, grad_bias); the last two are undefined
+// without a weight.
+struct LayerNormBackwardKernel {
+  static constexpr const char* name = "layer_norm backward";
+  using Fn = std::tuple<Tensor, Tensor, Tensor> (*)(const Tensor& grad_out, const Tensor& x,
+                                                    int64_t row, const Tensor& mean,
+                                                    const Tensor& rstd, const Tensor& weight);
+};
+
 }  // namespace brasa

@@ -1,0 +1,136 @@
+// GELU and layer norm on the CPU run fused kernels (forward and backward);
+// their values and gradients match the composites of elementwise ops and
+// reductions they replace, computed in float64 with autograd, in float32
+// and float64, on contiguous and non-contiguous inputs. (The gradcheck table
+// gradchecks and gradgradchecks them too.)
+#include <brasa/autograd/autograd.h>
+#include <brasa/nn/functional.h>
+
+#include <cmath>
+
+#include "../test_util.h"
+
+namespace brasa {
+namespace {
+
+namespace F = nn::functional;
+
+Tensor gelu_reference(const Tensor& x, bool tanh_approximation) {
+  if (tanh_approximation)
+    return 0.5 * x * (1 + tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+  return 0.5 * x * (1 + erf(x * M_SQRT1_2));
+}
+
+TEST(FusedGelu, MatchesTheFormulaWithItsGradient) {
+  for (ScalarType dtype : {kFloat, kDouble})
+    for (const char* approximate : {"none", "tanh"})
+      for (bool transposed : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << dtype << " " << approximate << " transposed "
+                                          << transposed);
+        // Values across the whole range, tails included.
+        Tensor base = (linspace(-12, 12, 4001, TensorOptions().dtype(kDouble))).view({4001, 1});
+        base = cat({base, base * 0.37, base * 0.01}, 1);  // [4001, 3]
+        Tensor x0 = transposed ? base.t().contiguous().t() : base;
+        Tensor x = x0.to(dtype).detach().clone().requires_grad_(true);
+        Tensor y = F::gelu(x, approximate);
+        EXPECT_EQ(y.grad_fn()->name(), "GeluBackward0");
+        Tensor gy = cos(x0 * 3).to(dtype);
+        y.backward(gy);
+        Tensor xr = x0.detach().clone().requires_grad_(true);
+        Tensor yr = gelu_reference(xr, std::string(approximate) == "tanh");
+        yr.backward(cos(x0 * 3));
+        const double tol = dtype == kFloat ? 1e-6 : 1e-12;
+        EXPECT_LT((y.to(kDouble) - yr).abs().max().item<double>(), tol * 12);
+        EXPECT_LT((x.grad().to(kDouble) - xr.grad()).abs().max().item<double>(), tol * 12);
+      }
+}
+
+TEST(FusedGelu, SecondDerivativeIsTheFormulas) {
+  Tensor x = linspace(-3, 3, 25, TensorOptions().dtype(kDouble)).requires_grad_(true);
+  for (const char* approximate : {"none", "tanh"}) {
+    auto g = autograd::grad({F::gelu(x, approximate).sum()}, {x}, {}, true, true);
+    auto gg = autograd::grad({g[0].sum()}, {x});
+    Tensor xr = x.detach().clone().requires_grad_(true);
+    auto r = autograd::grad({gelu_reference(xr, std::string(approximate) == "tanh").sum()}, {xr},
+                            {}, true, true);
+    auto rr = autograd::grad({r[0].sum()}, {xr});
+    EXPECT_TRUE(g[0].allclose(r[0], 1e-10, 1e-12)) << approximate;
+    EXPECT_TRUE(gg[0].allclose(rr[0], 1e-10, 1e-12)) << approximate;
+  }
+}
+
+Tensor layer_norm_reference(const Tensor& x, int64_t k, const Tensor& w, const Tensor& b,
+                            double eps) {
+  std::vector<int64_t> dims;
+  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
+  Tensor mean = x.mean(dims, true), var = (x - mean).pow(2).mean(dims, true);
+  Tensor y = (x - mean) / sqrt(var + eps);
+  if (w.defined()) y = y * w;
+  if (b.defined()) y = y + b;
+  return y;
+}
+
+struct NormCase {
+  std::vector<int64_t> shape;
+  int64_t k;  // normalized dims
+  bool weight, bias, transposed;
+};
+
+TEST(FusedLayerNorm, MatchesTheFormulasWithAllGradients) {
+  for (ScalarType dtype : {kFloat, kDouble})
+    for (const NormCase& c : std::vector<NormCase>{{{6, 7, 32}, 1, true, true, false},
+                                                   {{6, 7, 32}, 2, true, true, true},
+                                                   {{5, 300}, 1, false, false, false},
+                                                   {{5, 300}, 1, true, false, false},
+                                                   {{5, 300}, 1, false, true, false},
+                                                   {{64}, 1, true, true, false},
+                                                   {{3, 2, 4097}, 1, true, true, false}}) {
+      SCOPED_TRACE(::testing::Message() << dtype << " shape " << IntArrayRef(c.shape) << " k "
+                                        << c.k << " weight " << c.weight << " bias " << c.bias
+                                        << " transposed " << c.transposed);
+      manual_seed(5);
+      Tensor x0 = randn(c.shape, TensorOptions().dtype(kDouble)) * 2 + 0.7;
+      if (c.transposed) x0 = x0.transpose(0, 1).contiguous().transpose(0, 1);
+      std::vector<int64_t> norm(c.shape.end() - c.k, c.shape.end());
+      Tensor w0 = c.weight ? randn(norm, TensorOptions().dtype(kDouble)) : Tensor();
+      Tensor b0 = c.bias ? randn(norm, TensorOptions().dtype(kDouble)) : Tensor();
+      Tensor gy = randn(c.shape, TensorOptions().dtype(kDouble));
+      auto leaf = [&](const Tensor& t, ScalarType s) {
+        return t.defined() ? t.to(s).detach().requires_grad_(true) : Tensor();
+      };
+      Tensor x = leaf(x0, dtype), w = leaf(w0, dtype), b = leaf(b0, dtype);
+      Tensor y = F::layer_norm(x, norm, w, b, 1e-5);
+      EXPECT_EQ(y.grad_fn()->name(), "NativeLayerNormBackward0");
+      y.backward(gy.to(dtype));
+      Tensor xr = leaf(x0, kDouble), wr = leaf(w0, kDouble), br = leaf(b0, kDouble);
+      layer_norm_reference(xr, c.k, wr, br, 1e-5).backward(gy);
+      const double tol = dtype == kFloat ? 2e-4 : 1e-10;
+      auto close = [&](const Tensor& a, const Tensor& r, const char* what) {
+        EXPECT_LT((a.to(kDouble) - r).abs().max().item<double>(), tol) << what;
+      };
+      close(y, layer_norm_reference(x0, c.k, w0, b0, 1e-5), "y");
+      close(x.grad(), xr.grad(), "x.grad");
+      if (c.weight) close(w.grad(), wr.grad(), "weight.grad");
+      if (c.bias) close(b.grad(), br.grad(), "bias.grad");
+    }
+}
+
+TEST(FusedLayerNorm, DoubleBackwardAndErrors) {
+  manual_seed(2);
+  Tensor x = randn({4, 6}, TensorOptions().dtype(kDouble)).requires_grad_(true);
+  Tensor w = randn({6}, TensorOptions().dtype(kDouble)).requires_grad_(true);
+  auto g = autograd::grad({(F::layer_norm(x, {6}, w, Tensor(), 1e-5) * x).sum()}, {x, w}, {}, true,
+                          true);
+  auto gg = autograd::grad({g[0].pow(2).sum() + g[1].sum()}, {x, w});
+  Tensor xr = x.detach().clone().requires_grad_(true), wr = w.detach().clone().requires_grad_(true);
+  auto r = autograd::grad({(layer_norm_reference(xr, 1, wr, Tensor(), 1e-5) * xr).sum()},
+                          {xr, wr}, {}, true, true);
+  auto rr = autograd::grad({r[0].pow(2).sum() + r[1].sum()}, {xr, wr});
+  EXPECT_TRUE(gg[0].allclose(rr[0], 1e-8, 1e-10));
+  EXPECT_TRUE(gg[1].allclose(rr[1], 1e-8, 1e-10));
+  EXPECT_ERROR("layer_norm: expected weight and bias of shape [6], got [5]",
+               F::layer_norm(x, {6}, randn({5}, TensorOptions().dtype(kDouble)), Tensor(), 1e-5));
+}
+
+}  // namespace
+}  // namespace brasa
