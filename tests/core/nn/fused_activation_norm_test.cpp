@@ -25,8 +25,8 @@ TEST(FusedGelu, MatchesTheFormulaWithItsGradient) {
   for (ScalarType dtype : {kFloat, kDouble})
     for (const char* approximate : {"none", "tanh"})
       for (bool transposed : {false, true}) {
-        SCOPED_TRACE(::testing::Message() << dtype << " " << approximate << " transposed "
-                                          << transposed);
+        SCOPED_TRACE(::testing::Message()
+                     << dtype << " " << approximate << " transposed " << transposed);
         // Values across the whole range, tails included.
         Tensor base = (linspace(-12, 12, 4001, TensorOptions().dtype(kDouble))).view({4001, 1});
         base = cat({base, base * 0.37, base * 0.01}, 1);  // [4001, 3]
@@ -85,9 +85,9 @@ TEST(FusedLayerNorm, MatchesTheFormulasWithAllGradients) {
                                                    {{5, 300}, 1, false, true, false},
                                                    {{64}, 1, true, true, false},
                                                    {{3, 2, 4097}, 1, true, true, false}}) {
-      SCOPED_TRACE(::testing::Message() << dtype << " shape " << IntArrayRef(c.shape) << " k "
-                                        << c.k << " weight " << c.weight << " bias " << c.bias
-                                        << " transposed " << c.transposed);
+      SCOPED_TRACE(::testing::Message()
+                   << dtype << " shape " << IntArrayRef(c.shape) << " k " << c.k << " weight "
+                   << c.weight << " bias " << c.bias << " transposed " << c.transposed);
       manual_seed(5);
       Tensor x0 = randn(c.shape, TensorOptions().dtype(kDouble)) * 2 + 0.7;
       if (c.transposed) x0 = x0.transpose(0, 1).contiguous().transpose(0, 1);
@@ -123,8 +123,8 @@ TEST(FusedLayerNorm, DoubleBackwardAndErrors) {
                           true);
   auto gg = autograd::grad({g[0].pow(2).sum() + g[1].sum()}, {x, w});
   Tensor xr = x.detach().clone().requires_grad_(true), wr = w.detach().clone().requires_grad_(true);
-  auto r = autograd::grad({(layer_norm_reference(xr, 1, wr, Tensor(), 1e-5) * xr).sum()},
-                          {xr, wr}, {}, true, true);
+  auto r = autograd::grad({(layer_norm_reference(xr, 1, wr, Tensor(), 1e-5) * xr).sum()}, {xr, wr},
+                          {}, true, true);
   auto rr = autograd::grad({r[0].pow(2).sum() + r[1].sum()}, {xr, wr});
   EXPECT_TRUE(gg[0].allclose(rr[0], 1e-8, 1e-10));
   EXPECT_TRUE(gg[1].allclose(rr[1], 1e-8, 1e-10));
