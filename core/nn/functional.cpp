@@ -6,7 +6,6 @@
 #include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>
 #include <brasa/ops/kernel_table.h>
-#include <brasa/ops/kernels/activation.h>
 #include <brasa/ops/kernels/normalization.h>
 #include <brasa/ops/linalg.h>
 #include <brasa/ops/random.h>
@@ -38,51 +37,6 @@ Tensor relu(const Tensor& x, bool inplace) {
 }
 
 Tensor leaky_relu(const Tensor& x, double slope) { return where(x > 0, x, x * slope); }
-
-// gelu and its derivative as differentiable ops: the other devices' path,
-// and the fused kernel's double backward.
-static Tensor gelu_composite(const Tensor& x, bool tanh_approximation) {
-  if (tanh_approximation) {
-    const double k = std::sqrt(2.0 / M_PI);
-    return 0.5 * x * (1 + tanh(k * (x + 0.044715 * x * x * x)));
-  }
-  return 0.5 * x * (1 + erf(x * M_SQRT1_2));
-}
-static Tensor gelu_derivative_composite(const Tensor& x, bool tanh_approximation) {
-  if (tanh_approximation) {
-    const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
-    Tensor t = tanh(k * (x + c * x * x * x));
-    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (k * (1 + 3 * c * x * x));
-  }
-  return 0.5 * (1 + erf(x * M_SQRT1_2)) + x * exp(-0.5 * x * x) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
-}
-
-static const autograd::BackwardName kGeluBackward("GeluBackward0");
-
-Tensor gelu(const Tensor& x, const std::string& approximate) {
-  BRASA_CHECK(approximate == "none" || approximate == "tanh",
-              "gelu: approximate must be 'none' or 'tanh', got '", approximate, "'");
-  const bool tanh_approximation = approximate == "tanh";
-  const bool fused = (x.dtype() == kFloat || x.dtype() == kDouble) && x.is_cpu() &&
-                     has_kernel<GeluKernel>(x.device());
-  if (!fused) return gelu_composite(x, tanh_approximation);
-  autograd::Recorder r(kGeluBackward, x);
-  Tensor y;
-  {
-    NoGradGuard ng;
-    y = kernel<GeluKernel>(x.device())(x.contiguous(), tanh_approximation);
-  }
-  if (r)
-    r.save(x).finish(y, [tanh_approximation](autograd::FormulaNode& n,
-                                             const autograd::variable_list& g) {
-      Tensor xs = n.saved(0);
-      if (is_grad_enabled())  // create_graph: a backward that is itself differentiable
-        return autograd::variable_list{g[0] * gelu_derivative_composite(xs, tanh_approximation)};
-      return autograd::variable_list{kernel<GeluBackwardKernel>(xs.device())(
-          g[0].contiguous(), xs.contiguous(), tanh_approximation)};
-    });
-  return y;
-}
 
 Tensor silu(const Tensor& x) { return x * sigmoid(x); }
 
@@ -251,94 +205,6 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   if (weight.defined()) y = y * weight.view(shape);
   if (bias.defined()) y = y + bias.view(shape);
   return y;
-}
-
-// Layer norm over the last k dims as differentiable ops.
-static Tensor layer_norm_composite(const Tensor& x, int64_t k, const Tensor& weight,
-                                   const Tensor& bias, double eps) {
-  DimVector dims;
-  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
-  Tensor mean = x.mean(dims, true), var = x.var(dims, false, true);
-  Tensor y = (x - mean) * rsqrt(var + eps);
-  if (weight.defined()) y = y * weight;
-  if (bias.defined()) y = y + bias;
-  return y;
-}
-
-static const autograd::BackwardName kNativeLayerNormBackward("NativeLayerNormBackward0");
-
-// t summed over all but its last k dims (t itself when there are none).
-static Tensor sum_leading(const Tensor& t, int64_t k) {
-  DimVector lead;
-  for (int64_t d = 0; d < t.dim() - k; ++d) lead.push_back(d);
-  return lead.empty() ? t : t.sum(lead);
-}
-
-// One kernel per direction (statistics saved by the forward); a backward with
-// create_graph differentiates the composite instead, as batch norm does.
-static Tensor fused_layer_norm(const Tensor& input, int64_t k, const Tensor& weight,
-                               const Tensor& bias, double eps) {
-  autograd::Recorder r(kNativeLayerNormBackward, input, weight, bias);
-  int64_t row = 1;
-  for (int64_t d = input.dim() - k; d < input.dim(); ++d) row *= input.size(d);
-  const Tensor x = input.contiguous();
-  Tensor y, mean, rstd;
-  {
-    NoGradGuard ng;
-    std::tie(y, mean, rstd) = kernel<LayerNormKernel>(x.device())(
-        x, row, weight.defined() ? weight.contiguous() : Tensor(),
-        bias.defined() ? bias.contiguous() : Tensor(), eps);
-  }
-  if (r) {
-    const bool has_bias = bias.defined();
-    const std::vector<int64_t> norm_shape(x.sizes().end() - k, x.sizes().end());
-    r.save(x, weight, mean, rstd);
-    r.finish(y, [k, row, eps, has_bias, norm_shape](autograd::FormulaNode& n,
-                                                    const autograd::variable_list& g) {
-      Tensor xs = n.saved(0), w = n.saved(1);
-      if (is_grad_enabled()) {  // create_graph: differentiate the composite
-        // The input gradient as ops of x, w and g (differentiable in all three).
-        DimVector dims;
-        for (int64_t d = xs.dim() - k; d < xs.dim(); ++d) dims.push_back(d);
-        Tensor mean = xs.mean(dims, true), rs = rsqrt(xs.var(dims, false, true) + eps);
-        Tensor xhat = (xs - mean) * rs;
-        Tensor dxhat = w.defined() ? g[0] * w : g[0];
-        Tensor dx = rs * (dxhat - dxhat.mean(dims, true) - xhat * (dxhat * xhat).mean(dims, true));
-        Tensor dw = w.defined() ? sum_leading(g[0] * xhat, k) : Tensor();
-        Tensor db = has_bias ? sum_leading(g[0], k) : Tensor();
-        return autograd::variable_list{n.needs(0) ? dx : Tensor(), n.needs(1) ? dw : Tensor(),
-                                       n.needs(2) ? db : Tensor()};
-      }
-      auto [dx, dw, db] = kernel<LayerNormBackwardKernel>(xs.device())(
-          g[0].contiguous(), xs, row, n.saved(2), n.saved(3),
-          w.defined() ? w.contiguous() : Tensor());
-      if (has_bias && !db.defined()) db = sum_leading(g[0], k);  // no weight: bias alone
-      return autograd::variable_list{n.needs(0) ? dx : Tensor(),
-                                     n.needs(1) && dw.defined() ? dw.view(norm_shape) : Tensor(),
-                                     n.needs(2) && db.defined() ? db.view(norm_shape) : Tensor()};
-    });
-  }
-  return y;
-}
-
-Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight,
-                  const Tensor& bias, double eps) {
-  const int64_t k = static_cast<int64_t>(normalized_shape.size());
-  BRASA_CHECK(k >= 1 && x.dim() >= k, "layer_norm: normalized_shape ", normalized_shape,
-              " does not fit input of shape ", x.sizes());
-  for (int64_t i = 0; i < k; ++i)
-    BRASA_CHECK(x.size(x.dim() - k + i) == normalized_shape[i], "layer_norm: input shape ",
-                x.sizes(), " does not end with normalized_shape ", normalized_shape);
-  for (const Tensor& t : {weight, bias})
-    if (t.defined())
-      BRASA_CHECK(t.sizes() == normalized_shape, "layer_norm: expected weight and bias of shape ",
-                  normalized_shape, ", got ", t.sizes());
-  const bool fused = x.is_cpu() && (x.dtype() == kFloat || x.dtype() == kDouble) &&
-                     (!weight.defined() || weight.dtype() == x.dtype()) &&
-                     (!bias.defined() || bias.dtype() == x.dtype()) &&
-                     has_kernel<LayerNormKernel>(x.device());
-  if (fused) return fused_layer_norm(x, k, weight, bias, eps);
-  return layer_norm_composite(x, k, weight, bias, eps);
 }
 
 Tensor group_norm(const Tensor& x, int64_t G, const Tensor& weight, const Tensor& bias,

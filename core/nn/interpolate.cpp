@@ -187,12 +187,6 @@ const ResampleNames& names_of(InterpolateMode mode, int64_t spatial, bool antial
   return antialias ? kBilinear2dAa : kBilinear2d;
 }
 
-std::string dims_of(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 }  // namespace
 
 Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o) {
@@ -219,7 +213,7 @@ Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o) {
     BRASA_CHECK(static_cast<int64_t>(size.size()) == spatial,
                 "interpolate: Input and output must have the same number of spatial dimensions, "
                 "but got input with spatial dimensions of ",
-                dims_of(in_sizes), " and output size of ", dims_of(size),
+                IntArrayRef(in_sizes), " and output size of ", IntArrayRef(size),
                 ". Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
                 "(o1, o2, ...,oK) format.");
   } else {
@@ -236,7 +230,7 @@ Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o) {
   for (int64_t d = 0; d < spatial; ++d)
     BRASA_CHECK(in_sizes[d] > 0 && size[d] > 0,
                 "interpolate: Input and output sizes should be greater than 0, but got input ",
-                dims_of(in_sizes), " output ", dims_of(size));
+                IntArrayRef(in_sizes), " output ", IntArrayRef(size));
   BRASA_CHECK(!o.antialias_ || (x.dim() == 4 && (mode == kBilinear || mode == kBicubic)),
               "interpolate: Anti-alias option is only supported for bilinear and bicubic modes");
   // The interpolating modes each belong to one rank.

@@ -562,8 +562,10 @@ std::vector<OpCase> make_table() {
         return variable_list{R({2, 4, 3}), R({3}), R({4})};
       },
       [](const variable_list& v) {
-        return variable_list{F::layer_norm(v[0], {3}, v[1], Tensor()),
-                             F::group_norm(v[0], 2, v[2], v[2])};
+        return variable_list{
+            F::layer_norm(v[0], {3}, v[1], Tensor()), F::layer_norm(v[0], {3}, v[1], v[1] * 0.5),
+            F::layer_norm(v[0], {4, 3}, Tensor(), v[2].view({4, 1}).expand({4, 3})),
+            F::group_norm(v[0], 2, v[2], v[2])};
       });
   // padding_idx 3 is not looked up: its zero gradient is by design (not a Jacobian), tested in nn/.
   entry("embedding with padding_idx", in1([] {

@@ -259,6 +259,10 @@ TEST(PoolingConv3d, MoreBadInputGetsClearErrors) {
                torch::conv_transpose3d(x, golden::S({2, 1, 1, 1, 1}), {}, {1, 1}));
   EXPECT_ERROR("conv_transpose3d: stride and dilation must be positive",
                torch::conv_transpose3d(x, golden::S({2, 1, 1, 1, 1}), {}, {0}));
+  EXPECT_ERROR("conv_transpose3d: expected bias of shape [1], got [2]",
+               torch::conv_transpose3d(x, golden::S({2, 1, 1, 1, 1}), golden::S({2})));
+  EXPECT_ERROR("conv_transpose3d: output depth 0 is not positive",
+               torch::conv_transpose3d(x, golden::S({2, 1, 1, 1, 1}), {}, {1}, {1, 0, 0}));
   torch::nn::ConvTranspose3dOptions named(2, 2, 1);
   named.Conv3dOptions::padding(torch::kSame);  // reachable through the base's setter
   EXPECT_ERROR("ConvTranspose3d: padding kSame/kValid is only for convolutions",
