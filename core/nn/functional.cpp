@@ -36,8 +36,6 @@ Tensor relu(const Tensor& x, bool inplace) {
   return y.relu_();
 }
 
-Tensor leaky_relu(const Tensor& x, double slope) { return where(x > 0, x, x * slope); }
-
 Tensor silu(const Tensor& x) { return x * sigmoid(x); }
 
 Tensor dropout(const Tensor& x, double p, bool training) {

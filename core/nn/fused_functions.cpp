@@ -1,10 +1,11 @@
-// GELU and layer norm: the op side of their fused CPU kernels
+// GELU, leaky ReLU and layer norm: the op side of their fused CPU kernels
 // (ops/cpu/activation_kernels.cpp, ops/cpu/normalization_kernels.cpp), with
 // the composites that other devices and double backward use.
 #include <brasa/autograd/grad_mode.h>
 #include <brasa/autograd/record.h>
 #include <brasa/nn/functional.h>
 #include <brasa/ops/binary.h>
+#include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/kernel_table.h>
 #include <brasa/ops/kernels/activation.h>
@@ -60,6 +61,40 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
         return autograd::variable_list{g[0] * gelu_derivative_composite(xs, tanh_approximation)};
       return autograd::variable_list{kernel<GeluBackwardKernel>(xs.device())(
           g[0].contiguous(), xs.contiguous(), tanh_approximation)};
+    });
+  return y;
+}
+
+static const autograd::BackwardName kLeakyReluBackward("LeakyReluBackward0");
+static const autograd::BackwardName kLeakyReluBackwardBackward("LeakyReluBackwardBackward0");
+
+// grad where x > 0, else grad * slope. Linear in grad: its own gradient is
+// the same scaling of the incoming one (and zero for x, as in PyTorch).
+static Tensor leaky_relu_backward(const Tensor& grad, const Tensor& x, double slope) {
+  autograd::Recorder r(kLeakyReluBackwardBackward, grad);
+  brasa::detail::Elementwise e("leaky_relu_backward", grad.dtype());
+  e.input(grad).input(x, grad.dtype()).build();
+  kernel<LeakyReluBackwardKernel>(e.device())(e, grad.dtype(), slope);
+  Tensor out = e.result();
+  if (r)
+    r.save(x).finish(out, [slope](autograd::FormulaNode& n, const autograd::variable_list& g) {
+      return autograd::variable_list{leaky_relu_backward(g[0], n.saved(0), slope)};
+    });
+  return out;
+}
+
+Tensor leaky_relu(const Tensor& x, double slope) {
+  const bool fused = isFloatingType(x.dtype()) && has_kernel<LeakyReluKernel>(x.device()) &&
+                     has_kernel<LeakyReluBackwardKernel>(x.device());
+  if (!fused) return where(x > 0, x, x * slope);
+  autograd::Recorder r(kLeakyReluBackward, x);
+  brasa::detail::Elementwise e("leaky_relu", x.dtype());
+  e.input(x).build();
+  kernel<LeakyReluKernel>(e.device())(e, x.dtype(), slope);
+  Tensor y = e.result();
+  if (r)
+    r.save(x).finish(y, [slope](autograd::FormulaNode& n, const autograd::variable_list& g) {
+      return autograd::variable_list{leaky_relu_backward(g[0], n.saved(0), slope)};
     });
   return y;
 }

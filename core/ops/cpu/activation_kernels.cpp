@@ -1,7 +1,10 @@
 // Fused GELU and its derivative: one pass over memory instead of the five of
 // the composite (scale, erf, add, two products). float goes through
-// branch-free math the compiler vectorizes; double through libm.
+// branch-free math the compiler vectorizes; double through libm. Leaky ReLU
+// and its derivative: one pass each instead of the composite's three
+// (compare, scale, where) and five.
 #include <brasa/ops/cpu/variant.h>
+#include <brasa/ops/cpu/elementwise_run.h>
 #include <brasa/ops/cpu/register.h>
 #include <brasa/ops/cpu/vec_math.h>
 
@@ -124,11 +127,30 @@ Tensor gelu_backward_cpu(const Tensor& grad, const Tensor& x, bool tanh_approxim
   return gx;
 }
 
+// A NaN input stays NaN (x * slope), as in PyTorch.
+void leaky_relu_cpu(detail::Elementwise& e, ScalarType t, double negative_slope) {
+  BRASA_DISPATCH_FLOATING_TYPES(t, "leaky_relu", [&] {
+    using M = opmath_t<scalar_t>;
+    const M slope = static_cast<M>(negative_slope);
+    run<scalar_t, scalar_t>(e, [slope](M x) { return x > M(0) ? x : x * slope; });
+  });
+}
+
+void leaky_relu_backward_cpu(detail::Elementwise& e, ScalarType t, double negative_slope) {
+  BRASA_DISPATCH_FLOATING_TYPES(t, "leaky_relu backward", [&] {
+    using M = opmath_t<scalar_t>;
+    const M slope = static_cast<M>(negative_slope);
+    run<scalar_t, scalar_t, scalar_t>(e, [slope](M g, M x) { return x > M(0) ? g : g * slope; });
+  });
+}
+
 }  // namespace
 
 void register_activation_kernels() {
   register_kernel<GeluKernel>(kCPU, gelu_cpu);
   register_kernel<GeluBackwardKernel>(kCPU, gelu_backward_cpu);
+  register_kernel<LeakyReluKernel>(kCPU, leaky_relu_cpu);
+  register_kernel<LeakyReluBackwardKernel>(kCPU, leaky_relu_backward_cpu);
 }
 
 }  // namespace BRASA_CPU_VARIANT

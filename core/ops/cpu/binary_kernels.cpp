@@ -253,17 +253,12 @@ void addc_cpu(detail::Elementwise& e, ScalarType t, const Scalar& value, bool di
   });
 }
 
+// Operands (a, cond, b); run takes the flat path (vectorized) when all are
+// contiguous.
 void where_cpu(detail::Elementwise& e, ScalarType t) {
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t, e.op(), [&] {
-    using T = scalar_t;
-    cpu::make_loop(e).run([](char** d, const int64_t* s, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) {
-        bool c = *reinterpret_cast<const bool*>(d[2] + i * s[2]);
-        *reinterpret_cast<T*>(d[0] + i * s[0]) = c ? *reinterpret_cast<const T*>(d[1] + i * s[1])
-                                                   : *reinterpret_cast<const T*>(d[3] + i * s[3]);
-      }
-    });
-    e.finish();
+    using M = opmath_t<scalar_t>;
+    cpu::run<scalar_t, scalar_t, bool, scalar_t>(e, [](M a, bool c, M b) { return c ? a : b; });
   });
 }
 

@@ -238,23 +238,38 @@ struct PreparedBackward {
   Relayout x_for_weights, dy_for_weights, dw_out;  // backward weights
 };
 
+// Whether the gradients run on channels-last data rather than on the layout
+// oneDNN picks (channel blocks of 16). With channels that are not multiples
+// of 16 the blocks are padded: channels-last took 0.52x the weight
+// gradient's time and 0.65x the input gradient's (MNIST example's 10->20
+// 5x5 at batch 64, AVX-512 Xeon, 1 thread; the blocked weight gradient even
+// falls back to an AVX2 kernel there). With multiples of 16 the blocks won
+// inside whole training steps (ResNet's 64->64 3x3: 8.9 against 9.4 ms per
+// weight gradient, 8.3 against 9.5 per input gradient).
+bool channels_last_gradients(const Key& k) { return k.C % 16 != 0 || k.O % 16 != 0; }
+
 std::unique_ptr<PreparedBackward> prepare_backward(const Key& k, int64_t OH, int64_t OW) {
   auto p = std::make_unique<PreparedBackward>();
   const Descs d = descs_of(k, OH, OW);
   const auto alg = dnnl::algorithm::convolution_direct;
   const dnnl::primitive_attr attr = user_scratchpad();
+  memory::desc src = d.src_any, dst = d.dst_any;
+  if (k.groups == 1 && channels_last_gradients(k)) {
+    src = memory::desc(d.src.dims(), memory::data_type::f32, memory::format_tag::nhwc);
+    dst = memory::desc(d.dst.dims(), memory::data_type::f32, memory::format_tag::nhwc);
+  }
   // The backward primitives take the forward's description as a hint.
   dnnl::convolution_forward::primitive_desc hint(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, d.src_any,
-                                      d.weights_any, d.dst_any, d.strides, d.dilates, d.pad, d.pad),
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src, d.weights_any,
+                                      dst, d.strides, d.dilates, d.pad, d.pad),
       attr, cpu_engine());
   dnnl::convolution_backward_data::primitive_desc data_pd(
-      dnnl::convolution_backward_data::desc(alg, d.src_any, d.weights_any, d.dst_any, d.strides,
-                                            d.dilates, d.pad, d.pad),
+      dnnl::convolution_backward_data::desc(alg, src, d.weights_any, dst, d.strides, d.dilates,
+                                            d.pad, d.pad),
       attr, cpu_engine(), hint);
   dnnl::convolution_backward_weights::primitive_desc weights_pd(
-      dnnl::convolution_backward_weights::desc(alg, d.src_any, d.weights_any, d.dst_any, d.strides,
-                                               d.dilates, d.pad, d.pad),
+      dnnl::convolution_backward_weights::desc(alg, src, d.weights_any, dst, d.strides, d.dilates,
+                                               d.pad, d.pad),
       attr, cpu_engine(), hint);
   p->data_scratchpad = data_pd.scratchpad_desc();
   p->weights_scratchpad = weights_pd.scratchpad_desc();

@@ -1,4 +1,5 @@
-// GELU and layer norm on the CPU run fused kernels (forward and backward);
+// GELU, leaky ReLU and layer norm on the CPU run fused kernels (forward and
+// backward);
 // their values and gradients match the composites of elementwise ops and
 // reductions they replace, computed in float64 with autograd, in float32
 // and float64, on contiguous and non-contiguous inputs. (The gradcheck table
@@ -130,6 +131,67 @@ TEST(FusedLayerNorm, DoubleBackwardAndErrors) {
   EXPECT_TRUE(gg[1].allclose(rr[1], 1e-8, 1e-10));
   EXPECT_ERROR("layer_norm: expected weight and bias of shape [6], got [5]",
                F::layer_norm(x, {6}, randn({5}, TensorOptions().dtype(kDouble)), Tensor(), 1e-5));
+}
+
+TEST(FusedLeakyRelu, MatchesTheFormulaWithItsGradient) {
+  const double nan = std::nan("");
+  for (ScalarType dtype : {kFloat, kDouble, kBFloat16})
+    for (double slope : {0.2, 1.5, -0.3})
+      for (bool transposed : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << dtype << " slope " << slope << " " << transposed);
+        Tensor base = tensor({-3.0, -0.5, -0.0, 0.0, 0.25, 7.0, -1e30, 1e30, nan},
+                             TensorOptions().dtype(kDouble));
+        base = stack({base, -base, base * 2}, 1);  // [9, 3]
+        Tensor x0 = (transposed ? base.t().contiguous().t() : base).to(dtype);
+        Tensor x = x0.detach().clone().requires_grad_(true);
+        Tensor y = F::leaky_relu(x, slope);
+        EXPECT_EQ(y.grad_fn()->name(), "LeakyReluBackward0");
+        Tensor xd = x0.to(kDouble);
+        Tensor want = where(xd > 0, xd, xd * slope).to(dtype);
+        const double tol = dtype == kBFloat16 ? 1e-2 : dtype == kFloat ? 1e-6 : 0;
+        EXPECT_TRUE(y.detach().allclose(want, tol, 0, true));
+        EXPECT_TRUE(isnan(y.detach()).equal(isnan(xd)));  // NaN stays NaN
+        Tensor gy = arange(27, TensorOptions().dtype(kDouble)).view({9, 3}) - 13;
+        y.backward(gy.to(dtype));
+        Tensor gwant = where(xd > 0, gy, gy * slope).to(dtype);
+        EXPECT_TRUE(x.grad().allclose(gwant, tol, 0, true));
+      }
+}
+
+TEST(FusedLeakyRelu, SecondDerivativeAndOtherDtypes) {
+  manual_seed(4);
+  Tensor x = randn({5, 4}, TensorOptions().dtype(kDouble)).requires_grad_(true);
+  // d/dg of the backward is the same scaling; d/dx is zero.
+  auto g = autograd::grad({(F::leaky_relu(x, 0.1) * x).sum()}, {x}, {}, true, true);
+  EXPECT_EQ(g[0].grad_fn() != nullptr, true);
+  auto gg = autograd::grad({g[0].sum()}, {x});
+  Tensor xd = x.detach();
+  Tensor slope_or_one = where(xd > 0, ones_like(xd), full_like(xd, 0.1));
+  EXPECT_TRUE(g[0].allclose(xd * slope_or_one + where(xd > 0, xd, xd * 0.1), 1e-12, 1e-12));
+  EXPECT_TRUE(gg[0].allclose(2 * slope_or_one, 1e-12, 1e-12));
+  // Integers keep the composite (a float result), as before the kernel.
+  Tensor i = tensor(std::vector<int64_t>{-2, 3});
+  EXPECT_TRUE(F::leaky_relu(i, 0.5).equal(tensor({-1.0f, 3.0f})));
+}
+
+TEST(WhereKernel, FlatAndStridedOperandsAgree) {
+  manual_seed(5);
+  for (ScalarType dtype : {kFloat, kDouble, kLong, kBool, kHalf}) {
+    SCOPED_TRACE(::testing::Message() << dtype);
+    Tensor a = (randn({33, 17}) * 4).to(dtype), b = (randn({33, 17}) * 4).to(dtype);
+    Tensor c = randn({33, 17}) > 0;
+    Tensor flat = where(c, a, b);
+    Tensor strided = where(c.t().contiguous().t(), a.t().contiguous().t(), b);
+    Tensor scalar_b = where(c, a, zeros({}, TensorOptions().dtype(dtype)));
+    for (int64_t i = 0; i < 33; i += 8)
+      for (int64_t j = 0; j < 17; j += 4) {
+        Tensor want = c[i][j].item<bool>() ? a[i][j] : b[i][j];
+        EXPECT_TRUE(flat[i][j].equal(want));
+        EXPECT_TRUE(strided[i][j].equal(want));
+        EXPECT_TRUE(scalar_b[i][j].equal(c[i][j].item<bool>() ? a[i][j] : zeros_like(a[i][j])));
+      }
+    EXPECT_TRUE(flat.equal(strided));
+  }
 }
 
 }  // namespace
