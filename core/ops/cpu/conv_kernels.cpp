@@ -115,17 +115,18 @@ void col2im_cpu(const Tensor& cols, const Tensor& gx, const ConvGeometry& g) {
 }
 
 // The rule, from fwd+bwd of each layer of ops_bench's models timed on both
-// paths (Intel Xeon with AVX-512, 1 and 2 threads): oneDNN took 0.63-0.87x
-// im2col's time with 3 or more input channels and outputs of 8x8 or more
-// (ResNet 64->64 3x3 at 32x32, DCGAN 64->128 4x4/2 at 14x14, MNIST 10->20
-// 5x5 at 12x12, 3->16 and 16->32 3x3), and 1.2-2.3x with one input channel
-// (first layers: 1->10 5x5, 1->64 4x4/2) or tiny outputs (DCGAN's 3x3 and
-// 1x1 ones). Grouped convolutions were not measured: they keep im2col.
-// The forward of those shapes also runs on the blocked layouts: there
-// oneDNN's plain-layout forward is its GEMM-based one (13 ms against 9 ms for
-// the JIT kernel on the ResNet layer, per DNNL_VERBOSE).
+// paths (Intel Xeon with AVX-512, 1 and 2 threads; `ops_bench --only
+// conv_layers` with BRASA_CONV_TRAINING=onednn|im2col): oneDNN took
+// 0.60-0.87x im2col's time with 3 or more input channels and outputs of 7x7
+// or more (ResNet 64->64 3x3 at 32x32, DCGAN 64->128 4x4/2 from 14x14 to
+// 7x7, MNIST 10->20 5x5 at 12x12, 3->16 and 16->32 3x3), and 1.2-2.3x with
+// one input channel (first layers: 1->10 5x5, 1->64 4x4/2) or tiny outputs
+// (DCGAN's 3x3 and 1x1 ones). Grouped convolutions were not measured: they
+// keep im2col. The forward of those shapes also runs on the blocked
+// layouts: there oneDNN's plain-layout forward is its GEMM-based one (13 ms
+// against 9 ms for the JIT kernel on the ResNet layer, per DNNL_VERBOSE).
 bool blocked_layouts_pay(const ConvGeometry& g) {
-  return g.groups == 1 && g.C >= 3 && g.OH * g.OW >= 64;
+  return g.groups == 1 && g.C >= 3 && g.OH * g.OW >= 49;
 }
 
 // The forward through oneDNN (float32; see onednn_conv_usable).

@@ -26,7 +26,7 @@ Result run(bool onednn, const Geometry& g, const Tensor& x0, const Tensor& w, co
   Tensor y = conv2d(x, w, b, g.stride, g.padding, g.dilation, g.groups);
   if (gy.defined()) y.backward(gy);
   set_onednn_enabled(true);
-  return {y.detach(), x.grad(), g.bias ? b.grad() : Tensor()};
+  return {y.detach(), x.grad(), g.bias ? b.grad() : Tensor(), Tensor()};
 }
 
 void expect_close(const Tensor& a, const Tensor& b, const char* what) {
@@ -46,6 +46,12 @@ const std::vector<Geometry> kCases{
     {{1, 3, 5, 5}, {4, 3, 1, 1}, {2, 2}, {0, 0}, {1, 1}, 1, true},
     {{5, 32, 10, 10}, {32, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false},  // a ResNet block's
     {{4, 16, 14, 14}, {32, 16, 4, 4}, {2, 2}, {1, 1}, {1, 1}, 1, false},  // a DCGAN layer
+    // Stride 1 with channels in blocks of 16: the input gradient runs as a
+    // forward convolution (flipped, swapped weights), here dilated with
+    // unequal padding and kernel sides; then a padding wider than the
+    // dilated kernel, which keeps oneDNN's backward-data kernel.
+    {{2, 16, 9, 7}, {32, 16, 3, 2}, {1, 1}, {2, 0}, {2, 3}, 1, true},
+    {{2, 16, 6, 6}, {16, 16, 3, 3}, {1, 1}, {3, 3}, {1, 1}, 1, false},
 };
 
 TEST(Conv, OneDnnForwardAgreesWithIm2col) {
