@@ -195,6 +195,11 @@ const P& cached(const char* op, const ConvGeometry& g, int64_t n, bool bias,
   static std::unordered_map<Key, std::unique_ptr<P>, KeyHash> cache;
   const Key key{n,    g.C,  g.H,  g.W,  g.O,  g.kh,     g.kw, g.sh,
                 g.sw, g.ph, g.pw, g.dh, g.dw, g.groups, bias};
+  // Before any primitive is made: oneDNN fixes a primitive's thread count
+  // when it creates it (from the creating thread's OpenMP setting), so one
+  // made before this call ran every later execution, on any thread, with
+  // one OpenMP thread per core beside our pool's threads.
+  onednn_use_one_thread();
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = cache[key];
   if (!slot) {
