@@ -145,6 +145,14 @@ Tensor map_rows_along(const char* op, const Tensor& x, int64_t dim, ScalarType o
   int64_t d = maybe_wrap_dim(dim, x.dim(), op);
   Tensor xin = x.dtype() == out_t ? x : x.to(out_t);
   bool last = x.dim() == 0 || d == x.dim() - 1;
+  if (!last && x.numel() > 0 && has_kernel<MapColumnsKernel>(x.device())) {
+    int64_t inner = 1;
+    for (int64_t i = d + 1; i < x.dim(); ++i) inner *= x.size(i);
+    const int64_t R = x.size(d), outer = x.numel() / (R * inner);
+    Tensor in = contiguous(xin), out = empty(in.sizes(), in.options());
+    kernel<MapColumnsKernel>(out.device())(in, out, outer, R, inner, map);
+    return out;
+  }
   Tensor moved = last ? contiguous(xin) : contiguous(movedim(xin, d, -1));
   int64_t R = x.dim() == 0 ? 1 : x.size(d);
   int64_t K = R == 0 ? 0 : moved.numel() / R;

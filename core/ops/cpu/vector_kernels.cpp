@@ -12,6 +12,7 @@ void register_vector_kernels() {
   register_pooling_kernels();
   register_normalization_kernels();
   register_activation_kernels();
+  register_column_map_kernels();
 }
 
 }  // namespace BRASA_CPU_VARIANT

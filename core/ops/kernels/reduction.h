@@ -44,5 +44,13 @@ struct MapRowsKernel {
   static constexpr const char* name = "softmax/cumsum";
   using Fn = void (*)(const Tensor& in, const Tensor& out, int64_t K, int64_t R, RowMap op);
 };
+// The same maps along the middle dim of a contiguous [outer, R, inner] input
+// (inner > 1), into an output of its shape (optional: without it the dim is
+// moved last and back, two transposing copies).
+struct MapColumnsKernel {
+  static constexpr const char* name = "softmax/cumsum along a middle dim";
+  using Fn = void (*)(const Tensor& in, const Tensor& out, int64_t outer, int64_t R, int64_t inner,
+                      RowMap op);
+};
 
 }  // namespace brasa
