@@ -194,6 +194,20 @@ double variance(const T* r, int64_t n, bool unbiased) {
   return denom > 0 ? ss / denom : std::numeric_limits<double>::quiet_NaN();
 }
 
+// The sum of f(r[i]) in double, in 8 independent lanes: the compiler
+// vectorizes them (one running sum it may not reorder).
+template <class T, class F>
+double lane_sum(const T* r, int64_t n, const F& f) {
+  double lanes[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) lanes[j] += f(static_cast<double>(r[i + j]));
+  double s = 0;
+  for (; i < n; ++i) s += f(static_cast<double>(r[i]));
+  for (double v : lanes) s += v;
+  return s;
+}
+
 template <class T>
 double norm_of_row(const T* r, int64_t n, double p) {
   if (std::isinf(p)) {
@@ -205,12 +219,10 @@ double norm_of_row(const T* r, int64_t n, double p) {
     }
     return m;
   }
-  double s = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    double a = std::abs(static_cast<double>(r[i]));
-    s += p == 0 ? (a != 0) : p == 1 ? a : p == 2 ? a * a : std::pow(a, p);
-  }
-  return p == 0 || p == 1 ? s : p == 2 ? std::sqrt(s) : std::pow(s, 1.0 / p);
+  if (p == 2) return std::sqrt(lane_sum(r, n, [](double a) { return a * a; }));
+  if (p == 1) return lane_sum(r, n, [](double a) { return std::abs(a); });
+  if (p == 0) return lane_sum(r, n, [](double a) { return a != 0 ? 1.0 : 0.0; });
+  return std::pow(lane_sum(r, n, [p](double a) { return std::pow(std::abs(a), p); }), 1.0 / p);
 }
 
 template <class T>

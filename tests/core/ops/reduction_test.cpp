@@ -433,3 +433,24 @@ TEST(Reduction, MapsAlongAMiddleDimAgreeWithTheLastDim) {
   EXPECT_VALUES(cumsum(i, 1).select(0, 1), {12, 13, 14, 15, 28, 30, 32, 34, 48, 51, 54, 57});
   EXPECT_VALUES(cumprod(i + 1, 1).select(0, 0).select(1, 0), {1, 5, 45});
 }
+
+// Norms along a dim sum in 8 lanes and a tail: rows of 21 (2 x 8 + 5) give
+// the formulas' values for p = 0, 1, 2, 3 and inf, NaN included.
+TEST(Reduction, NormAlongADimInLanes) {
+  manual_seed(10);
+  Tensor x = randn({6, 21}, TensorOptions().dtype(kDouble));
+  x[2][3] = 0.0;
+  x[4][20].fill_(std::nan(""));
+  Tensor a = x.abs();
+  for (double p : {0.0, 1.0, 2.0, 3.0}) {
+    SCOPED_TRACE(p);
+    Tensor want = p == 0 ? (a != 0).to(kDouble).sum(1) : a.pow(p).sum(1).pow(1.0 / p);
+    for (ScalarType t : {kFloat, kDouble}) {
+      Tensor got = norm(x.to(t), p, {1}, false).to(kDouble);
+      EXPECT_TRUE(got.allclose(want, t == kFloat ? 1e-6 : 1e-13, 0, true)) << t;
+    }
+  }
+  EXPECT_TRUE(norm(x, INFINITY, {1}, false).allclose(std::get<0>(a.max(1)), 0, 0, true));
+  EXPECT_TRUE(std::isnan(norm(x, 2.0, {1}, false)[4].item<double>()));
+  EXPECT_EQ(norm(x, 0.0, {1}, false)[2].item<double>(), 20.0);
+}
