@@ -292,23 +292,51 @@ Tensor masked_select_cpu(const Tensor& s, const Tensor& m) {
   return out;
 }
 
+// Two passes over chunks: count each chunk's nonzeros (in parallel), then
+// each chunk writes its coordinates from its offset, stepping a multi-index
+// instead of dividing each flat index.
 Tensor nonzero_cpu(const Tensor& c) {
   const int64_t n = c.numel(), nd = c.dim();
-  std::vector<int64_t> hits;
+  constexpr int64_t kChunk = 1 << 16;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<int64_t> offset(static_cast<size_t>(chunks) + 1, 0);
+  Tensor out;
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(c.dtype(), "nonzero", [&] {
+    using M = opmath_t<scalar_t>;
     const scalar_t* p = c.data_ptr<scalar_t>();
-    for (int64_t i = 0; i < n; ++i)
-      if (static_cast<opmath_t<scalar_t>>(p[i]) != opmath_t<scalar_t>(0)) hits.push_back(i);
+    parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t ch = b; ch < e; ++ch) {
+        int64_t count = 0;
+        for (int64_t i = ch * kChunk, end = std::min(n, i + kChunk); i < end; ++i)
+          count += static_cast<M>(p[i]) != M(0);
+        offset[ch + 1] = count;
+      }
+    });
+    for (int64_t ch = 0; ch < chunks; ++ch) offset[ch + 1] += offset[ch];
+    out = empty({offset[chunks], nd}, c.options().dtype(kLong));
+    int64_t* o = out.data_ptr<int64_t>();
+    parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+      std::vector<int64_t> at(static_cast<size_t>(nd));
+      for (int64_t ch = b; ch < e; ++ch) {
+        const int64_t start = ch * kChunk, end = std::min(n, start + kChunk);
+        int64_t rem = start;
+        for (int64_t d = nd - 1; d >= 0; --d) {
+          at[d] = rem % c.size(d);
+          rem /= c.size(d);
+        }
+        // Branch-free: every element's coordinates are written to the next
+        // free row, which only a nonzero keeps; past the chunk's last
+        // nonzero nothing is written (the row would be the next chunk's).
+        int64_t* w = o + offset[ch] * nd;
+        int64_t* const w_end = o + offset[ch + 1] * nd;
+        for (int64_t i = start; i < end && w != w_end; ++i) {
+          for (int64_t d = 0; d < nd; ++d) w[d] = at[d];
+          w += nd & -static_cast<int64_t>(static_cast<M>(p[i]) != M(0));
+          for (int64_t d = nd - 1; d >= 0 && ++at[d] == c.size(d); --d) at[d] = 0;
+        }
+      }
+    });
   });
-  Tensor out = empty({static_cast<int64_t>(hits.size()), nd}, c.options().dtype(kLong));
-  int64_t* o = out.data_ptr<int64_t>();
-  for (size_t h = 0; h < hits.size(); ++h) {
-    int64_t rem = hits[h];
-    for (int64_t d = nd - 1; d >= 0; --d) {
-      o[h * nd + d] = rem % c.size(d);
-      rem /= c.size(d);
-    }
-  }
   return out;
 }
 

@@ -92,3 +92,25 @@ TEST(Indexing, Nonzero) {
   EXPECT_SHAPE(zeros({3}).nonzero(), {0, 1});
   EXPECT_VALUES(take(tensor({{1, 2}, {3, 4}}), tensor({3, 0})), {4, 1});
 }
+
+// nonzero counts and writes in chunks of 65536 in parallel: over several
+// chunks (one all zero, a tail of zeros) the coordinates are those of the
+// flat indices of the nonzeros, in order; 0-d inputs give [n, 0].
+TEST(Indexing, NonzeroOverManyChunks) {
+  manual_seed(12);
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    Tensor x = (rand({3, 300, 170}) > 0.5).to(kFloat);
+    x.view({-1}).narrow(0, 65536, 65536).zero_();  // the second chunk
+    x.view({-1}).narrow(0, x.numel() - 1000, 1000).zero_();
+    Tensor flat = masked_select(arange(x.numel()).view(x.sizes()), x != 0);
+    Tensor nz = nonzero(x);
+    ASSERT_EQ(nz.size(0), flat.numel());
+    EXPECT_TRUE(nz.select(1, 0).equal(flat.div(300 * 170, "floor")));
+    EXPECT_TRUE(nz.select(1, 1).equal(flat.div(170, "floor").remainder(300)));
+    EXPECT_TRUE(nz.select(1, 2).equal(flat.remainder(170)));
+  }
+  set_num_threads(2);
+  EXPECT_SHAPE(nonzero(tensor(3.0)), {1, 0});
+  EXPECT_SHAPE(nonzero(tensor(0.0)), {0, 0});
+}
