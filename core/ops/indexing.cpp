@@ -360,14 +360,17 @@ void add_rows(T* self, const T* src, const int64_t* idx, int64_t n, int64_t oute
       for (int64_t q = 0; q < inner; ++q) dst[q] += alpha * from[q];
     }
 }
-static bool index_add_rows(Tensor& self, int64_t d, const Tensor& idx, const Tensor& s,
+// A strided source (an embedding's gradient from sum() is an expanded one)
+// is copied contiguous first: one pass, against the general loop's many.
+static bool index_add_rows(Tensor& self, int64_t d, const Tensor& idx, const Tensor& source,
                            const Scalar& alpha) {
-  if (!self.is_cpu() || !s.is_cpu() || self.dim() == 0 || s.dim() != self.dim() ||
-      !self.is_contiguous() || !s.is_contiguous() ||
+  if (!self.is_cpu() || !source.is_cpu() || self.dim() == 0 || source.dim() != self.dim() ||
+      !self.is_contiguous() || source.dtype() != self.dtype() ||
       (self.dtype() != kFloat && self.dtype() != kDouble))
     return false;
   for (int64_t k = 0; k < self.dim(); ++k)
-    if (k != d && s.size(k) != self.size(k)) return false;
+    if (k != d && source.size(k) != self.size(k)) return false;
+  const Tensor s = source.contiguous();
   const int64_t n = idx.numel(), size = self.size(d);
   std::vector<int64_t> rows(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)

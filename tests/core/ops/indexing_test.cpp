@@ -114,3 +114,18 @@ TEST(Indexing, NonzeroOverManyChunks) {
   EXPECT_SHAPE(nonzero(tensor(3.0)), {1, 0});
   EXPECT_SHAPE(nonzero(tensor(0.0)), {0, 0});
 }
+
+// index_add_'s row loop takes strided sources too (copied contiguous first):
+// an expanded source, as an embedding's gradient from sum() is, adds the
+// same rows as its contiguous copy; repeated indices add up.
+TEST(Indexing, IndexAddOfAnExpandedSource) {
+  Tensor idx = tensor(std::vector<int64_t>{4, 0, 4, 2, 4});
+  Tensor src = tensor({1.5f, -2.0f, 0.25f}).expand({5, 3});
+  Tensor a = zeros({6, 3}).index_add_(0, idx, src);
+  Tensor b = zeros({6, 3}).index_add_(0, idx, src.contiguous());
+  EXPECT_TRUE(a.equal(b));
+  EXPECT_VALUES(a.select(1, 0), {1.5, 0, 1.5, 0, 4.5, 0});
+  Tensor table = randn({6, 3}).requires_grad_(true);
+  table.index_select(0, idx).sum().backward();
+  EXPECT_VALUES(table.grad().select(1, 2), {1, 0, 1, 0, 3, 0});
+}
