@@ -59,7 +59,10 @@ ProcessGroupShm::ProcessGroupShm(std::shared_ptr<Store> store, int rank, int siz
   BRASA_CHECK(chunk >= 4096 && chunk <= (size_t{1} << 30),
               "ProcessGroupShm: chunk_bytes must be from 4096 to 1 GiB, got ", chunk);
   chunk = shm_detail::align_up(chunk, 64 * static_cast<size_t>(size));
-  impl_->group = std::make_unique<shm_detail::Group>(store, rank, size, chunk, options.timeout);
+  const char* cma_env = std::getenv("BRASA_SHM_CMA");
+  const bool cma = options.cross_memory_attach && !(cma_env && std::string(cma_env) == "0");
+  impl_->group =
+      std::make_unique<shm_detail::Group>(store, rank, size, chunk, options.timeout, cma);
   impl_->jobs = std::make_unique<detail::OrderedJobs>(options.background_collectives);
   p2p_ = std::make_unique<P2P>(*impl_->group);
 }
@@ -72,6 +75,12 @@ ProcessGroupShm::~ProcessGroupShm() {
 uint64_t ProcessGroupShm::zero_copy_allreduces() const {
   return impl_->group->zero_copy_allreduces.load();
 }
+
+uint64_t ProcessGroupShm::cross_memory_allreduces() const {
+  return impl_->group->cross_memory_allreduces.load();
+}
+
+bool ProcessGroupShm::uses_cross_memory_attach() const { return impl_->group->cma; }
 
 std::vector<int> ProcessGroupShm::pids() const {
   std::vector<int> out;
@@ -123,6 +132,10 @@ std::shared_ptr<Work> ProcessGroupShm::enqueue(const char* op, const Fingerprint
 // Each builds a RoundPlan over raw pointers of contiguous buffers; `es` is
 // the element size, chunks and slices count elements.
 
+namespace {
+bool broadcast_direct(shm_detail::Group* g, const Tensor& buf, int root);
+}  // namespace
+
 std::shared_ptr<Work> ProcessGroupShm::broadcast(std::vector<Tensor>& tensors,
                                                  const BroadcastOptions& opts) {
   const Tensor t = single("broadcast", tensors);
@@ -133,6 +146,7 @@ std::shared_ptr<Work> ProcessGroupShm::broadcast(std::vector<Tensor>& tensors,
   return enqueue("broadcast", next(CollectiveKind::kBroadcast, t, t.numel(), ReduceOp::SUM, root),
                  effective(opts.timeout),
                  [g, t, buf, root] {
+                   if (broadcast_direct(g, buf, root)) return unstage(t, buf);
                    const size_t es = buf.element_size();
                    const int64_t n = buf.numel(),
                                  chunk = static_cast<int64_t>(g->layout.chunk_bytes / es);
@@ -159,49 +173,138 @@ std::shared_ptr<Work> ProcessGroupShm::broadcast(std::vector<Tensor>& tensors,
 
 namespace {
 
-// Allreduces from this size try the zero-copy path first.
+// Allreduces from this size go straight between the ranks' tensors when
+// every rank can reach every peer's: the memfd-backed ones mapped, the
+// private ones by cross-memory attach (CMA), which pays a system call per
+// piece and so starts higher than the mapped path would.
 constexpr int64_t kZeroCopyBytes = 256 << 10;
+constexpr int64_t kCrossMemoryBytes = 64 << 10;
+// Elements of a private peer's tensor read per system call: its piece and
+// this rank's stay in the core's cache between the read, the reduction and
+// the write back.
+constexpr size_t kCrossMemoryPieceBytes = 128 << 10;
 
-// Zero-copy allreduce, when every rank's buffer lives in a memfd (DDP's
-// buckets on this backend, tensors after share_memory_()): a round publishes
-// the buffers (peers map each once and keep it); in that same round each
-// rank reduces its slice straight out of all of them and writes the result
-// into every rank's buffer. A last round keeps every tensor untouched until
-// no peer reads or writes it any more. No staging copy, two
-// synchronisations. Returns false (having changed nothing) when some rank's
-// buffer is not in shared memory.
-bool allreduce_zero_copy(shm_detail::Group* g, const Tensor& buf, ReduceOp op) {
+// Allreduce straight between the ranks' tensors. Each rank publishes where
+// its tensor lives: a memfd (DDP's buckets on this backend, tensors after
+// share_memory_()) that peers map once and keep, or only its address. In the
+// round that publishes them, each rank reduces its slice straight out of all
+// tensors and writes the result into every one of them — memcpy for mapped
+// tensors, process_vm_readv/writev for private ones. A last round keeps every
+// tensor untouched until no peer reads or writes it any more. No staging
+// copy, two synchronisations. Returns false (having changed nothing) when
+// some rank's tensor can be reached neither way.
+bool allreduce_direct(shm_detail::Group* g, const Tensor& buf, ReduceOp op) {
   const int P = g->size, me = g->rank;
   const size_t es = buf.element_size();
   const int64_t n = buf.numel();
   char* base = static_cast<char*>(buf.data_ptr());
   shm_detail::ExposedBuffer mine;
-  const bool exposed = shm_detail::Group::expose(buf, mine);
-  bool everyone = true;
+  shm_detail::Group::expose(buf, mine);
+  mine.address = reinterpret_cast<uintptr_t>(base);
+  bool reachable = true, all_mapped = true;
   shm_detail::RoundPlan plan;
   plan.rounds = 1;
-  plan.buffer = exposed ? &mine : nullptr;
+  plan.buffer = &mine;
   plan.read = [&](uint64_t) {
-    for (int p = 0; p < P; ++p) everyone = everyone && g->header(p)->buffer.fd >= 0;
-    if (!everyone) return;
-    std::vector<char*> at(static_cast<size_t>(P));
-    for (int p = 0; p < P; ++p)
-      at[static_cast<size_t>(p)] = p == me ? base : g->peer_buffer(p, g->header(p)->buffer);
+    for (int p = 0; p < P; ++p) all_mapped = all_mapped && g->header(p)->buffer.fd >= 0;
+    reachable = all_mapped || g->cma;
+    if (!reachable) return;
+    // Peer p's tensor: mapped here (at[p]) or private at address addr[p].
+    std::vector<char*> at(static_cast<size_t>(P), nullptr);
+    std::vector<uint64_t> addr(static_cast<size_t>(P), 0);
+    for (int p = 0; p < P; ++p) {
+      const shm_detail::ExposedBuffer& e = g->header(p)->buffer;
+      if (p == me)
+        at[static_cast<size_t>(p)] = base;
+      else if (e.fd >= 0)
+        at[static_cast<size_t>(p)] = g->peer_buffer(p, e);
+      addr[static_cast<size_t>(p)] = e.address;
+    }
     // This rank's slice: no other rank reads or writes it in this round.
     const int64_t s = ceil_div(n, P);
     const int64_t first = std::min<int64_t>(me * s, n), len = std::min<int64_t>(s, n - first);
-    if (len <= 0) return;
-    std::vector<const void*> in;
-    for (char* p : at) in.push_back(p + first * es);
-    shm_detail::reduce_into(base + first * es, in.data(), P, len, buf.scalar_type(), op);
-    for (int p = 0; p < P; ++p)
-      if (p != me)
-        std::memcpy(at[static_cast<size_t>(p)] + first * es, base + first * es, len * es);
+    const int64_t piece = all_mapped ? len : static_cast<int64_t>(kCrossMemoryPieceBytes / es);
+    if (!all_mapped && g->scratch.size() < kCrossMemoryPieceBytes * static_cast<size_t>(P))
+      g->scratch.resize(kCrossMemoryPieceBytes * static_cast<size_t>(P));
+    std::vector<const void*> in(static_cast<size_t>(P));
+    for (int64_t c = first; c < first + len; c += piece) {
+      const int64_t m = std::min(piece, first + len - c);
+      const size_t bytes = static_cast<size_t>(m) * es, at_c = static_cast<size_t>(c) * es;
+      for (int p = 0; p < P; ++p) {
+        const size_t q = static_cast<size_t>(p);
+        if (at[q]) {
+          in[q] = at[q] + at_c;
+        } else {
+          char* into = g->scratch.data() + q * kCrossMemoryPieceBytes;
+          g->peer_read(p, addr[q] + at_c, into, bytes);
+          in[q] = into;
+        }
+      }
+      shm_detail::reduce_into(base + at_c, in.data(), P, m, buf.scalar_type(), op);
+      for (int p = 0; p < P; ++p) {
+        const size_t q = static_cast<size_t>(p);
+        if (p == me) continue;
+        if (at[q])
+          std::memcpy(at[q] + at_c, base + at_c, bytes);
+        else
+          g->peer_write(p, addr[q] + at_c, base + at_c, bytes);
+      }
+    }
   };
   g->run(plan);
-  if (!everyone) return false;
+  if (!reachable) return false;
   g->run(shm_detail::RoundPlan());
-  ++g->zero_copy_allreduces;
+  ++(all_mapped ? g->zero_copy_allreduces : g->cross_memory_allreduces);
+  return true;
+}
+
+// Broadcast straight between the ranks' tensors, when the ranks can reach
+// each other's memory: every rank publishes where its tensor lives; each
+// receiver copies the first (P-1)/P of the root's tensor while the root
+// writes the last 1/P into every receiver's (so that the root's core works
+// too); a last round keeps the tensors untouched until all are done. One copy
+// (memcpy through a mapping, or process_vm_readv/writev) instead of two
+// through the slots.
+bool broadcast_direct(shm_detail::Group* g, const Tensor& buf, int root) {
+  const size_t es = buf.element_size();
+  const int64_t n = buf.numel();
+  if (!g->cma || n * static_cast<int64_t>(es) < kCrossMemoryBytes) return false;
+  const int P = g->size;
+  const int64_t head = n - n / P;  // what each receiver copies itself
+  char* base = static_cast<char*>(buf.data_ptr());
+  shm_detail::ExposedBuffer mine;
+  shm_detail::Group::expose(buf, mine);
+  mine.address = reinterpret_cast<uintptr_t>(base);
+  shm_detail::RoundPlan plan;
+  plan.rounds = 1;
+  plan.buffer = &mine;
+  plan.read = [&](uint64_t) {
+    auto copy = [&](int from, int to, int64_t first, int64_t count) {
+      const int peer = from == g->rank ? to : from;
+      const shm_detail::ExposedBuffer& e = g->header(peer)->buffer;
+      const size_t at = static_cast<size_t>(first) * es, bytes = static_cast<size_t>(count) * es;
+      if (bytes == 0) return;
+      char* mapped = e.fd >= 0 ? g->peer_buffer(peer, e) : nullptr;
+      if (from == g->rank) {
+        if (mapped)
+          std::memcpy(mapped + at, base + at, bytes);
+        else
+          g->peer_write(peer, e.address + at, base + at, bytes);
+      } else if (mapped) {
+        std::memcpy(base + at, mapped + at, bytes);
+      } else {
+        g->peer_read(peer, e.address + at, base + at, bytes);
+      }
+    };
+    if (g->rank != root) {
+      copy(root, g->rank, 0, head);
+      return;
+    }
+    for (int r = 0; r < P; ++r)
+      if (r != root) copy(root, r, head, n - head);
+  };
+  g->run(plan);
+  g->run(shm_detail::RoundPlan());
   return true;
 }
 
@@ -213,7 +316,8 @@ void allreduce_buffer(shm_detail::Group* g, const Tensor& buf, ReduceOp op, int 
   const int64_t n = buf.numel(), chunk = static_cast<int64_t>(g->layout.chunk_bytes / es);
   char* base = static_cast<char*>(buf.data_ptr());
   const bool gets_result = root < 0 || root == me;
-  if (root < 0 && n * static_cast<int64_t>(es) >= kZeroCopyBytes && allreduce_zero_copy(g, buf, op))
+  if (root < 0 && n * static_cast<int64_t>(es) >= (g->cma ? kCrossMemoryBytes : kZeroCopyBytes) &&
+      allreduce_direct(g, buf, op))
     return;
   shm_detail::RoundPlan plan;
   plan.rounds = static_cast<uint64_t>(ceil_div(n, chunk));

@@ -17,6 +17,13 @@
 // Several slots let a rank fill round k+1 while peers still read round k;
 // the chunks stay in the caches the ranks share.
 //
+// Allreduces and broadcasts of 64 KiB and more skip the slots when every
+// rank can reach every peer's tensor: tensors in shared memory (DDP's
+// buckets, share_memory_()) are mapped by the peers; private ones are read
+// and written with process_vm_readv/writev (cross-memory attach, probed when
+// the group is made). Each rank then reduces its slice straight out of all
+// tensors and writes the result into all of them: no staging copy.
+//
 // Waiting spins briefly (not at all when ranks outnumber CPUs), then sleeps
 // on the peer's futex word. While asleep it checks, every 50 ms, whether the
 // peer's process is gone (pidfd) or gave up: a dead rank is named within a
@@ -40,6 +47,12 @@ class ProcessGroupShm : public ProcessGroup {
     bool background_collectives = false;
     // Bytes each rank stages per round; 0 takes BRASA_SHM_CHUNK_BYTES or 2 MiB.
     size_t chunk_bytes = 0;
+    // Let allreduces of private tensors go straight between the ranks'
+    // memory (process_vm_readv/writev) where the system allows it on every
+    // rank; false, or BRASA_SHM_CMA=0, always stages them through the slots.
+    // Enabling it lets same-user processes attach to this one (Yama's
+    // PR_SET_PTRACER), as Open MPI's single-copy transfers do.
+    bool cross_memory_attach = true;
   };
 
   // Maps every other rank's segment, through `store` (collective: all ranks
@@ -91,6 +104,10 @@ class ProcessGroupShm : public ProcessGroup {
   // Allreduces that went straight between the ranks' tensors (every rank's
   // tensor in shared memory, 256 KiB or more) instead of through the slots.
   uint64_t zero_copy_allreduces() const;
+  // Allreduces that reached some rank's private tensor by cross-memory
+  // attach, and whether this group may (every rank could reach every peer).
+  uint64_t cross_memory_allreduces() const;
+  bool uses_cross_memory_attach() const;
 
   struct Impl;
   struct P2P;

@@ -2,8 +2,12 @@
 // publishing and awaiting progress, failures, and the zero-copy mappings.
 
 #include <brasa/comm/errors.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstdlib>
@@ -44,15 +48,21 @@ size_t shm_detail::env_bytes(const char* name, size_t fallback) {
 }
 
 shm_detail::Group::Group(const std::shared_ptr<Store>& store, int rank_, int size_,
-                         size_t chunk_bytes, std::chrono::milliseconds timeout)
+                         size_t chunk_bytes, std::chrono::milliseconds timeout,
+                         bool cross_memory_attach)
     : rank(rank_), size(size_), layout(size_, chunk_bytes, kRingBytes) {
   own = create_segment(layout.total);
   auto* head = new (own->data()) SegmentHead();
   head->pid = static_cast<int32_t>(::getpid());
   const std::string host = host_name();
+  // Where Yama restricts ptrace to ancestors, let the sibling ranks (same
+  // user) attach; without Yama this fails harmlessly. Open MPI does the same
+  // for its single-copy transfers.
+  if (cross_memory_attach) ::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   {
     std::ostringstream me;
-    me << ::getpid() << ' ' << segment_fd(own) << ' ' << layout.total << ' ' << host;
+    me << ::getpid() << ' ' << segment_fd(own) << ' ' << layout.total << ' ' << host << ' '
+       << reinterpret_cast<uintptr_t>(own->data());
     const std::string s = me.str();
     store->set("shm/" + std::to_string(rank), Bytes(s.begin(), s.end()));
   }
@@ -70,7 +80,8 @@ shm_detail::Group::Group(const std::shared_ptr<Store>& store, int rank_, int siz
       long pid = 0, fd = -1;
       size_t bytes = 0;
       std::string their_host;
-      in >> pid >> fd >> bytes >> their_host;
+      uintptr_t their_head = 0;
+      in >> pid >> fd >> bytes >> their_host >> their_head;
       BRASA_CHECK(their_host == host, "ProcessGroupShm: rank ", p, " runs on host '", their_host,
                   "' but rank ", rank, " on '", host,
                   "'; the shm backend needs every rank on one host (use shm+gloo or shm+mpi "
@@ -82,6 +93,7 @@ shm_detail::Group::Group(const std::shared_ptr<Store>& store, int rank_, int siz
           map_peer_segment(static_cast<pid_t>(pid), static_cast<int>(fd), bytes,
                            "rank " + std::to_string(p) + " (pid " + std::to_string(pid) + ")");
       peer.process = PeerProcess(static_cast<pid_t>(pid));
+      peer.head_address = their_head;
     }
     char* base = static_cast<char*>(peer.segment->data());
     peer.head = reinterpret_cast<SegmentHead*>(base);
@@ -99,6 +111,29 @@ shm_detail::Group::Group(const std::shared_ptr<Store>& store, int rank_, int siz
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   direct_bytes = static_cast<int64_t>(env_bytes("BRASA_SHM_DIRECT_BYTES", 32 << 10));
+  // Cross-memory attach is used only if every rank can reach every peer
+  // (containers may forbid process_vm_readv): each reads its peers' pids
+  // from their private addresses, then all agree.
+  bool reached_all = cross_memory_attach;
+  for (int p = 0; p < size && reached_all; ++p) {
+    if (p == rank) continue;
+    int32_t pid = 0;
+    iovec local{&pid, sizeof pid};
+    iovec remote{reinterpret_cast<void*>(peers[static_cast<size_t>(p)].head_address +
+                                         offsetof(SegmentHead, pid)),
+                 sizeof pid};
+    reached_all = ::process_vm_readv(peers[static_cast<size_t>(p)].process.pid(), &local, 1,
+                                     &remote, 1, 0) == static_cast<ssize_t>(sizeof pid) &&
+                  pid == peers[static_cast<size_t>(p)].process.pid();
+  }
+  store->add("shm/cma_refused", reached_all ? 0 : 1);
+  store->add("shm/probed", 1);
+  while (store->add("shm/probed", 0) < size) {
+    BRASA_CHECK(std::chrono::steady_clock::now() < deadline,
+                "ProcessGroupShm: not every rank probed its peers within the timeout");
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  cma = size > 1 && store->add("shm/cma_refused", 0) == 0;
   // Spinning helps only when every rank has a CPU of its own.
   spin = usable_cpus() >= size ? std::chrono::microseconds(50) : std::chrono::microseconds(0);
 }
@@ -236,6 +271,48 @@ void shm_detail::Group::run(const RoundPlan& plan) {
     }
     if (plan.read) plan.read(i);
     publish(progress, state(k, 3));
+  }
+}
+
+void shm_detail::Group::cross_memory_failed(int p, const char* verb, int err) {
+  // A killed peer loses its memory before its exit is reported: wait for the
+  // report, so that the message says what happened.
+  std::string gone = peer_failure(p);
+  for (int i = 0; gone.empty() && err == ESRCH && i < 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    gone = peer_failure(p);
+  }
+  throw_failure(gone.empty() ? std::string(verb) + " rank " + std::to_string(p) +
+                                   "'s tensor failed: " + std::strerror(err)
+                             : gone,
+                p);
+}
+
+void shm_detail::Group::peer_read(int p, uint64_t address, void* to, size_t bytes) {
+  char* at = static_cast<char*>(to);
+  while (bytes > 0) {
+    iovec local{at, bytes};
+    iovec remote{reinterpret_cast<void*>(address), bytes};
+    const ssize_t got =
+        ::process_vm_readv(peers[static_cast<size_t>(p)].process.pid(), &local, 1, &remote, 1, 0);
+    if (got <= 0) cross_memory_failed(p, "reading", errno);
+    at += got;
+    address += static_cast<uint64_t>(got);
+    bytes -= static_cast<size_t>(got);
+  }
+}
+
+void shm_detail::Group::peer_write(int p, uint64_t address, const void* from, size_t bytes) {
+  const char* at = static_cast<const char*>(from);
+  while (bytes > 0) {
+    iovec local{const_cast<char*>(at), bytes};
+    iovec remote{reinterpret_cast<void*>(address), bytes};
+    const ssize_t put =
+        ::process_vm_writev(peers[static_cast<size_t>(p)].process.pid(), &local, 1, &remote, 1, 0);
+    if (put <= 0) cross_memory_failed(p, "writing", errno);
+    at += put;
+    address += static_cast<uint64_t>(put);
+    bytes -= static_cast<size_t>(put);
   }
 }
 

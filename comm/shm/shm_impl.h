@@ -37,12 +37,13 @@ struct Peer {
   SegmentHead* head = nullptr;
   char* slots[kSlots] = {};
   char* rings = nullptr;
-  PeerProcess process;  // not watched for this rank itself
+  PeerProcess process;         // not watched for this rank itself
+  uintptr_t head_address = 0;  // where the segment is mapped in the peer's process
 };
 
 struct Group {
   Group(const std::shared_ptr<Store>& store, int rank, int size, size_t chunk_bytes,
-        std::chrono::milliseconds timeout);
+        std::chrono::milliseconds timeout, bool cross_memory_attach);
 
   const int rank, size;
   const Layout layout;
@@ -95,6 +96,18 @@ struct Group {
   };
   std::vector<std::vector<Mapped>> mapped;  // per peer, the most recent last
   std::atomic<uint64_t> zero_copy_allreduces{0};
+
+  // Cross-memory attach: every rank can read and write every peer's private
+  // memory (process_vm_readv/writev; probed when the group is made, agreed by
+  // all ranks). Collectives then move private tensors without staging them.
+  bool cma = false;
+  std::atomic<uint64_t> cross_memory_allreduces{0};
+  // Copies between this process and peer p's memory at `address`; a failure
+  // (the peer died) fails the group, naming the peer.
+  void peer_read(int p, uint64_t address, void* to, size_t bytes);
+  void peer_write(int p, uint64_t address, const void* from, size_t bytes);
+  [[noreturn]] void cross_memory_failed(int p, const char* verb, int err);
+  std::vector<char> scratch;  // peers' chunks read for a reduction
   static void publish(FutexWord& word, uint32_t value);
   void wait_peer(int p, uint32_t target);
   void wait_all(uint32_t target);

@@ -32,6 +32,9 @@ struct ExposedBuffer {
   uint64_t inode = 0;  // tells a reused descriptor number apart
   uint64_t bytes = 0;  // of the whole memfd
   uint64_t offset = 0;
+  // Where the data starts in the owner's address space: peers reach private
+  // memory there with process_vm_readv/writev (cross-memory attach).
+  uint64_t address = 0;
 };
 
 // The start of each staging slot: what the rank is doing this round.

@@ -10,6 +10,8 @@
 #include <brasa/comm/shm/process_group_shm.h>
 #include <brasa/comm/store/prefix_store.h>
 #include <gtest/gtest.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <thread>
@@ -27,8 +29,10 @@ using testing::backend;
 
 // A group of `ranks` (all when empty) with its own timeout. Every process
 // calls it; non-members get null.
+// `cross_memory`: whether the shm backend may reach private tensors with
+// process_vm_readv/writev (false: it stages them through its slots).
 std::shared_ptr<ProcessGroup> make_group(std::vector<int> ranks, std::chrono::milliseconds timeout,
-                                         bool background = false) {
+                                         bool background = false, bool cross_memory = true) {
   static int groups = 0;
   if (backend() == "mpi") {
     ProcessGroupMPI::Options o;
@@ -50,6 +54,7 @@ std::shared_ptr<ProcessGroup> make_group(std::vector<int> ranks, std::chrono::mi
     o.background_collectives = background;
     // Small rounds, so that the tests' tensors take several.
     o.chunk_bytes = 4096;
+    o.cross_memory_attach = cross_memory;
     return std::make_shared<ProcessGroupShm>(store, group_rank, static_cast<int>(ranks.size()), o);
   }
   ProcessGroupGloo::Options o;
@@ -394,17 +399,28 @@ TEST(ProcessGroup, LargeTensorsTakeManyRounds) {
     for (int64_t i = 0; i < d.numel(); ++i) ASSERT_EQ(p[i], want(i)) << what << " at element " << i;
   };
   const int64_t big = 100003;
-  std::vector<Tensor> f{pattern(big, kFloat, [&](int64_t i) { return i % 13 + me; })};
-  pg->allreduce(f)->wait();
-  check(
-      f[0], [&](int64_t i) { return double(i % 13) * n + n * (n - 1) / 2; }, "allreduce");
+  // On shm, private tensors this large go straight between the ranks where
+  // the system allows cross-memory attach; the staged group takes the slots.
+  static auto staged_group = backend() == "shm" ? make_group({}, 30s, false, false) : nullptr;
+  for (const auto& group : {pg, staged_group}) {
+    if (!group) continue;
+    std::vector<Tensor> f{pattern(big, kFloat, [&](int64_t i) { return i % 13 + me; })};
+    group->allreduce(f)->wait();
+    check(
+        f[0], [&](int64_t i) { return double(i % 13) * n + n * (n - 1) / 2; }, "allreduce");
 
-  std::vector<Tensor> h{pattern(big, kBFloat16, [&](int64_t i) { return i % 13 + me; })};
-  AllreduceOptions mx;
-  mx.reduceOp = ReduceOp::MAX;
-  pg->allreduce(h, mx)->wait();
-  check(
-      h[0], [&](int64_t i) { return double(i % 13 + n - 1); }, "allreduce MAX bf16");
+    std::vector<Tensor> h{pattern(big, kBFloat16, [&](int64_t i) { return i % 13 + me; })};
+    AllreduceOptions mx;
+    mx.reduceOp = ReduceOp::MAX;
+    group->allreduce(h, mx)->wait();
+    check(
+        h[0], [&](int64_t i) { return double(i % 13 + n - 1); }, "allreduce MAX bf16");
+  }
+  if (staged_group) {
+    auto* staged = dynamic_cast<ProcessGroupShm*>(staged_group.get());
+    EXPECT_FALSE(staged->uses_cross_memory_attach());
+    EXPECT_EQ(staged->cross_memory_allreduces(), 0u);
+  }
 
   std::vector<Tensor> l{pattern(big, kLong, [&](int64_t i) { return i % 7 * (me + 1); })};
   ReduceOptions ro;
@@ -517,17 +533,58 @@ TEST(ProcessGroup, AllreduceOfSharedMemoryTensors) {
   if (shm) {
     EXPECT_EQ(shm->zero_copy_allreduces() - zero_copy_before, 6u);
   }
+  const uint64_t cross_before = shm ? shm->cross_memory_allreduces() : 0;
   std::vector<Tensor> mixed{make(me % 2 == 0, 3)};
   pg->allreduce(mixed)->wait();
   check(mixed[0], "shared on even ranks only");
+  std::vector<Tensor> private_tensor{make(false, 5)};
+  pg->allreduce(private_tensor)->wait();
+  check(private_tensor[0], "private on every rank");
   if (shm) {
     EXPECT_EQ(shm->zero_copy_allreduces() - zero_copy_before, 6u);
+    // Where the system allows cross-memory attach (it does for same-user
+    // processes unless a seccomp profile forbids it), both went straight
+    // between the ranks' memory.
+    EXPECT_EQ(shm->cross_memory_allreduces() - cross_before,
+              shm->uses_cross_memory_attach() ? 2u : 0u);
+    // Where this process may read its own memory that way, no seccomp
+    // profile forbids it, and the group must have found it usable.
+    float probe = 1.5f, read_back = 0;
+    iovec local{&read_back, sizeof read_back}, remote{&probe, sizeof probe};
+    if (::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0) == sizeof probe) {
+      EXPECT_EQ(read_back, 1.5f);
+      EXPECT_TRUE(shm->uses_cross_memory_attach());
+    }
   }
   std::vector<Tensor> avg{make(true, 0)};
   AllreduceOptions o;
   o.reduceOp = ReduceOp::MAX;
   pg->allreduce(avg, o)->wait();
   EXPECT_EQ(avg[0].data_ptr<float>()[count - 1], static_cast<float>((count - 1) % 9 + n - 1));
+}
+
+// Broadcasts large enough for the shm backend to copy straight between the
+// ranks' tensors (each receiver copies most, the root writes the rest),
+// from every root, with tensors private, shared, or a mix of both.
+TEST(ProcessGroup, LargeBroadcastFromEveryRootSharedAndPrivate) {
+  auto pg = world();
+  const int n = N(), me = R();
+  const int64_t count = 70001;  // 280 KB, not a multiple of any rank count
+  for (int root = 0; root < n; ++root)
+    for (int sharing = 0; sharing < 3; ++sharing) {  // none, every rank, every other rank
+      Tensor t = empty({count}, TensorOptions().dtype(kFloat));
+      if (sharing == 1 || (sharing == 2 && me % 2 == 0)) t.share_memory_();
+      float* p = t.data_ptr<float>();
+      for (int64_t i = 0; i < count; ++i)
+        p[i] = me == root ? static_cast<float>(i % 1000 + root) : -1.0f;
+      std::vector<Tensor> v{t};
+      BroadcastOptions o;
+      o.rootRank = root;
+      pg->broadcast(v, o)->wait();
+      for (int64_t i = 0; i < count; ++i)
+        ASSERT_EQ(p[i], static_cast<float>(i % 1000 + root))
+            << "root " << root << ", sharing " << sharing << ", element " << i;
+    }
 }
 
 // The shm backend's own errors: sends to itself, a message larger or
