@@ -278,10 +278,10 @@ Tensor prod(const Tensor& x, std::optional<ScalarType> dtype) {
 static Tensor prod_kernel(const Tensor& x, int64_t dim, bool keepdim,
                           std::optional<ScalarType> dtype);
 // d prod / d x_i = product of the others: out / x_i without zeros; with
-// zeros, the exclusive products from both sides (no division).
+// zeros, the exclusive products from both sides (no division; differentiable
+// again through cumprod's gradient, which handles zeros).
 static Tensor prod_of_others(const Tensor& x, int64_t dim) {
   if (!eq(x, 0).any().item<bool>()) return prod(x, dim, true) / x;
-  NoGradGuard g;  // the zero case is first-order only
   int64_t n = x.size(dim);
   Tensor ones_slice = ones_like(narrow(x, dim, 0, 1));
   Tensor left = cat({ones_slice, narrow(cumprod(x, dim), dim, 0, n - 1)}, dim);
@@ -513,6 +513,44 @@ Tensor cumsum(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
   }
   return y;
 }
+// The gradient of cumprod along d where x may hold zeros. Along each line,
+// with z the first zero: before z, dL/dx_i = sum_{j>=i} g_j y_j / x_i as
+// without zeros; at z, dL/dx_z = (prod_{k<z} x_k) * sum_{j>=z} g_j
+// prod_{z<k<=j} x_k; after z every product holds x_z, so the gradient is 0.
+// Its masks make it first-order only: see cumprod_backward_differentiable.
+static Tensor cumprod_backward_with_zeros(const Tensor& g, const Tensor& x, const Tensor& y,
+                                          int64_t d) {
+  Tensor zero = eq(x, 0);
+  Tensor zeros_so_far = cumsum(zero, d);
+  Tensor before = eq(zeros_so_far, 0);
+  Tensor first_zero = logical_and(zero, eq(zeros_so_far, 1));
+  Tensor before_grad = reverse_cumsum(g * y, d) / where(before, x, 1.0);
+  // The products after the first zero (1 up to it), and the product before it.
+  Tensor after = cumprod(where(logical_or(before, first_zero), 1.0, x), d);
+  Tensor prefix = prod(where(before, x, 1.0), d, true);
+  Tensor at_zero_grad = prefix * reverse_cumsum(g * after, d);
+  return where(before, before_grad, where(first_zero, at_zero_grad, 0.0));
+}
+
+// The same gradient when it is itself differentiated (create_graph): after
+// the first zero the gradient is 0 but its derivative with respect to that
+// zero is not, so each position is built from the products of the others,
+// dL/dx_i = (prod_{k<i} x_k) * sum_{j>=i} g_j prod_{i<k<=j} x_k, as PyTorch
+// does: O(n^2) along d, taken only for inputs with zeros.
+static Tensor cumprod_backward_differentiable(const Tensor& g, const Tensor& x, int64_t d) {
+  const int64_t n = x.size(d);
+  Tensor prefix = cumprod(x, d);
+  std::vector<Tensor> parts;
+  for (int64_t i = 0; i < n; ++i) {
+    Tensor s = narrow(g, d, i, 1);
+    if (i + 1 < n)
+      s = s + sum(narrow(g, d, i + 1, n - i - 1) * cumprod(narrow(x, d, i + 1, n - i - 1), d), {d},
+                  true);
+    parts.push_back(i == 0 ? s : narrow(prefix, d, i - 1, 1) * s);
+  }
+  return cat(parts, d);
+}
+
 Tensor cumprod(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
   autograd::Recorder r(kCumprodBackward, x);
   Tensor y = scan_impl("cumprod", x, dim, dtype, true);
@@ -521,13 +559,11 @@ Tensor cumprod(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
     r.save(x, y).finish(y, [d](FormulaNode& n, const variable_list& g) {
       Tensor xs = n.saved(0), ys = n.saved(1);
       if (xs.dim() == 0) return variable_list{g[0]};
-      // dy_j/dx_i = y_j / x_i for j >= i (needs x_i != 0).
-      BRASA_CHECK(
-          !eq(xs, 0).any().item<bool>(),
-          "cumprod backward: inputs containing zeros are not supported (the gradient would need "
-          "the "
-          "products without each zero); use a zero-free input or compute the products explicitly");
-      return variable_list{reverse_cumsum(g[0] * ys, d) / xs};
+      // dy_j/dx_i = y_j / x_i for j >= i when no x is zero.
+      if (!eq(xs, 0).any().item<bool>()) return variable_list{reverse_cumsum(g[0] * ys, d) / xs};
+      if (autograd::GradMode::is_enabled())
+        return variable_list{cumprod_backward_differentiable(g[0], xs, d)};
+      return variable_list{cumprod_backward_with_zeros(g[0], xs, ys, d)};
     });
   }
   return y;

@@ -251,6 +251,11 @@ std::vector<OpCase> make_table() {
   entry("mean dim", in1(r34), [](const variable_list& v) { return one(v[0].mean({1})); });
   entry("prod all", in1(r34), [](const variable_list& v) { return one(v[0].prod()); });
   entry("prod dim", in1(r34), [](const variable_list& v) { return one(v[0].prod(1, true)); });
+  entry("prod dim with zeros", in1([] {
+          Tensor keep = tensor({1., 0, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1}, f64()).reshape({3, 4});
+          return (randn({3, 4}, f64()) * keep).requires_grad_();
+        }),
+        [](const variable_list& v) { return one(v[0].prod(1, true)); });
   entry("max/min all", in1(r34), [](const variable_list& v) {
     return variable_list{v[0].max(), v[0].min()};
   });
@@ -280,6 +285,17 @@ std::vector<OpCase> make_table() {
   entry("log_softmax", in1(r34), [](const variable_list& v) { return one(v[0].log_softmax(0)); });
   entry("cumsum", in1(r34), [](const variable_list& v) { return one(v[0].cumsum(1)); });
   entry("cumprod", in1(r34), [](const variable_list& v) { return one(v[0].cumprod(0)); });
+  // Zeros along dim 0: first in column 0, in the middle of column 1, twice in
+  // column 2, none in column 3.
+  auto with_zeros = [] {
+    Tensor keep = tensor({0., 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 1}, f64()).reshape({3, 4});
+    return (randn({3, 4}, f64()) * keep).requires_grad_();
+  };
+  entry("cumprod with zeros", in1(with_zeros),
+        [](const variable_list& v) { return one(v[0].cumprod(0)); });
+  entry("cumprod with zeros, last dim",
+        in1([with_zeros] { return with_zeros().t().contiguous().requires_grad_(); }),
+        [](const variable_list& v) { return one(v[0].cumprod(1)); });
 
   // ---- linear algebra ----
   entry("mm",

@@ -332,6 +332,22 @@ TEST(Reduction, LargeSoftmaxRowsPipelined) {
   set_num_threads(saved_threads);
 }
 
+// PyTorch differentiates cumprod through zeros: before the first zero as
+// usual, at it the product of the others, after it zero.
+TEST(Reduction, CumprodGradientThroughZeros) {
+  Tensor x = tensor({2.f, 0, 3, 4}).requires_grad_();
+  x.cumprod(0).sum().backward();
+  EXPECT_VALUES(x.grad(), {1, 32, 0, 0});
+  Tensor two = tensor({0.f, 5, 0, 2}).requires_grad_();
+  two.cumprod(0).sum().backward();
+  EXPECT_VALUES(two.grad(), {6, 0, 0, 0});
+  // The same lines as the columns of a matrix (cumprod along dim 0).
+  Tensor m = tensor({2.f, 0, 0, 5, 3, 0, 4, 2}).reshape({4, 2}).requires_grad_();
+  EXPECT_VALUES(cumsum(eq(m.detach(), 0), 0), {0, 1, 1, 1, 1, 2, 1, 2});
+  m.cumprod(0).sum().backward();
+  EXPECT_VALUES(m.grad(), {1, 6, 32, 0, 0, 0, 0, 0});
+}
+
 TEST(Reduction, CumsumCumprod) {
   auto t = tensor({{1, 2, 3}, {4, 5, 6}});
   EXPECT_VALUES(t.cumsum(1), {1, 3, 6, 4, 9, 15});
