@@ -179,10 +179,12 @@ namespace {
 // piece and so starts higher than the mapped path would.
 constexpr int64_t kZeroCopyBytes = 256 << 10;
 constexpr int64_t kCrossMemoryBytes = 64 << 10;
-// Elements of a private peer's tensor read per system call: its piece and
-// this rank's stay in the core's cache between the read, the reduction and
-// the write back.
-constexpr size_t kCrossMemoryPieceBytes = 128 << 10;
+// Bytes of a slice reduced at a time: the piece read from each private peer
+// (one system call) and the reduced piece stay in the core's cache between
+// the read, the reduction and the writes back (measured on 2 Emerald Rapids
+// cores: 4 MiB of shared tensors 1.4x -> 1.8x MPI's bandwidth against
+// reducing the whole slice first; 32 KiB and 512 KiB pieces were slower).
+constexpr size_t kPieceBytes = 128 << 10;
 
 // Allreduce straight between the ranks' tensors. Each rank publishes where
 // its tensor lives: a memfd (DDP's buckets on this backend, tensors after
@@ -223,9 +225,9 @@ bool allreduce_direct(shm_detail::Group* g, const Tensor& buf, ReduceOp op) {
     // This rank's slice: no other rank reads or writes it in this round.
     const int64_t s = ceil_div(n, P);
     const int64_t first = std::min<int64_t>(me * s, n), len = std::min<int64_t>(s, n - first);
-    const int64_t piece = all_mapped ? len : static_cast<int64_t>(kCrossMemoryPieceBytes / es);
-    if (!all_mapped && g->scratch.size() < kCrossMemoryPieceBytes * static_cast<size_t>(P))
-      g->scratch.resize(kCrossMemoryPieceBytes * static_cast<size_t>(P));
+    const int64_t piece = static_cast<int64_t>(kPieceBytes / es);
+    if (!all_mapped && g->scratch.size() < kPieceBytes * static_cast<size_t>(P))
+      g->scratch.resize(kPieceBytes * static_cast<size_t>(P));
     std::vector<const void*> in(static_cast<size_t>(P));
     for (int64_t c = first; c < first + len; c += piece) {
       const int64_t m = std::min(piece, first + len - c);
@@ -235,7 +237,7 @@ bool allreduce_direct(shm_detail::Group* g, const Tensor& buf, ReduceOp op) {
         if (at[q]) {
           in[q] = at[q] + at_c;
         } else {
-          char* into = g->scratch.data() + q * kCrossMemoryPieceBytes;
+          char* into = g->scratch.data() + q * kPieceBytes;
           g->peer_read(p, addr[q] + at_c, into, bytes);
           in[q] = into;
         }
