@@ -4,7 +4,7 @@
 //   brasarun --nproc-per-node 2 comm_bench gloo
 //                                       ProcessGroupGloo vs gloo::allreduce / gloo::broadcast
 //   mpirun -np 2 comm_bench shm         ProcessGroupShm vs MPI_Allreduce and gloo::allreduce
-//                                       (and broadcasts), with a STREAM copy measured in the
+//                                       (and broadcasts, allgathers), with a STREAM copy in the
 //                                       same run (both ranks copying at once);
 //                                       allreduce-shared: Brasa's tensors in shared memory
 // Rank 0 prints `result <backend> <brasa|raw> <op> <bytes> <microseconds>`
@@ -18,6 +18,7 @@
 #include <brasa/comm/store/prefix_store.h>
 #include <brasa/ops/factory.h>
 #include <brasa/util/cli.h>
+#include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/broadcast.h>
 #include <gloo/math.h>
@@ -172,6 +173,16 @@ void raw_gloo_broadcast(const std::shared_ptr<gloo::rendezvous::Context>& ctx, f
   gloo::broadcast(opts);
 }
 
+// Gloo's allgather: each rank's n floats at `in` land at out[rank * n].
+void raw_gloo_allgather(const std::shared_ptr<gloo::rendezvous::Context>& ctx, float* in,
+                        float* out, int64_t n) {
+  gloo::AllgatherOptions opts(ctx);
+  opts.setInput(in, static_cast<size_t>(n));
+  opts.setOutput(out, static_cast<size_t>(n * ctx->size));
+  opts.setTag(9);
+  gloo::allgather(opts);
+}
+
 // STREAM's copy, on every rank at once (the ranks share the memory system):
 // bytes read and written per second by one rank, best of 5.
 double stream_copy_bytes_per_second(const std::function<void()>& sync) {
@@ -233,6 +244,9 @@ void run_shm() {
                                    {"allreduce", 64u << 20},
                                    {"broadcast", 1u << 20},
                                    {"broadcast", 16u << 20},
+                                   // Bytes of each rank's input.
+                                   {"allgather", 1u << 20},
+                                   {"allgather", 16u << 20},
                                    // Brasa's tensor in shared memory (as DDP's buckets
                                    // are on this backend): no staging copy.
                                    {"allreduce-shared", 1u << 20},
@@ -248,7 +262,20 @@ void run_shm() {
     float* mp = static_cast<float*>(mpi_buf.data_ptr());
     float* gp = static_cast<float*>(gloo_buf.data_ptr());
     std::function<void()> raw_mpi, raw_gloo, ours;
-    if (c.op != "broadcast") {
+    const int P = r.world_size;
+    brasa::Tensor mpi_out = brasa::empty({c.op == "allgather" ? n * P : 0}),
+                  gloo_out = brasa::empty({c.op == "allgather" ? n * P : 0}),
+                  shm_out = brasa::empty({c.op == "allgather" ? n * P : 0});
+    if (c.op == "allgather") {
+      float* mo = static_cast<float*>(mpi_out.data_ptr());
+      float* go = static_cast<float*>(gloo_out.data_ptr());
+      raw_mpi = [&, mo] {
+        MPI_Allgather(mp, static_cast<int>(n), MPI_FLOAT, mo, static_cast<int>(n), MPI_FLOAT,
+                      MPI_COMM_WORLD);
+      };
+      raw_gloo = [&, go] { raw_gloo_allgather(ctx, gp, go, n); };
+      ours = [&] { pg.allgather_into_tensor(shm_out, shm_buf)->wait(); };
+    } else if (c.op != "broadcast") {
       raw_mpi = [&] {
         MPI_Allreduce(MPI_IN_PLACE, mp, static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       };

@@ -260,53 +260,78 @@ bool allreduce_direct(shm_detail::Group* g, const Tensor& buf, ReduceOp op) {
   return true;
 }
 
-// Broadcast straight between the ranks' tensors, when the ranks can reach
-// each other's memory: every rank publishes where its tensor lives; each
-// receiver copies the first (P-1)/P of the root's tensor while the root
-// writes the last 1/P into every receiver's (so that the root's core works
-// too); a last round keeps the tensors untouched until all are done. One copy
-// (memcpy through a mapping, or process_vm_readv/writev) instead of two
-// through the slots.
-bool broadcast_direct(shm_detail::Group* g, const Tensor& buf, int root) {
-  const size_t es = buf.element_size();
-  const int64_t n = buf.numel();
-  if (!g->cma || n * static_cast<int64_t>(es) < kCrossMemoryBytes) return false;
-  const int P = g->size;
-  const int64_t head = n - n / P;  // what each receiver copies itself
-  char* base = static_cast<char*>(buf.data_ptr());
-  shm_detail::ExposedBuffer mine;
-  shm_detail::Group::expose(buf, mine);
-  mine.address = reinterpret_cast<uintptr_t>(base);
+// Bytes [at, at + bytes) of the tensor peer p published this round: in
+// place when it is mapped here, else read into `scratch`.
+const char* peer_bytes(shm_detail::Group* g, int p, size_t at, char* scratch, size_t bytes) {
+  const shm_detail::ExposedBuffer& e = g->header(p)->buffer;
+  if (e.fd >= 0) return g->peer_buffer(p, e) + at;
+  g->peer_read(p, e.address + at, scratch, bytes);
+  return scratch;
+}
+
+// Copies between this rank and the tensor peer p published this round, at
+// byte offset `at`: memcpy through the mapping when the tensor is in shared
+// memory, process_vm_readv/writev otherwise.
+void read_peer(shm_detail::Group* g, int p, size_t at, char* to, size_t bytes) {
+  if (bytes == 0) return;
+  const shm_detail::ExposedBuffer& e = g->header(p)->buffer;
+  if (e.fd >= 0)
+    std::memcpy(to, g->peer_buffer(p, e) + at, bytes);
+  else
+    g->peer_read(p, e.address + at, to, bytes);
+}
+void write_peer(shm_detail::Group* g, int p, size_t at, const char* from, size_t bytes) {
+  if (bytes == 0) return;
+  const shm_detail::ExposedBuffer& e = g->header(p)->buffer;
+  if (e.fd >= 0)
+    std::memcpy(g->peer_buffer(p, e) + at, from, bytes);
+  else
+    g->peer_write(p, e.address + at, from, bytes);
+}
+
+// What this rank publishes for a direct collective: its tensor's memfd when
+// it has one, and its address.
+shm_detail::ExposedBuffer publish(const Tensor& t) {
+  shm_detail::ExposedBuffer e;
+  shm_detail::Group::expose(t, e);
+  e.address = reinterpret_cast<uintptr_t>(t.data_ptr());
+  return e;
+}
+
+// Runs `copy` in a round that publishes `t`, then a closing round that keeps
+// every published tensor untouched until no peer reads or writes it.
+void run_direct(shm_detail::Group* g, const Tensor& t, const std::function<void()>& copy) {
+  const shm_detail::ExposedBuffer mine = publish(t);
   shm_detail::RoundPlan plan;
   plan.rounds = 1;
   plan.buffer = &mine;
-  plan.read = [&](uint64_t) {
-    auto copy = [&](int from, int to, int64_t first, int64_t count) {
-      const int peer = from == g->rank ? to : from;
-      const shm_detail::ExposedBuffer& e = g->header(peer)->buffer;
-      const size_t at = static_cast<size_t>(first) * es, bytes = static_cast<size_t>(count) * es;
-      if (bytes == 0) return;
-      char* mapped = e.fd >= 0 ? g->peer_buffer(peer, e) : nullptr;
-      if (from == g->rank) {
-        if (mapped)
-          std::memcpy(mapped + at, base + at, bytes);
-        else
-          g->peer_write(peer, e.address + at, base + at, bytes);
-      } else if (mapped) {
-        std::memcpy(base + at, mapped + at, bytes);
-      } else {
-        g->peer_read(peer, e.address + at, base + at, bytes);
-      }
-    };
-    if (g->rank != root) {
-      copy(root, g->rank, 0, head);
-      return;
-    }
-    for (int r = 0; r < P; ++r)
-      if (r != root) copy(root, r, head, n - head);
-  };
+  plan.read = [&](uint64_t) { copy(); };
   g->run(plan);
   g->run(shm_detail::RoundPlan());
+}
+
+// Whether a collective of `bytes` per rank goes straight between the ranks'
+// tensors (the same answer on every rank).
+bool goes_direct(const shm_detail::Group* g, int64_t bytes) {
+  return g->cma && bytes >= kCrossMemoryBytes;
+}
+
+// Broadcast straight between the ranks' tensors: each receiver copies the
+// first (P-1)/P of the root's tensor while the root writes the last 1/P into
+// every receiver's (so that the root's core works too). One copy instead of
+// two through the slots.
+bool broadcast_direct(shm_detail::Group* g, const Tensor& buf, int root) {
+  const size_t es = buf.element_size();
+  const int64_t n = buf.numel();
+  if (!goes_direct(g, n * static_cast<int64_t>(es))) return false;
+  const int P = g->size;
+  const size_t head = static_cast<size_t>(n - n / P) * es, all = static_cast<size_t>(n) * es;
+  char* base = static_cast<char*>(buf.data_ptr());
+  run_direct(g, buf, [&] {
+    if (g->rank != root) return read_peer(g, root, 0, base, head);
+    for (int r = 0; r < P; ++r)
+      if (r != root) write_peer(g, r, head, base + head, all - head);
+  });
   return true;
 }
 
@@ -439,10 +464,33 @@ std::shared_ptr<Work> ProcessGroupShm::reduce(std::vector<Tensor>& tensors,
 
 namespace {
 
+// Gather straight out of the ranks' inputs: each receiving rank copies every
+// peer's input into its output (one copy instead of two through the slots).
+bool gather_direct(shm_detail::Group* g, const Tensor& in, const std::vector<char*>& outs,
+                   int root) {
+  const size_t bytes = static_cast<size_t>(in.numel()) * in.element_size();
+  if (!goes_direct(g, static_cast<int64_t>(bytes))) return false;
+  run_direct(g, in, [&] {
+    if (root >= 0 && root != g->rank) return;
+    for (int p = 0; p < g->size; ++p) {
+      char* to = outs[static_cast<size_t>(p)];
+      if (p == g->rank)
+        std::memcpy(to, in.data_ptr(), bytes);
+      else
+        read_peer(g, p, 0, to, bytes);
+    }
+  });
+  return true;
+}
+
 // Rank p's n elements at `in` land at outs[p] on every rank (or on the root
 // only when root >= 0).
-void gather_buffers(shm_detail::Group* g, const char* in, int64_t n, size_t es,
-                    const std::vector<char*>& outs, int root) {
+void gather_buffers(shm_detail::Group* g, const Tensor& input, const std::vector<char*>& outs,
+                    int root) {
+  if (gather_direct(g, input, outs, root)) return;
+  const char* in = static_cast<const char*>(input.data_ptr());
+  const int64_t n = input.numel();
+  const size_t es = input.element_size();
   const int me = g->rank;
   const int64_t chunk = static_cast<int64_t>(g->layout.chunk_bytes / es);
   const bool gets_result = root < 0 || root == me;
@@ -492,8 +540,7 @@ std::shared_ptr<Work> ProcessGroupShm::allgather(std::vector<std::vector<Tensor>
   return enqueue(
       "allgather", next(CollectiveKind::kAllgather, in, in.numel()), effective(opts.timeout),
       [g, in, targets, bufs] {
-        gather_buffers(g, static_cast<const char*>(in.data_ptr()), in.numel(), in.element_size(),
-                       pointers(bufs), -1);
+        gather_buffers(g, in, pointers(bufs), -1);
         unstage_all(targets, bufs);
       },
       targets);
@@ -506,18 +553,18 @@ std::shared_ptr<Work> ProcessGroupShm::allgather_into_tensor(Tensor& output, Ten
   check_blocks("allgather_into_tensor", output, in, "output");
   Tensor target = output, out = staged(output);
   shm_detail::Group* g = impl_->group.get();
-  return enqueue(
-      "allgather_into_tensor", next(CollectiveKind::kAllgatherIntoTensor, in, in.numel()),
-      effective(opts.timeout),
-      [g, in, out, target] {
-        const size_t es = in.element_size();
-        std::vector<char*> outs;
-        for (int p = 0; p < g->size; ++p)
-          outs.push_back(static_cast<char*>(out.data_ptr()) + p * in.numel() * es);
-        gather_buffers(g, static_cast<const char*>(in.data_ptr()), in.numel(), es, outs, -1);
-        unstage(target, out);
-      },
-      {target});
+  return enqueue("allgather_into_tensor",
+                 next(CollectiveKind::kAllgatherIntoTensor, in, in.numel()),
+                 effective(opts.timeout),
+                 [g, in, out, target] {
+                   const size_t es = in.element_size();
+                   std::vector<char*> outs;
+                   for (int p = 0; p < g->size; ++p)
+                     outs.push_back(static_cast<char*>(out.data_ptr()) + p * in.numel() * es);
+                   gather_buffers(g, in, outs, -1);
+                   unstage(target, out);
+                 },
+                 {target});
 }
 
 std::shared_ptr<Work> ProcessGroupShm::gather(std::vector<std::vector<Tensor>>& outputs,
@@ -538,8 +585,7 @@ std::shared_ptr<Work> ProcessGroupShm::gather(std::vector<std::vector<Tensor>>& 
       [g, in, targets, bufs, root] {
         std::vector<char*> outs = pointers(bufs);
         outs.resize(static_cast<size_t>(g->size), nullptr);
-        gather_buffers(g, static_cast<const char*>(in.data_ptr()), in.numel(), in.element_size(),
-                       outs, root);
+        gather_buffers(g, in, outs, root);
         unstage_all(targets, bufs);
       },
       targets);
@@ -590,6 +636,32 @@ std::shared_ptr<Work> ProcessGroupShm::scatter(std::vector<Tensor>& outputs,
 }
 
 namespace {
+
+// reduce_scatter_tensor straight out of the ranks' inputs: each rank reduces
+// its block of every peer's input, a piece at a time, into its output.
+bool reduce_scatter_direct(shm_detail::Group* g, const Tensor& in, char* out, int64_t n,
+                           ScalarType dtype, ReduceOp op) {
+  const size_t es = elementSize(dtype);
+  if (!goes_direct(g, n * static_cast<int64_t>(es))) return false;
+  const int P = g->size, me = g->rank;
+  const char* base = static_cast<const char*>(in.data_ptr());
+  run_direct(g, in, [&] {
+    const int64_t piece = static_cast<int64_t>(kPieceBytes / es);
+    if (g->scratch.size() < kPieceBytes * static_cast<size_t>(P))
+      g->scratch.resize(kPieceBytes * static_cast<size_t>(P));
+    std::vector<const void*> srcs(static_cast<size_t>(P));
+    for (int64_t c = 0; c < n; c += piece) {
+      const size_t bytes = static_cast<size_t>(std::min(piece, n - c)) * es;
+      const size_t at = static_cast<size_t>(me * n + c) * es;
+      for (int p = 0; p < P; ++p)
+        srcs[static_cast<size_t>(p)] =
+            p == me ? base + at : peer_bytes(g, p, at, g->scratch.data() + p * kPieceBytes, bytes);
+      shm_detail::reduce_into(out + c * static_cast<int64_t>(es), srcs.data(), P,
+                              std::min(piece, n - c), dtype, op);
+    }
+  });
+  return true;
+}
 
 // Rank r's output (n elements) receives the reduction over ranks of their
 // blocks[r].
@@ -661,6 +733,9 @@ std::shared_ptr<Work> ProcessGroupShm::reduce_scatter_tensor(Tensor& output, Ten
                  effective(opts.timeout),
                  [g, target, in, out, op] {
                    const int64_t n = out.numel();
+                   if (reduce_scatter_direct(g, in, static_cast<char*>(out.data_ptr()), n,
+                                             out.scalar_type(), op))
+                     return unstage(target, out);
                    std::vector<const char*> blocks;
                    for (int p = 0; p < g->size; ++p)
                      blocks.push_back(static_cast<const char*>(in.data_ptr()) +

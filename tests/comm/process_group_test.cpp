@@ -563,10 +563,11 @@ TEST(ProcessGroup, AllreduceOfSharedMemoryTensors) {
   EXPECT_EQ(avg[0].data_ptr<float>()[count - 1], static_cast<float>((count - 1) % 9 + n - 1));
 }
 
-// Broadcasts large enough for the shm backend to copy straight between the
-// ranks' tensors (each receiver copies most, the root writes the rest),
-// from every root, with tensors private, shared, or a mix of both.
-TEST(ProcessGroup, LargeBroadcastFromEveryRootSharedAndPrivate) {
+// Broadcasts, gathers and reduce-scatters large enough for the shm backend
+// to copy straight between the ranks' tensors (a broadcast's receivers copy
+// most, the root writes the rest), from every root, with tensors private,
+// shared, or a mix of both.
+TEST(ProcessGroup, LargeDirectCollectivesSharedAndPrivate) {
   auto pg = world();
   const int n = N(), me = R();
   const int64_t count = 70001;  // 280 KB, not a multiple of any rank count
@@ -584,7 +585,35 @@ TEST(ProcessGroup, LargeBroadcastFromEveryRootSharedAndPrivate) {
       for (int64_t i = 0; i < count; ++i)
         ASSERT_EQ(p[i], static_cast<float>(i % 1000 + root))
             << "root " << root << ", sharing " << sharing << ", element " << i;
+
+      // The same tensors gathered to the root, and reduce-scattered.
+      for (int64_t i = 0; i < count; ++i) p[i] = static_cast<float>(i % 7 + 10 * me);
+      std::vector<Tensor> in{t};
+      std::vector<std::vector<Tensor>> out(me == root ? 1 : 0);
+      if (me == root)
+        for (int r = 0; r < n; ++r) out[0].push_back(full({count}, -1.0));
+      GatherOptions go;
+      go.rootRank = root;
+      pg->gather(out, in, go)->wait();
+      if (me == root)
+        for (int r = 0; r < n; ++r) {
+          const float* q = out[0][static_cast<size_t>(r)].data_ptr<float>();
+          for (int64_t i = 0; i < count; ++i)
+            ASSERT_EQ(q[i], static_cast<float>(i % 7 + 10 * r))
+                << "gather to " << root << " from " << r << ", sharing " << sharing;
+        }
     }
+  const int64_t block = 40000;  // 160 KB per rank
+  Tensor rs_in = empty({n * block}, TensorOptions().dtype(kFloat));
+  if (me % 2 == 0) rs_in.share_memory_();
+  float* q = rs_in.data_ptr<float>();
+  for (int64_t i = 0; i < n * block; ++i) q[i] = static_cast<float>(i / block + i % 3 + me);
+  Tensor rs_out = empty({block}, TensorOptions().dtype(kFloat));
+  pg->reduce_scatter_tensor(rs_out, rs_in)->wait();
+  const float* r = rs_out.data_ptr<float>();
+  for (int64_t i = 0; i < block; ++i)
+    ASSERT_EQ(r[i], static_cast<float>(n * (me + (me * block + i) % 3) + n * (n - 1) / 2))
+        << "element " << i;
 }
 
 // The shm backend's own errors: sends to itself, a message larger or
