@@ -474,9 +474,9 @@ bool gather_direct(shm_detail::Group* g, const Tensor& in, const std::vector<cha
     if (root >= 0 && root != g->rank) return;
     for (int p = 0; p < g->size; ++p) {
       char* to = outs[static_cast<size_t>(p)];
-      if (p == g->rank)
-        std::memcpy(to, in.data_ptr(), bytes);
-      else
+      if (p == g->rank) {
+        if (to != in.data_ptr()) std::memcpy(to, in.data_ptr(), bytes);  // in place: already there
+      } else
         read_peer(g, p, 0, to, bytes);
     }
   });
@@ -505,9 +505,11 @@ void gather_buffers(shm_detail::Group* g, const Tensor& input, const std::vector
     int64_t off;
     const int64_t m = span(n, chunk, i, off);
     if (!gets_result || m <= 0) return;
-    for (int p = 0; p < g->size; ++p)
-      std::memcpy(outs[static_cast<size_t>(p)] + off * es, p == me ? in + off * es : g->data(p),
-                  m * es);
+    for (int p = 0; p < g->size; ++p) {
+      char* to = outs[static_cast<size_t>(p)] + off * es;
+      const char* from = p == me ? in + off * es : g->data(p);
+      if (to != from) std::memcpy(to, from, m * es);  // in place: already there
+    }
   };
   g->run(plan);
 }

@@ -603,6 +603,17 @@ TEST(ProcessGroup, LargeDirectCollectivesSharedAndPrivate) {
                 << "gather to " << root << " from " << r << ", sharing " << sharing;
         }
     }
+  // allgather_into_tensor in place (the input is this rank's block of the
+  // output), large and small.
+  for (int64_t k : {int64_t{50000}, int64_t{100}}) {
+    Tensor all = full({n * k}, -1.0);
+    Tensor mine = all.narrow(0, me * k, k);
+    mine.fill_(static_cast<double>(me + 1));
+    pg->allgather_into_tensor(all, mine)->wait();
+    const float* a = all.data_ptr<float>();
+    for (int64_t i = 0; i < n * k; ++i)
+      ASSERT_EQ(a[i], static_cast<float>(i / k + 1)) << "in-place allgather of " << k;
+  }
   const int64_t block = 40000;  // 160 KB per rank
   Tensor rs_in = empty({n * block}, TensorOptions().dtype(kFloat));
   if (me % 2 == 0) rs_in.share_memory_();
