@@ -45,8 +45,18 @@ std::shared_ptr<distributed::Work> allreduce_divided_by(const distributed::Group
   NoGradGuard no_grad;
   auto g = resolve(group);
   Tensor& buffer = bucket.buffer();
-  buffer.div_(static_cast<double>(divisor > 0 ? divisor : g->size()));
-  allreduce_in_place(g, buffer);
+  const int64_t d = divisor > 0 ? divisor : g->size();
+  // The shm backend averages within its one pass over the ranks' buckets:
+  // no separate pass to divide first.
+  if (d == g->size() && g->backend_name() == "shm" && isFloatingType(buffer.scalar_type())) {
+    distributed::AllreduceOptions avg;
+    avg.reduceOp = distributed::ReduceOp::AVG;
+    std::vector<Tensor> ts{buffer};
+    g->allreduce(ts, avg)->wait();
+  } else {
+    buffer.div_(static_cast<double>(d));
+    allreduce_in_place(g, buffer);
+  }
   return distributed::completed_work("allreduce", {buffer});
 }
 
