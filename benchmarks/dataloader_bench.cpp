@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
           2000;
       std::printf("# %s transform: %.1f us per sample\n", heavy ? "heavy" : "light", us);
     }
-    const int64_t batches = heavy ? 150 : 300;
+    const int64_t batches = heavy ? 450 : 900;  // long enough to outlast the noise
     for (bool processes : {false, true})
       for (int workers : {0, 1, 2}) {
         if (workers == 0 && processes) continue;

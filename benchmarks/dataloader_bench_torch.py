@@ -37,7 +37,7 @@ def main():
         for i in range(2000):
             ds[i]
         print(f"# {'heavy' if heavy else 'light'} transform: {(time.perf_counter() - t0) / 2000 * 1e6:.1f} us per sample")
-        batches = 150 if heavy else 300
+        batches = 450 if heavy else 900
         for workers in (0, 1, 2):
             loader = DataLoader(ds, batch_size=64, shuffle=True, num_workers=workers)
             n = 0
