@@ -173,10 +173,11 @@ std::shared_ptr<Work> ProcessGroupShm::broadcast(std::vector<Tensor>& tensors,
 
 namespace {
 
-// Allreduces from this size go straight between the ranks' tensors when
-// every rank can reach every peer's: the memfd-backed ones mapped, the
-// private ones by cross-memory attach (CMA), which pays a system call per
-// piece and so starts higher than the mapped path would.
+// Collectives from these sizes go straight between the ranks' tensors: the
+// memfd-backed ones mapped, the private ones by cross-memory attach (CMA).
+// With CMA every tensor is reachable, and from 64 KiB that beat the slots
+// here. Without it an allreduce tries the mapped path only from 256 KiB: the
+// try costs a round when some rank's tensor turns out to be private.
 constexpr int64_t kZeroCopyBytes = 256 << 10;
 constexpr int64_t kCrossMemoryBytes = 64 << 10;
 // Bytes of a slice reduced at a time: the piece read from each private peer
