@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "../ordered_jobs.h"
+#include "shm_direct.h"
 #include "shm_impl.h"
 #include "shm_p2p.h"
 #include "shm_reduce.h"
@@ -132,10 +133,6 @@ std::shared_ptr<Work> ProcessGroupShm::enqueue(const char* op, const Fingerprint
 // Each builds a RoundPlan over raw pointers of contiguous buffers; `es` is
 // the element size, chunks and slices count elements.
 
-namespace {
-bool broadcast_direct(shm_detail::Group* g, const Tensor& buf, int root);
-}  // namespace
-
 std::shared_ptr<Work> ProcessGroupShm::broadcast(std::vector<Tensor>& tensors,
                                                  const BroadcastOptions& opts) {
   const Tensor t = single("broadcast", tensors);
@@ -146,7 +143,7 @@ std::shared_ptr<Work> ProcessGroupShm::broadcast(std::vector<Tensor>& tensors,
   return enqueue("broadcast", next(CollectiveKind::kBroadcast, t, t.numel(), ReduceOp::SUM, root),
                  effective(opts.timeout),
                  [g, t, buf, root] {
-                   if (broadcast_direct(g, buf, root)) return unstage(t, buf);
+                   if (shm_detail::broadcast_direct(g, buf, root)) return unstage(t, buf);
                    const size_t es = buf.element_size();
                    const int64_t n = buf.numel(),
                                  chunk = static_cast<int64_t>(g->layout.chunk_bytes / es);
@@ -173,169 +170,6 @@ std::shared_ptr<Work> ProcessGroupShm::broadcast(std::vector<Tensor>& tensors,
 
 namespace {
 
-// Collectives from these sizes go straight between the ranks' tensors: the
-// memfd-backed ones mapped, the private ones by cross-memory attach (CMA).
-// With CMA every tensor is reachable, and from 64 KiB that beat the slots
-// here. Without it an allreduce tries the mapped path only from 256 KiB: the
-// try costs a round when some rank's tensor turns out to be private.
-constexpr int64_t kZeroCopyBytes = 256 << 10;
-constexpr int64_t kCrossMemoryBytes = 64 << 10;
-// Bytes of a slice reduced at a time: the piece read from each private peer
-// (one system call) and the reduced piece stay in the core's cache between
-// the read, the reduction and the writes back (measured on 2 Emerald Rapids
-// cores: 4 MiB of shared tensors 1.4x -> 1.8x MPI's bandwidth against
-// reducing the whole slice first; 32 KiB and 512 KiB pieces were slower).
-constexpr size_t kPieceBytes = 128 << 10;
-
-// Allreduce straight between the ranks' tensors. Each rank publishes where
-// its tensor lives: a memfd (DDP's buckets on this backend, tensors after
-// share_memory_()) that peers map once and keep, or only its address. In the
-// round that publishes them, each rank reduces its slice straight out of all
-// tensors and writes the result into every one of them — memcpy for mapped
-// tensors, process_vm_readv/writev for private ones. A last round keeps every
-// tensor untouched until no peer reads or writes it any more. No staging
-// copy, two synchronisations. Returns false (having changed nothing) when
-// some rank's tensor can be reached neither way.
-bool allreduce_direct(shm_detail::Group* g, const Tensor& buf, ReduceOp op) {
-  const int P = g->size, me = g->rank;
-  const size_t es = buf.element_size();
-  const int64_t n = buf.numel();
-  char* base = static_cast<char*>(buf.data_ptr());
-  shm_detail::ExposedBuffer mine;
-  shm_detail::Group::expose(buf, mine);
-  mine.address = reinterpret_cast<uintptr_t>(base);
-  bool reachable = true, all_mapped = true;
-  shm_detail::RoundPlan plan;
-  plan.rounds = 1;
-  plan.buffer = &mine;
-  plan.read = [&](uint64_t) {
-    for (int p = 0; p < P; ++p) all_mapped = all_mapped && g->header(p)->buffer.fd >= 0;
-    reachable = all_mapped || g->cma;
-    if (!reachable) return;
-    // Peer p's tensor: mapped here (at[p]) or private at address addr[p].
-    std::vector<char*> at(static_cast<size_t>(P), nullptr);
-    std::vector<uint64_t> addr(static_cast<size_t>(P), 0);
-    for (int p = 0; p < P; ++p) {
-      const shm_detail::ExposedBuffer& e = g->header(p)->buffer;
-      if (p == me)
-        at[static_cast<size_t>(p)] = base;
-      else if (e.fd >= 0)
-        at[static_cast<size_t>(p)] = g->peer_buffer(p, e);
-      addr[static_cast<size_t>(p)] = e.address;
-    }
-    // This rank's slice: no other rank reads or writes it in this round.
-    const int64_t s = ceil_div(n, P);
-    const int64_t first = std::min<int64_t>(me * s, n), len = std::min<int64_t>(s, n - first);
-    const int64_t piece = static_cast<int64_t>(kPieceBytes / es);
-    if (!all_mapped && g->scratch.size() < kPieceBytes * static_cast<size_t>(P))
-      g->scratch.resize(kPieceBytes * static_cast<size_t>(P));
-    std::vector<const void*> in(static_cast<size_t>(P));
-    for (int64_t c = first; c < first + len; c += piece) {
-      const int64_t m = std::min(piece, first + len - c);
-      const size_t bytes = static_cast<size_t>(m) * es, at_c = static_cast<size_t>(c) * es;
-      for (int p = 0; p < P; ++p) {
-        const size_t q = static_cast<size_t>(p);
-        if (at[q]) {
-          in[q] = at[q] + at_c;
-        } else {
-          char* into = g->scratch.data() + q * kPieceBytes;
-          g->peer_read(p, addr[q] + at_c, into, bytes);
-          in[q] = into;
-        }
-      }
-      shm_detail::reduce_into(base + at_c, in.data(), P, m, buf.scalar_type(), op);
-      for (int p = 0; p < P; ++p) {
-        const size_t q = static_cast<size_t>(p);
-        if (p == me) continue;
-        if (at[q])
-          std::memcpy(at[q] + at_c, base + at_c, bytes);
-        else
-          g->peer_write(p, addr[q] + at_c, base + at_c, bytes);
-      }
-    }
-  };
-  g->run(plan);
-  if (!reachable) return false;
-  g->run(shm_detail::RoundPlan());
-  ++(all_mapped ? g->zero_copy_allreduces : g->cross_memory_allreduces);
-  return true;
-}
-
-// Bytes [at, at + bytes) of the tensor peer p published this round: in
-// place when it is mapped here, else read into `scratch`.
-const char* peer_bytes(shm_detail::Group* g, int p, size_t at, char* scratch, size_t bytes) {
-  const shm_detail::ExposedBuffer& e = g->header(p)->buffer;
-  if (e.fd >= 0) return g->peer_buffer(p, e) + at;
-  g->peer_read(p, e.address + at, scratch, bytes);
-  return scratch;
-}
-
-// Copies between this rank and the tensor peer p published this round, at
-// byte offset `at`: memcpy through the mapping when the tensor is in shared
-// memory, process_vm_readv/writev otherwise.
-void read_peer(shm_detail::Group* g, int p, size_t at, char* to, size_t bytes) {
-  if (bytes == 0) return;
-  const shm_detail::ExposedBuffer& e = g->header(p)->buffer;
-  if (e.fd >= 0)
-    std::memcpy(to, g->peer_buffer(p, e) + at, bytes);
-  else
-    g->peer_read(p, e.address + at, to, bytes);
-}
-void write_peer(shm_detail::Group* g, int p, size_t at, const char* from, size_t bytes) {
-  if (bytes == 0) return;
-  const shm_detail::ExposedBuffer& e = g->header(p)->buffer;
-  if (e.fd >= 0)
-    std::memcpy(g->peer_buffer(p, e) + at, from, bytes);
-  else
-    g->peer_write(p, e.address + at, from, bytes);
-}
-
-// What this rank publishes for a direct collective: its tensor's memfd when
-// it has one, and its address.
-shm_detail::ExposedBuffer publish(const Tensor& t) {
-  shm_detail::ExposedBuffer e;
-  shm_detail::Group::expose(t, e);
-  e.address = reinterpret_cast<uintptr_t>(t.data_ptr());
-  return e;
-}
-
-// Runs `copy` in a round that publishes `t`, then a closing round that keeps
-// every published tensor untouched until no peer reads or writes it.
-void run_direct(shm_detail::Group* g, const Tensor& t, const std::function<void()>& copy) {
-  const shm_detail::ExposedBuffer mine = publish(t);
-  shm_detail::RoundPlan plan;
-  plan.rounds = 1;
-  plan.buffer = &mine;
-  plan.read = [&](uint64_t) { copy(); };
-  g->run(plan);
-  g->run(shm_detail::RoundPlan());
-}
-
-// Whether a collective of `bytes` per rank goes straight between the ranks'
-// tensors (the same answer on every rank).
-bool goes_direct(const shm_detail::Group* g, int64_t bytes) {
-  return g->cma && bytes >= kCrossMemoryBytes;
-}
-
-// Broadcast straight between the ranks' tensors: each receiver copies the
-// first (P-1)/P of the root's tensor while the root writes the last 1/P into
-// every receiver's (so that the root's core works too). One copy instead of
-// two through the slots.
-bool broadcast_direct(shm_detail::Group* g, const Tensor& buf, int root) {
-  const size_t es = buf.element_size();
-  const int64_t n = buf.numel();
-  if (!goes_direct(g, n * static_cast<int64_t>(es))) return false;
-  const int P = g->size;
-  const size_t head = static_cast<size_t>(n - n / P) * es, all = static_cast<size_t>(n) * es;
-  char* base = static_cast<char*>(buf.data_ptr());
-  run_direct(g, buf, [&] {
-    if (g->rank != root) return read_peer(g, root, 0, base, head);
-    for (int r = 0; r < P; ++r)
-      if (r != root) write_peer(g, r, head, base + head, all - head);
-  });
-  return true;
-}
-
 // In-place allreduce (or reduce to `root` when root >= 0) of a contiguous buffer.
 void allreduce_buffer(shm_detail::Group* g, const Tensor& buf, ReduceOp op, int root) {
   const ScalarType dtype = buf.scalar_type();
@@ -344,9 +178,7 @@ void allreduce_buffer(shm_detail::Group* g, const Tensor& buf, ReduceOp op, int 
   const int64_t n = buf.numel(), chunk = static_cast<int64_t>(g->layout.chunk_bytes / es);
   char* base = static_cast<char*>(buf.data_ptr());
   const bool gets_result = root < 0 || root == me;
-  if (root < 0 && n * static_cast<int64_t>(es) >= (g->cma ? kCrossMemoryBytes : kZeroCopyBytes) &&
-      allreduce_direct(g, buf, op))
-    return;
+  if (root < 0 && shm_detail::allreduce_direct(g, buf, op)) return;
   shm_detail::RoundPlan plan;
   plan.rounds = static_cast<uint64_t>(ceil_div(n, chunk));
   // Direct: every rank (or the root) reduces the whole chunk from all slots:
@@ -465,30 +297,11 @@ std::shared_ptr<Work> ProcessGroupShm::reduce(std::vector<Tensor>& tensors,
 
 namespace {
 
-// Gather straight out of the ranks' inputs: each receiving rank copies every
-// peer's input into its output (one copy instead of two through the slots).
-bool gather_direct(shm_detail::Group* g, const Tensor& in, const std::vector<char*>& outs,
-                   int root) {
-  const size_t bytes = static_cast<size_t>(in.numel()) * in.element_size();
-  if (!goes_direct(g, static_cast<int64_t>(bytes))) return false;
-  run_direct(g, in, [&] {
-    if (root >= 0 && root != g->rank) return;
-    for (int p = 0; p < g->size; ++p) {
-      char* to = outs[static_cast<size_t>(p)];
-      if (p == g->rank) {
-        if (to != in.data_ptr()) std::memcpy(to, in.data_ptr(), bytes);  // in place: already there
-      } else
-        read_peer(g, p, 0, to, bytes);
-    }
-  });
-  return true;
-}
-
 // Rank p's n elements at `in` land at outs[p] on every rank (or on the root
 // only when root >= 0).
 void gather_buffers(shm_detail::Group* g, const Tensor& input, const std::vector<char*>& outs,
                     int root) {
-  if (gather_direct(g, input, outs, root)) return;
+  if (shm_detail::gather_direct(g, input, outs, root)) return;
   const char* in = static_cast<const char*>(input.data_ptr());
   const int64_t n = input.numel();
   const size_t es = input.element_size();
@@ -640,32 +453,6 @@ std::shared_ptr<Work> ProcessGroupShm::scatter(std::vector<Tensor>& outputs,
 
 namespace {
 
-// reduce_scatter_tensor straight out of the ranks' inputs: each rank reduces
-// its block of every peer's input, a piece at a time, into its output.
-bool reduce_scatter_direct(shm_detail::Group* g, const Tensor& in, char* out, int64_t n,
-                           ScalarType dtype, ReduceOp op) {
-  const size_t es = elementSize(dtype);
-  if (!goes_direct(g, n * static_cast<int64_t>(es))) return false;
-  const int P = g->size, me = g->rank;
-  const char* base = static_cast<const char*>(in.data_ptr());
-  run_direct(g, in, [&] {
-    const int64_t piece = static_cast<int64_t>(kPieceBytes / es);
-    if (g->scratch.size() < kPieceBytes * static_cast<size_t>(P))
-      g->scratch.resize(kPieceBytes * static_cast<size_t>(P));
-    std::vector<const void*> srcs(static_cast<size_t>(P));
-    for (int64_t c = 0; c < n; c += piece) {
-      const size_t bytes = static_cast<size_t>(std::min(piece, n - c)) * es;
-      const size_t at = static_cast<size_t>(me * n + c) * es;
-      for (int p = 0; p < P; ++p)
-        srcs[static_cast<size_t>(p)] =
-            p == me ? base + at : peer_bytes(g, p, at, g->scratch.data() + p * kPieceBytes, bytes);
-      shm_detail::reduce_into(out + c * static_cast<int64_t>(es), srcs.data(), P,
-                              std::min(piece, n - c), dtype, op);
-    }
-  });
-  return true;
-}
-
 // Rank r's output (n elements) receives the reduction over ranks of their
 // blocks[r].
 void reduce_scatter_buffers(shm_detail::Group* g, const std::vector<const char*>& blocks, char* out,
@@ -736,8 +523,8 @@ std::shared_ptr<Work> ProcessGroupShm::reduce_scatter_tensor(Tensor& output, Ten
                  effective(opts.timeout),
                  [g, target, in, out, op] {
                    const int64_t n = out.numel();
-                   if (reduce_scatter_direct(g, in, static_cast<char*>(out.data_ptr()), n,
-                                             out.scalar_type(), op))
+                   if (shm_detail::reduce_scatter_direct(g, in, static_cast<char*>(out.data_ptr()),
+                                                         n, out.scalar_type(), op))
                      return unstage(target, out);
                    std::vector<const char*> blocks;
                    for (int p = 0; p < g->size; ++p)
