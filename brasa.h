@@ -63,6 +63,7 @@
 #include <brasa/ops/spectral.h>
 #include <brasa/ops/split_combine.h>
 #include <brasa/ops/statistics.h>
+#include <brasa/ops/complex.h>
 #include <brasa/ops/type_queries.h>
 #include <brasa/ops/unary.h>
 #include <brasa/serialize/dlpack.h>

@@ -1,17 +1,12 @@
 #include <brasa/autograd/function.h>
 #include <brasa/ops/factory.h>
 
-#include <cxxabi.h>
-
 #include <cstdlib>
 
 namespace brasa::autograd {
 
 std::string demangled_name(const char* mangled) {
-  int status = 0;
-  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-  std::string s = (status == 0 && d) ? d : mangled;
-  std::free(d);
+  const std::string s = demangle(mangled);
   // Drop namespaces: "ns::MulConstant" -> "MulConstant".
   auto colon = s.rfind("::");
   return colon == std::string::npos ? s : s.substr(colon + 2);

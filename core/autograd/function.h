@@ -183,7 +183,8 @@ struct Function {
         continue;
       }
       node->add_input_metadata(o);
-      if (ctx.non_differentiable_.count(o.unsafeGetTensorImpl()) || !o.is_floating_point())
+      if (ctx.non_differentiable_.count(o.unsafeGetTensorImpl()) ||
+          !(o.is_floating_point() || o.is_complex()))
         continue;
       if (ctx.dirty_.count(o.unsafeGetTensorImpl()) && o.is_view()) {
         Tensor r = o.detach();  // written through a view: the base records CopySlices

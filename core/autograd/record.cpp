@@ -129,7 +129,8 @@ void Recorder::finish(const std::vector<Tensor>& outs, Formula f) {
       continue;
     }
     node_->add_input_metadata(out);
-    if (isFloatingType(out.dtype())) set_history(out, node_, static_cast<uint32_t>(i));
+    if (isFloatingType(out.dtype()) || isComplexType(out.dtype()))
+      set_history(out, node_, static_cast<uint32_t>(i));
   }
   for (const Tensor& t : node_->pending_saves) {
     AutogradMeta* m = t.defined() ? get_meta(t) : nullptr;

@@ -37,6 +37,11 @@ void refresh_view_grad_fn(const Tensor& t) {
   AutogradMeta* m = get_meta(t);
   const uint32_t version = t._version();
   if (m && m->grad_fn && m->attr_version == version) return;
+  // An as_strided node cannot express a view of another dtype.
+  BRASA_CHECK(base->dtype() == t.dtype(), "a view_as_real/view_as_complex view (", t.dtype(),
+              " of a ", base->dtype(),
+              " base) was used in autograd after its base was modified in place; take the view "
+              "again after the in-place operation");
   Tensor b = base_of(t);
   auto node = make_as_strided_view_node(b, t);
   AutogradMeta& meta = materialize_meta(t);
@@ -87,6 +92,10 @@ void check_inplace(const Tensor& self, const char* op) {
     BRASA_CHECK(
         !(b.requires_grad() && b.is_leaf()), op,
         ": a view of a leaf Variable that requires grad is being used in an in-place operation.");
+    BRASA_CHECK(b.dtype() == self.dtype(), op,
+                ": in-place operations that record gradients are not supported on a "
+                "view_as_real/view_as_complex view (the view is ",
+                self.dtype(), ", its base ", b.dtype(), "); write to a clone");
   } else {
     BRASA_CHECK(!(impl->requires_grad() && self.is_leaf()), op,
                 ": a leaf Variable that requires grad is being used in an in-place operation.");
@@ -147,8 +156,9 @@ namespace brasa {
 using namespace autograd;
 
 Tensor& Tensor::requires_grad_(bool r) {
-  BRASA_CHECK(!r || is_floating_point(),
-              "requires_grad_: only Tensors of floating point dtype can require gradients, got ",
+  BRASA_CHECK(!r || is_floating_point() || is_complex(),
+              "requires_grad_: only Tensors of floating point and complex dtype can require "
+              "gradients, got ",
               dtype());
   BRASA_CHECK(r || is_leaf(),
               "requires_grad_: you can only change requires_grad flags of leaf variables. If you "

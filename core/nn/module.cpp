@@ -4,8 +4,6 @@
 #include <brasa/nn/module.h>
 #include <brasa/ops/copy.h>
 
-#include <cxxabi.h>
-
 #include <cstdlib>
 #include <ostream>
 #include <typeinfo>
@@ -16,14 +14,7 @@ Module::Module(std::string name) : name_(std::move(name)) {}
 
 namespace {
 // The dynamic type of `m`, demangled with its namespaces ("app::NetImpl").
-std::string type_name(const Module& m) {
-  const char* mangled = typeid(m).name();
-  int status = 0;
-  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-  std::string s = (status == 0 && d) ? d : mangled;
-  std::free(d);
-  return s;
-}
+std::string type_name(const Module& m) { return demangle(typeid(m).name()); }
 }  // namespace
 
 // Computed on each call: during a constructor the dynamic type is the class

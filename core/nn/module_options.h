@@ -89,10 +89,19 @@ struct BilinearOptions {
   BRASA_ARG(int64_t, out_features);
   BRASA_ARG(bool, bias, true);
 };
+// The dimname/namedshape form is libtorch's for named tensors, which Brasa
+// does not have: an Unflatten made with it is an error that says so.
 struct UnflattenOptions {
+  using namedshape_t = std::vector<std::pair<std::string, int64_t>>;
   UnflattenOptions(int64_t dim, std::vector<int64_t> sizes) : dim_(dim), sizes_(std::move(sizes)) {}
-  BRASA_ARG(int64_t, dim);
+  UnflattenOptions(std::string dimname, namedshape_t namedshape)
+      : dimname_(std::move(dimname)), namedshape_(std::move(namedshape)) {}
+  UnflattenOptions(const char* dimname, namedshape_t namedshape)
+      : UnflattenOptions(std::string(dimname), std::move(namedshape)) {}
+  BRASA_ARG(int64_t, dim, 0);
+  BRASA_ARG(std::string, dimname);
   BRASA_ARG(std::vector<int64_t>, sizes);
+  BRASA_ARG(namedshape_t, namedshape);
 };
 struct MultiheadAttentionOptions {
   MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads)

@@ -666,7 +666,11 @@ class UnflattenImpl : public Cloneable<UnflattenImpl> {
  public:
   UnflattenImpl(int64_t dim, std::vector<int64_t> sizes)
       : Cloneable("Unflatten"), dim(dim), sizes(std::move(sizes)) {}
-  explicit UnflattenImpl(const UnflattenOptions& o) : UnflattenImpl(o.dim_, o.sizes_) {}
+  explicit UnflattenImpl(const UnflattenOptions& o) : UnflattenImpl(o.dim_, o.sizes_) {
+    BRASA_CHECK(o.dimname_.empty() && o.namedshape_.empty(), "Unflatten: dimname \"", o.dimname_,
+                "\" and a namedshape are for named tensors, which Brasa does not have; give dim "
+                "and sizes");
+  }
   Tensor forward(const Tensor& x) { return x.unflatten(dim, sizes); }
   int64_t dim;
   void pretty_print(std::ostream& os) const override;

@@ -51,6 +51,7 @@ class RNNImpl : public Cloneable<RNNImpl, RNNBaseImpl> {
     BRASA_CHECK(o.nonlinearity_ != kGELU, "RNN: nonlinearity must be torch::kTanh or torch::kReLU");
   }
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = {});
+  FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())})
 };
 BRASA_MODULE(RNN);
 
@@ -98,6 +99,7 @@ class RNNCellImpl : public Cloneable<RNNCellImpl, RNNCellBaseImpl> {
   explicit RNNCellImpl(const RNNCellOptions& o);
   RNNCellImpl(const RNNCellImpl& o) : RNNCellImpl(o.options) {}
   Tensor forward(const Tensor& input, const Tensor& hx = {});
+  FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())})
   RNNCellOptions options;
 };
 BRASA_MODULE(RNNCell);
@@ -111,6 +113,7 @@ class LSTMCellImpl : public Cloneable<LSTMCellImpl, RNNCellBaseImpl> {
   // (h', c') from input and (h, c) (zeros when not given).
   std::tuple<Tensor, Tensor> forward(const Tensor& input,
                                      std::optional<std::tuple<Tensor, Tensor>> hx = std::nullopt);
+  FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(std::optional<std::tuple<Tensor, Tensor>>())})
   LSTMCellOptions options;
 };
 BRASA_MODULE(LSTMCell);
@@ -122,6 +125,7 @@ class GRUCellImpl : public Cloneable<GRUCellImpl, RNNCellBaseImpl> {
   explicit GRUCellImpl(const GRUCellOptions& o);
   GRUCellImpl(const GRUCellImpl& o) : GRUCellImpl(o.options) {}
   Tensor forward(const Tensor& input, const Tensor& hx = {});
+  FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())})
   GRUCellOptions options;
 };
 BRASA_MODULE(GRUCell);

@@ -2,6 +2,7 @@
 // Sequence layers: multi-head attention, the transformer encoder layer, LSTM
 // and GRU. Reached through <brasa/nn/modules.h> as well, whose layers
 // (Linear, Dropout, LayerNorm) they use.
+#include <brasa/nn/any_module.h>
 #include <brasa/nn/modules.h>
 
 #include <optional>
@@ -39,6 +40,8 @@ class MultiheadAttentionImpl : public Cloneable<MultiheadAttentionImpl> {
                                      const Tensor& key_padding_mask = {}, bool need_weights = true,
                                      const Tensor& attn_mask = {},
                                      bool average_attn_weights = true);
+  FORWARD_HAS_DEFAULT_ARGS({3, AnyValue(Tensor())}, {4, AnyValue(true)}, {5, AnyValue(Tensor())},
+                           {6, AnyValue(true)})
   MultiheadAttentionOptions options;
   int64_t embed_dim, num_heads, head_dim;
   double dropout;
@@ -109,6 +112,7 @@ class TransformerEncoderLayerImpl : public Cloneable<TransformerEncoderLayerImpl
   Tensor forward(const Tensor& src, const Tensor& src_mask = {},
                  const Tensor& src_key_padding_mask = {});
   void pretty_print(std::ostream& os) const override;
+  FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())}, {2, AnyValue(Tensor())})
   TransformerEncoderLayerOptions options;
   MultiheadAttention self_attn{nullptr};
   Linear linear1{nullptr}, linear2{nullptr};
@@ -207,6 +211,7 @@ class LSTMImpl : public Cloneable<LSTMImpl, RNNBaseImpl> {
   explicit LSTMImpl(const RNNOptions& o) : Cloneable("LSTM", o, 4) {}
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(
       const Tensor& input, std::optional<std::tuple<Tensor, Tensor>> hx = std::nullopt);
+  FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(std::optional<std::tuple<Tensor, Tensor>>())})
 };
 BRASA_MODULE(LSTM);
 
@@ -216,6 +221,7 @@ class GRUImpl : public Cloneable<GRUImpl, RNNBaseImpl> {
   GRUImpl(int64_t input_size, int64_t hidden_size) : GRUImpl(RNNOptions(input_size, hidden_size)) {}
   explicit GRUImpl(const RNNOptions& o) : Cloneable("GRU", o, 3) {}
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = {});
+  FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())})
 };
 BRASA_MODULE(GRU);
 

@@ -133,22 +133,30 @@ TransformerImpl::TransformerImpl(const TransformerOptions& o)
   BRASA_CHECK(o.activation_ == kReLU || o.activation_ == kGELU,
               "Transformer: activation must be torch::kReLU or torch::kGELU");
   auto final_norm = [&] { return LayerNorm(std::vector<int64_t>{o.d_model_}); };
-  encoder = register_module(
-      "encoder", TransformerEncoder(
-                     TransformerEncoderOptions(TransformerEncoderLayerOptions(o.d_model_, o.nhead_)
-                                                   .dim_feedforward(o.dim_feedforward_)
-                                                   .dropout(o.dropout_)
-                                                   .activation(o.activation_),
-                                               o.num_encoder_layers_)
-                         .norm(final_norm())));
-  decoder = register_module(
-      "decoder", TransformerDecoder(
-                     TransformerDecoderOptions(TransformerDecoderLayerOptions(o.d_model_, o.nhead_)
-                                                   .dim_feedforward(o.dim_feedforward_)
-                                                   .dropout(o.dropout_)
-                                                   .activation(o.activation_),
-                                               o.num_decoder_layers_)
-                         .norm(final_norm())));
+  if (!o.custom_encoder_.is_empty()) {
+    encoder = o.custom_encoder_.clone();
+  } else {
+    encoder = AnyModule(TransformerEncoder(
+        TransformerEncoderOptions(TransformerEncoderLayerOptions(o.d_model_, o.nhead_)
+                                      .dim_feedforward(o.dim_feedforward_)
+                                      .dropout(o.dropout_)
+                                      .activation(o.activation_),
+                                  o.num_encoder_layers_)
+            .norm(final_norm())));
+  }
+  if (!o.custom_decoder_.is_empty()) {
+    decoder = o.custom_decoder_.clone();
+  } else {
+    decoder = AnyModule(TransformerDecoder(
+        TransformerDecoderOptions(TransformerDecoderLayerOptions(o.d_model_, o.nhead_)
+                                      .dim_feedforward(o.dim_feedforward_)
+                                      .dropout(o.dropout_)
+                                      .activation(o.activation_),
+                                  o.num_decoder_layers_)
+            .norm(final_norm())));
+  }
+  register_module("encoder", encoder.ptr());
+  register_module("decoder", decoder.ptr());
 }
 
 Tensor TransformerImpl::forward(const Tensor& src, const Tensor& tgt, const Tensor& src_mask,
@@ -163,9 +171,9 @@ Tensor TransformerImpl::forward(const Tensor& src, const Tensor& tgt, const Tens
   BRASA_CHECK(src.size(2) == options.d_model_ && tgt.size(2) == options.d_model_,
               "Transformer: the feature number of src and tgt must be equal to d_model (",
               options.d_model_, "), got ", src.size(2), " and ", tgt.size(2));
-  Tensor memory = encoder->forward(src, src_mask, src_key_padding_mask);
-  return decoder->forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
-                          memory_key_padding_mask);
+  Tensor memory = encoder.forward<Tensor>(src, src_mask, src_key_padding_mask);
+  return decoder.forward<Tensor>(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+                                 memory_key_padding_mask);
 }
 
 void TransformerImpl::pretty_print(std::ostream& os) const { os << "torch::nn::TransformerImpl"; }

@@ -3,6 +3,7 @@
 // encoder layer, then an optional norm), TransformerDecoderLayer,
 // TransformerDecoder and the full Transformer, with their options and
 // parameter names. Sequence-first [S, N, E], as libtorch 1.13.
+#include <brasa/nn/any_module.h>
 #include <brasa/nn/sequence_modules.h>
 
 #include <ostream>
@@ -28,6 +29,7 @@ class TransformerEncoderImpl : public Cloneable<TransformerEncoderImpl> {
   Tensor forward(const Tensor& src, const Tensor& src_mask = {},
                  const Tensor& src_key_padding_mask = {});
   void pretty_print(std::ostream& os) const override;
+  FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())}, {2, AnyValue(Tensor())})
   TransformerEncoderOptions options;
   ModuleList layers{nullptr};
   LayerNorm norm{nullptr};
@@ -58,6 +60,8 @@ class TransformerDecoderLayerImpl : public Cloneable<TransformerDecoderLayerImpl
                  const Tensor& memory_mask = {}, const Tensor& tgt_key_padding_mask = {},
                  const Tensor& memory_key_padding_mask = {});
   void pretty_print(std::ostream& os) const override;
+  FORWARD_HAS_DEFAULT_ARGS({2, AnyValue(Tensor())}, {3, AnyValue(Tensor())},
+                           {4, AnyValue(Tensor())}, {5, AnyValue(Tensor())})
   TransformerDecoderLayerOptions options;
   MultiheadAttention self_attn{nullptr}, multihead_attn{nullptr};
   Linear linear1{nullptr}, linear2{nullptr};
@@ -86,6 +90,8 @@ class TransformerDecoderImpl : public Cloneable<TransformerDecoderImpl> {
                  const Tensor& memory_mask = {}, const Tensor& tgt_key_padding_mask = {},
                  const Tensor& memory_key_padding_mask = {});
   void pretty_print(std::ostream& os) const override;
+  FORWARD_HAS_DEFAULT_ARGS({2, AnyValue(Tensor())}, {3, AnyValue(Tensor())},
+                           {4, AnyValue(Tensor())}, {5, AnyValue(Tensor())})
   TransformerDecoderOptions options;
   ModuleList layers{nullptr};
   LayerNorm norm{nullptr};
@@ -108,9 +114,16 @@ struct TransformerOptions {
   BRASA_ARG(int64_t, dim_feedforward, 2048);
   BRASA_ARG(double, dropout, 0.1);
   BRASA_ARG(ActivationKind, activation, kReLU);
+  // Used instead of the built encoder / decoder when set (a clone of it):
+  // forward(src, src_mask, src_key_padding_mask) -> memory and
+  // forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+  // memory_key_padding_mask) -> output, all Tensors.
+  BRASA_ARG(AnyModule, custom_encoder);
+  BRASA_ARG(AnyModule, custom_decoder);
 };
 
-// An encoder (with a final LayerNorm) and a decoder (likewise).
+// An encoder (with a final LayerNorm) and a decoder (likewise), or the
+// custom ones of the options; held as AnyModules, as in libtorch.
 class TransformerImpl : public Cloneable<TransformerImpl> {
  public:
   explicit TransformerImpl(const TransformerOptions& o = {});
@@ -124,8 +137,8 @@ class TransformerImpl : public Cloneable<TransformerImpl> {
   // attention to later positions).
   static Tensor generate_square_subsequent_mask(int64_t sz);
   TransformerOptions options;
-  TransformerEncoder encoder{nullptr};
-  TransformerDecoder decoder{nullptr};
+  AnyModule encoder;
+  AnyModule decoder;
 };
 BRASA_MODULE(Transformer);
 

@@ -1,5 +1,6 @@
 #include <brasa/autograd/record.h>
 #include <brasa/ops/binary.h>
+#include <brasa/ops/complex.h>
 #include <brasa/ops/unary.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/elementwise.h>
@@ -35,6 +36,8 @@ ScalarType compute_dtype(Op op, ScalarType common) {
 Tensor arith(Op op, const Tensor& a, const Tensor& b, const Tensor* out, bool inplace,
              const Scalar& alpha = 1, ScalarType common = ScalarType::Undefined) {
   BRASA_CHECK(a.defined() && b.defined(), op_name(op), ": expected defined tensors");
+  BRASA_CHECK(!a.is_complex() && !b.is_complex(), op_name(op), ": not implemented for dtype ",
+              a.is_complex() ? a.dtype() : b.dtype());
   if (common == ScalarType::Undefined) common = detail::result_type(a, b);
   ScalarType t = compute_dtype(op, common);
   Elementwise e(op_name(op), t, out, inplace);
@@ -201,6 +204,10 @@ bool arith_saves_inputs(Op op) { return op != Op::Add && op != Op::DivTrunc && o
 // a Scalar operand (it only changes the node's name).
 Tensor arith_ad(Op op, const Tensor& a, const Tensor& b, const Scalar& alpha = 1,
                 ScalarType common = ScalarType::Undefined, bool scalar_b = false) {
+  if (a.is_complex() || b.is_complex()) {  // the ops complex tensors have (complex.h)
+    if (op == Op::Add) return detail::complex_add(a, b, alpha.toDouble());
+    if (op == Op::Mul) return detail::complex_mul(a, b);
+  }
   autograd::Recorder r(backward_name(op, alpha, scalar_b), a, b);
   Tensor out = arith(op, a, b, nullptr, false, alpha, common);
   if (r) {
@@ -344,6 +351,7 @@ BRASA_DEFINE_BIT(bitwise_xor, Bit::Xor)
 // ---- in-place forms ----
 namespace detail {
 Tensor& add_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
+  if (self.is_complex() || b.is_complex()) return detail::complex_add_(self, b, alpha.toDouble());
   if (self.dtype() == kBool && b.dtype() == kBool && alpha.toDouble() < 0) check_sub(self, kBool);
   return autograd::inplace(
       "add_", self, [&] { arith(Op::Add, self, b, &self, true, alpha); },

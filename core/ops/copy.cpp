@@ -1,6 +1,7 @@
 #include <brasa/autograd/record.h>
 #include <brasa/autograd/grad_mode.h>
 #include <brasa/device/device_runtime.h>
+#include <brasa/ops/complex.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
@@ -80,6 +81,7 @@ static void copy_across_devices(const Tensor& dst, const Tensor& src, bool non_b
 }
 
 void detail::copy_kernel(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  if (dst.is_complex() || src.is_complex()) return complex_copy(dst, src, non_blocking);
   if (dst.device() != src.device()) return copy_across_devices(dst, src, non_blocking);
   Tensor source = src;
   // Overlapping memory with a different layout: copy through a temporary.
@@ -89,6 +91,13 @@ void detail::copy_kernel(const Tensor& dst, const Tensor& src, bool non_blocking
 }
 
 void detail::fill_kernel(const Tensor& dst, const Scalar& v) {
+  if (dst.is_complex()) {  // v is real: the real parts, and zero imaginary parts
+    NoGradGuard no_grad;
+    Tensor parts = view_as_real(dst);
+    fill_kernel(select(parts, -1, 0), v);
+    fill_kernel(select(parts, -1, 1), 0);
+    return;
+  }
   kernel<FillKernel>(dst.device())(dst, v);
 }
 

@@ -19,6 +19,8 @@ ScalarType skip_undefined_promote(ScalarType a, ScalarType b) {
 
 // A lower-priority operand only matters when it is of a higher category.
 ScalarType combine_categories(ScalarType higher, ScalarType lower) {
+  if (isComplexType(higher)) return higher;
+  if (isComplexType(lower)) return skip_undefined_promote(higher, lower);
   if (isFloatingType(higher)) return higher;
   if (higher == kBool || isFloatingType(lower)) return skip_undefined_promote(higher, lower);
   if (higher != ScalarType::Undefined) return higher;

@@ -101,8 +101,11 @@ Tensor scalar_tensor(const Scalar& value, const TensorOptions& options) {
   TensorOptions o = on_host(options);
   if (!options.has_dtype() && !value.isFloatingPoint()) o = o.dtype(value.type());
   Tensor t = empty({}, o);
-  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t.dtype(), "scalar_tensor",
-                                    [&] { *t.data_ptr<scalar_t>() = value.to<scalar_t>(); });
+  if (t.is_complex())
+    detail::fill_kernel(t, value);
+  else
+    BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t.dtype(), "scalar_tensor",
+                                      [&] { *t.data_ptr<scalar_t>() = value.to<scalar_t>(); });
   return finish_on(t, options);
 }
 

@@ -12,10 +12,10 @@
 #include <numeric>
 
 namespace brasa {
-namespace {
 
-Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  auto impl = make_intrusive<TensorImpl>(base.storage(), base.dtype(), sizes, strides, offset);
+Tensor detail::make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset,
+                         ScalarType dtype) {
+  auto impl = make_intrusive<TensorImpl>(base.storage(), dtype, sizes, strides, offset);
   // Views made in grad mode remember their root base, so that in-place
   // writes through them can update the base's history (CopySlices).
   if (is_grad_enabled()) {
@@ -23,6 +23,12 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int
     impl->set_view_base(root ? intrusive_ptr<TensorImpl>(root) : base.getIntrusivePtr());
   }
   return Tensor(std::move(impl));
+}
+
+namespace {
+
+Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  return detail::make_view(base, sizes, strides, offset, base.dtype());
 }
 
 // Fills in a -1 entry of `size` from numel; checks the product.

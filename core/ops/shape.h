@@ -49,4 +49,11 @@ Tensor diag(const Tensor& t, int64_t diagonal = 0);
 Tensor tril(const Tensor& t, int64_t diagonal = 0);
 Tensor triu(const Tensor& t, int64_t diagonal = 0);
 
+namespace detail {
+// A tensor over base's storage with the given geometry and dtype (no
+// autograd record; in grad mode it remembers base's root as its view base).
+Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset,
+                 ScalarType dtype);
+}  // namespace detail
+
 }  // namespace brasa

@@ -2,6 +2,7 @@
 #include <brasa/nn/functional.h>
 #include <brasa/nn/window_modules.h>
 #include <brasa/ops/binary.h>
+#include <brasa/ops/complex.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/linalg.h>
 #include <brasa/ops/reduction.h>
@@ -78,9 +79,6 @@ Tensor stft_frames(const Tensor& self, const Frames& fr, const std::optional<Ten
               self.scalar_type());
   BRASA_CHECK(return_complex.has_value(), op,
               ": stft requires the return_complex parameter be given for real inputs");
-  BRASA_CHECK(!*return_complex, op,
-              ": return_complex=true needs complex tensors, which Brasa does not have yet; "
-              "pass return_complex=false for the real [..., 2] form");
   const bool batched = self.dim() == 2;
   Tensor x = batched ? self : self.unsqueeze(0);
   const int64_t length = x.size(1);
@@ -94,7 +92,8 @@ Tensor stft_frames(const Tensor& self, const Frames& fr, const std::optional<Ten
                    .view({B, n_frames, 2, n_freq})
                    .permute({0, 3, 1, 2});  // [B, n_freq, n_frames, 2]
   if (normalized) out = out * (1.0 / std::sqrt(static_cast<double>(fr.n_fft)));
-  return batched ? out : out.squeeze(0);
+  if (!batched) out = out.squeeze(0);
+  return *return_complex ? view_as_complex(out.contiguous()) : out;
 }
 
 }  // namespace
@@ -139,15 +138,19 @@ Tensor istft(const Tensor& self, int64_t n_fft, std::optional<int64_t> hop_lengt
   const char* op = "istft";
   const Frames fr = check_frames(op, n_fft, hop_length, win_length);
   BRASA_CHECK(!return_complex, op,
-              ": return_complex=true needs complex tensors, which Brasa does not have yet");
-  BRASA_CHECK(self.defined() && (self.dim() == 3 || self.dim() == 4) && self.size(-1) == 2, op,
-              ": expected a spectrum in the real form [n_freq, n_frames, 2] or [B, n_freq, "
-              "n_frames, 2], got ",
-              self.defined() ? self.sizes() : IntArrayRef{});
-  BRASA_CHECK(self.is_floating_point(), op, ": expected a floating-point input, got ",
+              ": return_complex=true (a complex signal from a two-sided spectrum) is not "
+              "supported; the signal is real");
+  BRASA_CHECK(self.defined(), op, ": expected a defined spectrum");
+  // A complex spectrum [n_freq, n_frames] is read through its real form.
+  const Tensor parts = self.is_complex() ? view_as_real(self) : self;
+  BRASA_CHECK((parts.dim() == 3 || parts.dim() == 4) && parts.size(-1) == 2, op,
+              ": expected a complex spectrum [n_freq, n_frames] or [B, n_freq, n_frames], or "
+              "one in the real form [n_freq, n_frames, 2] or [B, n_freq, n_frames, 2], got ",
+              self.sizes(), " (", self.dtype(), ")");
+  BRASA_CHECK(parts.is_floating_point(), op, ": expected a floating-point or complex input, got ",
               self.scalar_type());
-  const bool batched = self.dim() == 4;
-  Tensor spec = batched ? self : self.unsqueeze(0);
+  const bool batched = parts.dim() == 4;
+  Tensor spec = batched ? parts : parts.unsqueeze(0);
   const int64_t n_freq = spec.size(1), n_frames = spec.size(2);
   const bool one_sided = onesided.value_or(n_freq != n_fft);
   if (one_sided)

@@ -1,5 +1,7 @@
+#include <brasa/ops/complex.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
+#include <brasa/ops/shape.h>
 #include <brasa/ops/type_queries.h>
 #include <brasa/ops/unary.h>
 
@@ -13,7 +15,7 @@ bool is_floating_point(const Tensor& self) {
 }
 bool is_complex(const Tensor& self) {
   check_defined("is_complex", self);
-  return false;
+  return self.is_complex();
 }
 bool is_signed(const Tensor& self) {
   check_defined("is_signed", self);
@@ -51,18 +53,24 @@ ScalarType result_type(const Tensor& a, const Scalar& b) { return detail::result
 
 Tensor isreal(const Tensor& self) {
   check_defined("isreal", self);
+  if (self.is_complex()) return imag(self) == 0;
   return ones_like(self, TensorOptions().dtype(kBool));
 }
 Tensor real(const Tensor& self) {
   check_defined("real", self);
+  if (self.is_complex()) return select(view_as_real(self), -1, 0);
   return self;
 }
 Tensor conj(const Tensor& self) {
   check_defined("conj", self);
+  // A new tensor, not PyTorch's lazy conjugate view: writes to it do not
+  // reach self.
+  if (self.is_complex()) return detail::complex_conj(self);
   return self;
 }
 Tensor conj_physical(const Tensor& self) {
   check_defined("conj_physical", self);
+  if (self.is_complex()) return detail::complex_conj(self);
   return self;
 }
 Tensor resolve_conj(const Tensor& self) {
@@ -85,7 +93,7 @@ Tensor adjoint(const Tensor& self) {
   check_defined("adjoint", self);
   BRASA_CHECK(self.dim() >= 2, "adjoint: expected a tensor of at least 2 dims, got shape ",
               self.sizes());
-  return self.transpose(-2, -1);
+  return conj(self.transpose(-2, -1));
 }
 Tensor fill(const Tensor& self, const Scalar& value) {
   check_defined("fill", self);

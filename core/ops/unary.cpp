@@ -1,5 +1,6 @@
 #include <brasa/autograd/record.h>
 #include <brasa/ops/binary.h>
+#include <brasa/ops/complex.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
@@ -150,6 +151,7 @@ const BackwardName kThresholdBackwardBackward("ThresholdBackwardBackward0");
 Tensor unary_kernel(UnaryOp op, const Tensor& x, const Tensor* out, bool inplace) {
   const UnaryRow& r = row(op);
   BRASA_CHECK(x.defined(), r.name, ": expected a defined tensor");
+  BRASA_CHECK(!x.is_complex(), r.name, ": not implemented for dtype ", x.dtype());
   ScalarType t = out_dtype(r.name, r.kind, x.dtype());
   Elementwise e(r.name, r.kind == Kind::BoolOut ? kBool : t, out, inplace);
   // Predicates read the input in its own dtype.
@@ -162,6 +164,10 @@ Tensor unary_kernel(UnaryOp op, const Tensor& x, const Tensor* out, bool inplace
 }
 
 Tensor unary_ad(UnaryOp op, const Tensor& x) {
+  if (x.defined() && x.is_complex()) {  // the unary ops complex tensors have (complex.h)
+    if (op == UnaryOp::neg) return view_as_complex(neg(view_as_real(x)));
+    if (op == UnaryOp::abs) return detail::complex_abs(x);
+  }
   const UnaryRow& u = row(op);
   if (!u.formula) return unary_kernel(op, x, nullptr, false);
   autograd::Recorder r(u.backward_name, x);

@@ -1,9 +1,15 @@
 // Printing in PyTorch's format: tensor([[ 1.0000, -0.5000]], dtype=torch.float64)
+#include <brasa/autograd/grad_mode.h>
+#include <brasa/ops/complex.h>
+#include <brasa/ops/type_queries.h>
+#include <brasa/ops/unary.h>
 #include <brasa/tensor/tensor.h>
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <vector>
 
@@ -81,8 +87,15 @@ struct Formatter {
   }
 };
 
+// How each element prints: its text from its offset (in elements from the
+// data pointer), padded to `width`.
+struct Items {
+  std::function<std::string(int64_t)> at;
+  size_t width;
+};
+
 void vector_str(std::ostream& os, const Tensor& t, int64_t offset, int indent, bool summarize,
-                const Formatter& f) {
+                const Items& f) {
   const size_t element_length = f.width + 2;
   const int64_t per_line =
       std::max<int64_t>(1, (kLineWidth - indent) / static_cast<int64_t>(element_length));
@@ -93,7 +106,7 @@ void vector_str(std::ostream& os, const Tensor& t, int64_t offset, int indent, b
       items.push_back(" ...");
       i = n - kEdgeItems;
     }
-    items.push_back(f.format(value_at(t, offset + i * st)));
+    items.push_back(f.at(offset + i * st));
   }
   os << "[";
   for (size_t i = 0; i < items.size(); ++i) {
@@ -110,7 +123,7 @@ void vector_str(std::ostream& os, const Tensor& t, int64_t offset, int indent, b
 }
 
 void tensor_str(std::ostream& os, const Tensor& t, int64_t dim, int64_t offset, int indent,
-                bool summarize, const Formatter& f) {
+                bool summarize, const Items& f) {
   if (dim == t.dim() - 1) {
     // Re-root the vector printer at this offset: it reads the last dim only.
     vector_str(os, t, offset, indent, summarize, f);
@@ -119,7 +132,9 @@ void tensor_str(std::ostream& os, const Tensor& t, int64_t dim, int64_t offset, 
   int64_t n = t.size(dim);
   os << "[";
   bool first = true;
-  std::string sep = "," + std::string(t.dim() - dim - 1, '\n') + std::string(indent + 1, ' ');
+  std::string sep(",");
+  sep.append(static_cast<size_t>(t.dim() - dim - 1), '\n')
+      .append(static_cast<size_t>(indent + 1), ' ');
   for (int64_t i = 0; i < n; ++i) {
     if (!first) os << sep;
     first = false;
@@ -130,6 +145,26 @@ void tensor_str(std::ostream& os, const Tensor& t, int64_t dim, int64_t offset, 
     tensor_str(os, t, dim + 1, offset + i * t.stride(dim), indent + 1, summarize, f);
   }
   os << "]";
+}
+
+// Real elements by one Formatter; complex ones as Python prints them,
+// "1.+2.j", the real and imaginary parts each with a Formatter of its own.
+Items items_of(const Tensor& t, bool summarize) {
+  if (!t.is_complex()) {
+    auto f = std::make_shared<Formatter>(t, summarize);
+    return {[f, t](int64_t i) { return f->format(value_at(t, i)); }, f->width};
+  }
+  NoGradGuard no_grad;
+  Tensor re = real(t), im = imag(t);
+  auto fr = std::make_shared<Formatter>(re, summarize);
+  auto fi = std::make_shared<Formatter>(abs(im), summarize);
+  const size_t width = fr->width + fi->width + 2;
+  return {[fr, fi, re, width](int64_t i) {
+            const double a = value_at(re, 2 * i), b = value_at(re, 2 * i + 1);
+            std::string s = fr->format(a) + (b < 0 ? "-" : "+") + fi->format_raw(std::abs(b)) + "j";
+            return s.size() < width ? std::string(width - s.size(), ' ') + s : s;
+          },
+          width};
 }
 
 }  // namespace
@@ -154,9 +189,9 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t_any) {
       suffixes.push_back(std::string("dtype=") + python_name(t.dtype()));
   } else {
     bool summarize = t.numel() > kThreshold;
-    Formatter f(t, summarize);
+    Items f = items_of(t, summarize);
     if (t.dim() == 0)
-      body << f.format(value_at(t, 0));
+      body << f.at(0);
     else
       tensor_str(body, t, 0, 0, indent, summarize, f);
     if (t.dtype() != get_default_dtype() && t.dtype() != kLong && t.dtype() != kBool)

@@ -19,6 +19,8 @@ enum class ScalarType : int8_t {
   Double,
   Bool,
   BFloat16,
+  ComplexFloat,   // std::complex<float>
+  ComplexDouble,  // std::complex<double>
   Undefined
 };
 
@@ -32,6 +34,8 @@ constexpr ScalarType kFloat = ScalarType::Float, kFloat32 = ScalarType::Float;
 constexpr ScalarType kDouble = ScalarType::Double, kFloat64 = ScalarType::Double;
 constexpr ScalarType kBool = ScalarType::Bool;
 constexpr ScalarType kBFloat16 = ScalarType::BFloat16;
+constexpr ScalarType kComplexFloat = ScalarType::ComplexFloat;
+constexpr ScalarType kComplexDouble = ScalarType::ComplexDouble;
 
 size_t elementSize(ScalarType t);
 const char* toString(ScalarType t);     // "Float"
@@ -41,6 +45,13 @@ inline std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << t
 inline bool isFloatingType(ScalarType t) {
   return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16;
 }
+inline bool isComplexType(ScalarType t) { return t == kComplexFloat || t == kComplexDouble; }
+// The type of a complex type's real and imaginary parts (a real type itself).
+inline ScalarType toRealValueType(ScalarType t) {
+  return t == kComplexFloat ? kFloat : t == kComplexDouble ? kDouble : t;
+}
+// The complex type with parts of floating type t (complex itself).
+ScalarType toComplexType(ScalarType t);
 inline bool isIntegralType(ScalarType t, bool includeBool) {
   return t == kByte || t == kChar || t == kShort || t == kInt || t == kLong ||
          (includeBool && t == kBool);
@@ -65,6 +76,8 @@ BRASA_TYPE_MAP(float, kFloat)
 BRASA_TYPE_MAP(double, kDouble)
 BRASA_TYPE_MAP(bool, kBool)
 BRASA_TYPE_MAP(BFloat16, kBFloat16)
+BRASA_TYPE_MAP(std::complex<float>, kComplexFloat)
+BRASA_TYPE_MAP(std::complex<double>, kComplexDouble)
 #undef BRASA_TYPE_MAP
 
 // Dispatch: runs the lambda body with `scalar_t` bound to the C++ type of `t`.

@@ -89,7 +89,7 @@ class Tensor {
   TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()); }
   bool is_contiguous() const { return impl()->is_contiguous(); }
   bool is_floating_point() const { return isFloatingType(dtype()); }
-  bool is_complex() const { return false; }
+  bool is_complex() const { return isComplexType(dtype()); }
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
   bool is_alias_of(const Tensor& o) const { return storage().is_alias_of(o.storage()); }
   // Moves the storage into shared memory in place (every view of it stays

@@ -30,6 +30,11 @@ std::string str(const Args&... args) {
 }
 [[noreturn]] void throw_error(const char* condition, const char* file, int line, std::string msg);
 }  // namespace detail
+
+// A C++ type name as the source spells it ("brasa::nn::LinearImpl"), from
+// the compiler's mangled one (typeid(...).name()); the mangled name when it
+// cannot be demangled.
+std::string demangle(const char* mangled);
 }  // namespace brasa
 
 #define BRASA_CHECK(cond, ...)                                                                    \

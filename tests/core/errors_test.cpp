@@ -105,7 +105,7 @@ TEST(Errors, DtypesAndValues) {
   EXPECT_ERROR("with two bool tensors is not supported", tensor({true}) - tensor({false}));
   EXPECT_ERROR("result type Float can't be cast to the desired output type Long",
                tensor({1, 2}).add_(0.5));
-  EXPECT_ERROR("only Tensors of floating point dtype can require gradients",
+  EXPECT_ERROR("only Tensors of floating point and complex dtype can require gradients",
                tensor({1, 2}).requires_grad_());
   EXPECT_ERROR("mm: expected mat1 and mat2 to have the same dtype",
                mm(ones({2, 2}), ones({2, 2}, kDouble)));

@@ -180,7 +180,7 @@ TEST(AutogradErrors, BackwardTwiceModifiedSavedInPlaceOnLeafAndMore) {
       autograd::grad({(x * 2).sum()}, {x, unused}, {}, std::nullopt, false, /*allow_unused=*/true);
   EXPECT_FALSE(g[1].defined());
   EXPECT_ERROR("does not require grad", tensor({1.0}).backward());
-  EXPECT_ERROR("only Tensors of floating point dtype", tensor({1, 2}).requires_grad_());
+  EXPECT_ERROR("only Tensors of floating point and complex dtype", tensor({1, 2}).requires_grad_());
   Tensor out = empty({3});
   EXPECT_ERROR("functions with out=... arguments don't support automatic differentiation",
                add_out(out, x, x));

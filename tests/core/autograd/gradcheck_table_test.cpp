@@ -99,6 +99,24 @@ std::vector<OpCase> make_table() {
   entry("pow scalar base", in1(r34),
         [](const variable_list& v) { return one(pow(Scalar(1.7), v[0])); });
   entry("atan2", in2(r34, r34), [](const variable_list& v) { return one(atan2(v[0], v[1])); });
+
+  // ---- complex: real inputs and outputs through complex intermediates ----
+  auto r342 = [] { return R({3, 4, 2}); };
+  entry("complex, complex mul and view_as_real", in2(r34, r4), [](const variable_list& v) {
+    Tensor z = complex(v[0], v[1].expand({3, 4})), w = complex(v[1].expand({3, 4}), v[0] * 0.5);
+    return one(view_as_real(z * w));
+  });
+  entry("view_as_complex, conj, add and parts", in1(r342), [](const variable_list& v) {
+    Tensor z = view_as_complex(v[0]);
+    Tensor w = conj(z) + z * 2.0 - z.select(0, 1);  // broadcast [4] over [3, 4]
+    return variable_list{real(w), imag(w), view_as_real(-w)};
+  });
+  entry("polar, abs and angle", in2(pos34, unit34), [](const variable_list& v) {
+    Tensor z = polar(v[0], v[1]);
+    return variable_list{abs(z), angle(z), view_as_real_copy(z)};
+  });
+  entry("angle of a real tensor", in1(r34),
+        [](const variable_list& v) { return one(angle(v[0])); });
   entry("fmod",
         in2(
             [] {

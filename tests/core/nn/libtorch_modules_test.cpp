@@ -81,6 +81,10 @@ TEST(ModuleOptions, BuildTheModules) {
   EXPECT_FALSE(bil->bias.defined());
   torch::nn::Unflatten unflat(torch::nn::UnflattenOptions(1, {2, 3}));
   EXPECT_SHAPE(unflat(torch::ones({4, 6})), {4, 2, 3});
+  torch::nn::UnflattenOptions named("features", {{"C", 2}, {"W", 3}});
+  EXPECT_EQ(named.dimname(), "features");
+  EXPECT_EQ(named.namedshape().size(), 2u);
+  EXPECT_ERROR("are for named tensors, which Brasa does not have", torch::nn::Unflatten(named));
   torch::nn::MultiheadAttention mha(torch::nn::MultiheadAttentionOptions(8, 2).bias(false));
   EXPECT_FALSE(mha->in_proj_bias.defined());
   torch::nn::SELU selu(torch::nn::SELUOptions().inplace(true));

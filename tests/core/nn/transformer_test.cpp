@@ -96,6 +96,94 @@ TEST(Transformer, BadInputGetsClearErrors) {
                torch::nn::TransformerImpl::generate_square_subsequent_mask(-1));
 }
 
+// A user's encoder and decoder, as libtorch's custom_encoder/custom_decoder
+// take them: the Transformer calls clones of them through AnyModule.
+struct ScaleEncoderImpl : torch::nn::Cloneable<ScaleEncoderImpl> {
+  ScaleEncoderImpl() { reset(); }
+  void reset() override { scale = register_parameter("scale", torch::full({1}, 2.0)); }
+  Tensor forward(const Tensor& src, const Tensor& mask, const Tensor& key_padding_mask) {
+    EXPECT_FALSE(mask.defined());
+    EXPECT_FALSE(key_padding_mask.defined());
+    return src * scale;
+  }
+  Tensor scale;
+};
+TORCH_MODULE(ScaleEncoder);
+
+struct AddMemoryDecoderImpl : torch::nn::Cloneable<AddMemoryDecoderImpl> {
+  void reset() override {}
+  Tensor forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask,
+                 const Tensor& memory_mask, const Tensor&, const Tensor&) {
+    EXPECT_TRUE(tgt_mask.defined());
+    EXPECT_FALSE(memory_mask.defined());
+    return tgt + memory.sum(0);
+  }
+};
+TORCH_MODULE(AddMemoryDecoder);
+
+TEST(Transformer, CustomEncoderAndDecoderAreCalledThroughAnyModule) {
+  ScaleEncoder encoder;
+  torch::nn::Transformer model(torch::nn::TransformerOptions(4, 2)
+                                   .custom_encoder(torch::nn::AnyModule(encoder))
+                                   .custom_decoder(torch::nn::AnyModule(AddMemoryDecoder())));
+  EXPECT_FALSE(model->options.custom_encoder().is_empty());
+  // The model holds a clone: its own parameter, registered as "encoder.scale".
+  EXPECT_EQ(model->named_parameters().keys(), std::vector<std::string>{"encoder.scale"});
+  EXPECT_FALSE(model->encoder.get<ScaleEncoderImpl>().scale.is_alias_of(encoder->scale));
+  EXPECT_EQ(model->encoder.ptr<ScaleEncoderImpl>()->scale.item<double>(), 2.0);
+  EXPECT_EQ(model->encoder.type_info(), typeid(ScaleEncoderImpl));
+  Tensor src = torch::arange(24.0).reshape({3, 2, 4}), tgt = torch::ones({2, 2, 4});
+  Tensor mask = torch::nn::TransformerImpl::generate_square_subsequent_mask(2);
+  Tensor out = model->forward(src, tgt, {}, mask);
+  EXPECT_TRUE(out.equal(tgt + (src * 2).sum(0))) << out;
+  out.sum().backward();
+  // d/dscale of sum(tgt + sum_s(src * scale)) = sum(src) * 2 (tgt's two rows).
+  EXPECT_EQ(model->parameters()[0].grad().item<double>(), src.sum().item<double>() * 2);
+}
+
+TEST(AnyModule, CallsAnyForwardAndChecksArguments) {
+  torch::nn::Linear linear(3, 2);
+  torch::nn::AnyModule any(linear);
+  Tensor x = torch::ones({4, 3});
+  EXPECT_TRUE(any.forward(x).equal(linear(x)));
+  EXPECT_TRUE(any.any_forward(x).get<Tensor>().equal(linear(x)));
+  EXPECT_EQ(any.ptr().get(), linear.ptr().get());  // wraps, does not copy
+  EXPECT_EQ(any.get<torch::nn::Linear>().ptr().get(), linear.ptr().get());
+  EXPECT_EQ(&any.get<torch::nn::LinearImpl>(), linear.get());
+  torch::nn::AnyModule copy = any;  // copies call the same module
+  EXPECT_EQ(copy.ptr().get(), linear.ptr().get());
+  torch::nn::AnyModule cloned = any.clone();  // clones copy it
+  EXPECT_NE(cloned.ptr().get(), linear.ptr().get());
+  EXPECT_TRUE(cloned.forward(x).equal(linear(x)));
+  // A module with a tuple result and one from a moved-in module value.
+  torch::nn::AnyModule lstm(torch::nn::LSTM(3, 2));
+  auto [out, state] =
+      lstm.forward<std::tuple<Tensor, std::tuple<Tensor, Tensor>>>(torch::ones({5, 1, 3}));
+  EXPECT_SHAPE(out, {5, 1, 2});
+  EXPECT_SHAPE(std::get<1>(state), {1, 1, 2});
+  torch::nn::AnyModule relu(torch::nn::ReLUImpl{});
+  EXPECT_EQ(relu.forward(torch::full({1}, -1.0)).item<double>(), 0.0);
+
+  // Defaults declared with FORWARD_HAS_DEFAULT_ARGS may be left out.
+  torch::nn::AnyModule encoder(torch::nn::TransformerEncoder(
+      torch::nn::TransformerEncoderOptions(torch::nn::TransformerEncoderLayerOptions(4, 2), 1)));
+  EXPECT_SHAPE(encoder.forward(torch::randn({3, 2, 4})), {3, 2, 4});
+  EXPECT_ERROR("expects at least 1 argument(s) and at most 3 argument(s), but received 4",
+               encoder.forward(x, x, x, x));
+
+  EXPECT_ERROR("expects 1 argument(s), but received 2", any.forward(x, x));
+  EXPECT_ERROR("Attempted to cast AnyValue to brasa::Tensor, but its actual type is int",
+               any.forward(1));
+  EXPECT_ERROR("Attempted to cast AnyValue to int, but its actual type is brasa::Tensor",
+               any.forward<int>(x));
+  EXPECT_ERROR("to a type that it is not", any.get<torch::nn::ReLUImpl>());
+  torch::nn::AnyModule empty;
+  EXPECT_TRUE(empty.is_empty());
+  EXPECT_ERROR("Cannot call forward() on an empty AnyModule", empty.forward(x));
+  EXPECT_ERROR("Cannot call ptr() on an empty AnyModule", empty.ptr());
+  EXPECT_TRUE(empty.clone().is_empty());
+}
+
 TEST(ParameterContainers, ListAndDictRegisterTheirTensors) {
   torch::nn::ParameterList list(torch::ones({2}), torch::zeros({3}));
   list->append(torch::randn({4}));

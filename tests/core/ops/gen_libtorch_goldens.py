@@ -158,6 +158,27 @@ def lbfgs_rosenbrock(steps, **options):
     return x.detach()
 
 
+def Z(shape, a=0.37, b=0.1):
+    """A complex tensor whose real view is S(shape + [2], a, b)."""
+    return torch.view_as_complex(S(list(shape) + [2], a, b))
+
+
+def complex_grad():
+    """The gradient of a real loss through complex ops, in the real view of the input."""
+    x = S([2, 3, 2]).requires_grad_()
+    z = torch.view_as_complex(x)
+    loss = (z * Z([3], 0.6, 0.4) + torch.conj(z)).abs().sum() + torch.angle(z).sum()
+    loss.backward()
+    return x.grad
+
+
+def polar_grads():
+    r, th = (S([4]).abs() + 0.1).requires_grad_(), S([4], 0.9, 0.3).requires_grad_()
+    z = torch.polar(r, th)
+    (torch.view_as_real(z * Z([4], 0.5, 0.2)) * S([4, 2], 0.8, 0.6)).sum().backward()
+    return torch.cat([r.grad, th.grad])
+
+
 CASES = {
     "trace": lambda: torch.trace(S([3, 4])),
     "kron": lambda: torch.kron(S([2, 3]), S([2, 2], 0.7, 0.2)),
@@ -554,7 +575,19 @@ CASES = {
     "istft_roundtrip": lambda: torch.istft(torch.stft(S([2, 40], 0.9, 0.2), 16, hop_length=4, window=torch.hann_window(16, dtype=torch.float64), return_complex=True), 16, hop_length=4, window=torch.hann_window(16, dtype=torch.float64)),
     "istft_length_normalized": lambda: torch.istft(torch.view_as_complex(S([9, 7, 2], 0.45, 0.3).contiguous()), 16, hop_length=4, window=torch.hann_window(16, dtype=torch.float64), normalized=True, length=35),
     "istft_odd_nocenter": lambda: torch.istft(torch.view_as_complex(S([5, 6, 2], 0.45, 0.3).contiguous()), 9, hop_length=3, window=torch.hann_window(9, dtype=torch.float64) + 0.1, center=False),
-    # L-BFGS (optim/lbfgs.h) on the Rosenbrock function from (-1.5, 2).
+    # Complex tensors (ops/complex.h), compared through their real view.
+    "complex_broadcast": lambda: torch.view_as_real(torch.complex(S([2, 3]), S([3], 0.7, 0.2))),
+    "polar": lambda: torch.view_as_real(torch.polar(S([2, 3]).abs() + 0.1, S([2, 3], 0.9, 0.3) * 3)),
+    "complex_arithmetic": lambda: torch.view_as_real(Z([2, 3]) * Z([3], 0.6, 0.4) + Z([2, 3]) - Z([3], 0.6, 0.4) * 2 - S([2, 3], 0.2, 0.5)),
+    "complex_abs": lambda: Z([2, 3]).abs(),
+    "complex_angle": lambda: torch.angle(Z([2, 3])),
+    "complex_conj_neg": lambda: torch.view_as_real(-torch.conj(Z([2, 3])).resolve_conj()),
+    "complex_isreal": lambda: torch.isreal(torch.complex(S([4]), torch.tensor([0.0, 1.0, 0.0, -2.0]))).double(),
+    "angle_real": lambda: torch.angle(torch.tensor([-2.0, 0.0, 3.0, float("nan"), -0.0, -float("inf")])),
+    "angle_int": lambda: torch.angle(L([-2, 0, 3])).double(),
+    "complex_grad": lambda: complex_grad(),
+    "polar_grads": lambda: polar_grads(),
+
     "lbfgs_strong_wolfe": lambda: lbfgs_rosenbrock(steps=2, lr=1.0, line_search_fn="strong_wolfe"),
     "lbfgs_fixed_step": lambda: lbfgs_rosenbrock(steps=3, lr=0.05, max_iter=6),
 }

@@ -1,0 +1,175 @@
+#include <brasa/autograd/grad_mode.h>
+#include <brasa/autograd/record.h>
+#include <brasa/ops/aliases.h>
+#include <brasa/ops/binary.h>
+#include <brasa/ops/complex.h>
+#include <brasa/ops/copy.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/shape.h>
+#include <brasa/ops/type_queries.h>
+#include <brasa/ops/unary.h>
+
+#include <numbers>
+
+namespace brasa {
+namespace {
+
+using autograd::BackwardName;
+using autograd::FormulaNode;
+using autograd::variable_list;
+const BackwardName kViewAsRealBackward("ViewAsRealBackward0"),
+    kViewAsComplexBackward("ViewAsComplexBackward0");
+
+void check_parts(const char* op, const Tensor& a, const Tensor& b) {
+  BRASA_CHECK(a.defined() && b.defined(), op, ": expected defined tensors");
+  BRASA_CHECK(a.dtype() == b.dtype(), op, ": expected both inputs to have the same dtype, got ",
+              a.dtype(), " and ", b.dtype());
+  BRASA_CHECK(a.dtype() == kFloat || a.dtype() == kDouble, op,
+              ": expected both inputs to be Float or Double tensors (Brasa has no ComplexHalf), "
+              "got ",
+              a.dtype(), " and ", b.dtype());
+  BRASA_CHECK(a.device() == b.device(), op, ": expected both inputs on one device, got ",
+              a.device(), " and ", b.device());
+}
+
+// x as a tensor of complex dtype t (x's own when it already is one).
+Tensor as_complex(const Tensor& x, ScalarType t) {
+  if (x.dtype() == t) return x;
+  if (x.is_complex()) return x.to(t);
+  Tensor re = x.to(toRealValueType(t));
+  return complex(re, zeros_like(re));
+}
+
+}  // namespace
+
+Tensor view_as_real(const Tensor& self) {
+  BRASA_CHECK(self.defined(), "view_as_real: expected a defined tensor");
+  BRASA_CHECK(self.is_complex(), "view_as_real is only supported for complex tensors, got ",
+              self.dtype());
+  DimVector sizes(self.sizes().begin(), self.sizes().end()), strides;
+  for (int64_t s : self.strides()) strides.push_back(2 * s);
+  sizes.push_back(2);
+  strides.push_back(1);
+  // Made before the recorder (which turns grad mode off), so that in grad
+  // mode the view remembers its base.
+  Tensor out = detail::make_view(self, sizes, strides, 2 * self.storage_offset(),
+                                 toRealValueType(self.dtype()));
+  autograd::Recorder r(kViewAsRealBackward, self);
+  if (r)
+    r.finish(out, [](FormulaNode&, const variable_list& g) {
+      return variable_list{view_as_complex(g[0].contiguous())};
+    });
+  return out;
+}
+
+Tensor view_as_complex(const Tensor& self) {
+  BRASA_CHECK(self.defined(), "view_as_complex: expected a defined tensor");
+  BRASA_CHECK(self.dtype() == kFloat || self.dtype() == kDouble,
+              "view_as_complex is only supported for float and double tensors, but got a tensor "
+              "of scalar type: ",
+              self.dtype());
+  BRASA_CHECK(self.dim() > 0, "view_as_complex: input tensor must have one or more dimensions");
+  BRASA_CHECK(self.size(-1) == 2,
+              "view_as_complex: tensor must have a last dimension of size 2, "
+              "got shape ",
+              self.sizes());
+  BRASA_CHECK(self.stride(-1) == 1,
+              "view_as_complex: tensor must have a last dimension with "
+              "stride 1, got strides ",
+              self.strides());
+  DimVector sizes, strides;
+  for (int64_t d = 0; d + 1 < self.dim(); ++d) {
+    BRASA_CHECK(self.stride(d) % 2 == 0,
+                "view_as_complex: tensor must have a stride divisible "
+                "by 2 for all but last dimension, got strides ",
+                self.strides());
+    sizes.push_back(self.size(d));
+    strides.push_back(self.stride(d) / 2);
+  }
+  BRASA_CHECK(self.storage_offset() % 2 == 0,
+              "view_as_complex: tensor must have a "
+              "storage_offset divisible by 2, got ",
+              self.storage_offset());
+  Tensor out = detail::make_view(self, sizes, strides, self.storage_offset() / 2,
+                                 toComplexType(self.dtype()));
+  autograd::Recorder r(kViewAsComplexBackward, self);
+  if (r)
+    r.finish(out, [](FormulaNode&, const variable_list& g) {
+      return variable_list{view_as_real(g[0])};
+    });
+  return out;
+}
+
+Tensor view_as_real_copy(const Tensor& self) { return clone(view_as_real(self)); }
+Tensor view_as_complex_copy(const Tensor& self) { return clone(view_as_complex(self)); }
+
+Tensor complex(const Tensor& real, const Tensor& imag) {
+  check_parts("complex", real, imag);
+  auto both = broadcast_tensors({real, imag});
+  return view_as_complex(stack(both, -1));
+}
+
+Tensor polar(const Tensor& abs, const Tensor& angle) {
+  check_parts("polar", abs, angle);
+  return complex(abs * cos(angle), abs * sin(angle));
+}
+
+Tensor imag(const Tensor& self) {
+  BRASA_CHECK(self.defined(), "imag: expected a defined tensor");
+  BRASA_CHECK(self.is_complex(),
+              "imag is not implemented for tensors with non-complex dtypes (got ", self.dtype(),
+              ")");
+  return select(view_as_real(self), -1, 1);
+}
+
+Tensor angle(const Tensor& self) {
+  BRASA_CHECK(self.defined(), "angle: expected a defined tensor");
+  if (self.is_complex()) return atan2(imag(self), real(self));
+  Tensor x = isIntegralType(self.dtype(), true) ? self.to(get_default_dtype()) : self;
+  // pi where negative, 0 elsewhere; NaN stays (its gradient is 0 elsewhere).
+  Tensor out = zeros_like(x).masked_fill(x < 0, std::numbers::pi);
+  return where(x.isnan(), x, out);
+}
+
+Tensor detail::complex_add(const Tensor& a, const Tensor& b, double alpha) {
+  const ScalarType t = promoteTypes(a.dtype(), b.dtype());
+  Tensor sum = add(view_as_real(as_complex(a, t)), view_as_real(as_complex(b, t)), alpha);
+  return view_as_complex(sum);
+}
+
+Tensor detail::complex_mul(const Tensor& a, const Tensor& b) {
+  const ScalarType t = promoteTypes(a.dtype(), b.dtype());
+  Tensor x = as_complex(a, t), y = as_complex(b, t);
+  Tensor xr = real(x), xi = imag(x), yr = real(y), yi = imag(y);
+  return complex(xr * yr - xi * yi, xr * yi + xi * yr);
+}
+
+Tensor& detail::complex_add_(Tensor& self, const Tensor& other, double alpha) {
+  BRASA_CHECK(self.is_complex(), "add_: the result of adding a complex tensor to a ", self.dtype(),
+              " tensor cannot be written into it in place");
+  BRASA_CHECK(!(is_grad_enabled() && (self.requires_grad() || other.requires_grad())),
+              "add_: in-place addition on complex tensors that records gradients is not "
+              "supported; use the out-of-place add");
+  Tensor r = view_as_real(self);
+  r.add_(view_as_real(as_complex(other, self.dtype())), alpha);
+  return self;
+}
+
+Tensor detail::complex_abs(const Tensor& self) { return hypot(real(self), imag(self)); }
+
+Tensor detail::complex_conj(const Tensor& self) { return complex(real(self), -imag(self)); }
+
+void detail::complex_copy(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  NoGradGuard no_grad;
+  if (dst.is_complex() && src.is_complex()) {
+    copy_kernel(view_as_real(dst), view_as_real(src), non_blocking);
+  } else if (dst.is_complex()) {
+    Tensor parts = view_as_real(dst);
+    copy_kernel(select(parts, -1, 0), src, non_blocking);
+    fill_kernel(select(parts, -1, 1), 0);
+  } else {
+    copy_kernel(dst, select(view_as_real(src), -1, 0), non_blocking);
+  }
+}
+
+}  // namespace brasa
