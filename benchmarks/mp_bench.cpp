@@ -6,6 +6,9 @@
 //   handoff_unshared the same for a fresh ordinary tensor (moved to shared
 //                    memory by put)
 //   share_memory     share_memory_() of a fresh ordinary tensor
+//   shm_pages        making as many fresh shared pages alone (the memfd
+//                    allocator, nothing copied): the kernel's cost that
+//                    share_memory_ cannot go below on this machine
 #include <brasa/torch.h>
 #include <brasa/util/cli.h>
 
@@ -52,7 +55,7 @@ int main(int argc, char** argv) {
     const int reps = mib >= 1024 ? 3 : 10;
     Tensor shared = ones({n});
     shared.share_memory_();
-    std::vector<double> handoff, unshared, share;
+    std::vector<double> handoff, unshared, share, pages;
     for (int r = 0; r < reps + 1; ++r) {
       double t0 = now_ms();
       to_child.put(IValue(shared));
@@ -73,10 +76,16 @@ int main(int argc, char** argv) {
       share.push_back(now_ms() - t0);
     }
     const int64_t bytes = n * 4;
+    for (int r = 0; r < reps; ++r) {
+      double t0 = now_ms();
+      DataPtr fresh = memfd_allocator()->allocate(static_cast<size_t>(bytes));
+      pages.push_back(now_ms() - t0);
+    }
     std::printf("result brasa handoff_shared %ld %.3f\n", static_cast<long>(bytes), best(handoff));
     std::printf("result brasa handoff_unshared %ld %.3f\n", static_cast<long>(bytes),
                 best(unshared));
     std::printf("result brasa share_memory %ld %.3f\n", static_cast<long>(bytes), best(share));
+    std::printf("result brasa shm_pages %ld %.3f\n", static_cast<long>(bytes), best(pages));
     std::fflush(stdout);
   }
   to_child.put(IValue());
