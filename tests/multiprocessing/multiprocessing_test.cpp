@@ -198,6 +198,8 @@ TEST(Queue, ValuesOfEveryKindRoundTrip) {
   q.put(IValue(zeros({0, 5})));
   q.put(IValue(full({}, 3.0, TensorOptions().dtype(kDouble))));
   q.put(IValue(ones({2, 3}, TensorOptions().dtype(kLong)).t()));
+  Tensor spectrum = view_as_complex(arange(8.0, TensorOptions().dtype(kDouble)).view({2, 2, 2}));
+  q.put(IValue(spectrum.select(1, 1)));  // a strided complex view
   auto state = q.get().toTensorDict();
   EXPECT_EQ(state.size(), 2u);
   EXPECT_TRUE(state.at("weight").equal(linear->weight));
@@ -221,6 +223,13 @@ TEST(Queue, ValuesOfEveryKindRoundTrip) {
   Tensor transposed = q.get().toTensor();
   EXPECT_EQ(transposed.sizes().vec(), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(transposed.stride(0), 1);
+  Tensor column = q.get().toTensor();
+  EXPECT_EQ(column.scalar_type(), kComplexDouble);
+  EXPECT_EQ(column.sizes().vec(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(column.stride(0), 2);
+  EXPECT_TRUE(view_as_real(column).equal(tensor({2.0, 3, 6, 7}, kDouble).view({2, 2})));
+  real(column).fill_(-1);  // put moved the storage to shared memory: the same memory
+  EXPECT_EQ(real(spectrum)[1][1].item<double>(), -1.0);
   EXPECT_FALSE(q.get_nowait().has_value());
   EXPECT_ERROR("Queue.get: timed out after 20 ms", q.get(std::chrono::milliseconds(20)));
 }
