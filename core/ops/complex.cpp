@@ -155,6 +155,22 @@ Tensor& detail::complex_add_(Tensor& self, const Tensor& other, double alpha) {
   return self;
 }
 
+Tensor detail::complex_sum(const char* op, const Tensor& x, IntArrayRef dim, bool keepdim,
+                           std::optional<ScalarType> dtype, bool mean) {
+  BRASA_CHECK(!dtype || isComplexType(*dtype), op, ": the sum of a complex tensor cannot be ",
+              *dtype, "; give a complex dtype or none");
+  const Tensor z = dtype ? x.to(*dtype) : x;
+  if (z.dim() == 0) return clone(z);
+  // The dims of z, in its real view (whose last dim, the parts, stays).
+  DimVector dims;
+  if (dim.empty())
+    for (int64_t d = 0; d < z.dim(); ++d) dims.push_back(d);
+  for (int64_t d : dim) dims.push_back(maybe_wrap_dim(d, z.dim(), op));
+  Tensor parts = view_as_real(z);
+  Tensor r = mean ? parts.mean(dims, keepdim) : parts.sum(dims, keepdim);
+  return view_as_complex(r.contiguous());
+}
+
 Tensor detail::complex_abs(const Tensor& self) { return hypot(real(self), imag(self)); }
 
 Tensor detail::complex_conj(const Tensor& self) { return complex(real(self), -imag(self)); }

@@ -1,12 +1,15 @@
 #pragma once
 // Complex tensors (kComplexFloat, kComplexDouble): their views as real
 // pairs and back, construction from parts or polar form, their parts, and
-// the arithmetic the autograd engine needs (add, sub, mul, neg). Every op
+// the arithmetic the autograd engine needs (add, sub, mul, neg), sum and
+// mean. Every op
 // here works through view_as_real, so the real kernels do the work and the
 // two views carry the only complex derivatives: the gradient of a complex
 // tensor is complex, as in PyTorch. Other ops reject complex dtypes with an
 // error naming the op and the dtype.
 #include <brasa/tensor/tensor.h>
+
+#include <optional>
 
 namespace brasa {
 
@@ -36,6 +39,10 @@ Tensor complex_add(const Tensor& a, const Tensor& b, double alpha);
 Tensor complex_mul(const Tensor& a, const Tensor& b);
 // self += alpha * other for a complex self.
 Tensor& complex_add_(Tensor& self, const Tensor& other, double alpha);
+// sum (or mean) of a complex tensor over `dim` (all dims when empty), in
+// the dtype given (a complex one) or its own.
+Tensor complex_sum(const char* op, const Tensor& x, IntArrayRef dim, bool keepdim,
+                   std::optional<ScalarType> dtype, bool mean);
 // |z| of each element: a real tensor of the part type.
 Tensor complex_abs(const Tensor& self);
 // The complex conjugate (a new tensor).

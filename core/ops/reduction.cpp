@@ -1,5 +1,6 @@
 #include <brasa/autograd/record.h>
 #include <brasa/ops/binary.h>
+#include <brasa/ops/complex.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/kernel_table.h>
@@ -231,6 +232,8 @@ void record_reduction(autograd::Recorder& r, const Tensor& x, const Tensor& out,
 
 Tensor sum_named(const BackwardName& name, const Tensor& x, IntArrayRef dim, bool keepdim,
                  std::optional<ScalarType> dtype) {
+  if (x.defined() && x.is_complex())
+    return detail::complex_sum("sum", x, dim, keepdim, dtype, false);
   autograd::Recorder r(name, x);
   Tensor out = sum_impl("sum", x, dim, keepdim, sum_dtype(x, dtype));
   record_reduction(
@@ -241,6 +244,8 @@ Tensor sum_named(const BackwardName& name, const Tensor& x, IntArrayRef dim, boo
 
 Tensor mean_named(const BackwardName& name, const Tensor& x, IntArrayRef dim, bool keepdim,
                   std::optional<ScalarType> dtype) {
+  if (x.defined() && x.is_complex())
+    return detail::complex_sum("mean", x, dim, keepdim, dtype, true);
   ScalarType t = dtype.value_or(x.dtype());
   BRASA_CHECK(isFloatingType(t),
               "mean(): could not infer output dtype. Input dtype must be either a floating point "

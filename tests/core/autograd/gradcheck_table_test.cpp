@@ -115,6 +115,11 @@ std::vector<OpCase> make_table() {
     Tensor z = polar(v[0], v[1]);
     return variable_list{abs(z), angle(z), view_as_real_copy(z)};
   });
+  entry("complex sum and mean", in1(r342), [](const variable_list& v) {
+    Tensor z = view_as_complex(v[0]);
+    return variable_list{view_as_real(z.sum(1)), view_as_real(z.mean()),
+                         view_as_real(z.sum({0}, true))};
+  });
   entry("angle of a real tensor", in1(r34),
         [](const variable_list& v) { return one(angle(v[0])); });
   entry("fmod",

@@ -33,6 +33,8 @@ TEST(Complex, ValuesMatchPyTorch) {
                 torch::view_as_real(Z({2, 3}) * Z({3}, 0.6, 0.4) + Z({2, 3}) -
                                     Z({3}, 0.6, 0.4) * 2 - S({2, 3}, 0.2, 0.5)));
   expect_golden("complex_abs", Z({2, 3}).abs());
+  expect_golden("complex_sum_dim", torch::view_as_real(Z({2, 3, 4}).sum({0, -1}, true)));
+  expect_golden("complex_mean", torch::view_as_real(Z({2, 3}).mean()));
   expect_golden("complex_angle", torch::angle(Z({2, 3})));
   expect_golden("complex_conj_neg", torch::view_as_real(-torch::conj(Z({2, 3}))));
   expect_golden("complex_isreal",
@@ -130,7 +132,8 @@ TEST(Complex, BadInputGetsClearErrors) {
                torch::polar(L({1}), L({1})));
   Tensor z = torch::view_as_complex(x);
   EXPECT_ERROR("not implemented for dtype ComplexFloat", z.exp());
-  EXPECT_ERROR("not implemented for dtype ComplexFloat", z.sum());
+  EXPECT_ERROR("not implemented for dtype ComplexFloat", z.div(z));
+  EXPECT_ERROR("sum: the sum of a complex tensor cannot be Float", z.sum(kFloat));
   // In-place writes through a complex or real view are refused when they
   // would record gradients.
   Tensor leaf = torch::ones({3, 2}, kDouble).requires_grad_();

@@ -585,6 +585,8 @@ CASES = {
     "complex_isreal": lambda: torch.isreal(torch.complex(S([4]), torch.tensor([0.0, 1.0, 0.0, -2.0]))).double(),
     "angle_real": lambda: torch.angle(torch.tensor([-2.0, 0.0, 3.0, float("nan"), -0.0, -float("inf")])),
     "angle_int": lambda: torch.angle(L([-2, 0, 3])).double(),
+    "complex_sum_dim": lambda: torch.view_as_real(Z([2, 3, 4]).sum([0, -1], keepdim=True)),
+    "complex_mean": lambda: torch.view_as_real(Z([2, 3]).mean()),
     "complex_grad": lambda: complex_grad(),
     "polar_grads": lambda: polar_grads(),
 
