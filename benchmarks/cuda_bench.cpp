@@ -17,11 +17,14 @@
 #include <brasa/cuda/stream.h>
 #include <brasa/torch.h>
 #include <cublas_v2.h>
+#include <cudnn.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <string>
 #include <functional>
 #include <vector>
 
@@ -81,7 +84,7 @@ void phase_ms(const char* what, torch::nn::Sequential& net, torch::IntArrayRef i
   torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
   torch::Tensor x = torch::randn(input_shape).to(torch::kCUDA);
   torch::Tensor y = torch::randint(0, classes, {input_shape[0]}).to(torch::kCUDA);
-  double best[3] = {1e30, 1e30, 1e30};
+  double best[4] = {1e30, 1e30, 1e30, 1e30};
   for (int i = 0; i < iters + 2; ++i) {
     device_sync();
     auto t0 = Clock::now();
@@ -100,8 +103,43 @@ void phase_ms(const char* what, torch::nn::Sequential& net, torch::IntArrayRef i
     best[1] = std::min(best[1], std::chrono::duration<double>(t2 - t1).count());
     best[2] = std::min(best[2], std::chrono::duration<double>(t3 - t2).count());
   }
-  const char* names[3] = {"forward", "backward", "optimizer"};
+  // The host's time to issue a whole step, and each phase, the device
+  // drained before: near the step's time, the step is bound by the host (or
+  // something in it waits for the device). And the cudaMallocs per step.
+  double issue[3] = {1e30, 1e30, 1e30};
+  const int64_t mallocs_before = brasa::cuda::memory_stats()["num_device_alloc"];
+  for (int i = 0; i < iters; ++i) {
+    device_sync();
+    auto t0 = Clock::now();
+    opt.zero_grad();
+    torch::Tensor loss = torch::nn::functional::cross_entropy(net->forward(x), y);
+    auto t1 = Clock::now();
+    device_sync();
+    auto t2 = Clock::now();
+    loss.backward();
+    auto t3 = Clock::now();
+    device_sync();
+    auto t4 = Clock::now();
+    opt.step();
+    auto t5 = Clock::now();
+    issue[0] = std::min(issue[0], std::chrono::duration<double>(t1 - t0).count());
+    issue[1] = std::min(issue[1], std::chrono::duration<double>(t3 - t2).count());
+    issue[2] = std::min(issue[2], std::chrono::duration<double>(t5 - t4).count());
+    device_sync();
+    auto t6 = Clock::now();
+    opt.zero_grad();
+    torch::nn::functional::cross_entropy(net->forward(x), y).backward();
+    opt.step();
+    best[3] = std::min(best[3], std::chrono::duration<double>(Clock::now() - t6).count());
+  }
+  const int64_t mallocs = brasa::cuda::memory_stats()["num_device_alloc"] - mallocs_before;
+  std::printf("result brasa %s_cudamalloc_per_step %.4f calls\n", what,
+              double(mallocs) / (2 * iters));
+  const char* issue_names[3] = {"forward_issue", "backward_issue", "optimizer_issue"};
   for (int k = 0; k < 3; ++k)
+    std::printf("result brasa %s_%s_ms %.4f ms\n", what, issue_names[k], issue[k] * 1e3);
+  const char* names[4] = {"forward", "backward", "optimizer", "host_issue"};
+  for (int k = 0; k < 4; ++k)
     std::printf("result brasa %s_%s_ms %.4f ms\n", what, names[k], best[k] * 1e3);
 }
 
@@ -136,6 +174,78 @@ int main() {
     result("tiny_op_tensor_host_us", t * 1e6, "us");
     result("cuda_memset_async_host_us", m * 1e6, "us");
     result("empty_kernel_launch_host_us", k * 1e6, "us");
+    // Host time of the ops of a small training step, on 64x256 operands, in
+    // bursts short enough that the launch queue never fills.
+    torch::Tensor a = torch::randn({64, 256}, on_gpu), w = torch::randn({10, 256}, on_gpu);
+    torch::Tensor bias = torch::randn({10}, on_gpu);
+    auto host_us = [&](const char* what, const std::function<void()>& f) {
+      double best = 1e30;
+      for (int r = 0; r < 20; ++r) {
+        device_sync();
+        auto t0 = Clock::now();
+        for (int i = 0; i < 100; ++i) f();
+        best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count() / 100);
+      }
+      result(what, best * 1e6, "us");
+    };
+    host_us("host_us_add", [&] { torch::add(a, a); });
+    host_us("host_us_relu", [&] { torch::relu(a); });
+    host_us("host_us_mm", [&] { torch::mm(a, w.t()); });
+    host_us("host_us_linear", [&] { torch::nn::functional::linear(a, w, bias); });
+    host_us("host_us_sum", [&] { a.sum(); });
+    host_us("host_us_log_softmax", [&] { torch::log_softmax(a, 1); });
+    host_us("host_us_zeros_like", [&] { torch::zeros_like(a); });
+    host_us("host_us_add_scaled_", [&] { a.add_(a, 0.5); });
+    // and of the CNN's layers (cuDNN and the loss included).
+    torch::Tensor img = torch::randn({64, 1, 28, 28}, on_gpu),
+                  k5 = torch::randn({10, 1, 5, 5}, on_gpu);
+    torch::Tensor maps = torch::randn({64, 10, 24, 24}, on_gpu),
+                  logits = torch::randn({64, 10}, on_gpu);
+    torch::Tensor labels = torch::randint(0, 10, {64}, on_gpu.dtype(torch::kLong));
+    torch::Tensor g10 = torch::ones({10}, on_gpu), b10 = torch::zeros({10}, on_gpu);
+    torch::Tensor rm10 = torch::zeros({10}, on_gpu), rv10 = torch::ones({10}, on_gpu);
+    host_us("host_us_conv2d", [&] { torch::conv2d(img, k5); });
+    host_us("host_us_max_pool2d", [&] { torch::max_pool2d(maps, {2}); });
+    host_us("host_us_batch_norm", [&] {
+      torch::nn::functional::batch_norm(maps, rm10, rv10, g10, b10, /*training=*/true);
+    });
+    host_us("host_us_cross_entropy", [&] { torch::nn::functional::cross_entropy(logits, labels); });
+    // cuDNN's own host time for that convolution through its legacy API,
+    // descriptors and algorithm made once: the floor of Brasa's conv2d.
+    {
+      cudnnHandle_t h;
+      cudnnCreate(&h);
+      cudnnSetStream(h, stream);
+      cudnnTensorDescriptor_t xd, yd;
+      cudnnFilterDescriptor_t wd;
+      cudnnConvolutionDescriptor_t cd;
+      cudnnCreateTensorDescriptor(&xd);
+      cudnnCreateTensorDescriptor(&yd);
+      cudnnCreateFilterDescriptor(&wd);
+      cudnnCreateConvolutionDescriptor(&cd);
+      cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 64, 1, 28, 28);
+      cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 64, 10, 24, 24);
+      cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 10, 1, 5, 5);
+      cudnnSetConvolution2dDescriptor(cd, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                      CUDNN_DATA_FLOAT);
+      cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH);
+      cudnnConvolutionFwdAlgoPerf_t perf[8];
+      int n = 0;
+      cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, 8, &n, perf);
+      torch::Tensor out = torch::empty({64, 10, 24, 24}, on_gpu);
+      torch::Tensor ws = torch::empty({int64_t(perf[0].memory) + 1}, on_gpu.dtype(torch::kByte));
+      const float one = 1, zero = 0;
+      host_us("host_us_cudnn_conv_raw", [&] {
+        cudnnConvolutionForward(h, &one, xd, img.data_ptr(), wd, k5.data_ptr(), cd, perf[0].algo,
+                                ws.data_ptr(), perf[0].memory, &zero, yd, out.data_ptr());
+      });
+      device_sync();
+      cudnnDestroyConvolutionDescriptor(cd);
+      cudnnDestroyFilterDescriptor(wd);
+      cudnnDestroyTensorDescriptor(yd);
+      cudnnDestroyTensorDescriptor(xd);
+      cudnnDestroy(h);
+    }
   }
 
   // Bandwidth: add against the device's own copy.
@@ -197,6 +307,7 @@ int main() {
     const int64_t after = brasa::cuda::memory_stats()["num_device_alloc"];
     result("mlp_step_ms", s * 1e3, "ms");
     result("cudamalloc_after_step_2", double(after - before), "calls");
+    phase_ms("mlp", net, {64, 784}, 10, 20);
   }
 
   // The main job's CNN (conv 1-10 5x5, pool, conv 10-20 5x5, pool, 320-50-10), batch 64, SGD.
@@ -208,6 +319,7 @@ int main() {
                                      torch::nn::Flatten(), torch::nn::Linear(320, 50),
                                      torch::nn::ReLU(), torch::nn::Linear(50, 10));
     result("cnn_step_ms", step_ms(net, {64, 1, 28, 28}, 10, 5, 50), "ms");
+    phase_ms("cnn", net, {64, 1, 28, 28}, 10, 20);
   }
 
   // A ResNet-50-like conv stack: the stem (7x7/2 conv, BN, ReLU, 3x3/2 max
@@ -252,6 +364,9 @@ int main() {
       auto run = [&] { f(x).sum().backward(); };
       run();
       result(what, best_seconds(3, 10, run) * 1e3, "ms");
+      // The forward alone, as name_fwd_ms.
+      std::string fwd = std::string(what).substr(0, std::strlen(what) - 3) + "_fwd_ms";
+      result(fwd.c_str(), best_seconds(3, 10, [&] { f(x); }) * 1e3, "ms");
     };
     auto big = [] { return torch::randn({32, 64, 112, 112}).to(torch::kCUDA); };
     torch::Tensor w7 = torch::randn({64, 3, 7, 7}).to(torch::kCUDA).requires_grad_();
@@ -284,6 +399,12 @@ int main() {
     part("part_batchnorm256_56_ms", torch::randn({32, 256, 56, 56}).to(torch::kCUDA),
          [&](const torch::Tensor& t) {
            return F::batch_norm(t, rm256, rv256, g256, b256, /*training=*/true);
+         });
+    part("part_relu256_56_ms", torch::randn({32, 256, 56, 56}).to(torch::kCUDA),
+         [](const torch::Tensor& t) { return torch::relu(t); });
+    part("part_global_mean_56_ms", torch::randn({32, 256, 56, 56}).to(torch::kCUDA),
+         [](const torch::Tensor& t) {
+           return t.mean({2, 3});
          });
     // relu's pieces: the forward alone, and the sum that the parts end with.
     {

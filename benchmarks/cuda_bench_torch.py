@@ -65,7 +65,34 @@ def phase_ms(what, net, input_shape, classes, iters):
         t3 = time.perf_counter()
         if i >= 2:
             best = [min(best[0], t1 - t0), min(best[1], t2 - t1), min(best[2], t3 - t2)]
-    for name, b in zip(("forward", "backward", "optimizer"), best):
+    # The host's time to issue a whole step, and each phase, the device drained before.
+    host = float("inf")
+    issue = [float("inf")] * 3
+    for i in range(iters):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        loss.backward()
+        t3 = time.perf_counter()
+        torch.cuda.synchronize()
+        t4 = time.perf_counter()
+        opt.step()
+        t5 = time.perf_counter()
+        issue = [min(issue[0], t1 - t0), min(issue[1], t3 - t2), min(issue[2], t5 - t4)]
+        torch.cuda.synchronize()
+        t6 = time.perf_counter()
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+        host = min(host, time.perf_counter() - t6)
+    for name, b in zip(("forward_issue", "backward_issue", "optimizer_issue"), issue):
+        result(f"{what}_{name}_ms", b * 1e3, "ms")
+    best.append(host)
+    for name, b in zip(("forward", "backward", "optimizer", "host_issue"), best):
         result(f"{what}_{name}_ms", b * 1e3, "ms")
 
 
@@ -82,6 +109,38 @@ def main():
     s = best_seconds(5, 10000, lambda: x.add_(1), synchronize=False)
     torch.cuda.synchronize()
     result("tiny_op_host_us", s * 1e6, "us")
+
+    a, w = torch.randn(64, 256, device=dev), torch.randn(10, 256, device=dev)
+    bias = torch.randn(10, device=dev)
+
+    def host_us(what, f):
+        best = float("inf")
+        for _ in range(20):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(100):
+                f()
+            best = min(best, (time.perf_counter() - t0) / 100)
+        result(what, best * 1e6, "us")
+
+    host_us("host_us_add", lambda: torch.add(a, a))
+    host_us("host_us_relu", lambda: torch.relu(a))
+    host_us("host_us_mm", lambda: torch.mm(a, w.t()))
+    host_us("host_us_linear", lambda: torch.nn.functional.linear(a, w, bias))
+    host_us("host_us_sum", lambda: a.sum())
+    host_us("host_us_log_softmax", lambda: torch.log_softmax(a, 1))
+    host_us("host_us_zeros_like", lambda: torch.zeros_like(a))
+    host_us("host_us_add_scaled_", lambda: a.add_(a, alpha=0.5))
+    img, k5 = torch.randn(64, 1, 28, 28, device=dev), torch.randn(10, 1, 5, 5, device=dev)
+    maps, logits = torch.randn(64, 10, 24, 24, device=dev), torch.randn(64, 10, device=dev)
+    labels = torch.randint(0, 10, (64,), device=dev)
+    g10, b10 = torch.ones(10, device=dev), torch.zeros(10, device=dev)
+    rm10, rv10 = torch.zeros(10, device=dev), torch.ones(10, device=dev)
+    host_us("host_us_conv2d", lambda: torch.conv2d(img, k5))
+    host_us("host_us_max_pool2d", lambda: torch.max_pool2d(maps, 2))
+    host_us("host_us_batch_norm",
+            lambda: torch.nn.functional.batch_norm(maps, rm10, rv10, g10, b10, training=True))
+    host_us("host_us_cross_entropy", lambda: torch.nn.functional.cross_entropy(logits, labels))
 
     n = 64 << 20
     a, b = torch.ones(n, device=dev), torch.ones(n, device=dev)
@@ -110,6 +169,7 @@ def main():
     step()
     step()
     result("mlp_step_ms", best_seconds(5, 50, step) * 1e3, "ms")
+    phase_ms("mlp", net, (64, 784), 10, 20)
 
     class PoolRelu(torch.nn.Module):
         def forward(self, t):
@@ -120,6 +180,7 @@ def main():
                               PoolRelu(), torch.nn.Flatten(), torch.nn.Linear(320, 50),
                               torch.nn.ReLU(), torch.nn.Linear(50, 10))
     result("cnn_step_ms", step_ms(cnn, (64, 1, 28, 28), 10, 5, 50), "ms")
+    phase_ms("cnn", cnn, (64, 1, 28, 28), 10, 20)
 
     def conv_bn_relu(cin, cout, k, stride):
         return torch.nn.Sequential(
@@ -154,6 +215,7 @@ def main():
 
         run()
         result(what, best_seconds(3, 10, run) * 1e3, "ms")
+        result(what[:-3] + "_fwd_ms", best_seconds(3, 10, lambda: f(x)) * 1e3, "ms")
 
     F = torch.nn.functional
     w7 = torch.randn(64, 3, 7, 7, device=dev, requires_grad=True)
@@ -181,6 +243,9 @@ def main():
          lambda t: F.conv2d(t, w_down))
     part("part_batchnorm256_56_ms", torch.randn(32, 256, 56, 56, device=dev),
          lambda t: F.batch_norm(t, rm256, rv256, g256, b256, training=True))
+    part("part_relu256_56_ms", torch.randn(32, 256, 56, 56, device=dev), torch.relu)
+    part("part_global_mean_56_ms", torch.randn(32, 256, 56, 56, device=dev),
+         lambda t: t.mean((2, 3)))
     xb = big()
     result("part_relu_fwd_112_ms", best_seconds(3, 10, lambda: torch.relu(xb)) * 1e3, "ms")
     result("part_sum_112_ms", best_seconds(3, 10, lambda: xb.sum()) * 1e3, "ms")

@@ -1,3 +1,4 @@
+#include <brasa/cuda/device_error.h>
 #include <brasa/cuda/cuda_check.h>
 
 #include <cstdlib>
@@ -32,7 +33,10 @@ bool launch_blocking() {
 
 void check_launch(const char* op, cudaStream_t stream, const char* file, int line) {
   cudaError_t err = cudaGetLastError();
-  if (err == cudaSuccess && launch_blocking()) err = cudaStreamSynchronize(stream);
+  if (err == cudaSuccess && launch_blocking()) {
+    err = cudaStreamSynchronize(stream);
+    if (err == cudaSuccess) raise_device_error();  // bad input the kernel found, blamed on op
+  }
   if (err != cudaSuccess) {
     const char* hint = launch_blocking()
                            ? ""

@@ -1,5 +1,6 @@
 #include <brasa/cuda/cuda_check.h>
 #include <brasa/cuda/cuda_runtime.h>
+#include <brasa/cuda/device_error.h>
 #include <brasa/cuda/event.h>
 #include <brasa/cuda/ipc_cuda.h>
 #include <brasa/cuda/memory.h>
@@ -138,6 +139,7 @@ class CUDARuntime final : public DeviceRuntime {
     cudaStream_t s = getCurrentCUDAStream().stream();
     BRASA_CUDA_CHECK("copy", cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s));
     BRASA_CUDA_CHECK("copy", cudaStreamSynchronize(s));
+    raise_device_error();
   }
   void copy_bytes_async(void* dst, Device dst_device, const void* src, Device src_device, size_t n,
                         const DataPtr& host) override {
@@ -157,6 +159,7 @@ class CUDARuntime final : public DeviceRuntime {
     lazy_init("synchronize");
     CUDAGuard guard(d.index());
     BRASA_CUDA_CHECK("synchronize", cudaDeviceSynchronize());
+    raise_device_error();
   }
   Device exchange_device(Device d) override {
     const DeviceIndex prev = current_device();

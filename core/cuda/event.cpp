@@ -1,3 +1,4 @@
+#include <brasa/cuda/device_error.h>
 #include <brasa/cuda/cuda_check.h>
 #include <brasa/cuda/event.h>
 
@@ -73,7 +74,9 @@ bool CUDAEvent::query() const {
 }
 
 void CUDAEvent::synchronize() const {
-  if (created_) BRASA_CUDA_CHECK("CUDAEvent::synchronize", cudaEventSynchronize(event_));
+  if (!created_) return;
+  BRASA_CUDA_CHECK("CUDAEvent::synchronize", cudaEventSynchronize(event_));
+  raise_device_error();
 }
 
 float CUDAEvent::elapsed_time(const CUDAEvent& end) const {

@@ -1,3 +1,4 @@
+#include <brasa/cuda/device_error.h>
 #include <brasa/cuda/cuda_check.h>
 #include <brasa/cuda/cuda_runtime.h>
 #include <brasa/cuda/stream.h>
@@ -59,6 +60,7 @@ bool CUDAStream::query() const {
 void CUDAStream::synchronize() const {
   CUDAGuard guard(device_);
   BRASA_CUDA_CHECK("CUDAStream::synchronize", cudaStreamSynchronize(stream_));
+  raise_device_error();
 }
 
 std::ostream& operator<<(std::ostream& os, const CUDAStream& s) {

@@ -6,6 +6,7 @@
 #include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>
 #include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/indexing.h>
 #include <brasa/ops/kernels/normalization.h>
 #include <brasa/ops/linalg.h>
 #include <brasa/ops/random.h>
@@ -378,19 +379,23 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossOptions&
   check_class_target("nll_loss", input, target);
   const int64_t class_dim = input.dim() == 1 ? 0 : 1;
   const int64_t C = input.size(class_dim);
-  Tensor valid = target != o.ignore_index_;
-  Tensor safe_target = where(valid, target, zeros_like(target));
-  {
-    Tensor bad = logical_and(valid, logical_or(target < 0, target >= C));
-    BRASA_CHECK(!bad.any().item<bool>(), "nll_loss: target ",
-                masked_select(target, bad)[0].item<int64_t>(), " is out of bounds for ", C,
-                " classes");
+  // The targets made safe to gather by (0 where ignored) and a 0/1 mask of
+  // the others, in one kernel that also checks their range.
+  Tensor safe_target = empty(target.sizes(), target.options());
+  Tensor w = empty(target.sizes(), input.options());
+  kernel<ClassTargetKernel>(input.device())(target.contiguous(), C, o.ignore_index_, safe_target,
+                                            w);
+  if (o.weight_.defined()) {
+    BRASA_CHECK(o.weight_.dim() == 1 && o.weight_.size(0) == C, "nll_loss: expected a weight of ",
+                C, " elements (one per class), got shape ", o.weight_.sizes());
+    IndicesInRangeGuard made_in_range;
+    w = w * o.weight_.gather(0, safe_target.reshape({-1})).view(target.sizes());
   }
-  Tensor picked = input.gather(class_dim, safe_target.unsqueeze(class_dim)).squeeze(class_dim);
-  Tensor w = o.weight_.defined()
-                 ? o.weight_.index_select(0, safe_target.reshape({-1})).view(target.sizes())
-                 : ones_like(picked);
-  w = w * valid.to(w.dtype());
+  Tensor picked;
+  {
+    IndicesInRangeGuard made_in_range;
+    picked = input.gather(class_dim, safe_target.unsqueeze(class_dim)).squeeze(class_dim);
+  }
   Tensor per = -(picked * w);
   if (o.reduction_ == Reduction::Mean) return per.sum() / w.sum();
   return detail::reduce_loss(per, o.reduction_);

@@ -426,6 +426,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   if (r) {
     DimVector in(self.sizes().begin(), self.sizes().end());
     r.save(index).finish(out, [in, dim](FormulaNode& n, const variable_list& g) {
+      IndicesInRangeGuard checked_by_the_forward;
       return variable_list{scatter_add(zeros(in, g[0].options()), dim, n.saved(0), g[0])};
     });
   }

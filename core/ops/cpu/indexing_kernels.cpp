@@ -342,6 +342,27 @@ Tensor nonzero_cpu(const Tensor& c) {
 
 }  // namespace
 
+void class_targets_cpu(const Tensor& target, int64_t C, int64_t ignore_index, const Tensor& safe,
+                       const Tensor& valid) {
+  const int64_t* t = target.data_ptr<int64_t>();
+  int64_t* s = safe.data_ptr<int64_t>();
+  const int64_t n = target.numel();
+  BRASA_DISPATCH_FLOATING_TYPES(valid.dtype(), "nll_loss", [&] {
+    scalar_t* out = valid.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t v = t[i];
+      if (v == ignore_index) {
+        s[i] = 0;
+        out[i] = scalar_t(0);
+        continue;
+      }
+      BRASA_CHECK(v >= 0 && v < C, "nll_loss: target ", v, " is out of bounds for ", C, " classes");
+      s[i] = v;
+      out[i] = scalar_t(1);
+    }
+  });
+}
+
 void register_indexing_kernels() {
   register_kernel<AdvancedIndexKernel>(kCPU, index_cpu);
   register_kernel<AdvancedIndexPutKernel>(kCPU, index_put_cpu);
@@ -350,6 +371,7 @@ void register_indexing_kernels() {
   register_kernel<IndexSelectKernel>(kCPU, index_select_cpu);
   register_kernel<MaskedSelectKernel>(kCPU, masked_select_cpu);
   register_kernel<NonzeroKernel>(kCPU, nonzero_cpu);
+  register_kernel<ClassTargetKernel>(kCPU, class_targets_cpu);
 }
 
 }  // namespace brasa::cpu

@@ -50,20 +50,26 @@ __global__ void col2im_kernel(const T* cols, T* x, Windows g) {
   }
 }
 
-template <class T>
-__global__ void max_pool2d_kernel(const T* x, T* out, int64_t* idx, Windows g) {
-  const int64_t total = g.N * g.C * g.OH * g.OW;
-  const int64_t step = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
-    const int64_t ow = e % g.OW, oh = (e / g.OW) % g.OH, plane = e / (g.OW * g.OH);
-    const T* p = x + plane * g.H * g.W;
+// Index arithmetic in I: int when every offset fits (the divisions of 64-bit
+// indices cost more than the window's loads), int64_t otherwise.
+template <class T, class I>
+__global__ void max_pool2d_kernel(const T* x, T* out, int64_t* idx, Windows g64) {
+  struct {
+    I N, C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW;
+  } g{I(g64.N),  I(g64.C),  I(g64.H),  I(g64.W),  I(g64.kh), I(g64.kw), I(g64.sh),
+      I(g64.sw), I(g64.ph), I(g64.pw), I(g64.dh), I(g64.dw), I(g64.OH), I(g64.OW)};
+  const I total = g.N * g.C * g.OH * g.OW;
+  const I step = I(gridDim.x) * I(blockDim.x);
+  for (I e = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); e < total; e += step) {
+    const I ow = e % g.OW, oh = (e / g.OW) % g.OH, plane = e / (g.OW * g.OH);
+    const T* p = x + int64_t(plane) * g.H * g.W;
     Acc<T> best = 0;
-    int64_t arg = -1;
-    for (int64_t i = 0; i < g.kh; ++i) {
-      const int64_t h = oh * g.sh - g.ph + i * g.dh;
+    I arg = -1;
+    for (I i = 0; i < g.kh; ++i) {
+      const I h = oh * g.sh - g.ph + i * g.dh;
       if (h < 0 || h >= g.H) continue;
-      for (int64_t j = 0; j < g.kw; ++j) {
-        const int64_t w = ow * g.sw - g.pw + j * g.dw;
+      for (I j = 0; j < g.kw; ++j) {
+        const I w = ow * g.sw - g.pw + j * g.dw;
         if (w < 0 || w >= g.W) continue;
         const Acc<T> v = to_acc(p[h * g.W + w]);
         // Greater wins; a NaN wins over a number, and the first NaN stays.
@@ -109,10 +115,18 @@ void launch_col2im(const void* cols, void* x, const Windows& g, int dtype, cudaS
 void launch_max_pool2d(const void* x, void* out, int64_t* idx, const Windows& g, int dtype,
                        cudaStream_t s) {
   const int64_t total = g.N * g.C * g.OH * g.OW;
+  // Offsets below 2^31 (input and output elements; the loop's index may
+  // overshoot total by one grid of threads).
+  const bool small = g.N * g.C * g.H * g.W < (int64_t(1) << 31) - 1 &&
+                     total + int64_t(blocks_for(total)) * kThreads < (int64_t(1) << 31) - 1;
   float_types(dtype, [&](auto tag) {
     using T = decltype(tag);
-    max_pool2d_kernel<T><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const T*>(x),
-                                                                static_cast<T*>(out), idx, g);
+    if (small)
+      max_pool2d_kernel<T, int><<<blocks_for(total), kThreads, 0, s>>>(
+          static_cast<const T*>(x), static_cast<T*>(out), idx, g);
+    else
+      max_pool2d_kernel<T, int64_t><<<blocks_for(total), kThreads, 0, s>>>(
+          static_cast<const T*>(x), static_cast<T*>(out), idx, g);
   });
 }
 

@@ -5,6 +5,7 @@
 // Indices are checked on the host first (one small reduction and copy), so
 // that a bad index is an error naming the op rather than a wild write.
 #include <brasa/cuda/cuda_check.h>
+#include <brasa/cuda/device_error.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/cuda/launch_util.h>
 #include <brasa/ops/cuda/register.h>
@@ -36,7 +37,7 @@ std::pair<int64_t, int64_t> index_bounds(const Tensor& index) {
 // from the end (`wraps`, advanced indexing).
 void check_range(const char* op, const Tensor& index, int64_t size, int64_t dim,
                  bool wraps = false) {
-  if (index.numel() == 0) return;
+  if (index.numel() == 0 || IndicesInRangeGuard::active()) return;
   const auto [lo, hi] = index_bounds(index);
   const int64_t first = wraps ? -size : 0;
   BRASA_CHECK(lo >= first && hi < size, op, ": index ", lo < first ? lo : hi,
@@ -149,6 +150,7 @@ int64_t count_set(const Tensor& flags) {
   BRASA_CUDA_CHECK("nonzero/masked_select",
                    cudaMemcpyAsync(&host, count, sizeof(host), cudaMemcpyDeviceToHost, s));
   BRASA_CUDA_CHECK("nonzero/masked_select", cudaStreamSynchronize(s));
+  raise_device_error();
   return host;
 }
 
@@ -183,6 +185,15 @@ Tensor nonzero_cuda(const Tensor& self) {
   return out;
 }
 
+void class_targets_cuda(const Tensor& target, int64_t C, int64_t ignore_index, const Tensor& safe,
+                        const Tensor& valid) {
+  cudaStream_t s = launch_stream(valid.device());
+  kernels::launch_class_targets(target.data_ptr<int64_t>(), target.numel(), C, ignore_index,
+                                safe.data_ptr<int64_t>(), valid.data_ptr(),
+                                static_cast<int>(valid.dtype()), device_error_slot(), s);
+  BRASA_CUDA_LAUNCH_CHECK("nll_loss", s);
+}
+
 }  // namespace
 
 void register_indexing_kernels() {
@@ -193,6 +204,7 @@ void register_indexing_kernels() {
   register_kernel<GatherKernel>(kCUDA, gather_cuda);
   register_kernel<IndexSelectKernel>(kCUDA, index_select_cuda);
   register_kernel<ScatterKernel>(kCUDA, scatter_cuda);
+  register_kernel<ClassTargetKernel>(kCUDA, class_targets_cuda);
 }
 
 }  // namespace brasa::cuda

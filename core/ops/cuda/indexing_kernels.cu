@@ -84,6 +84,25 @@ __global__ void index_put_kernel(const __grid_constant__ IndexPlan p, char* self
   }
 }
 
+template <class T>
+__global__ void class_targets_kernel(const int64_t* target, int64_t n, int64_t C,
+                                     int64_t ignore_index, int64_t* safe, T* valid,
+                                     DeviceErrorSlot* slot) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    const int64_t t = target[i];
+    const bool ignored = t == ignore_index, in_range = t >= 0 && t < C;
+    if (!ignored && !in_range && atomicCAS(&slot->flag, 0, 1) == 0) {
+      slot->code = kTargetOutOfBounds;
+      slot->value = t;
+      slot->limit = C;
+    }
+    const bool use = !ignored && in_range;
+    safe[i] = use ? t : 0;
+    valid[i] = from_acc<T>(Acc<T>(use ? 1 : 0));
+  }
+}
+
 }  // namespace
 
 void launch_index(const IndexPlan& p, const void* self, void* out, int elem_size, cudaStream_t s) {
@@ -111,6 +130,23 @@ void launch_gather(const Loop& l, int64_t dim_stride, int dtype, cudaStream_t s)
 
 void launch_scatter(const Loop& l, int64_t dim_stride, int dtype, bool add, cudaStream_t s) {
   dispatch(dtype, [&](auto tag) { launch<3>(l, ScatterOp<decltype(tag)>{dim_stride, add}, s); });
+}
+
+void launch_class_targets(const int64_t* target, int64_t n, int64_t C, int64_t ignore_index,
+                          int64_t* safe, void* valid, int dtype, DeviceErrorSlot* slot,
+                          cudaStream_t s) {
+  if (n == 0) return;
+  const int64_t want = (n + 255) / 256;
+  const unsigned blocks = static_cast<unsigned>(want < 4096 ? want : 4096);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    class_targets_kernel<T>
+        <<<blocks, 256, 0, s>>>(target, n, C, ignore_index, safe, static_cast<T*>(valid), slot);
+  };
+  if (dtype == kF32) run(float{});
+  if (dtype == kF64) run(double{});
+  if (dtype == kF16) run(__half{});
+  if (dtype == kBF16) run(__nv_bfloat16{});
 }
 
 }  // namespace brasa::cuda::kernels

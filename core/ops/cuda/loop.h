@@ -28,6 +28,17 @@ struct Loop {
   alignas(16) char scalars[kMaxLoopOperands][16] = {};
 };
 
+// Bad input that a kernel finds (a class target out of range), written to
+// mapped pinned memory and raised by the host at its next synchronisation
+// with the device (cuda/device_error.h). The first report wins: its kernel
+// sets `flag` by atomicCAS, then fills in the rest.
+struct DeviceErrorSlot {
+  int flag;
+  int code;  // DeviceErrorCode
+  long long value, limit;
+};
+enum DeviceErrorCode : int { kNoDeviceError = 0, kTargetOutOfBounds = 1 };
+
 // Dtype codes: ScalarType's values (Byte, Char, Short, Int, Long, Half,
 // Float, Double, Bool, BFloat16).
 enum Dtype : int { kU8, kI8, kI16, kI32, kI64, kF16, kF32, kF64, kBool, kBF16 };
@@ -93,6 +104,12 @@ void launch_gather(const Loop& l, int64_t dim_stride, int dtype, cudaStream_t s)
 // Scatter: operands (self, index, src) likewise: self[index] = src (or += with
 // add, atomically).
 void launch_scatter(const Loop& l, int64_t dim_stride, int dtype, bool add, cudaStream_t s);
+// nll_loss's class targets (ClassTargetKernel): safe[i] and valid[i] (dtype,
+// a floating type) for target[i] of n; a target outside [0, C) (and not
+// ignore_index) is reported to `slot`.
+void launch_class_targets(const int64_t* target, int64_t n, int64_t C, int64_t ignore_index,
+                          int64_t* safe, void* valid, int dtype, DeviceErrorSlot* slot,
+                          cudaStream_t s);
 
 }  // namespace brasa::cuda::kernels
 

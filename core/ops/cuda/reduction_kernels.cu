@@ -76,23 +76,40 @@ __device__ W identity(int op) {
   }
 }
 
-// The block's combination of each thread's `v` (every thread gets it).
+// Shared memory that block_combine needs: a word per warp and the result.
+constexpr int kCombineWords = 33;
+
+// The warp's combination of each lane's `v` (lane 0 gets it).
+template <class W>
+__device__ W warp_combine(int op, W v) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = combine(op, v, __shfl_down_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+// The block's combination of each thread's `v` (every thread gets it): warps
+// combine by shuffles, then the first warp combines the warps' results, so a
+// block waits at two barriers rather than at one per halving. blockDim.x is a
+// multiple of 32; `shared` holds kCombineWords words.
 template <class W>
 __device__ W block_combine(int op, W v, W* shared) {
-  shared[threadIdx.x] = v;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  v = warp_combine(op, v);
+  if (lane == 0) shared[warp] = v;
   __syncthreads();
-  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
-    if (threadIdx.x < stride)
-      shared[threadIdx.x] = combine(op, shared[threadIdx.x], shared[threadIdx.x + stride]);
-    __syncthreads();
+  if (warp == 0) {
+    W w = warp_combine(op, lane < warps ? shared[lane] : identity<W>(op));
+    if (lane == 0) shared[32] = w;
   }
-  W r = shared[0];
   __syncthreads();
+  const W r = shared[32];
+  __syncthreads();  // `shared` is reused by the caller's next combination
   return r;
 }
 
 // f of elements first, first + step, ... (below hi) of row k combined by
-// `op`, four at a time so that four loads are in flight per thread.
+// `op`, four at a time so that four loads are in flight per thread (any
+// layout; fold_row below is the contiguous rows' faster way).
 template <class T, class F>
 __device__ Wide<T> fold(const Rows& r, int64_t k, int64_t first, int64_t hi, int64_t step, int op,
                         F f) {
@@ -111,16 +128,60 @@ __device__ Wide<T> fold(const Rows& r, int64_t k, int64_t first, int64_t hi, int
   return combine(op, combine(op, a0, a1), combine(op, a2, a3));
 }
 
-// The value of row k reduced by `op`: by the whole block (row_threads > 1)
-// or by one thread.
+// f of elements lo..hi-1 of row k combined by `op`, shared by `threads`
+// threads (this one is number `tid`). A contiguous row is read 16 bytes at a
+// time (two loads in flight per thread), its unaligned head and tail element
+// by element.
+template <class T, class F>
+__device__ Wide<T> fold_row(const Rows& r, int64_t k, int64_t lo, int64_t hi, int op, F f,
+                            int tid = threadIdx.x, int threads = blockDim.x) {
+  using W = Wide<T>;
+  if (r.outer) return fold<T>(r, k, lo + tid, hi, threads, op, f);
+  constexpr int N = 16 / sizeof(T);
+  const T* row = static_cast<const T*>(r.in) + k * r.R;
+  const uintptr_t misalign = reinterpret_cast<uintptr_t>(row + lo) % 16;
+  int64_t head = misalign == 0 ? 0 : int64_t((16 - misalign) / sizeof(T));
+  if (head > hi - lo) head = hi - lo;
+  const int64_t a = lo + head, vectors = (hi - a) / N, b = a + vectors * N;
+  auto element_at = [&](int64_t i) { return f(static_cast<W>(to_acc(row[i]))); };
+  W acc0 = identity<W>(op), acc1 = acc0;
+  for (int64_t i = lo + tid; i < a; i += threads) acc0 = combine(op, acc0, element_at(i));
+  for (int64_t i = b + tid; i < hi; i += threads) acc1 = combine(op, acc1, element_at(i));
+  const uint4* vec = reinterpret_cast<const uint4*>(row + a);
+  int64_t v = tid;
+  for (; v + threads < vectors; v += 2 * int64_t(threads)) {
+    const uint4 p0 = __ldg(vec + v), p1 = __ldg(vec + v + threads);
+    const T* e0 = reinterpret_cast<const T*>(&p0);
+    const T* e1 = reinterpret_cast<const T*>(&p1);
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      acc0 = combine(op, acc0, f(static_cast<W>(to_acc(e0[j]))));
+      acc1 = combine(op, acc1, f(static_cast<W>(to_acc(e1[j]))));
+    }
+  }
+  if (v < vectors) {
+    const uint4 p0 = __ldg(vec + v);
+    const T* e0 = reinterpret_cast<const T*>(&p0);
+#pragma unroll
+    for (int j = 0; j < N; ++j) acc0 = combine(op, acc0, f(static_cast<W>(to_acc(e0[j]))));
+  }
+  return combine(op, acc0, acc1);
+}
+
+// Who reduces one row: one thread, one warp or the whole block.
+enum By { kByThread, kByWarp, kByBlock };
+
+// The value of row k reduced by `op` (every thread of the group gets it).
 template <class T>
 __device__ Wide<T> reduce_row(const Rows& r, int64_t k, int op, double p, bool unbiased,
-                              Wide<T>* shared, bool by_block) {
+                              Wide<T>* shared, By by) {
   using W = Wide<T>;
-  const int64_t first = by_block ? threadIdx.x : 0, step = by_block ? blockDim.x : 1;
   auto all = [&](int pass_op, auto f) {
-    const W acc = fold<T>(r, k, first, r.R, step, pass_op, f);
-    return by_block ? block_combine(pass_op, acc, shared) : acc;
+    if (by == kByThread) return fold<T>(r, k, 0, r.R, 1, pass_op, f);
+    if (by == kByBlock)
+      return block_combine(pass_op, fold_row<T>(r, k, 0, r.R, pass_op, f), shared);
+    const W v = warp_combine(pass_op, fold_row<T>(r, k, 0, r.R, pass_op, f, threadIdx.x % 32, 32));
+    return __shfl_sync(0xffffffffu, v, 0);
   };
   auto id = [](W v) { return v; };
   switch (op) {
@@ -158,20 +219,30 @@ __device__ Wide<T> reduce_row(const Rows& r, int64_t k, int op, double p, bool u
   }
 }
 
-// Long rows are reduced by blocks of this many threads (short ones by kThreads).
+// Long rows are reduced by blocks of this many threads, middle ones by
+// kThreads, rows of up to kWarpRowMax elements by a warp each.
 constexpr int kLongRowThreads = 1024;
+constexpr int64_t kWarpRowMax = 4096;
 
 template <class T, class Out>
 __global__ void __launch_bounds__(kLongRowThreads)
     reduce_rows_kernel(const Rows r, Out* out, int op, double p, bool unbiased) {
-  __shared__ Wide<T> shared[kLongRowThreads];
+  __shared__ Wide<T> shared[kCombineWords];
   if (r.outer) {  // one thread per column k
     const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (k < r.K) out[k] = from_acc<Out>(reduce_row<T>(r, k, op, p, unbiased, shared, false));
+    if (k < r.K) out[k] = from_acc<Out>(reduce_row<T>(r, k, op, p, unbiased, shared, kByThread));
+    return;
+  }
+  if (r.R <= kWarpRowMax) {  // a warp per row: no block barriers, many loads in flight
+    const int64_t warps = blockDim.x / 32;
+    for (int64_t k = blockIdx.x * warps + threadIdx.x / 32; k < r.K; k += gridDim.x * warps) {
+      const Wide<T> v = reduce_row<T>(r, k, op, p, unbiased, shared, kByWarp);
+      if (threadIdx.x % 32 == 0) out[k] = from_acc<Out>(v);
+    }
     return;
   }
   for (int64_t k = blockIdx.x; k < r.K; k += gridDim.x) {
-    const Wide<T> v = reduce_row<T>(r, k, op, p, unbiased, shared, true);
+    const Wide<T> v = reduce_row<T>(r, k, op, p, unbiased, shared, kByBlock);
     if (threadIdx.x == 0) out[k] = from_acc<Out>(v);
   }
 }
@@ -195,7 +266,7 @@ __global__ void arg_extreme_kernel(const Rows r, T* values, int64_t* indices, bo
 // exponentials, write); cumsum and cumprod by one thread per row.
 template <class T>
 __global__ void map_rows_kernel(const Rows r, T* out, int op) {
-  __shared__ double shared[kThreads];
+  __shared__ double shared[kCombineWords];
   const T* in = static_cast<const T*>(r.in);
   for (int64_t k = blockIdx.x; k < r.K; k += gridDim.x) {
     const T* row = in + k * r.R;
@@ -234,7 +305,7 @@ __global__ void map_rows_kernel(const Rows r, T* out, int op) {
 template <class T>
 __global__ void partial_rows_kernel(const Rows r, int op, int64_t P, Wide<T>* partials) {
   using W = Wide<T>;
-  __shared__ W shared[kThreads];
+  __shared__ W shared[kCombineWords];
   const int64_t k = blockIdx.y, p = blockIdx.x;
   const int64_t chunk = (r.R + P - 1) / P, lo = p * chunk, hi = min(r.R, lo + chunk);
   W* out = partials + (k * P + p) * 3;
@@ -242,13 +313,11 @@ __global__ void partial_rows_kernel(const Rows r, int op, int64_t P, Wide<T>* pa
   if (op == kVar || op == kStd) {
     if constexpr (std::is_floating_point_v<W>) {
       const int64_t n = hi > lo ? hi - lo : 0;
-      const W sum =
-          block_combine(kSum, fold<T>(r, k, lo + threadIdx.x, hi, blockDim.x, kSum, id), shared);
+      const W sum = block_combine(kSum, fold_row<T>(r, k, lo, hi, kSum, id), shared);
       const W mean = n > 0 ? sum / W(n) : W(0);
-      const W m2 = block_combine(kSum,
-                                 fold<T>(r, k, lo + threadIdx.x, hi, blockDim.x, kSum,
-                                         [mean](W v) { return (v - mean) * (v - mean); }),
-                                 shared);
+      const W m2 = block_combine(
+          kSum, fold_row<T>(r, k, lo, hi, kSum, [mean](W v) { return (v - mean) * (v - mean); }),
+          shared);
       if (threadIdx.x == 0) {
         out[0] = W(n);
         out[1] = mean;
@@ -257,7 +326,7 @@ __global__ void partial_rows_kernel(const Rows r, int op, int64_t P, Wide<T>* pa
     }
     return;
   }
-  const W v = block_combine(op, fold<T>(r, k, lo + threadIdx.x, hi, blockDim.x, op, id), shared);
+  const W v = block_combine(op, fold_row<T>(r, k, lo, hi, op, id), shared);
   if (threadIdx.x == 0) out[0] = v;
 }
 
@@ -349,10 +418,15 @@ void launch_reduce_rows(const Rows& r, void* out, int out_dtype, int op, double 
     });
     return;
   }
-  const unsigned blocks = r.outer ? column_blocks(r.K) : row_blocks(r.K);
+  const unsigned blocks = r.outer ? column_blocks(r.K)
+                          : r.R <= kWarpRowMax
+                              ? row_blocks((r.K + kThreads / 32 - 1) / (kThreads / 32))
+                              : row_blocks(r.K);
   // Few long rows (batch norm's statistics: a row per channel) need big
-  // blocks to keep enough loads in flight.
-  const int threads = !r.outer && r.R >= 8192 ? kLongRowThreads : kThreads;
+  // blocks to keep enough loads in flight; with many rows (the first pass
+  // of a per-channel sum: a row per sample and channel) smaller blocks fill
+  // the device and wait less at their barriers.
+  const int threads = !r.outer && r.R >= 8192 && r.K < 1024 ? kLongRowThreads : kThreads;
   dispatch(r.dtype, [&](auto tag) {
     using T = decltype(tag);
     if (op == kAll || op == kAny) {

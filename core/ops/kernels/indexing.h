@@ -69,5 +69,36 @@ struct NonzeroKernel {
   static constexpr const char* name = "nonzero";
   using Fn = Tensor (*)(const Tensor& self);
 };
+// The class targets of nll_loss (int64, contiguous): safe[i] <- target[i],
+// or 0 where it is ignore_index or outside [0, C); valid[i] <- 1, or 0
+// there (valid: a floating dtype). A target outside [0, C) is an error: on
+// the CPU at once; on CUDA the kernel reports it and the error is raised at
+// the host's next synchronisation with the device (cuda/device_error.h), so
+// the loss costs no synchronisation.
+struct ClassTargetKernel {
+  static constexpr const char* name = "nll_loss";
+  using Fn = void (*)(const Tensor& target, int64_t C, int64_t ignore_index, const Tensor& safe,
+                      const Tensor& valid);
+};
+
+// While one lives on this thread, the caller vouches that the indices it
+// passes to gather/scatter are in range (made in range by a kernel, or
+// checked by the forward whose backward this is), so a device whose range
+// check costs a synchronisation (CUDA) skips it.
+class IndicesInRangeGuard {
+ public:
+  IndicesInRangeGuard() : prev_(vouched()) { vouched() = true; }
+  ~IndicesInRangeGuard() { vouched() = prev_; }
+  IndicesInRangeGuard(const IndicesInRangeGuard&) = delete;
+  IndicesInRangeGuard& operator=(const IndicesInRangeGuard&) = delete;
+  static bool active() { return vouched(); }
+
+ private:
+  static bool& vouched() {
+    thread_local bool v = false;
+    return v;
+  }
+  bool prev_;
+};
 
 }  // namespace brasa

@@ -508,6 +508,7 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
             m->to(kDouble);
             return m;
           }();
+          asm_->to(case_device());
           auto out = asm_(v[0], on_case_device(tensor(std::vector<int64_t>{0, 3, 7, 5})));
           return variable_list{out.output, asm_->log_prob(v[0])};
         });

@@ -649,6 +649,7 @@ std::vector<OpCase> make_table() {
             m->to(kDouble);
             return m;
           }();
+          mha->to(case_device());
           Tensor mask = tensor({{0.0, -1.0, 0.5}, {0.2, 0.0, -0.3}, {0.0, 0.0, 0.0}}, f64());
           auto [o, w] = mha(v[0], v[0], v[0], Tensor(), true, mask);
           return variable_list{o, w};
@@ -776,7 +777,9 @@ TEST_P(GradcheckTable, SameOutputsAndGradientsOnCuda) {
 INSTANTIATE_TEST_SUITE_P(Ops, GradcheckTable, ::testing::Range<size_t>(0, make_table().size()));
 
 // Every registered backward formula is reached by the table, in the forward
-// graph or in the graph of the first-order gradients (double backward).
+// graph or in the graph of the first-order gradients (double backward). With
+// a CUDA device the cases run there too, which reaches (and registers) the
+// formulas of device-only kernels such as cuDNN's batch norm.
 TEST(GradcheckTableCoverage, CoverageOfRegisteredFormulas) {
   manual_seed(7);
   std::set<std::string> names;
@@ -796,6 +799,23 @@ TEST(GradcheckTableCoverage, CoverageOfRegisteredFormulas) {
         keep_alive.push_back(g);
       }
     keep_alive.push_back(outs);
+  }
+  if (cuda::is_available()) {  // after the CPU pass, which makes the cases' static state
+    CaseOnDevice constants_on_cuda{Device(kCUDA)};
+    for (const auto& c : make_table()) {
+      variable_list in;
+      for (const Tensor& t : c.inputs())
+        in.push_back(t.defined() ? t.detach().cuda().requires_grad_(t.requires_grad()) : t);
+      try {
+        for (const auto& o : c.fn(in))
+          if (o.defined() && o.requires_grad()) {
+            collect_names(o.grad_fn(), names, seen);
+            keep_alive.push_back({o});
+          }
+      } catch (const Error&) {
+        // Not on CUDA yet: SameOutputsAndGradientsOnCuda names it.
+      }
+    }
   }
   std::vector<std::string> missing;
   for (const char* n : autograd::registered_backward_names())

@@ -309,6 +309,27 @@ TEST(CudaTensors, GatherScatterIndexSelectAndALossMatchTheCpu) {
   expect_same(logits.grad(), cpu_logits.grad(), 1e-6);
 }
 
+// nll_loss checks its targets on the device: a bad one is an error at the
+// next synchronisation (here item()), raised once, and the device stays usable.
+TEST(CudaTensors, ABadClassTargetIsRaisedAtTheNextSynchronisation) {
+  REQUIRE_CUDA();
+  namespace F = nn::functional;
+  Tensor logits = cpu_values({4, 3}, kFloat);
+  Tensor bad = tensor({int64_t(0), 7, 1, 2}).cuda();
+  Tensor loss = F::cross_entropy(logits.cuda(), bad);
+  EXPECT_ERROR("nll_loss: target 7 is out of bounds for 3 classes (found on the device",
+               loss.item<float>());
+  EXPECT_NO_THROW(cuda::synchronize());
+  // ignore_index is not out of range; weights as on the CPU.
+  Tensor target = tensor({int64_t(2), -100, 1, 0});
+  Tensor weight = tensor({0.5f, 2.0f, 1.5f});
+  auto o = F::CrossEntropyFuncOptions().weight(weight.cuda());
+  expect_same(F::cross_entropy(logits.cuda(), target.cuda(), o),
+              F::cross_entropy(logits, target, F::CrossEntropyFuncOptions().weight(weight)), 1e-6);
+  F::cross_entropy(logits.cuda(), tensor({int64_t(0), 1, -1, 0}).cuda());
+  EXPECT_ERROR("nll_loss: target -1 is out of bounds for 3 classes", cuda::synchronize());
+}
+
 TEST(CudaTensors, MatrixProductsMatchTheCpu) {
   REQUIRE_CUDA();
   for (ScalarType t : {kFloat, kDouble, kHalf}) {

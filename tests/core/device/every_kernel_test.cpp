@@ -48,6 +48,7 @@ void for_each_op_code(F&& f) {
   f.template operator()<IndexSelectKernel>();
   f.template operator()<MaskedSelectKernel>();
   f.template operator()<NonzeroKernel>();
+  f.template operator()<ClassTargetKernel>();
   f.template operator()<GemmKernel>();
   f.template operator()<BmmKernel>();
   f.template operator()<Im2ColKernel>();
@@ -64,7 +65,7 @@ TEST(KernelTable, TheCPUImplementsEveryOpCode) {
     EXPECT_NE(kernel<Op>(Device(kCPU)), nullptr) << Op::name;
     ++n;
   });
-  EXPECT_EQ(n, 32);
+  EXPECT_EQ(n, 33);
 }
 
 const Device kHostDevice(kPrivateUse1, 0);

@@ -456,7 +456,7 @@ TEST(LibtorchFunctions, SmallNamesAndDeviceQueries) {
   EXPECT_EQ(torch::kI64, kLong);
   EXPECT_ERROR("Expected 1 == 2 to be true, but got false.", [] { TORCH_CHECK(1 == 2); }());
   EXPECT_ERROR("custom 7", [] { TORCH_CHECK(false, "custom ", 7); }());
-  // No CUDA device here: the usual device choice compiles and picks the CPU.
+  // The usual device choice compiles; without a CUDA device it picks the CPU.
   torch::Device device = torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
   if (torch::cuda::device_count() == 0) {
     EXPECT_EQ(device, torch::Device(torch::kCPU));
@@ -465,7 +465,8 @@ TEST(LibtorchFunctions, SmallNamesAndDeviceQueries) {
   torch::cuda::manual_seed_all(1);
   Tensor t = S({3});
   EXPECT_TRUE(t.to(torch::kCPU).equal(t));  // a device type alone is not ambiguous
-  EXPECT_TRUE(t.to(device).equal(t));
+  EXPECT_EQ(t.to(device).device().type(), device.type());
+  EXPECT_TRUE(t.to(device).cpu().equal(t));
   EXPECT_TRUE(t.cpu().equal(t));
 }
 
