@@ -2,6 +2,7 @@
 #include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>
 #include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/indexing.h>
 #include <brasa/ops/kernels/pooling.h>
 #include <brasa/ops/pooling.h>
 #include <brasa/ops/resample.h>
@@ -60,9 +61,11 @@ DimVector out_shape(const Tensor& x, const PoolGeometry& g) {
 
 const autograd::BackwardName kMaxPoolBackward("MaxPool2DWithIndicesBackward0");
 
-// Scatters pooled gradients back to the positions in `idx` (per plane).
+// Scatters pooled gradients back to the positions in `idx` (per plane),
+// which the max-pool kernel made, so in range.
 Tensor unpool_grad(const Tensor& g, const Tensor& idx, IntArrayRef in_shape, int64_t planes,
                    int64_t HW) {
+  IndicesInRangeGuard made_by_the_kernel;
   Tensor z = zeros({planes, HW}, g.options());
   return z.scatter_add(1, idx.reshape({planes, -1}), g.reshape({planes, -1})).view(in_shape);
 }

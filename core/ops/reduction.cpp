@@ -4,6 +4,7 @@
 #include <brasa/ops/copy.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/indexing.h>
 #include <brasa/ops/kernels/reduction.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
@@ -342,6 +343,7 @@ static std::tuple<Tensor, Tensor> extreme_dim_ad(const char* op, const Tensor& x
                              if (in.empty()) return variable_list{g[0]};
                              Tensor idx = n.saved(0), gv = g[0];
                              if (!keepdim) idx = unsqueeze(idx, d), gv = unsqueeze(gv, d);
+                             IndicesInRangeGuard made_by_the_kernel;
                              return variable_list{zeros(in, gv.options()).scatter(d, idx, gv)};
                            });
   }

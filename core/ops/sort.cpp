@@ -4,6 +4,7 @@
 #include <brasa/ops/shape.h>
 #include <brasa/ops/sort.h>
 #include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/indexing.h>
 #include <brasa/ops/kernels/sort.h>
 
 #include <algorithm>
@@ -45,6 +46,7 @@ std::tuple<Tensor, Tensor> sort_rows_ad(const char* op, const Tensor& x, int64_t
     r.save(idx).finish(std::vector<Tensor>{vals, idx}, [d, in](autograd::FormulaNode& n,
                                                                const autograd::variable_list& g) {
       if (in.empty()) return autograd::variable_list{g[0]};
+      IndicesInRangeGuard made_by_the_sort;
       return autograd::variable_list{zeros(in, g[0].options()).scatter(d, n.saved(0), g[0])};
     });
   }

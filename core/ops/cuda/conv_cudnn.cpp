@@ -8,6 +8,7 @@
 #include <brasa/cuda/cuda_check.h>
 #include <brasa/cuda/cudnn.h>
 #include <brasa/cuda/stream.h>
+#include <brasa/ops/cuda/conv_cudnn_graph.h>
 #include <brasa/ops/cuda/cudnn_handle.h>
 #include <brasa/ops/cuda/register.h>
 #include <brasa/ops/factory.h>
@@ -16,8 +17,11 @@
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <tuple>
 
 namespace brasa::cuda {
@@ -166,6 +170,33 @@ constexpr Scale kOne{1.f, 1.0}, kZero{0.f, 0.0};
 
 constexpr int kMaxAlgos = 16;
 
+// The graph API's plan for a convolution (conv_cudnn_graph.h), unless
+// benchmark mode asks for timed algorithms (the legacy Find) or
+// BRASA_CUDNN_LEGACY=1 turns it off; null: use the legacy API.
+std::shared_ptr<graph::ConvPlan> graph_plan(graph::ConvDirection dir, DeviceIndex d, ScalarType t,
+                                            const detail::ConvGeometry& g, cudnnHandle_t h) {
+  static const bool legacy = [] {
+    const char* v = std::getenv("BRASA_CUDNN_LEGACY");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  if (legacy || g_benchmark.load()) return nullptr;
+  return graph::conv_plan(dir, d, t, g, g_allow_tf32.load(), g_deterministic.load(), h);
+}
+
+// Runs a direction through its graph plan when there is one and the
+// operands meet its alignment; false: the caller uses the legacy API.
+bool run_graph(graph::ConvDirection dir, const Tensor& x, const Tensor& w, const Tensor& y,
+               const detail::ConvGeometry& g, cudnnHandle_t h) {
+  const Device dev = y.device();
+  auto plan = graph_plan(dir, dev.index(), y.dtype(), g, h);
+  if (!plan || !graph::aligned(x.data_ptr()) || !graph::aligned(w.data_ptr()) ||
+      !graph::aligned(y.data_ptr()))
+    return false;
+  Tensor ws = empty({graph::workspace_size(*plan)}, TensorOptions().dtype(kByte).device(dev));
+  graph::execute(*plan, h, x.data_ptr(), w.data_ptr(), y.data_ptr(), ws.data_ptr());
+  return true;
+}
+
 Tensor forward_cudnn(const Tensor& input, const Tensor& weight, const Tensor& bias,
                      const detail::ConvGeometry& g) {
   const char* op = "conv2d";
@@ -176,8 +207,12 @@ Tensor forward_cudnn(const Tensor& input, const Tensor& weight, const Tensor& bi
   Tensor x = input.contiguous(), w = weight.contiguous();
   Tensor y = empty({g.N, g.O, g.OH, g.OW}, input.options());
   if (y.numel() == 0) return y;
-  Descriptors desc(g, t);
   cudnnHandle_t h = cudnn_handle(d);
+  if (run_graph(graph::ConvDirection::kForward, x, w, y, g, h)) {
+    if (bias.defined()) y.add_(bias.view({1, g.O, 1, 1}));
+    return y;
+  }
+  Descriptors desc(g, t);
   const Choice c = choose(Direction::kForward, d, t, g, [&] {
     cudnnConvolutionFwdAlgoPerf_t perfs[kMaxAlgos];
     int n = 0;
@@ -208,11 +243,14 @@ std::pair<Tensor, Tensor> backward_cudnn(const Tensor& grad_out, const Tensor& i
   const DeviceIndex d = dev.index();
   CUDAGuard guard(d);
   Tensor dy = grad_out.contiguous(), w = weight.contiguous();
-  Descriptors desc(g, t);
   cudnnHandle_t h = cudnn_handle(d);
+  std::optional<Descriptors> legacy;  // made when a direction needs the legacy API
   Tensor dx, dw;
   if (want_input) {
     dx = empty({g.N, g.C, g.H, g.W}, grad_out.options());
+  }
+  if (want_input && !run_graph(graph::ConvDirection::kBackwardData, dx, w, dy, g, h)) {
+    Descriptors& desc = legacy ? *legacy : legacy.emplace(g, t);
     const Choice c = choose(Direction::kBackwardData, d, t, g, [&] {
       cudnnConvolutionBwdDataAlgoPerf_t perfs[kMaxAlgos];
       int n = 0;
@@ -231,9 +269,13 @@ std::pair<Tensor, Tensor> backward_cudnn(const Tensor& grad_out, const Tensor& i
                         cudnnConvolutionBwdDataAlgo_t(c.algo), ws.data_ptr(), c.workspace,
                         kZero.of(t), desc.x, dx.data_ptr()));
   }
+  Tensor x;
   if (want_weight) {
-    Tensor x = input.contiguous();
+    x = input.contiguous();
     dw = empty({g.O, g.C / g.groups, g.kh, g.kw}, grad_out.options());
+  }
+  if (want_weight && !run_graph(graph::ConvDirection::kBackwardFilter, x, dw, dy, g, h)) {
+    Descriptors& desc = legacy ? *legacy : legacy.emplace(g, t);
     const Choice c = choose(Direction::kBackwardFilter, d, t, g, [&] {
       cudnnConvolutionBwdFilterAlgoPerf_t perfs[kMaxAlgos];
       int n = 0;

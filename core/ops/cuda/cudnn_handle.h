@@ -2,6 +2,7 @@
 // cuDNN for Brasa's ops (conv_cudnn.cpp, batch_norm_cudnn.cpp): one handle
 // per thread and device, bound to the current stream at each use; errors as
 // brasa::Error naming the op.
+#include <brasa/cuda/stream.h>
 #include <brasa/tensor/device.h>
 #include <brasa/tensor/scalar_type.h>
 #include <cudnn.h>
