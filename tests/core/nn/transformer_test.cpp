@@ -181,6 +181,8 @@ TEST(AnyModule, CallsAnyForwardAndChecksArguments) {
   EXPECT_TRUE(empty.is_empty());
   EXPECT_ERROR("Cannot call forward() on an empty AnyModule", empty.forward(x));
   EXPECT_ERROR("Cannot call ptr() on an empty AnyModule", empty.ptr());
+  EXPECT_ERROR("Cannot call get() on an empty AnyModule", empty.get<torch::nn::ReLUImpl>());
+  EXPECT_ERROR("Cannot call type_info() on an empty AnyModule", empty.type_info());
   EXPECT_TRUE(empty.clone().is_empty());
 }
 

@@ -125,12 +125,19 @@ TEST(Complex, BadInputGetsClearErrors) {
   EXPECT_ERROR("must have one or more dimensions", torch::view_as_complex(torch::ones({})));
   EXPECT_ERROR("storage_offset divisible by 2",
                torch::view_as_complex(torch::ones({5}).narrow(0, 1, 2)));
+  EXPECT_ERROR("must have a stride divisible by 2 for all but last dimension, got strides [3, 1]",
+               torch::view_as_complex(torch::ones({3, 3}).narrow(1, 0, 2)));
   EXPECT_ERROR("imag is not implemented for tensors with non-complex dtypes", torch::imag(x));
   EXPECT_ERROR("complex: expected both inputs to have the same dtype, got Float and Double",
                torch::complex(torch::ones({2}), torch::ones({2}, kDouble)));
   EXPECT_ERROR("polar: expected both inputs to be Float or Double tensors",
                torch::polar(L({1}), L({1})));
   Tensor z = torch::view_as_complex(x);
+  Tensor real_out = torch::ones({3});
+  EXPECT_ERROR(
+      "add_: the result of adding a complex tensor to a Float tensor cannot be written into it in "
+      "place",
+      real_out.add_(z));
   EXPECT_ERROR("not implemented for dtype ComplexFloat", z.exp());
   EXPECT_ERROR("not implemented for dtype ComplexFloat", z.div(z));
   EXPECT_ERROR("sum: the sum of a complex tensor cannot be Float", z.sum(kFloat));
