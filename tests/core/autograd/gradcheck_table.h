@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,22 @@ struct CaseOnDevice {
   ~CaseOnDevice() { case_device() = Device(kCPU); }
 };
 inline Tensor on_case_device(const Tensor& t) { return t.to(case_device()); }
+// A case's module on the case's device: the module itself on the CPU, a
+// clone made once for CUDA (moving the one module between devices would
+// change the weights that the CPU run's graph saved).
+template <class Holder>
+Holder on_case_device(const Holder& cpu_module) {
+  if (!case_device().is_cuda()) return cpu_module;
+  static std::map<const void*, Holder> clones;
+  auto it = clones.find(cpu_module.get());
+  if (it == clones.end())
+    it = clones
+             .emplace(cpu_module.get(),
+                      Holder(std::dynamic_pointer_cast<typename Holder::ContainedType>(
+                          cpu_module->clone(case_device()))))
+             .first;
+  return it->second;
+}
 inline TensorOptions f64() { return TensorOptions().dtype(kDouble).device(case_device()); }
 // Random inputs of various kinds; all leaves that require grad.
 inline Tensor R(IntArrayRef s) { return randn(s, f64()).requires_grad_(); }

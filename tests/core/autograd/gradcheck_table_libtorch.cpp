@@ -508,9 +508,9 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
             m->to(kDouble);
             return m;
           }();
-          asm_->to(case_device());
-          auto out = asm_(v[0], on_case_device(tensor(std::vector<int64_t>{0, 3, 7, 5})));
-          return variable_list{out.output, asm_->log_prob(v[0])};
+          auto m = on_case_device(asm_);
+          auto out = m(v[0], on_case_device(tensor(std::vector<int64_t>{0, 3, 7, 5})));
+          return variable_list{out.output, m->log_prob(v[0])};
         });
   entry("stft / istft (real form)",
         in2(

@@ -649,9 +649,8 @@ std::vector<OpCase> make_table() {
             m->to(kDouble);
             return m;
           }();
-          mha->to(case_device());
           Tensor mask = tensor({{0.0, -1.0, 0.5}, {0.2, 0.0, -0.3}, {0.0, 0.0, 0.0}}, f64());
-          auto [o, w] = mha(v[0], v[0], v[0], Tensor(), true, mask);
+          auto [o, w] = on_case_device(mha)(v[0], v[0], v[0], Tensor(), true, mask);
           return variable_list{o, w};
         });
   entry("dropout2d (fixed seed)", in1([] {
