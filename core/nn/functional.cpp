@@ -386,8 +386,11 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossOptions&
   kernel<ClassTargetKernel>(input.device())(target.contiguous(), C, o.ignore_index_, safe_target,
                                             w);
   if (o.weight_.defined()) {
-    BRASA_CHECK(o.weight_.dim() == 1 && o.weight_.size(0) == C, "nll_loss: expected a weight of ",
-                C, " elements (one per class), got shape ", o.weight_.sizes());
+    BRASA_CHECK(o.weight_.dim() == 1 && o.weight_.size(0) == C,
+                "nll_loss: weight tensor should be defined either for all ", C,
+                " classes or no classes but got weight tensor of shape: ", o.weight_.sizes());
+    BRASA_CHECK(o.weight_.device() == input.device(), "nll_loss: expected weight on ",
+                input.device(), " (the input's device), got it on ", o.weight_.device());
     IndicesInRangeGuard made_in_range;
     w = w * o.weight_.gather(0, safe_target.reshape({-1})).view(target.sizes());
   }

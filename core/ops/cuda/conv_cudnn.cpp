@@ -192,7 +192,7 @@ bool run_graph(graph::ConvDirection dir, const Tensor& x, const Tensor& w, const
   if (!plan || !graph::aligned(x.data_ptr()) || !graph::aligned(w.data_ptr()) ||
       !graph::aligned(y.data_ptr()))
     return false;
-  Tensor ws = empty({graph::workspace_size(*plan)}, TensorOptions().dtype(kByte).device(dev));
+  Tensor ws = workspace(static_cast<size_t>(graph::workspace_size(*plan)), dev);
   graph::execute(*plan, h, x.data_ptr(), w.data_ptr(), y.data_ptr(), ws.data_ptr());
   return true;
 }

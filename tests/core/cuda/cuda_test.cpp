@@ -328,6 +328,9 @@ TEST(CudaTensors, ABadClassTargetIsRaisedAtTheNextSynchronisation) {
               F::cross_entropy(logits, target, F::CrossEntropyFuncOptions().weight(weight)), 1e-6);
   F::cross_entropy(logits.cuda(), tensor({int64_t(0), 1, -1, 0}).cuda());
   EXPECT_ERROR("nll_loss: target -1 is out of bounds for 3 classes", cuda::synchronize());
+  EXPECT_ERROR(
+      "nll_loss: expected weight on cuda:0 (the input's device), got it on cpu",
+      F::cross_entropy(logits.cuda(), target.cuda(), F::CrossEntropyFuncOptions().weight(weight)));
 }
 
 TEST(CudaTensors, MatrixProductsMatchTheCpu) {

@@ -33,6 +33,11 @@ TEST(NnErrors, LayersNameShapesAndExpectations) {
                F::dropout(randn({2}), 1.5));
   EXPECT_ERROR("nll_loss: target 7 is out of bounds for 3 classes",
                F::nll_loss(randn({2, 3}), tensor(std::vector<int64_t>{0, 7})));
+  EXPECT_ERROR(
+      "nll_loss: weight tensor should be defined either for all 3 classes or no classes but got "
+      "weight tensor of shape: [2]",
+      F::nll_loss(randn({2, 3}), tensor(std::vector<int64_t>{0, 1}),
+                  F::NLLLossFuncOptions().weight(ones({2}))));
   EXPECT_ERROR("mse_loss: input [2] and target [3] must have the same shape",
                F::mse_loss(randn({2}), randn({3})));
   EXPECT_ERROR("MultiheadAttention: embed_dim (6) must be divisible by num_heads (4)",
