@@ -72,6 +72,10 @@ const char* cmp_name(Cmp c) {
 // which the Elementwise output path handles, so no in-place flag is needed.
 Tensor compare(Cmp c, const Tensor& a, const Tensor& b, const Tensor* out,
                ScalarType common = ScalarType::Undefined) {
+  if (!out && (c == Cmp::Eq || c == Cmp::Ne) && (a.is_complex() || b.is_complex())) {
+    Tensor same = detail::complex_eq(a, b);
+    return c == Cmp::Eq ? same : logical_not(same);
+  }
   if (common == ScalarType::Undefined) common = detail::result_type(a, b);
   Elementwise e(cmp_name(c), kBool, out);
   e.input(a, common).input(b, common).build();
@@ -207,6 +211,7 @@ Tensor arith_ad(Op op, const Tensor& a, const Tensor& b, const Scalar& alpha = 1
   if (a.is_complex() || b.is_complex()) {  // the ops complex tensors have (complex.h)
     if (op == Op::Add) return detail::complex_add(a, b, alpha.toDouble());
     if (op == Op::Mul) return detail::complex_mul(a, b);
+    if (op == Op::Div) return detail::complex_div(a, b);
   }
   autograd::Recorder r(backward_name(op, alpha, scalar_b), a, b);
   Tensor out = arith(op, a, b, nullptr, false, alpha, common);

@@ -10,6 +10,7 @@
 #include <brasa/ops/unary.h>
 
 #include <numbers>
+#include <string_view>
 
 namespace brasa {
 namespace {
@@ -142,6 +143,87 @@ Tensor detail::complex_mul(const Tensor& a, const Tensor& b) {
   Tensor x = as_complex(a, t), y = as_complex(b, t);
   Tensor xr = real(x), xi = imag(x), yr = real(y), yi = imag(y);
   return complex(xr * yr - xi * yi, xr * yi + xi * yr);
+}
+
+Tensor detail::complex_div(const Tensor& a, const Tensor& b) {
+  const ScalarType t = promoteTypes(a.dtype(), b.dtype());
+  Tensor x = as_complex(a, t);
+  if (!b.is_complex())  // [..., 2] / [..., 1]: both parts by the real divisor
+    return view_as_complex(view_as_real(x) / b.to(toRealValueType(t)).unsqueeze(-1));
+  Tensor y = as_complex(b, t);
+  Tensor xr = real(x), xi = imag(x), yr = real(y), yi = imag(y);
+  // (xr + i xi)(yr - i yi) / |y|^2; Smith's rescaling is left out, so
+  // divisors beyond ~1e154 (double) or ~1e19 (float) overflow.
+  Tensor d = yr * yr + yi * yi;
+  return complex((xr * yr + xi * yi) / d, (xi * yr - xr * yi) / d);
+}
+
+Tensor detail::complex_eq(const Tensor& a, const Tensor& b) {
+  const ScalarType t = promoteTypes(a.dtype(), b.dtype());
+  return eq(view_as_real(as_complex(a, t)), view_as_real(as_complex(b, t))).all(-1);
+}
+
+Tensor detail::complex_unary(const char* op, const Tensor& x) {
+  const std::string_view name(op);
+  Tensor re = real(x), im = imag(x);
+  if (name == "exp") {
+    Tensor m = exp(re);
+    return complex(m * cos(im), m * sin(im));
+  }
+  if (name == "log") return complex(log(complex_abs(x)), atan2(im, re));
+  if (name == "reciprocal") {
+    Tensor d = re * re + im * im;
+    return complex(re / d, -im / d);
+  }
+  if (name == "square") return complex_mul(x, x);
+  if (name == "sqrt") {
+    // sqrt((|z| + re) / 2) + i sign(im) sqrt((|z| - re) / 2); the clamps
+    // absorb rounding below zero.
+    Tensor r = complex_abs(x);
+    Tensor out_re = sqrt(((r + re) * 0.5).clamp_min(0));
+    Tensor out_im = sqrt(((r - re) * 0.5).clamp_min(0));
+    return complex(out_re, where(im < 0, -out_im, out_im));
+  }
+  BRASA_CHECK(name != "sign",
+              "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+              "torch.sgn instead.");
+  return Tensor();
+}
+
+Tensor detail::complex_matmul(const Tensor& a, const Tensor& b,
+                              Tensor (*product)(const Tensor&, const Tensor&)) {
+  const ScalarType t = promoteTypes(a.dtype(), b.dtype());
+  BRASA_CHECK(isComplexType(t), "matmul: cannot multiply ", a.dtype(), " by ", b.dtype());
+  Tensor x = as_complex(a, t), y = as_complex(b, t);
+  // The parts are strided views (stride 2); the GEMMs want them packed.
+  Tensor xr = real(x).contiguous(), xi = imag(x).contiguous();
+  Tensor yr = real(y).contiguous(), yi = imag(y).contiguous();
+  return complex(product(xr, yr) - product(xi, yi), product(xr, yi) + product(xi, yr));
+}
+
+Tensor detail::complex_prod(const Tensor& x, int64_t dim, bool keepdim,
+                            std::optional<ScalarType> dtype) {
+  BRASA_CHECK(!dtype || isComplexType(*dtype), "prod: the product of a complex tensor cannot be ",
+              *dtype, "; give a complex dtype or none");
+  const Tensor z = dtype ? x.to(*dtype) : x;
+  if (z.dim() == 0) return clone(z);
+  const int64_t d = maybe_wrap_dim(dim, z.dim(), "prod");
+  Tensor cur = movedim(z, d, 0);
+  if (cur.size(0) == 0) {  // the empty product
+    Tensor one = ones(IntArrayRef(cur.sizes()).slice(1),
+                      TensorOptions().dtype(toRealValueType(z.dtype())).device(z.device()));
+    cur = complex(one, zeros_like(one)).unsqueeze(0);
+  }
+  while (cur.size(0) > 1) {
+    const int64_t n = cur.size(0), half = n / 2;
+    Tensor pairs = complex_mul(cur.narrow(0, 0, half), cur.narrow(0, half, half));
+    if (n % 2)  // the odd one out joins the next round (cat on the real views)
+      pairs = view_as_complex(
+          cat({view_as_real(pairs), view_as_real(cur.narrow(0, n - 1, 1))}, 0).contiguous());
+    cur = pairs;
+  }
+  Tensor out = cur.squeeze(0);
+  return keepdim ? out.unsqueeze(d) : out;
 }
 
 Tensor& detail::complex_add_(Tensor& self, const Tensor& other, double alpha) {

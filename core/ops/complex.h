@@ -1,8 +1,8 @@
 #pragma once
 // Complex tensors (kComplexFloat, kComplexDouble): their views as real
 // pairs and back, construction from parts or polar form, their parts, and
-// the arithmetic the autograd engine needs (add, sub, mul, neg), sum and
-// mean. Every op
+// the arithmetic (add, sub, mul, div, neg, exp, log, sqrt, reciprocal,
+// square), matrix products, sum, mean and prod. Every op
 // here works through view_as_real, so the real kernels do the work and the
 // two views carry the only complex derivatives: the gradient of a complex
 // tensor is complex, as in PyTorch. Other ops reject complex dtypes with an
@@ -37,6 +37,23 @@ namespace detail {
 // other converted): called by add, sub, mul and neg.
 Tensor complex_add(const Tensor& a, const Tensor& b, double alpha);
 Tensor complex_mul(const Tensor& a, const Tensor& b);
+// a / b (true division) where a or b is complex; a real divisor divides
+// both parts exactly. Called by div.
+Tensor complex_div(const Tensor& a, const Tensor& b);
+// a == b where a or b is complex: both parts equal (called by eq and ne).
+Tensor complex_eq(const Tensor& a, const Tensor& b);
+// exp, log, sqrt (principal branch), reciprocal and square of a complex
+// tensor, on its parts; an undefined tensor for the other unary ops (sign
+// gets PyTorch's error pointing to sgn). Called by the unary ops.
+Tensor complex_unary(const char* op, const Tensor& x);
+// a @ b where a or b is complex, by `product` (mm, bmm or matmul) over the
+// real and imaginary parts: (A + iB)(C + iD) = AC - BD + i(AD + BC).
+Tensor complex_matmul(const Tensor& a, const Tensor& b,
+                      Tensor (*product)(const Tensor&, const Tensor&));
+// The product over `dim` of a complex tensor, by pairwise complex products
+// (log2 of the dim's size rounds), so that its gradient comes from complex
+// multiplication and stays exact where elements are zero.
+Tensor complex_prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<ScalarType> dtype);
 // self += alpha * other for a complex self.
 Tensor& complex_add_(Tensor& self, const Tensor& other, double alpha);
 // sum (or mean) of a complex tensor over `dim` (all dims when empty), in

@@ -1,11 +1,13 @@
 #include <brasa/autograd/record.h>
 #include <brasa/ops/binary.h>
+#include <brasa/ops/complex.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/linalg.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
+#include <brasa/ops/type_queries.h>
 #include <brasa/ops/kernel_table.h>
 #include <brasa/ops/kernels/linalg.h>
 
@@ -82,6 +84,7 @@ bool add_mm_grad_into_leaf(FormulaNode& n, size_t i, bool wrt_m1, const Tensor& 
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (a.is_complex() || b.is_complex()) return detail::complex_matmul(a, b, mm);
   check_mm("mm", a, b);
   autograd::Recorder r(kMmBackward, a, b);
   Tensor c = empty({a.size(0), b.size(1)}, a.options());
@@ -112,6 +115,7 @@ Tensor& mm_out(Tensor& out, const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (a.is_complex() || b.is_complex()) return detail::complex_matmul(a, b, bmm);
   BRASA_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D tensors, got ", a.dim(), "-D and ",
               b.dim(), "-D");
   BRASA_CHECK(a.size(0) == b.size(0), "bmm: batch sizes differ: ", a.sizes(), " and ", b.sizes());
@@ -145,7 +149,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
               a.dtype(), " and ", b.dtype());
   return sum(mul(a, b));
 }
-Tensor vdot(const Tensor& a, const Tensor& b) { return dot(a, b); }
+Tensor vdot(const Tensor& a, const Tensor& b) { return dot(a.is_complex() ? conj(a) : a, b); }
 
 Tensor mv(const Tensor& m, const Tensor& v) {
   BRASA_CHECK(m.dim() == 2 && v.dim() == 1, "mv: expected a matrix and a vector, got ", m.dim(),
@@ -167,6 +171,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   BRASA_CHECK(da > 0 && db > 0,
               "matmul: both arguments to matmul need to be at least 1D, but they are ", da,
               "D and ", db, "D");
+  if (a.is_complex() || b.is_complex()) return detail::complex_matmul(a, b, matmul);
   if (da == 1 && db == 1) return dot(a, b);
   if (da == 2 && db == 1) return mv(a, b);
   if (da == 1 && db == 2) return mm(a.unsqueeze(0), b).squeeze(0);

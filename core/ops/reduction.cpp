@@ -296,6 +296,7 @@ static Tensor prod_of_others(const Tensor& x, int64_t dim) {
   return left * right;
 }
 Tensor prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
+  if (x.defined() && x.is_complex()) return detail::complex_prod(x, dim, keepdim, dtype);
   autograd::Recorder r(kProdBackward, x);
   Tensor out = prod_kernel(x, dim, keepdim, dtype);
   if (x.dim() > 0) {

@@ -1,4 +1,5 @@
 #include <brasa/ops/complex.h>
+#include <brasa/ops/binary.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/shape.h>
@@ -83,7 +84,12 @@ Tensor resolve_neg(const Tensor& self) {
 }
 Tensor sgn(const Tensor& self) {
   check_defined("sgn", self);
-  return sign(self);
+  if (!self.is_complex()) return sign(self);
+  // z / |z|, and 0 where z is 0 (as PyTorch), on the real pairs.
+  Tensor magnitude = detail::complex_abs(self).unsqueeze(-1);
+  Tensor zero = magnitude == 0;
+  Tensor unit = view_as_real(self) / where(zero, ones_like(magnitude), magnitude);
+  return view_as_complex(where(zero, zeros_like(unit), unit));
 }
 Tensor detach(const Tensor& self) {
   check_defined("detach", self);

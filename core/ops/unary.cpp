@@ -167,6 +167,8 @@ Tensor unary_ad(UnaryOp op, const Tensor& x) {
   if (x.defined() && x.is_complex()) {  // the unary ops complex tensors have (complex.h)
     if (op == UnaryOp::neg) return view_as_complex(neg(view_as_real(x)));
     if (op == UnaryOp::abs) return detail::complex_abs(x);
+    Tensor z = detail::complex_unary(row(op).name, x);
+    if (z.defined()) return z;
   }
   const UnaryRow& u = row(op);
   if (!u.formula) return unary_kernel(op, x, nullptr, false);

@@ -350,6 +350,25 @@ class Tensor {
   Tensor isnan() const;
   Tensor isinf() const;
   Tensor isfinite() const;
+  // ---- complex parts (ops/complex.h, ops/type_queries.h); for real dtypes
+  // real(), conj() and resolve_conj() give this tensor, imag() is an error ----
+  Tensor real() const;
+  Tensor imag() const;
+  Tensor conj() const;
+  Tensor conj_physical() const;
+  Tensor& conj_physical_();
+  Tensor resolve_conj() const;
+  Tensor resolve_neg() const;
+  // Brasa conjugates and negates eagerly, so no tensor carries a lazy bit.
+  bool is_conj() const { return false; }
+  bool is_neg() const { return false; }
+  Tensor angle() const;
+  Tensor sgn() const;
+  Tensor& sgn_();
+  Tensor isreal() const;
+  Tensor adjoint() const;
+  Tensor mH() const { return adjoint(); }
+  Tensor H() const;  // the conjugate transpose of a matrix (a 0-d tensor: itself)
   Tensor nan_to_num(std::optional<double> nan = std::nullopt,
                     std::optional<double> posinf = std::nullopt,
                     std::optional<double> neginf = std::nullopt) const;

@@ -1,6 +1,7 @@
 // Tensor methods and operators: thin forwards to the free functions of core/ops.
 #include <brasa/autograd/record.h>
 #include <brasa/ops/binary.h>
+#include <brasa/ops/complex.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
@@ -12,6 +13,7 @@
 #include <brasa/ops/scatter_reduce.h>
 #include <brasa/ops/shape.h>
 #include <brasa/ops/special.h>
+#include <brasa/ops/type_queries.h>
 #include <brasa/ops/sort.h>
 #include <brasa/ops/unary.h>
 #include <brasa/tensor/indexing.h>
@@ -87,6 +89,27 @@ Tensor Tensor::permute(IntArrayRef dims) const { return brasa::permute(*this, di
 Tensor Tensor::movedim(int64_t s, int64_t d) const { return brasa::movedim(*this, s, d); }
 Tensor Tensor::transpose(int64_t a, int64_t b) const { return brasa::transpose(*this, a, b); }
 Tensor Tensor::t() const { return brasa::t(*this); }
+Tensor Tensor::real() const { return brasa::real(*this); }
+Tensor Tensor::imag() const { return brasa::imag(*this); }
+Tensor Tensor::conj() const { return brasa::conj(*this); }
+Tensor Tensor::conj_physical() const { return brasa::conj_physical(*this); }
+Tensor& Tensor::conj_physical_() {
+  if (is_complex()) brasa::imag(*this).neg_();
+  return *this;
+}
+Tensor Tensor::resolve_conj() const { return brasa::resolve_conj(*this); }
+Tensor Tensor::resolve_neg() const { return brasa::resolve_neg(*this); }
+Tensor Tensor::angle() const { return brasa::angle(*this); }
+Tensor Tensor::sgn() const { return brasa::sgn(*this); }
+Tensor& Tensor::sgn_() { return copy_(brasa::sgn(*this)); }
+Tensor Tensor::isreal() const { return brasa::isreal(*this); }
+Tensor Tensor::adjoint() const { return brasa::adjoint(*this); }
+Tensor Tensor::H() const {
+  BRASA_CHECK(dim() == 2 || dim() == 0,
+              "tensor.H is only supported on matrices (2-D tensors). Got ", dim(), "-D tensor.",
+              dim() > 2 ? " For batches of matrices, consider using tensor.mH" : "");
+  return dim() == 0 ? *this : brasa::adjoint(*this);
+}
 Tensor Tensor::squeeze() const { return brasa::squeeze(*this); }
 Tensor Tensor::squeeze(int64_t d) const { return brasa::squeeze(*this, d); }
 Tensor Tensor::unsqueeze(int64_t d) const { return brasa::unsqueeze(*this, d); }

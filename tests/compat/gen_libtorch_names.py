@@ -23,9 +23,13 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 INCLUDES = ["build/include", "build/include_parts", "build/include_umbrella"]
 
 # Names that belong to TorchScript, JIT, CUDA graphs, quantization, sparse or
-# other back ends Brasa does not have, and implementation details.
+# other back ends Brasa does not have, and implementation details. Brasa's
+# tensors are strided only: the sparse-COO functions whose names do not say
+# "sparse" (hspmm, smm, sspaddmm, indices_copy, values_copy), the quantized
+# int_repr and the named-tensor align_tensors take inputs Brasa cannot make.
 EXCLUDE = re.compile(
     r"backward|cudnn|miopen|mkldnn|quantize|quantized|fbgemm|sparse|vulkan|mps|nested|"
+    r"^hspmm$|^smm$|^sspaddmm$|^indices_copy$|^values_copy$|^int_repr$|^align_tensors$|"
     r"fake_quant|_out$|^is_vulkan|^to_mkldnn|fused_moving|^q_|qscheme|coalesce|^indices$|"
     r"^values$|^crow|^col_indices|^ccol|^row_indices|^segment_reduce|^batch_norm_(gather|elemt|"
     r"stats|update|backward)|^native_|^choose_qparams|^sym_|^lift")

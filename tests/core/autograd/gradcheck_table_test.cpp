@@ -120,6 +120,30 @@ std::vector<OpCase> make_table() {
     return variable_list{view_as_real(z.sum(1)), view_as_real(z.mean()),
                          view_as_real(z.sum({0}, true))};
   });
+  entry("complex div, exp, log, sqrt, reciprocal and sgn",
+        in2(r342,
+            [] {
+              return R({4, 2}) + 1.5;
+            }),
+        [](const variable_list& v) {
+          Tensor z = view_as_complex(v[0]), w = view_as_complex(v[1]);
+          return variable_list{view_as_real(z / w),         view_as_real(exp(z)),
+                               view_as_real(log(w)),        view_as_real(sqrt(w)),
+                               view_as_real(reciprocal(w)), view_as_real(sgn(z)),
+                               view_as_real(z / 2.0)};
+        });
+  entry("complex matmul, bmm and prod",
+        in2(r342,
+            [] {
+              return R({4, 3, 2});
+            }),
+        [](const variable_list& v) {
+          Tensor a = view_as_complex(v[0]), b = view_as_complex(v[1]);
+          Tensor batch = a.unsqueeze(0).expand({2, 3, 4});
+          return variable_list{view_as_real(matmul(a, b)),
+                               view_as_real(bmm(batch, b.unsqueeze(0).expand({2, 4, 3}))),
+                               view_as_real(a.prod(1)), view_as_real(a.prod())};
+        });
   entry("angle of a real tensor", in1(r34),
         [](const variable_list& v) { return one(angle(v[0])); });
   entry("fmod",

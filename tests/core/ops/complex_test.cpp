@@ -104,6 +104,168 @@ TEST(Complex, ViewsShareStorageAndPartsAreViews) {
   EXPECT_EQ(torch::imag(adj)[1][0].item<double>(), -S({2, 3, 2})[0][1][1].item<double>());
 }
 
+TEST(Complex, TensorMethodsGiveTheParts) {
+  Tensor x = torch::tensor({3.0, 4.0, 0.0, 0.0, -1.0, 2.0}, kDouble).view({3, 2});
+  Tensor z = torch::view_as_complex(x);
+  EXPECT_TRUE(z.real().equal(torch::tensor({3.0, 0.0, -1.0}, kDouble)));
+  EXPECT_TRUE(z.imag().equal(torch::tensor({4.0, 0.0, 2.0}, kDouble)));
+  EXPECT_EQ(z.real().data_ptr(), x.data_ptr());  // views, as in PyTorch
+  EXPECT_TRUE(torch::view_as_real(z.conj()).equal(x * torch::tensor({1.0, -1.0}, kDouble)));
+  EXPECT_TRUE(z.conj_physical().equal(z.conj()));
+  EXPECT_TRUE(z.resolve_conj().equal(z) && z.resolve_neg().equal(z));
+  EXPECT_TRUE((z == z.conj()).equal(torch::tensor({false, true, false})));
+  EXPECT_TRUE((z != z.conj()).equal(torch::tensor({true, false, true})));
+  EXPECT_TRUE((z == 0).equal(torch::tensor({false, true, false})));
+  EXPECT_FALSE(z.equal(z.conj()));
+  EXPECT_FALSE(z.is_conj() || z.conj().is_conj() || z.is_neg());
+  EXPECT_TRUE(z.angle().allclose(torch::atan2(z.imag(), z.real())));
+  EXPECT_TRUE(z.isreal().equal(torch::tensor({false, true, false})));
+  // sgn: z / |z|, and 0 at 0.
+  std::complex<double> w(-1.0, 2.0);
+  w /= std::abs(w);
+  EXPECT_TRUE(torch::view_as_real(z.sgn()).allclose(
+      torch::tensor({0.6, 0.8, 0.0, 0.0, w.real(), w.imag()}, kDouble).view({3, 2})));
+  Tensor y = z.clone();
+  y.sgn_();
+  EXPECT_TRUE(y.equal(z.sgn()));
+  y.conj_physical_();
+  EXPECT_TRUE(y.equal(z.sgn().conj()));
+  // Conjugate transposes.
+  Tensor m = torch::view_as_complex(S({2, 3, 2}));
+  EXPECT_EQ(m.H().sizes(), IntArrayRef({3, 2}));
+  EXPECT_TRUE(m.H().equal(torch::adjoint(m)) && m.mH().equal(m.adjoint()));
+  EXPECT_TRUE(torch::imag(m.H())[2][1].equal(-torch::imag(m)[1][2]));
+  Tensor scalar = torch::tensor(2.0);
+  EXPECT_TRUE(scalar.H().equal(scalar));
+  // Real tensors: real(), conj() and sgn() work as on numbers; imag() is an error.
+  Tensor r = torch::tensor({-2.0f, 0.0f, 5.0f});
+  EXPECT_TRUE(r.real().is_same(r) && r.conj().is_same(r));
+  EXPECT_TRUE(r.sgn().equal(torch::tensor({-1.0f, 0.0f, 1.0f})));
+  EXPECT_TRUE(r.angle().allclose(torch::tensor({3.14159265f, 0.0f, 0.0f})));
+  EXPECT_ERROR("imag is not implemented for tensors with non-complex dtypes", r.imag());
+  EXPECT_ERROR(
+      "tensor.H is only supported on matrices (2-D tensors). Got 3-D tensor. For "
+      "batches of matrices, consider using tensor.mH",
+      torch::ones({2, 2, 2}).H());
+  EXPECT_ERROR("Got 1-D tensor.", r.H());
+}
+
+// Each element of a complex double tensor as std::complex, row-major.
+std::vector<std::complex<double>> values(const Tensor& z) {
+  Tensor parts = torch::view_as_real(z.contiguous()).to(kDouble).contiguous();
+  const double* p = parts.data_ptr<double>();
+  std::vector<std::complex<double>> out;
+  for (int64_t i = 0; i < z.numel(); ++i) out.emplace_back(p[2 * i], p[2 * i + 1]);
+  return out;
+}
+
+void expect_values(const Tensor& got, const std::vector<std::complex<double>>& want,
+                   const char* what) {
+  ASSERT_TRUE(got.is_complex()) << what;
+  std::vector<std::complex<double>> g = values(got);
+  ASSERT_EQ(g.size(), want.size()) << what;
+  for (size_t i = 0; i < g.size(); ++i)
+    EXPECT_LT(std::abs(g[i] - want[i]), 1e-12 * (1 + std::abs(want[i])))
+        << what << " element " << i << ": " << g[i] << " vs " << want[i];
+}
+
+TEST(Complex, ElementwiseOpsMatchStdComplex) {
+  Tensor a = Z({2, 3}), b = Z({3}, 0.6, 0.4);
+  std::vector<std::complex<double>> va = values(a), vb = values(b);
+  std::vector<std::complex<double>> quotient, exps, logs, roots, recips, squares;
+  for (size_t i = 0; i < va.size(); ++i) {
+    quotient.push_back(va[i] / vb[i % 3]);
+    exps.push_back(std::exp(va[i]));
+    logs.push_back(std::log(va[i]));
+    roots.push_back(std::sqrt(va[i]));
+    recips.push_back(1.0 / va[i]);
+    squares.push_back(va[i] * va[i]);
+  }
+  expect_values(a / b, quotient, "div");
+  expect_values(a.exp(), exps, "exp");
+  expect_values(torch::log(a), logs, "log");
+  expect_values(a.sqrt(), roots, "sqrt");
+  expect_values(a.reciprocal(), recips, "reciprocal");
+  expect_values(a.square(), squares, "square");
+  // The principal root on the negative real axis, and real divisors.
+  Tensor neg =
+      torch::complex(torch::tensor({-4.0, -4.0}, kDouble), torch::tensor({0.0, -0.0}, kDouble));
+  expect_values(neg.sqrt(), {{0.0, 2.0}, {0.0, 2.0}}, "sqrt of -4");
+  std::vector<std::complex<double>> halves, by_real;
+  for (size_t i = 0; i < va.size(); ++i) {
+    halves.push_back(va[i] / 2.0);
+    by_real.push_back(va[i] / (0.5 + static_cast<double>(i % 3)));
+  }
+  expect_values(a / 2.0, halves, "div by a number");
+  expect_values(a / torch::tensor({0.5, 1.5, 2.5}, kDouble), by_real, "div by a real tensor");
+  EXPECT_EQ((torch::ones({3}) / b.to(kComplexFloat)).dtype(), kComplexFloat);
+  EXPECT_ERROR("Please use torch.sgn instead", a.sign());
+}
+
+TEST(Complex, ProductsMatchStdComplex) {
+  Tensor a = Z({2, 3}), b = Z({3, 4}, 0.6, 0.4), batch = Z({2, 2, 3}, 0.2, 0.9);
+  std::vector<std::complex<double>> va = values(a), vb = values(b), vbatch = values(batch);
+  auto product = [&](const std::vector<std::complex<double>>& x, size_t off) {
+    std::vector<std::complex<double>> out;
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 4; ++j) {
+        std::complex<double> acc = 0;
+        for (int k = 0; k < 3; ++k) acc += x[off + i * 3 + k] * vb[k * 4 + j];
+        out.push_back(acc);
+      }
+    return out;
+  };
+  expect_values(a.mm(b), product(va, 0), "mm");
+  expect_values(torch::matmul(a, b), product(va, 0), "matmul");
+  std::vector<std::complex<double>> batched = product(vbatch, 0), second = product(vbatch, 6);
+  batched.insert(batched.end(), second.begin(), second.end());
+  expect_values(torch::matmul(batch, b), batched, "matmul, batched");
+  expect_values(torch::bmm(batch, b.unsqueeze(0).expand({2, 3, 4})), batched, "bmm");
+  // A real matrix times a complex one promotes.
+  Tensor real_a = torch::real(a).contiguous();
+  std::vector<std::complex<double>> real_va;
+  for (auto v : va) real_va.emplace_back(v.real(), 0.0);
+  expect_values(torch::matmul(real_a, b), product(real_va, 0), "real @ complex");
+  // dot does not conjugate, vdot conjugates its first argument.
+  Tensor u = Z({3}), w = Z({3}, 0.6, 0.4);
+  std::vector<std::complex<double>> vu = values(u), vw = values(w);
+  std::complex<double> d = 0, vd = 0;
+  for (int k = 0; k < 3; ++k) d += vu[k] * vw[k], vd += std::conj(vu[k]) * vw[k];
+  expect_values(torch::dot(u, w), {d}, "dot");
+  expect_values(torch::vdot(u, w), {vd}, "vdot");
+  // prod over a dim (odd and even sizes), over everything, and empty.
+  Tensor c = Z({3, 5}, 0.9, 0.3);
+  std::vector<std::complex<double>> vc = values(c), rows(3, 1.0), cols(5, 1.0);
+  std::complex<double> all = 1.0;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j) {
+      rows[i] *= vc[i * 5 + j], cols[j] *= vc[i * 5 + j], all *= vc[i * 5 + j];
+    }
+  expect_values(c.prod(1), rows, "prod over 5");
+  expect_values(c.prod(0, true), cols, "prod over 3, keepdim");
+  EXPECT_EQ(c.prod(0, true).sizes(), IntArrayRef({1, 5}));
+  expect_values(c.prod(), {all}, "prod of all");
+  expect_values(Z({0, 2}).prod(0), {1.0, 1.0}, "empty prod");
+}
+
+TEST(Complex, SgnGradientMatchesFiniteDifferences) {
+  // d/dz of z/|z| through the real pairs, against central differences.
+  Tensor x = S({3, 2}).detach().requires_grad_();
+  Tensor weights = S({3, 2}, 0.8, 0.3);
+  auto f = [&](const Tensor& p) {
+    return (torch::view_as_real(torch::view_as_complex(p).sgn()) * weights).sum();
+  };
+  f(x).backward();
+  Tensor numeric = torch::zeros({3, 2}, kDouble);
+  for (int64_t i = 0; i < 6; ++i) {
+    Tensor plus = x.detach().clone(), minus = x.detach().clone();
+    plus.view({-1})[i] += 1e-6;
+    minus.view({-1})[i] -= 1e-6;
+    numeric.view({-1})[i] = (f(plus) - f(minus)).item<double>() / 2e-6;
+  }
+  EXPECT_TRUE(x.grad().allclose(numeric, 1e-5, 1e-7)) << x.grad() << numeric;
+}
+
 TEST(Complex, PrintsAsPyTorch) {
   Tensor z = torch::complex(torch::tensor({1.0f, -2.5f}), torch::tensor({2.0f, -1.0f}));
   std::ostringstream os;
@@ -138,8 +300,9 @@ TEST(Complex, BadInputGetsClearErrors) {
       "add_: the result of adding a complex tensor to a Float tensor cannot be written into it in "
       "place",
       real_out.add_(z));
-  EXPECT_ERROR("not implemented for dtype ComplexFloat", z.exp());
-  EXPECT_ERROR("not implemented for dtype ComplexFloat", z.div(z));
+  EXPECT_ERROR("sin: not implemented for dtype ComplexFloat", z.sin());
+  EXPECT_ERROR("atan2: not implemented for dtype ComplexFloat", torch::atan2(z, z));
+  EXPECT_ERROR("lt: not implemented for dtype ComplexFloat", z < z);
   EXPECT_ERROR("sum: the sum of a complex tensor cannot be Float", z.sum(kFloat));
   // In-place writes through a complex or real view are refused when they
   // would record gradients.
