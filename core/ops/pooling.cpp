@@ -1,3 +1,4 @@
+#include <brasa/autograd/grad_mode.h>
 #include <brasa/autograd/record.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>
@@ -67,6 +68,14 @@ Tensor unpool_grad(const Tensor& g, const Tensor& idx, IntArrayRef in_shape, int
                    int64_t HW) {
   IndicesInRangeGuard made_by_the_kernel;
   Tensor z = zeros({planes, HW}, g.options());
+  if (!(is_grad_enabled() && g.requires_grad()) &&
+      has_kernel<MaxPool2dBackwardKernel>(g.device())) {
+    // No graph to record (the usual backward): add into the zeros in place,
+    // planes in parallel, rather than scatter into a copy of them.
+    brasa::kernel<MaxPool2dBackwardKernel>(g.device())(z, g.reshape({planes, -1}).contiguous(),
+                                                       idx.reshape({planes, -1}).contiguous());
+    return z.view(in_shape);
+  }
   return z.scatter_add(1, idx.reshape({planes, -1}), g.reshape({planes, -1})).view(in_shape);
 }
 

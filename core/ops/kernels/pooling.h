@@ -20,4 +20,12 @@ struct MaxPool2dKernel {
   using Fn = void (*)(const Tensor& x, const Tensor& out, const Tensor& idx, const PoolGeometry& g);
 };
 
+// The gradient of max pooling: grad_x [planes, H * W] (zeroed) += g at the
+// argmax positions idx, plane by plane; g and idx contiguous [planes, OH * OW].
+// Optional: a device without it scatters instead.
+struct MaxPool2dBackwardKernel {
+  static constexpr const char* name = "max_pool2d_backward";
+  using Fn = void (*)(const Tensor& grad_x, const Tensor& g, const Tensor& idx);
+};
+
 }  // namespace brasa

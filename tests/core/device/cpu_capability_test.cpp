@@ -10,7 +10,9 @@
 #include <brasa/ops/kernels/reduction.h>
 #include <brasa/torch.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <utility>
 
 #include "../test_util.h"
 
@@ -145,6 +147,73 @@ TEST(CpuCapability, EveryVariantTheProcessorRunsMatchesTheBaseOne) {
     detail::use_cpu_capability(c);
     EXPECT_EQ(get_cpu_capability(), cpu_capability_name(c));
     expect_same(run_ops(), base, cpu_capability_name(c));
+  }
+}
+
+// max_pool2d(x, 2) window by window: greater wins, a NaN wins and the first
+// NaN stays, ties keep the first position in window order.
+std::pair<std::vector<double>, std::vector<int64_t>> pool_2x2_reference(const Tensor& x) {
+  const int64_t planes = x.numel() / (x.size(-2) * x.size(-1)), H = x.size(-2), W = x.size(-1);
+  const int64_t OH = H / 2, OW = W / 2;
+  Tensor xd = x.to(kDouble).contiguous();
+  const double* p = xd.data_ptr<double>();
+  std::vector<double> values;
+  std::vector<int64_t> where;
+  for (int64_t q = 0; q < planes; ++q)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t best = 2 * oh * W + 2 * ow;
+        for (int64_t pos : {best + 1, best + W, best + W + 1}) {
+          const double v = p[q * H * W + pos], b = p[q * H * W + best];
+          if (v > b || (std::isnan(v) && !std::isnan(b))) best = pos;
+        }
+        values.push_back(p[q * H * W + best]);
+        where.push_back(best);
+      }
+  return {values, where};
+}
+
+TEST(CpuCapability, MaxPool2x2MatchesAWindowByWindowReferenceInEveryVariant) {
+  CapabilityGuard guard;
+  manual_seed(3);
+  for (CpuCapability c : {CpuCapability::kDefault, CpuCapability::kAvx2, CpuCapability::kAvx512}) {
+    if (static_cast<int>(c) > static_cast<int>(best_cpu_capability())) continue;
+    detail::use_cpu_capability(c);
+    // Short rows (OW 4, 12), long ones with a tail (OW 35), odd sizes, ties
+    // (rounded values), NaNs and infinities, float and double.
+    for (std::vector<int64_t> shape : {std::vector<int64_t>{64, 20, 8, 8},
+                                       {3, 5, 24, 24},
+                                       {2, 3, 9, 71},
+                                       {1, 2, 70, 33},
+                                       {5, 1, 2, 2}}) {
+      for (ScalarType t : {kFloat, kDouble}) {
+        SCOPED_TRACE(::testing::Message()
+                     << cpu_capability_name(c) << " " << t << " " << IntArrayRef(shape));
+        Tensor x = (randn(shape) * 2).round().to(t);
+        Tensor flat = x.view({-1});
+        for (int64_t k = 0; k < flat.numel(); k += 7) flat[k] = NAN;
+        for (int64_t k = 3; k < flat.numel(); k += 11) flat[k] = -INFINITY;
+        auto [values, indices] = max_pool2d_with_indices(x, {2, 2});
+        auto [want_values, want_indices] = pool_2x2_reference(x);
+        Tensor got_values = values.to(kDouble).contiguous().view({-1});
+        Tensor got_indices = indices.contiguous().view({-1});
+        ASSERT_EQ(got_values.numel(), static_cast<int64_t>(want_values.size()));
+        for (size_t k = 0; k < want_values.size(); ++k) {
+          const double v = got_values[k].item<double>();
+          ASSERT_TRUE(v == want_values[k] || (std::isnan(v) && std::isnan(want_values[k])))
+              << "value " << k;
+          ASSERT_EQ(got_indices[k].item<int64_t>(), want_indices[k]) << "index " << k;
+        }
+        // The gradient lands on the argmax of each window.
+        Tensor leaf = x.clone().requires_grad_(true);
+        Tensor weights = randn(values.sizes()).to(t);
+        (max_pool2d(leaf, {2, 2}) * weights).sum().backward();
+        Tensor want_grad = zeros_like(x).view({-1, x.size(-2) * x.size(-1)});
+        want_grad.scatter_add_(1, indices.reshape({want_grad.size(0), -1}),
+                               weights.reshape({want_grad.size(0), -1}));
+        EXPECT_TRUE(leaf.grad().equal(want_grad.view(x.sizes())));
+      }
+    }
   }
 }
 
