@@ -109,8 +109,9 @@ class StridedLoop {
 
 // out[i] = f(in0[i], in1[i], ...) with Out/In the storage types; f works on opmath types.
 template <class Out, class... In, class F, size_t... I>
-inline void nary_run(char** data, const int64_t* s, int64_t n, const F& f,
+inline void nary_run(char** data, const int64_t* s, int64_t n, const F& op,
                      std::index_sequence<I...>) {
+  const F f = op;  // a local copy: see binary_run
   bool contiguous = s[0] == sizeof(Out) && ((s[I + 1] == sizeof(In)) && ...);
   if (contiguous) {
     Out* o = reinterpret_cast<Out*>(data[0]);
@@ -154,7 +155,12 @@ inline void write_run(Out* o, int64_t n, bool stream, const G& g) {
 
 // Binary with the common "one side is a scalar" cases hoisted so they vectorize.
 template <class Out, class A, class B, class F>
-inline void binary_run(char** data, const int64_t* s, int64_t n, const F& f, bool stream) {
+inline void binary_run(char** data, const int64_t* s, int64_t n, const F& op, bool stream) {
+  // A local copy of the functor: the values it captured (leaky_relu's
+  // float slope) could alias the float output through the caller's object,
+  // so they were reloaded after every store and the loop was not vectorized
+  // (a scalar loop with a branch per element).
+  const F f = op;
   Out* o = reinterpret_cast<Out*>(data[0]);
   const A* a = reinterpret_cast<const A*>(data[1]);
   const B* b = reinterpret_cast<const B*>(data[2]);
@@ -183,7 +189,8 @@ inline void binary_run(char** data, const int64_t* s, int64_t n, const F& f, boo
 
 // Unary with the contiguous case through write_run.
 template <class Out, class A, class F>
-inline void unary_run(char** data, const int64_t* s, int64_t n, const F& f, bool stream) {
+inline void unary_run(char** data, const int64_t* s, int64_t n, const F& op, bool stream) {
+  const F f = op;  // a local copy: see binary_run
   if (s[0] == sizeof(Out) && s[1] == sizeof(A)) {
     Out* o = reinterpret_cast<Out*>(data[0]);
     const A* a = reinterpret_cast<const A*>(data[1]);
