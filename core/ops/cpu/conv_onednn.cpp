@@ -1,4 +1,5 @@
 #include <brasa/ops/conv.h>
+#include <brasa/ops/factory.h>
 #include <brasa/ops/cpu/conv_onednn.h>
 #include <brasa/util/error.h>
 #include <brasa/util/parallel.h>
@@ -220,16 +221,44 @@ const Prepared& prepared(const ConvGeometry& g, int64_t n, bool bias) {
 }
 
 // A move between our plain layout and the one a primitive prefers; none
-// when they are the same.
+// when they are the same. Moves between NCHW and NHWC (channels last, the
+// layout of oneDNN's brgconv kernels) go through Brasa's blocked transposes
+// (ops/cpu/copy_kernels.cpp) rather than a oneDNN reorder: 0.14-0.30 ms
+// against 0.5-0.6 ms for [16, 64, 32, 32] (Zen 5, 1 thread), six moves per
+// convolution and training step.
 struct Relayout {
+  enum class Transpose { kNone, kToNhwc, kToNchw };
   memory::desc from, to;
   std::optional<dnnl::reorder> reorder;
+  Transpose transpose = Transpose::kNone;
   Relayout() = default;
   Relayout(const memory::desc& f, const memory::desc& t) : from(f), to(t) {
-    if (f != t)
+    if (f == t) return;
+    const memory::dims dims = f.dims();
+    if (dims.size() == 4 && f.data_type() == memory::data_type::f32) {
+      const memory::desc nchw(dims, memory::data_type::f32, memory::format_tag::nchw);
+      const memory::desc nhwc(dims, memory::data_type::f32, memory::format_tag::nhwc);
+      if (f == nchw && t == nhwc) transpose = Transpose::kToNhwc;
+      if (f == nhwc && t == nchw) transpose = Transpose::kToNchw;
+    }
+    if (transpose == Transpose::kNone)
       reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), f, cpu_engine(), t));
   }
+  bool moves() const { return reorder || transpose != Transpose::kNone; }
 };
+
+// dst (r.to's layout) <- src (r.from's) for an NCHW <-> NHWC move.
+void transpose_move(const Relayout& r, const float* src, float* dst) {
+  const memory::dims d = r.from.dims();
+  const int64_t N = d[0], C = d[1], H = d[2], W = d[3];
+  const std::vector<int64_t> sizes{N, C, H, W}, nchw{C * H * W, H * W, W, 1},
+      nhwc{H * W * C, 1, W * C, C};
+  const bool to_nhwc = r.transpose == Relayout::Transpose::kToNhwc;
+  const TensorOptions f32 = TensorOptions().dtype(kFloat);
+  Tensor in = from_blob(const_cast<float*>(src), sizes, to_nhwc ? nchw : nhwc, f32);
+  Tensor out = from_blob(dst, sizes, to_nhwc ? nhwc : nchw, f32);
+  out.copy_(in);
+}
 
 // The gradients' primitives on the layouts oneDNN prefers for them
 // (format_tag::any: blocked ones on AVX-512 and AVX2, where its JIT kernels
@@ -359,22 +388,29 @@ memory::desc descs_bias(const ConvGeometry& g) {
 // when the layouts agree, else a copy moved into `buffer`.
 memory moved_in(const Relayout& r, const float* data, std::vector<char>& buffer) {
   memory user(r.from, cpu_engine(), const_cast<float*>(data));
-  if (!r.reorder) return user;
+  if (!r.moves()) return user;
   buffer.resize(r.to.get_size());
   memory moved(r.to, cpu_engine(), buffer.data());
-  r.reorder->execute(thread_stream(), user, moved);
+  if (r.reorder)
+    r.reorder->execute(thread_stream(), user, moved);
+  else
+    transpose_move(r, data, reinterpret_cast<float*>(buffer.data()));
   return moved;
 }
 
 // Memory of `r.from`'s layout for a primitive to write into; call moved_out
 // afterwards to land it in `out` (of `r.to`'s layout).
 memory landing(const Relayout& r, float* out, std::vector<char>& buffer) {
-  if (!r.reorder) return memory(r.to, cpu_engine(), out);
+  if (!r.moves()) return memory(r.to, cpu_engine(), out);
   buffer.resize(r.from.get_size());
   return memory(r.from, cpu_engine(), buffer.data());
 }
 void moved_out(const Relayout& r, const memory& written, float* out) {
-  if (!r.reorder) return;
+  if (!r.moves()) return;
+  if (!r.reorder) {  // (execute() waited for the primitive that wrote it)
+    transpose_move(r, static_cast<const float*>(written.get_data_handle()), out);
+    return;
+  }
   memory user(r.to, cpu_engine(), out);
   r.reorder->execute(thread_stream(), const_cast<memory&>(written), user);
   thread_stream().wait();

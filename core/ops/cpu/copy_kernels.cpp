@@ -280,18 +280,22 @@ void transpose_copy_32bit(uint32_t* dst, int64_t dr, const uint32_t* src, int64_
 }
 #endif
 
+// A copy that is a transpose of two dims — of the whole tensor, or of each
+// slice of one outer batch dim (NCHW <-> NHWC: [N, C, HW] <-> [N, HW, C]) —
+// goes through the blocked transposes; false for any other copy.
 bool try_transpose_copy(const Tensor& dst, const Tensor& src) {
   if (dst.dtype() != src.dtype() || dst.sizes() != src.sizes()) return false;
   StridedLoop loop(dst.sizes());
   loop.add(dst);
   loop.add(src);
   loop.coalesce();
-  if (loop.ndim() != 2) return false;
+  if (loop.ndim() != 2 && loop.ndim() != 3) return false;
   const int64_t es = dst.element_size();
   const int64_t* d = loop.strides(0);
   const int64_t* s = loop.strides(1);
-  int64_t rows = loop.shape()[0], cols = loop.shape()[1];
-  int64_t dr = d[0] / es, dc = d[1] / es, sr = s[0] / es, sc = s[1] / es;
+  const int k = loop.ndim() - 2;  // the two transposed dims are k and k + 1
+  int64_t rows = loop.shape()[k], cols = loop.shape()[k + 1];
+  int64_t dr = d[k] / es, dc = d[k + 1] / es, sr = s[k] / es, sc = s[k + 1] / es;
   // Normalize to dst row-contiguous, src column-contiguous (swap the dims if needed).
   if (dc != 1 || sr != 1) {
     std::swap(rows, cols);
@@ -299,32 +303,37 @@ bool try_transpose_copy(const Tensor& dst, const Tensor& src) {
     std::swap(sr, sc);
   }
   if (dc != 1 || sr != 1 || loop.numel() < 4096) return false;
-  char* dp = loop.data(0);
-  char* sp = loop.data(1);
-  switch (es) {
-    case 1:
-      blocked_transpose_copy(reinterpret_cast<uint8_t*>(dp), dr, reinterpret_cast<uint8_t*>(sp), sc,
-                             rows, cols);
-      break;
-    case 2:
-      blocked_transpose_copy(reinterpret_cast<uint16_t*>(dp), dr, reinterpret_cast<uint16_t*>(sp),
-                             sc, rows, cols);
-      break;
-    case 4:
+  // Batched: slices narrow in either dim copy faster through the plain loop.
+  if (k == 1 && std::min(rows, cols) < 16) return false;
+  const int64_t batches = k == 1 ? loop.shape()[0] : 1;
+  for (int64_t b = 0; b < batches; ++b) {
+    char* dp = loop.data(0) + (k == 1 ? b * d[0] : 0);
+    char* sp = loop.data(1) + (k == 1 ? b * s[0] : 0);
+    switch (es) {
+      case 1:
+        blocked_transpose_copy(reinterpret_cast<uint8_t*>(dp), dr, reinterpret_cast<uint8_t*>(sp),
+                               sc, rows, cols);
+        break;
+      case 2:
+        blocked_transpose_copy(reinterpret_cast<uint16_t*>(dp), dr, reinterpret_cast<uint16_t*>(sp),
+                               sc, rows, cols);
+        break;
+      case 4:
 #ifdef BRASA_CPU_HAS_AVX2
-      transpose_copy_32bit(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp), sc,
-                           rows, cols);
+        transpose_copy_32bit(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp),
+                             sc, rows, cols);
 #else
-      blocked_transpose_copy(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp),
-                             sc, rows, cols);
+        blocked_transpose_copy(reinterpret_cast<uint32_t*>(dp), dr, reinterpret_cast<uint32_t*>(sp),
+                               sc, rows, cols);
 #endif
-      break;
-    case 8:
-      blocked_transpose_copy(reinterpret_cast<uint64_t*>(dp), dr, reinterpret_cast<uint64_t*>(sp),
-                             sc, rows, cols);
-      break;
-    default:
-      return false;
+        break;
+      case 8:
+        blocked_transpose_copy(reinterpret_cast<uint64_t*>(dp), dr, reinterpret_cast<uint64_t*>(sp),
+                               sc, rows, cols);
+        break;
+      default:
+        return false;
+    }
   }
   return true;
 }

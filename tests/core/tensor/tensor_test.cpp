@@ -135,6 +135,30 @@ TEST(Tensor, LargeTransposedCopyUsesTiles) {
     }
 }
 
+// A transpose of the last two dims of each slice of a batch (NCHW <-> NHWC)
+// goes through the tiles slice by slice: every element size, edges, narrow
+// slices (the plain loop), a strided batch dim and a destination view.
+TEST(Tensor, BatchedTransposedCopyUsesTilesPerSlice) {
+  // [N, C, H, W] -> [N, H, W, C] and back, as oneDNN's channels-last layouts.
+  for (auto [C, HW] : std::vector<std::pair<int64_t, int64_t>>{{64, 1024}, {20, 81}, {3, 784}})
+    for (ScalarType t : {kFloat, kInt, kLong, kShort, kByte, kDouble}) {
+      const int64_t H = HW == 81 ? 9 : 32, W = HW / H;
+      Tensor x = arange(5 * C * H * W, kLong).remainder(251).to(t).view({5, C, H, W});
+      Tensor nhwc = x.permute({0, 2, 3, 1}).contiguous();
+      ASSERT_TRUE(nhwc.is_contiguous());
+      for (int64_t n : {0, 4})
+        for (int64_t c : {int64_t(0), C - 1})
+          EXPECT_TRUE(nhwc[n].select(2, c).equal(x[n][c])) << C << " " << t;
+      Tensor back = nhwc.permute({0, 3, 1, 2}).contiguous();
+      EXPECT_TRUE(back.equal(x)) << C << "x" << HW << " " << t;
+      // Every other sample (a strided batch dim) into a view with a margin.
+      Tensor wide = zeros({3, H * W, C + 3}, t);
+      wide.narrow(2, 1, C).copy_(x.slice(0, 0, 5, 2).flatten(2).transpose(1, 2));
+      EXPECT_TRUE(wide.narrow(2, 1, C).transpose(1, 2).equal(x.slice(0, 0, 5, 2).flatten(2)));
+      EXPECT_EQ(wide.narrow(2, 0, 1).abs().sum().item<double>(), 0.0);
+    }
+}
+
 // Destinations of 8 MiB and more take the streaming path: 64-row strips (in
 // parallel at two threads), then one 32-row strip and single columns, each
 // with a row tail. A misaligned destination falls back to the tiles.
