@@ -35,6 +35,20 @@ TEST(Complex, ValuesMatchPyTorch) {
   expect_golden("complex_abs", Z({2, 3}).abs());
   expect_golden("complex_sum_dim", torch::view_as_real(Z({2, 3, 4}).sum({0, -1}, true)));
   expect_golden("complex_mean", torch::view_as_real(Z({2, 3}).mean()));
+  expect_golden("complex_div",
+                torch::view_as_real(torch::cat({(Z({2, 3}) / Z({3}, 0.6, 0.4)).flatten(),
+                                                (Z({2, 3}) / (S({3}, 0.5, 0.2) + 2)).flatten()})));
+  expect_golden(
+      "complex_exp_log_sqrt_reciprocal_sgn",
+      torch::view_as_real(torch::stack({Z({2, 3}).exp(), Z({2, 3}).log(), Z({2, 3}).sqrt(),
+                                        Z({2, 3}).reciprocal(), Z({2, 3}).sgn()})));
+  expect_golden("complex_matmul",
+                torch::view_as_real(
+                    torch::cat({(Z({2, 3}).matmul(Z({3, 4}, 0.6, 0.4))).flatten(),
+                                (Z({2, 2, 3}, 0.2, 0.9).matmul(Z({3, 4}, 0.6, 0.4))).flatten()})));
+  Tensor c = Z({3, 5}, 0.9, 0.3);
+  expect_golden("complex_prod",
+                torch::view_as_real(torch::cat({c.prod(1), c.prod(0), c.prod().reshape({1})})));
   expect_golden("complex_angle", torch::angle(Z({2, 3})));
   expect_golden("complex_conj_neg", torch::view_as_real(-torch::conj(Z({2, 3}))));
   expect_golden("complex_isreal",
@@ -52,6 +66,15 @@ TEST(Complex, GradientsMatchPyTorch) {
   Tensor loss = (z * Z({3}, 0.6, 0.4) + torch::conj(z)).abs().sum() + torch::angle(z).sum();
   loss.backward();
   expect_golden("complex_grad", x.grad());
+
+  Tensor y = S({2, 3, 2}).requires_grad_();
+  Tensor w = torch::view_as_complex(y);
+  Tensor ops_loss = torch::view_as_real(w / Z({3}, 0.6, 0.4)).sum() +
+                    torch::view_as_real(w.exp()).pow(2).sum() +
+                    torch::view_as_real(w.matmul(Z({3, 2}, 0.5, 0.2))).sum() * 0.5 +
+                    torch::view_as_real(w.prod(1)).sum();
+  ops_loss.backward();
+  expect_golden("complex_ops_grad", y.grad());
 
   Tensor r = (S({4}).abs() + 0.1).requires_grad_(), th = S({4}, 0.9, 0.3).requires_grad_();
   (torch::view_as_real(torch::polar(r, th) * Z({4}, 0.5, 0.2)) * S({4, 2}, 0.8, 0.6))

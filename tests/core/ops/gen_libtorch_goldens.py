@@ -163,6 +163,16 @@ def Z(shape, a=0.37, b=0.1):
     return torch.view_as_complex(S(list(shape) + [2], a, b))
 
 
+def complex_ops_grad():
+    """The gradient of a real loss through complex div, exp, matmul and prod, in the real view."""
+    x = S([2, 3, 2]).requires_grad_()
+    z = torch.view_as_complex(x)
+    loss = (torch.view_as_real(z / Z([3], 0.6, 0.4)).sum() + torch.view_as_real(z.exp()).pow(2).sum()
+            + torch.view_as_real(z @ Z([3, 2], 0.5, 0.2)).sum() * 0.5 + torch.view_as_real(z.prod(1)).sum())
+    loss.backward()
+    return x.grad
+
+
 def complex_grad():
     """The gradient of a real loss through complex ops, in the real view of the input."""
     x = S([2, 3, 2]).requires_grad_()
@@ -587,6 +597,11 @@ CASES = {
     "angle_int": lambda: torch.angle(L([-2, 0, 3])).double(),
     "complex_sum_dim": lambda: torch.view_as_real(Z([2, 3, 4]).sum([0, -1], keepdim=True)),
     "complex_mean": lambda: torch.view_as_real(Z([2, 3]).mean()),
+    "complex_div": lambda: torch.view_as_real(torch.cat([(Z([2, 3]) / Z([3], 0.6, 0.4)).flatten(), (Z([2, 3]) / (S([3], 0.5, 0.2) + 2)).flatten()])),
+    "complex_exp_log_sqrt_reciprocal_sgn": lambda: torch.view_as_real(torch.stack([Z([2, 3]).exp(), Z([2, 3]).log(), Z([2, 3]).sqrt(), Z([2, 3]).reciprocal(), Z([2, 3]).sgn()])),
+    "complex_matmul": lambda: torch.view_as_real(torch.cat([(Z([2, 3]) @ Z([3, 4], 0.6, 0.4)).flatten(), (Z([2, 2, 3], 0.2, 0.9) @ Z([3, 4], 0.6, 0.4)).flatten()])),
+    "complex_prod": lambda: torch.view_as_real(torch.cat([Z([3, 5], 0.9, 0.3).prod(1), Z([3, 5], 0.9, 0.3).prod(0), Z([3, 5], 0.9, 0.3).prod().reshape(1)])),
+    "complex_ops_grad": lambda: complex_ops_grad(),
     "complex_grad": lambda: complex_grad(),
     "polar_grads": lambda: polar_grads(),
 
