@@ -192,8 +192,7 @@ Tensor detail::complex_unary(const char* op, const Tensor& x) {
 
 Tensor detail::complex_matmul(const Tensor& a, const Tensor& b,
                               Tensor (*product)(const Tensor&, const Tensor&)) {
-  const ScalarType t = promoteTypes(a.dtype(), b.dtype());
-  BRASA_CHECK(isComplexType(t), "matmul: cannot multiply ", a.dtype(), " by ", b.dtype());
+  const ScalarType t = promoteTypes(a.dtype(), b.dtype());  // complex: a or b is
   Tensor x = as_complex(a, t), y = as_complex(b, t);
   // The parts are strided views (stride 2); the GEMMs want them packed.
   Tensor xr = real(x).contiguous(), xi = imag(x).contiguous();

@@ -13,6 +13,13 @@ namespace brasa::cpu {
 inline namespace BRASA_CPU_VARIANT {
 namespace {
 
+// Whether `second` beats `first` in window order: greater wins, a NaN beats
+// a number, and of two NaNs the first stays.
+template <class T>
+inline bool takes_second(T first, T second) {
+  return (second > first) | ((second != second) & (first == first));
+}
+
 // Max over each window of one plane; writes the flat argmax when idx != null.
 // NaN wins and stays (PyTorch propagates NaN).
 // Windows entirely inside the plane (no padding): loop over the window
@@ -32,7 +39,7 @@ void max_pool_plane_interior(const T* plane, T* out, int64_t* idx, const PoolGeo
         // Greater wins; a NaN wins over a number and the first NaN stays.
         for (int64_t ow = 0; ow < g.OW; ++ow) {
           const T v = r[ow * g.sw], cur = o[ow];
-          o[ow] = ((v > cur) | ((v != v) & (cur == cur))) ? v : cur;
+          o[ow] = takes_second(cur, v) ? v : cur;
         }
       }
     if (!idx) continue;
@@ -66,13 +73,6 @@ void max_pool_plane_interior(const T* plane, T* out, int64_t* idx, const PoolGeo
           }
       }
   }
-}
-
-// Whether `second` beats `first` in window order: greater wins, a NaN beats
-// a number, and of two NaNs the first stays.
-template <class T>
-inline bool takes_second(T first, T second) {
-  return (second > first) | ((second != second) & (first == first));
 }
 
 // take ? b : a through bit masks: compilers turn the ternary into a branch,

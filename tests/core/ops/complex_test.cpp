@@ -327,6 +327,7 @@ TEST(Complex, BadInputGetsClearErrors) {
   EXPECT_ERROR("atan2: not implemented for dtype ComplexFloat", torch::atan2(z, z));
   EXPECT_ERROR("lt: not implemented for dtype ComplexFloat", z < z);
   EXPECT_ERROR("sum: the sum of a complex tensor cannot be Float", z.sum(kFloat));
+  EXPECT_ERROR("prod: the product of a complex tensor cannot be Float", z.prod(0, false, kFloat));
   // In-place writes through a complex or real view are refused when they
   // would record gradients.
   Tensor leaf = torch::ones({3, 2}, kDouble).requires_grad_();
