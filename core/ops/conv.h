@@ -23,6 +23,16 @@ enum class ConvTrainingPath { kAuto, kOneDNN, kIm2col };
 void set_conv_training_path(ConvTrainingPath path);
 ConvTrainingPath conv_training_path();
 
+// 3x3 stride-1 float32 convolutions whose channels come in blocks of 16 run
+// on oneDNN's Winograd kernels (F(4x4, 3x3), forward and both gradients)
+// where this CPU has them (AVX-512), at about half the time of the direct
+// kernels; their results differ from the direct ones by a few ulps more
+// (~1e-6 relative). Off (set_conv_winograd_enabled(false), or
+// BRASA_CONV_WINOGRAD=0 in the environment at start), those layers keep the
+// direct kernels.
+void set_conv_winograd_enabled(bool enabled);
+bool conv_winograd_enabled();
+
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
               IntArrayRef stride = {1, 1}, IntArrayRef padding = {0, 0},
               IntArrayRef dilation = {1, 1}, int64_t groups = 1);

@@ -15,6 +15,7 @@
 #include <optional>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 extern "C" void omp_set_num_threads(int);
@@ -43,7 +44,17 @@ ConvTrainingPath training_path_from_environment() {
 }
 constexpr int kPathUnset = -1;
 std::atomic<int> g_training_path{kPathUnset};
+
+// BRASA_CONV_WINOGRAD=0 in the environment starts with Winograd off.
+bool winograd_at_start() {
+  const char* v = std::getenv("BRASA_CONV_WINOGRAD");
+  return !(v && std::string(v) == "0");
+}
+std::atomic<bool> g_winograd_enabled{winograd_at_start()};
 }  // namespace
+
+void set_conv_winograd_enabled(bool enabled) { g_winograd_enabled.store(enabled); }
+bool conv_winograd_enabled() { return g_winograd_enabled.load(); }
 
 void set_conv_training_path(ConvTrainingPath path) {
   g_training_path.store(static_cast<int>(path));
@@ -98,20 +109,21 @@ namespace {
 
 using dnnl::memory;
 
-// One primitive per geometry, batch slice size and bias presence, made on
-// first use, with the descriptors its arguments are wrapped in.
+// One primitive per geometry, batch slice size, bias presence and algorithm
+// (Winograd or direct), made on first use, with the descriptors its
+// arguments are wrapped in.
 struct Key {
   int64_t n, C, H, W, O, kh, kw, sh, sw, ph, pw, dh, dw, groups;
-  bool bias;
+  bool bias, winograd;
   bool operator==(const Key& o) const {
     return n == o.n && C == o.C && H == o.H && W == o.W && O == o.O && kh == o.kh && kw == o.kw &&
            sh == o.sh && sw == o.sw && ph == o.ph && pw == o.pw && dh == o.dh && dw == o.dw &&
-           groups == o.groups && bias == o.bias;
+           groups == o.groups && bias == o.bias && winograd == o.winograd;
   }
 };
 struct KeyHash {
   size_t operator()(const Key& k) const {
-    size_t h = k.bias;
+    size_t h = k.bias + 2 * k.winograd;
     for (int64_t v :
          {k.n, k.C, k.H, k.W, k.O, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, k.groups})
       h = h * 1000003u ^ static_cast<size_t>(v);
@@ -137,6 +149,7 @@ dnnl::stream& thread_stream() {
 // The descriptors of one convolution: our plain layouts, and "any" for
 // oneDNN to choose its own.
 struct Descs {
+  dnnl::algorithm alg;
   memory::desc src, dst, weights, bias, src_any, dst_any, weights_any;
   memory::dims strides, dilates, pad;
 };
@@ -150,6 +163,7 @@ Descs descs_of(const Key& k, int64_t OH, int64_t OW) {
                              : memory::dims{k.groups, k.O / k.groups, k.C / k.groups, k.kh, k.kw};
   // oneDNN counts dilation from 0 (no gaps), PyTorch from 1.
   return {
+      k.winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct,
       memory::desc(src, f32, memory::format_tag::nchw),
       memory::desc(dst, f32, memory::format_tag::nchw),
       memory::desc(w, f32, k.groups == 1 ? memory::format_tag::oihw : memory::format_tag::goihw),
@@ -190,12 +204,12 @@ std::unique_ptr<Prepared> prepare(const Key& k, int64_t OH, int64_t OW) {
 // The primitives of type P for a geometry, batch slice size and bias
 // presence, made by `make` on first use and kept.
 template <class P>
-const P& cached(const char* op, const ConvGeometry& g, int64_t n, bool bias,
+const P& cached(const char* op, const ConvGeometry& g, int64_t n, bool bias, bool winograd,
                 std::unique_ptr<P> (*make)(const Key&, int64_t, int64_t)) {
   static std::mutex mu;
   static std::unordered_map<Key, std::unique_ptr<P>, KeyHash> cache;
   const Key key{n,    g.C,  g.H,  g.W,  g.O,  g.kh,     g.kw, g.sh,
-                g.sw, g.ph, g.pw, g.dh, g.dw, g.groups, bias};
+                g.sw, g.ph, g.pw, g.dh, g.dw, g.groups, bias, winograd};
   // Before any primitive is made: oneDNN fixes a primitive's thread count
   // when it creates it (from the creating thread's OpenMP setting), so one
   // made before this call ran every later execution, on any thread, with
@@ -217,29 +231,42 @@ const P& cached(const char* op, const ConvGeometry& g, int64_t n, bool bias,
 }
 
 const Prepared& prepared(const ConvGeometry& g, int64_t n, bool bias) {
-  return cached<Prepared>("conv2d", g, n, bias, prepare);
+  return cached<Prepared>("conv2d", g, n, bias, false, prepare);
 }
 
 // A move between our plain layout and the one a primitive prefers; none
 // when they are the same. Moves between NCHW and NHWC (channels last, the
-// layout of oneDNN's brgconv kernels) go through Brasa's blocked transposes
+// layout of oneDNN's brgconv kernels) or channel blocks (nChw16c, nChw8c:
+// NHWC within each block of channels) go through Brasa's blocked transposes
 // (ops/cpu/copy_kernels.cpp) rather than a oneDNN reorder: 0.10-0.19 ms
-// against 0.5-0.6 ms for [16, 64, 32, 32] (Zen 5, 1 thread), six moves per
-// convolution and training step.
+// against 0.5-0.6 ms for [16, 64, 32, 32] to NHWC (Zen 5, 1 thread), six
+// moves per convolution and training step.
 struct Relayout {
   enum class Transpose { kNone, kToNhwc, kToNchw };
   memory::desc from, to;
   std::optional<dnnl::reorder> reorder;
   Transpose transpose = Transpose::kNone;
+  int64_t block = 0;  // channels per transposed block (C for NHWC)
   Relayout() = default;
   Relayout(const memory::desc& f, const memory::desc& t) : from(f), to(t) {
     if (f == t) return;
     const memory::dims dims = f.dims();
     if (dims.size() == 4 && f.data_type() == memory::data_type::f32) {
-      const memory::desc nchw(dims, memory::data_type::f32, memory::format_tag::nchw);
-      const memory::desc nhwc(dims, memory::data_type::f32, memory::format_tag::nhwc);
-      if (f == nchw && t == nhwc) transpose = Transpose::kToNhwc;
-      if (f == nhwc && t == nchw) transpose = Transpose::kToNchw;
+      const auto f32 = memory::data_type::f32;
+      const memory::desc nchw(dims, f32, memory::format_tag::nchw);
+      const std::pair<int64_t, memory::desc> blocked[] = {
+          {dims[1], memory::desc(dims, f32, memory::format_tag::nhwc)},
+          {16, memory::desc(dims, f32, memory::format_tag::nChw16c)},
+          {8, memory::desc(dims, f32, memory::format_tag::nChw8c)}};
+      for (const auto& [channels, layout] : blocked) {
+        if (dims[1] % channels != 0) continue;  // (a partial block is padded)
+        if (f == nchw && t == layout) transpose = Transpose::kToNhwc;
+        if (f == layout && t == nchw) transpose = Transpose::kToNchw;
+        if (transpose != Transpose::kNone) {
+          block = channels;
+          break;
+        }
+      }
     }
     if (transpose == Transpose::kNone)
       reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), f, cpu_engine(), t));
@@ -247,10 +274,11 @@ struct Relayout {
   bool moves() const { return reorder || transpose != Transpose::kNone; }
 };
 
-// dst (r.to's layout) <- src (r.from's) for an NCHW <-> NHWC move.
+// dst (r.to's layout) <- src (r.from's) for an NCHW <-> NHWC or channel-block
+// move: each block of channels is an NCHW <-> NHWC transpose of its own.
 void transpose_move(const Relayout& r, const float* src, float* dst) {
   const memory::dims d = r.from.dims();
-  const int64_t N = d[0], C = d[1], H = d[2], W = d[3];
+  const int64_t C = r.block, N = d[0] * (d[1] / C), H = d[2], W = d[3];
   const std::vector<int64_t> sizes{N, C, H, W}, nchw{C * H * W, H * W, W, 1},
       nhwc{H * W * C, 1, W * C, C};
   const bool to_nhwc = r.transpose == Relayout::Transpose::kToNhwc;
@@ -285,7 +313,7 @@ bool channels_last_gradients(const Key& k) { return k.C % 16 != 0 || k.O % 16 !=
 std::unique_ptr<PreparedBackward> prepare_backward(const Key& k, int64_t OH, int64_t OW) {
   auto p = std::make_unique<PreparedBackward>();
   const Descs d = descs_of(k, OH, OW);
-  const auto alg = dnnl::algorithm::convolution_direct;
+  const auto alg = d.alg;
   const dnnl::primitive_attr attr = user_scratchpad();
   memory::desc src = d.src_any, dst = d.dst_any;
   if (k.groups == 1 && channels_last_gradients(k)) {
@@ -330,13 +358,17 @@ std::unique_ptr<PreparedBlockedForward> prepare_blocked_forward(const Key& k, in
                                                                 int64_t OW) {
   auto p = std::make_unique<PreparedBlockedForward>();
   const Descs d = descs_of(k, OH, OW);
-  const auto inference = dnnl::prop_kind::forward_inference;
-  const auto alg = dnnl::algorithm::convolution_direct;
-  auto desc =
-      k.bias ? dnnl::convolution_forward::desc(inference, alg, d.src_any, d.weights_any, d.bias,
-                                               d.dst_any, d.strides, d.dilates, d.pad, d.pad)
-             : dnnl::convolution_forward::desc(inference, alg, d.src_any, d.weights_any, d.dst_any,
-                                               d.strides, d.dilates, d.pad, d.pad);
+  // Winograd's inference kernel wants its weights pre-transformed, and
+  // oneDNN's reorder into that format took 1 ms per call on 64->64 weights
+  // (a third of the convolution); its training kernel transforms them itself.
+  const auto kind =
+      k.winograd ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+  const auto alg = d.alg;
+  auto desc = k.bias
+                  ? dnnl::convolution_forward::desc(kind, alg, d.src_any, d.weights_any, d.bias,
+                                                    d.dst_any, d.strides, d.dilates, d.pad, d.pad)
+                  : dnnl::convolution_forward::desc(kind, alg, d.src_any, d.weights_any, d.dst_any,
+                                                    d.strides, d.dilates, d.pad, d.pad);
   dnnl::convolution_forward::primitive_desc pd(desc, user_scratchpad(), cpu_engine());
   p->primitive = dnnl::convolution_forward(pd);
   p->bias = d.bias;
@@ -347,21 +379,95 @@ std::unique_ptr<PreparedBlockedForward> prepare_blocked_forward(const Key& k, in
   return p;
 }
 
-const PreparedBackward& prepared_backward(const ConvGeometry& g, int64_t n) {
-  return cached<PreparedBackward>("conv2d backward", g, n, false, prepare_backward);
+const PreparedBackward& prepared_backward(const ConvGeometry& g, int64_t n, bool winograd) {
+  return cached<PreparedBackward>("conv2d backward", g, n, false, winograd, prepare_backward);
 }
-const PreparedBlockedForward& prepared_blocked_forward(const ConvGeometry& g, int64_t n,
-                                                       bool bias) {
-  return cached<PreparedBlockedForward>("conv2d", g, n, bias, prepare_blocked_forward);
+const PreparedBlockedForward& prepared_blocked_forward(const ConvGeometry& g, int64_t n, bool bias,
+                                                       bool winograd) {
+  return cached<PreparedBlockedForward>("conv2d", g, n, bias, winograd, prepare_blocked_forward);
 }
 
+// The shapes where oneDNN's Winograd kernels (F(4x4, 3x3), AVX-512 only in
+// oneDNN 2.x) beat its direct ones in all three directions. Timed one by one
+// (Zen 5, 1 thread, batch 16; Winograd/direct time for forward, input and
+// weight gradient): 64->64 at 32x32 0.57/0.52/0.80, at 56x56 0.55/0.55/0.94;
+// 128->128 at 16x16 0.62/0.60/0.56, at 28x28 0.54/0.53/0.84; 256->256 at
+// 14x14 0.49/0.49/0.61; 512->512 at 7x7 0.51/0.90/0.63; 16->32 at 28x28
+// 0.66/0.71/0.58. It lost with 16->16 channels (1.29/1.47/0.97), on 4x4
+// outputs (512->512: 3.5/2.1/1.2) and with 3 input channels.
+bool winograd_fits(const ConvGeometry& g) {
+  return g.groups == 1 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
+         g.dw == 1 && g.ph <= 1 && g.pw <= 1 && g.C % 16 == 0 && g.O % 16 == 0 &&
+         std::max(g.C, g.O) >= 32 && g.OH * g.OW >= 49;
+}
+
+// Whether oneDNN has Winograd kernels for a geometry on this CPU (asked once
+// per geometry: primitive descriptors for the three directions).
+struct WinogradProbe {
+  bool available = false;
+};
+std::unique_ptr<WinogradProbe> probe_winograd(const Key& k, int64_t OH, int64_t OW) {
+  auto p = std::make_unique<WinogradProbe>();
+  const Descs d = descs_of(k, OH, OW);
+  try {
+    dnnl::convolution_forward::primitive_desc hint(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, d.alg, d.src_any,
+                                        d.weights_any, d.dst_any, d.strides, d.dilates, d.pad,
+                                        d.pad),
+        cpu_engine());
+    dnnl::convolution_backward_data::primitive_desc(
+        dnnl::convolution_backward_data::desc(d.alg, d.src_any, d.weights_any, d.dst_any, d.strides,
+                                              d.dilates, d.pad, d.pad),
+        cpu_engine(), hint);
+    dnnl::convolution_backward_weights::primitive_desc(
+        dnnl::convolution_backward_weights::desc(d.alg, d.src_any, d.weights_any, d.dst_any,
+                                                 d.strides, d.dilates, d.pad, d.pad),
+        cpu_engine(), hint);
+    p->available = true;
+  } catch (const dnnl::error&) {
+    // unimplemented here (no AVX-512, or a shape its kernels refuse)
+  }
+  return p;
+}
+
+bool use_winograd(const ConvGeometry& g) {
+  return conv_winograd_enabled() && winograd_fits(g) &&
+         cached<WinogradProbe>("conv2d", g, 1, false, true, probe_winograd).available;
+}
+
+// A buffer kept by a thread between calls, grown when asked for more, and
+// aligned to 64 bytes: oneDNN's Winograd kernels store with aligned
+// non-temporal moves, which fault on std::vector's 16-byte alignment.
+class AlignedBuffer {
+ public:
+  char* reserve(size_t bytes) {
+    if (bytes > size_) {
+      data_.reset();
+      data_.reset(static_cast<char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+      BRASA_CHECK(data_ != nullptr, "conv2d: out of memory for a ", bytes, "-byte oneDNN buffer");
+      size_ = bytes;
+    }
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::unique_ptr<char, Free> data_;
+  size_t size_ = 0;
+};
+
 // Runs `primitive` with `args` and a scratchpad of `desc`'s size on this
-// thread's stream.
+// thread's stream. (The scratchpad is this thread's, reused: allocating
+// and zeroing a fresh one, 6-9 MB for the Winograd kernels, cost more than
+// a tenth of their time.)
 void execute(const dnnl::primitive& primitive, std::unordered_map<int, memory>& args,
              const memory::desc& scratchpad) {
-  std::vector<char> scratch(scratchpad.get_size());
-  if (!scratch.empty())
-    args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratchpad, cpu_engine(), scratch.data()));
+  thread_local AlignedBuffer scratch;
+  if (scratchpad.get_size() > 0)
+    args.emplace(DNNL_ARG_SCRATCHPAD,
+                 memory(scratchpad, cpu_engine(), scratch.reserve(scratchpad.get_size())));
   dnnl::stream& stream = thread_stream();
   primitive.execute(stream, args);
   stream.wait();
@@ -386,24 +492,23 @@ memory::desc descs_bias(const ConvGeometry& g) {
 
 // Memory of `r.to`'s layout holding `data` (of `r.from`'s): `data` itself
 // when the layouts agree, else a copy moved into `buffer`.
-memory moved_in(const Relayout& r, const float* data, std::vector<char>& buffer) {
+memory moved_in(const Relayout& r, const float* data, AlignedBuffer& buffer) {
   memory user(r.from, cpu_engine(), const_cast<float*>(data));
   if (!r.moves()) return user;
-  buffer.resize(r.to.get_size());
-  memory moved(r.to, cpu_engine(), buffer.data());
+  char* moved_data = buffer.reserve(r.to.get_size());
+  memory moved(r.to, cpu_engine(), moved_data);
   if (r.reorder)
     r.reorder->execute(thread_stream(), user, moved);
   else
-    transpose_move(r, data, reinterpret_cast<float*>(buffer.data()));
+    transpose_move(r, data, reinterpret_cast<float*>(moved_data));
   return moved;
 }
 
 // Memory of `r.from`'s layout for a primitive to write into; call moved_out
 // afterwards to land it in `out` (of `r.to`'s layout).
-memory landing(const Relayout& r, float* out, std::vector<char>& buffer) {
+memory landing(const Relayout& r, float* out, AlignedBuffer& buffer) {
   if (!r.moves()) return memory(r.to, cpu_engine(), out);
-  buffer.resize(r.from.get_size());
-  return memory(r.from, cpu_engine(), buffer.data());
+  return memory(r.from, cpu_engine(), buffer.reserve(r.from.get_size()));
 }
 void moved_out(const Relayout& r, const memory& written, float* out) {
   if (!r.moves()) return;
@@ -419,9 +524,9 @@ void moved_out(const Relayout& r, const memory& written, float* out) {
 // The blocked-layout forward of `n` samples (x, y at their first), with the
 // moves in and out.
 void blocked_forward_slice(const ConvGeometry& g, int64_t n, const float* x, const float* w,
-                           const float* b, float* y) {
-  const PreparedBlockedForward& p = prepared_blocked_forward(g, n, b != nullptr);
-  thread_local std::vector<char> x_buf, w_buf, y_buf;
+                           const float* b, float* y, bool winograd) {
+  const PreparedBlockedForward& p = prepared_blocked_forward(g, n, b != nullptr, winograd);
+  thread_local AlignedBuffer x_buf, w_buf, y_buf;
   std::unordered_map<int, memory> args;
   if (b) args.emplace(DNNL_ARG_BIAS, memory(descs_bias(g), cpu_engine(), const_cast<float*>(b)));
   args.emplace(DNNL_ARG_SRC, moved_in(p.x_in, x, x_buf));
@@ -478,18 +583,20 @@ void onednn_conv_backward(const float* grad_out, const float* x, const float* w,
   const int64_t wsize = g.O * g.K();
   const int64_t slices = in_parallel_region() ? 1 : std::min<int64_t>(g.N, get_num_threads());
   std::vector<float> partial(grad_w && slices > 1 ? static_cast<size_t>((slices - 1) * wsize) : 0);
-  const bool as_forward = grad_x && input_grad_as_forward(g);
+  const bool winograd = use_winograd(g);
+  // (Winograd's own input gradient is faster than the forward trick.)
+  const bool as_forward = grad_x && !winograd && input_grad_as_forward(g);
   std::vector<float> flipped;
   if (as_forward) flip_swap_weights(w, g, flipped);
   const ConvGeometry tg = as_forward ? input_grad_geometry(g) : g;
   for_each_slice(g.N, [&](int64_t s, int64_t n0, int64_t n) {
-    const PreparedBackward& p = prepared_backward(g, n);
+    const PreparedBackward& p = prepared_backward(g, n, winograd);
     // This thread's buffers for the moved tensors, kept between calls.
-    thread_local std::vector<char> dy_buf, w_buf, dx_buf, x_buf, dy2_buf, dw_buf;
+    thread_local AlignedBuffer dy_buf, w_buf, dx_buf, x_buf, dy2_buf, dw_buf;
     const float* dy = grad_out + n0 * out;
     memory dy_data;
     if (as_forward) {
-      blocked_forward_slice(tg, n, dy, flipped.data(), nullptr, grad_x + n0 * in);
+      blocked_forward_slice(tg, n, dy, flipped.data(), nullptr, grad_x + n0 * in, false);
     } else if (grad_x) {
       dy_data = moved_in(p.dy_for_data, dy, dy_buf);
       std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, dy_data},
@@ -523,8 +630,10 @@ void onednn_conv_forward(const float* x, const float* w, const float* b, float* 
                          const ConvGeometry& g, bool blocked) {
   const int64_t in = g.C * g.H * g.W, out = g.O * g.OH * g.OW;
   const auto& eng = cpu_engine();
+  const bool winograd = use_winograd(g);
   for_each_slice(g.N, [&](int64_t, int64_t n0, int64_t n) {
-    if (blocked) return blocked_forward_slice(g, n, x + n0 * in, w, b, y + n0 * out);
+    if (blocked || winograd)
+      return blocked_forward_slice(g, n, x + n0 * in, w, b, y + n0 * out, winograd);
     std::unordered_map<int, memory> args;
     if (b) args.emplace(DNNL_ARG_BIAS, memory(descs_bias(g), eng, const_cast<float*>(b)));
     const Prepared& p = prepared(g, n, b != nullptr);

@@ -121,6 +121,47 @@ TEST(Conv, OneDnnTrainingAgreesWithIm2col) {
   expect_close(x.grad(), x2.grad(), "input gradient, frozen weight");
 }
 
+// 3x3 stride-1 layers with channels in blocks of 16 take oneDNN's Winograd
+// kernels where the CPU has them (AVX-512); with the switch off, its direct
+// ones. Both agree with a float64 (im2col) reference, in every direction.
+TEST(Conv, WinogradLayersAgreeWithAFloat64Reference) {
+  if (!has_onednn())
+    GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
+  const std::vector<Geometry> cases{
+      {{3, 64, 8, 8}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false},
+      {{2, 16, 9, 9}, {32, 16, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1, true},  // unpadded: 7x7 out
+      {{4, 32, 7, 11}, {48, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
+  };
+  auto as_float = [](const Tensor& t) { return t.defined() ? t.to(kFloat) : Tensor(); };
+  EXPECT_TRUE(conv_winograd_enabled());
+  for (bool winograd : {true, false}) {
+    set_conv_winograd_enabled(winograd);
+    EXPECT_EQ(conv_winograd_enabled(), winograd);
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      for (const auto& g : cases) {
+        SCOPED_TRACE(::testing::Message() << "winograd " << winograd << " threads " << threads
+                                          << " x " << IntArrayRef(g.x));
+        manual_seed(5);
+        Tensor x = randn(g.x), w = randn(g.w) * 0.1, b = randn({g.w[0]});
+        Tensor gy = randn(conv2d(x, w, {}, g.stride, g.padding).sizes());
+        Result a = train(ConvTrainingPath::kOneDNN, g, x, w, b, gy);
+        Result ref = train(ConvTrainingPath::kIm2col, g, x.to(kDouble), w.to(kDouble),
+                           b.to(kDouble), gy.to(kDouble));
+        expect_close(a.y, as_float(ref.y), "output");
+        expect_close(a.gx, as_float(ref.gx), "input gradient");
+        expect_close(a.gw, as_float(ref.gw), "weight gradient");
+        expect_close(a.gb, as_float(ref.gb), "bias gradient");
+        // Inference (no gradient wanted) takes the same kernels.
+        expect_close(conv2d(x, w, g.bias ? b : Tensor(), g.stride, g.padding), as_float(ref.y),
+                     "inference output");
+      }
+    }
+  }
+  set_conv_winograd_enabled(true);
+  set_num_threads(2);
+}
+
 TEST(Conv, TrainingPathSwitch) {
   EXPECT_EQ(conv_training_path(), ConvTrainingPath::kAuto);
   set_conv_training_path(ConvTrainingPath::kIm2col);
