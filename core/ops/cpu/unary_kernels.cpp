@@ -46,6 +46,21 @@ void math_op(Elementwise& e, ScalarType t) {
   }
 }
 
+// tanh and sigmoid of float (and of half and bfloat16, computed in float)
+// through vec_math's branch-free forms, which vectorize: with the libm calls
+// the loop stayed scalar (tanh of a 28x28 image took 6.2 us, Zen 5).
+template <U op>
+void float_activation_op(Elementwise& e, ScalarType t) {
+  static_assert(op == U::tanh || op == U::sigmoid);
+  if (t == kDouble || !isFloatingType(t)) return math_op<op>(e, t);
+  BRASA_DISPATCH_FLOATING_TYPES(t, e.op(), [&] {
+    if constexpr (std::is_same_v<opmath_t<scalar_t>, float>) {
+      run<scalar_t, scalar_t>(
+          e, [](float x) { return op == U::tanh ? fast_tanh(x) : fast_sigmoid(x); });
+    }
+  });
+}
+
 // exp of n floats at byte strides s[0] (out) and s[1] (in). Every value goes
 // through exp_8, in groups of 8 (odd ones out through a small buffer), so the
 // result does not depend on layout, alignment or threads; contiguous runs
@@ -166,9 +181,9 @@ void unary_cpu(Elementwise& e, UnaryOp op, ScalarType t) {
     case U::cosh:
       return math_op<U::cosh>(e, t);
     case U::tanh:
-      return math_op<U::tanh>(e, t);
+      return float_activation_op<U::tanh>(e, t);
     case U::sigmoid:
-      return math_op<U::sigmoid>(e, t);
+      return float_activation_op<U::sigmoid>(e, t);
     case U::relu:
       return math_op<U::relu>(e, t);
     case U::erf:

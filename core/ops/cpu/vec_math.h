@@ -67,6 +67,29 @@ inline float fast_exp_nonpositive(float x) {
   return x < kMin ? 0.0f : exp_reduced(r) * exp2_int(static_cast<int32_t>(n));
 }
 
+// tanh(x) for float within 2 ulp, branch-free so that loops over it
+// vectorize: below |x| = 0.625 the odd minimax polynomial of Cephes' tanhf
+// (x + x^3 P(x^2); 1 - 2 / (e^2x + 1) would lose the small values'
+// relative precision), above it 1 - 2 / (e^2|x| + 1) with the sign put back
+// (+-1 from |x| = 9 on, where e^2|x| rounds the quotient away; inf gives +-1,
+// NaN NaN).
+inline float fast_tanh(float x) {
+  const float a = x < 0.0f ? -x : x;
+  const float s = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * s + 2.06390887954e-2f;
+  p = p * s - 5.37397155531e-2f;
+  p = p * s + 1.33314422036e-1f;
+  p = p * s - 3.33332819422e-1f;
+  const float small = x == 0.0f ? x : p * s * x + x;  // (keeps -0's sign)
+  const float big = 1.0f - 2.0f / (fast_exp(2.0f * a) + 1.0f);
+  return a < 0.625f ? small : (x < 0.0f ? -big : big);
+}
+
+// 1 / (1 + e^-x) for float, branch-free (e^-x overflows to inf for x below
+// -88.7, which gives 0; NaN stays NaN).
+inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
+
 #ifdef BRASA_VEC_EXP8
 // 1.5 * 2^23: added to x * 8/ln2, it leaves k, the nearest integer, in the
 // low mantissa bits.

@@ -34,6 +34,44 @@ TEST(VecMath, FastExpWithinTwoUlps) {
   EXPECT_TRUE(std::isnan(fast_exp(NAN)));
 }
 
+// tanh: every 256th float bit pattern up to |x| = 12 on both sides (the
+// polynomial below 0.625, the exp form above), within 2 ulps of libm in
+// double; the special values exactly.
+TEST(VecMath, FastTanhWithinTwoUlps) {
+  SKIP_WITHOUT_AVX2();
+  double worst = 0;
+  float worst_x = 0;
+  for (float sign : {-1.0f, 1.0f})
+    for (uint32_t b = std::bit_cast<uint32_t>(FLT_MIN); b <= std::bit_cast<uint32_t>(12.0f);
+         b += 256) {
+      const float x = sign * std::bit_cast<float>(b);
+      const double u = ulps(fast_tanh(x), std::tanh(double(x)));
+      if (u > worst) worst = u, worst_x = x;
+    }
+  EXPECT_LE(worst, 2.0) << "at x = " << worst_x;
+  EXPECT_EQ(fast_tanh(0.0f), 0.0f);
+  EXPECT_TRUE(std::signbit(fast_tanh(-0.0f)));
+  EXPECT_EQ(fast_tanh(1e-30f), 1e-30f);
+  EXPECT_EQ(fast_tanh(20.0f), 1.0f);
+  EXPECT_EQ(fast_tanh(-1e30f), -1.0f);
+  EXPECT_EQ(fast_tanh(INFINITY), 1.0f);
+  EXPECT_EQ(fast_tanh(-INFINITY), -1.0f);
+  EXPECT_TRUE(std::isnan(fast_tanh(NAN)));
+}
+
+TEST(VecMath, FastSigmoidWithinThreeUlps) {
+  SKIP_WITHOUT_AVX2();
+  double worst = 0;
+  for (float x = -87.0f; x <= 30.0f; x += 0.0031f)
+    worst = std::max(worst, ulps(fast_sigmoid(x), 1.0 / (1.0 + std::exp(-double(x)))));
+  EXPECT_LE(worst, 3.0);
+  EXPECT_EQ(fast_sigmoid(0.0f), 0.5f);
+  EXPECT_EQ(fast_sigmoid(100.0f), 1.0f);
+  EXPECT_EQ(fast_sigmoid(-200.0f), 0.0f);
+  EXPECT_EQ(fast_sigmoid(-INFINITY), 0.0f);
+  EXPECT_TRUE(std::isnan(fast_sigmoid(NAN)));
+}
+
 #ifdef BRASA_VEC_EXP8
 // One lane of an 8-wide exp on x in every lane.
 template <__m256 (*F)(__m256)>
