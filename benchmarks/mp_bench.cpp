@@ -5,10 +5,14 @@
 //                    mapped (measured as a round trip with a one-int reply)
 //   handoff_unshared the same for a fresh ordinary tensor (moved to shared
 //                    memory by put)
-//   share_memory     share_memory_() of a fresh ordinary tensor
+//   share_memory     share_memory_() of a fresh ordinary tensor, in a loop
+//                    (from the second on, the shared pages the previous
+//                    one freed are reused, up to BRASA_SHM_CACHE_MB)
+//   share_memory_fresh  the same with no pages to reuse (the cache emptied
+//                    before each): what the first one costs
 //   shm_pages        making as many fresh shared pages alone (the memfd
-//                    allocator, nothing copied): the kernel's cost that
-//                    share_memory_ cannot go below on this machine
+//                    allocator, nothing copied, nothing reused): the
+//                    kernel's cost that share_memory_fresh cannot go below
 #include <brasa/torch.h>
 #include <brasa/util/cli.h>
 
@@ -55,7 +59,7 @@ int main(int argc, char** argv) {
     const int reps = mib >= 1024 ? 3 : 10;
     Tensor shared = ones({n});
     shared.share_memory_();
-    std::vector<double> handoff, unshared, share, pages;
+    std::vector<double> handoff, unshared, share, share_fresh, pages;
     for (int r = 0; r < reps + 1; ++r) {
       double t0 = now_ms();
       to_child.put(IValue(shared));
@@ -75,8 +79,16 @@ int main(int argc, char** argv) {
       fresh.share_memory_();
       share.push_back(now_ms() - t0);
     }
+    for (int r = 0; r < reps; ++r) {
+      Tensor fresh = ones({n});
+      release_cached_shared_memory();
+      double t0 = now_ms();
+      fresh.share_memory_();
+      share_fresh.push_back(now_ms() - t0);
+    }
     const int64_t bytes = n * 4;
     for (int r = 0; r < reps; ++r) {
+      release_cached_shared_memory();
       double t0 = now_ms();
       DataPtr fresh = memfd_allocator()->allocate(static_cast<size_t>(bytes));
       pages.push_back(now_ms() - t0);
@@ -85,6 +97,8 @@ int main(int argc, char** argv) {
     std::printf("result brasa handoff_unshared %ld %.3f\n", static_cast<long>(bytes),
                 best(unshared));
     std::printf("result brasa share_memory %ld %.3f\n", static_cast<long>(bytes), best(share));
+    std::printf("result brasa share_memory_fresh %ld %.3f\n", static_cast<long>(bytes),
+                best(share_fresh));
     std::printf("result brasa shm_pages %ld %.3f\n", static_cast<long>(bytes), best(pages));
     std::fflush(stdout);
   }

@@ -22,11 +22,17 @@ Allocator* shared_memory_allocator();
 void set_shared_memory_allocator(Allocator* allocator);
 
 // Born-shareable storages: CPU allocations of at least `min_bytes` come from
-// memfd memory (not cached for reuse, no transparent huge pages), so that
-// share_memory_() on them moves nothing; 0 turns it off (the default; the
-// environment variable BRASA_SHAREABLE_CPU_MB sets it at start-up).
+// memfd memory (no transparent huge pages), so that share_memory_() on them
+// moves nothing; 0 turns it off (the default; the environment variable
+// BRASA_SHAREABLE_CPU_MB sets it at start-up).
 void set_shareable_cpu_allocations(size_t min_bytes);
 size_t shareable_cpu_allocations();
+
+// Shared memory this process made and never handed to another process
+// (exported, or present at a fork) is kept after free for reuse, up to
+// BRASA_SHM_CACHE_MB (default 512) MiB; this gives it back to the kernel.
+void release_cached_shared_memory();
+size_t cached_shared_memory();
 
 // Refuses (brasa::Error) a shared allocation larger than what the memory
 // cgroup or the machine has left: the kernel would OOM-kill the process

@@ -61,6 +61,81 @@ TEST(SharedMemory, LargeAllocationsCanBeBornShareable) {
   EXPECT_FALSE(zeros({1 << 18}).is_shared());  // off again
 }
 
+// Shared memory that never left the process is reused after free (no new
+// pages); memory another process may map (exported, or alive at a fork)
+// never is.
+TEST(SharedMemory, FreedBlocksAreReusedOnlyWhenNoOtherProcessCanMapThem) {
+  release_cached_shared_memory();
+  EXPECT_EQ(cached_shared_memory(), 0u);
+  const int64_t n = 1 << 18;  // 1 MiB of floats
+  const void* first = nullptr;
+  {
+    Tensor a = full({n}, 3.0f);
+    first = a.share_memory_().data_ptr();
+  }
+  EXPECT_EQ(cached_shared_memory(), size_t{1} << 20);
+  Tensor b = arange(n, TensorOptions().dtype(kFloat));
+  b.share_memory_();
+  EXPECT_EQ(b.data_ptr(), first);  // the same pages, b's values copied in
+  EXPECT_EQ(cached_shared_memory(), 0u);
+  EXPECT_EQ(b[n - 1].item<double>(), double(n - 1));
+  EXPECT_EQ(b.sum().item<double>(), double(n) * (n - 1) / 2);
+  // A slightly smaller request takes the block too; a much smaller one does not.
+  b = Tensor();
+  Tensor c = zeros({n - 1000}).share_memory_();
+  EXPECT_EQ(c.data_ptr(), first);
+  c = Tensor();
+  Tensor tiny = zeros({1000}).share_memory_();
+  EXPECT_NE(tiny.data_ptr(), first);
+  EXPECT_EQ(cached_shared_memory(), size_t{1} << 20);
+  release_cached_shared_memory();
+  EXPECT_EQ(cached_shared_memory(), 0u);
+
+  // Exported (its descriptor sent to a child): not kept.
+  {
+    Tensor sent = zeros({n}).share_memory_();
+    mp::Queue q;
+    q.put(IValue(sent));
+    mp::spawn([&](int) { q.get().toTensor().fill_(1); }, 1);
+    EXPECT_EQ(sent.sum().item<double>(), double(n));
+  }
+  EXPECT_EQ(cached_shared_memory(), 0u);
+  // Alive when the process forked (the child maps it too): not kept.
+  {
+    Tensor inherited = zeros({n}).share_memory_();
+    mp::spawn([&](int) { inherited.fill_(2); }, 1);
+    EXPECT_EQ(inherited.sum().item<double>(), 2.0 * n);
+  }
+  EXPECT_EQ(cached_shared_memory(), 0u);
+  // Made after the fork: kept again.
+  zeros({n}).share_memory_();
+  EXPECT_EQ(cached_shared_memory(), size_t{1} << 20);
+  release_cached_shared_memory();
+}
+
+// A child never gets the parent's free blocks: what each process makes after
+// the fork is its own.
+TEST(SharedMemory, AChildDoesNotReuseTheParentsFreeBlocks) {
+  release_cached_shared_memory();
+  const int64_t n = 1 << 18;
+  zeros({n}).share_memory_();  // freed: kept by the parent
+  ASSERT_EQ(cached_shared_memory(), size_t{1} << 20);
+  Tensor out = zeros({2}).share_memory_();
+  mp::spawn(
+      [&](int) {
+        out[0].fill_(static_cast<double>(cached_shared_memory()));
+        Tensor mine = full({n}, 7.0f).share_memory_();
+        out[1].fill_(mine.sum().item<double>());
+      },
+      1);
+  EXPECT_EQ(out[0].item<double>(), 0.0);  // the child started with an empty pool
+  EXPECT_EQ(out[1].item<double>(), 7.0 * n);
+  Tensor parent_again =
+      full({n}, 1.0f).share_memory_();  // the parent's block, untouched by the child
+  EXPECT_EQ(parent_again.sum().item<double>(), double(n));
+  release_cached_shared_memory();
+}
+
 TEST(SharedMemory, ChildWritesThroughForkAreVisible) {
   Tensor x = zeros({4, 3});
   x.share_memory_();
