@@ -66,6 +66,9 @@ class SharedBlockPool {
   }
   uint64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
 
+  // A pooled block for `nbytes`, or null. (The epoch is read under the
+  // lock, which a fork takes too: a fork after this makes the block
+  // unreusable, one before it dropped the block from the child.)
   MemfdBlock* take(size_t nbytes) {
     const size_t size = rounded(nbytes);
     std::lock_guard<std::mutex> g(mu_);
@@ -74,14 +77,15 @@ class SharedBlockPool {
     MemfdBlock* b = it->second;
     free_.erase(it);
     cached_ -= b->nbytes;
+    b->fork_epoch = epoch();
     return b;
   }
   // Keeps `b` if it may be reused and there is room; false: the caller frees it.
   bool keep(MemfdBlock* b) {
-    if (!b->made_here || b->exported || b->fork_epoch != epoch() || b->on_release || b->nbytes == 0)
-      return false;
+    if (!b->made_here || b->exported || b->on_release || b->nbytes == 0) return false;
     std::lock_guard<std::mutex> g(mu_);
-    if (cached_ + b->nbytes > limit_ || free_.size() >= kMaxBlocks) return false;
+    if (b->fork_epoch != epoch() || cached_ + b->nbytes > limit_ || free_.size() >= kMaxBlocks)
+      return false;
     free_.emplace(b->nbytes, b);
     cached_ += b->nbytes;
     return true;
@@ -282,12 +286,12 @@ void parallel_copy(char* dst, const char* src, size_t n) {
 DataPtr make_memfd(size_t nbytes, const void* src) {
   SharedBlockPool& pool = SharedBlockPool::instance();
   if (MemfdBlock* b = pool.take(nbytes)) {
-    b->fork_epoch = pool.epoch();
     DataPtr d(b->ptr, b, free_memfd, Device(kCPU), AllocationKind::Memfd);
     if (src) parallel_copy(static_cast<char*>(b->ptr), static_cast<const char*>(src), nbytes);
     return d;
   }
   const size_t size = nbytes > 0 ? SharedBlockPool::rounded(nbytes) : 0;
+  const uint64_t epoch = pool.epoch();  // before the mapping exists: a fork from here on shares it
   check_shared_memory_room(size);
   int fd = memfd_create("brasa-shared", MFD_CLOEXEC);
   if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
@@ -314,7 +318,7 @@ DataPtr make_memfd(size_t nbytes, const void* src) {
   fill_memfd(d, size, nbytes, src);  // on error, `d` unmaps and closes
   auto* block = static_cast<MemfdBlock*>(d.context());
   block->made_here = true;
-  block->fork_epoch = pool.epoch();
+  block->fork_epoch = epoch;
   return d;
 }
 

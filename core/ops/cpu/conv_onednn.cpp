@@ -259,7 +259,7 @@ struct Relayout {
           {16, memory::desc(dims, f32, memory::format_tag::nChw16c)},
           {8, memory::desc(dims, f32, memory::format_tag::nChw8c)}};
       for (const auto& [channels, layout] : blocked) {
-        if (dims[1] % channels != 0) continue;  // (a partial block is padded)
+        if (channels == 0 || dims[1] % channels != 0) continue;  // (a partial block is padded)
         if (f == nchw && t == layout) transpose = Transpose::kToNhwc;
         if (f == layout && t == nchw) transpose = Transpose::kToNchw;
         if (transpose != Transpose::kNone) {
