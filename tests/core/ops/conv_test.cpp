@@ -52,6 +52,13 @@ const std::vector<Geometry> kCases{
     // dilated kernel, which keeps oneDNN's backward-data kernel.
     {{2, 16, 9, 7}, {32, 16, 3, 2}, {1, 1}, {2, 0}, {2, 3}, 1, true},
     {{2, 16, 6, 6}, {16, 16, 3, 3}, {1, 1}, {3, 3}, {1, 1}, 1, false},
+    // Grouped and depthwise layers with outputs of 7x7 or more, which take
+    // oneDNN's blocked kernels: depthwise (stride 1 and 2), channel
+    // multiplier 2, groups of 6 channels (not a whole block of 8 or 16).
+    {{4, 32, 12, 12}, {32, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 32, true},
+    {{2, 16, 15, 15}, {16, 1, 3, 3}, {2, 2}, {1, 1}, {1, 1}, 16, false},
+    {{2, 8, 9, 9}, {16, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 8, true},
+    {{3, 24, 10, 10}, {48, 6, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 4, true},
 };
 
 TEST(Conv, OneDnnForwardAgreesWithIm2col) {
