@@ -1,3 +1,4 @@
+#include <brasa/tensor/free_blocks.h>
 #include <brasa/tensor/shared_memory.h>
 #include <brasa/tensor/tensor.h>
 #include <brasa/util/parallel.h>
@@ -15,7 +16,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <mutex>
 #include <string>
 
@@ -70,44 +70,36 @@ class SharedBlockPool {
   // lock, which a fork takes too: a fork after this makes the block
   // unreusable, one before it dropped the block from the child.)
   MemfdBlock* take(size_t nbytes) {
-    const size_t size = rounded(nbytes);
     std::lock_guard<std::mutex> g(mu_);
-    auto it = free_.lower_bound(size);
-    if (it == free_.end() || it->first > size + size / 4) return nullptr;
-    MemfdBlock* b = it->second;
-    free_.erase(it);
-    cached_ -= b->nbytes;
-    b->fork_epoch = epoch();
+    MemfdBlock* b = free_.take(rounded(nbytes));
+    if (b) b->fork_epoch = epoch();
     return b;
   }
   // Keeps `b` if it may be reused and there is room; false: the caller frees it.
   bool keep(MemfdBlock* b) {
     if (!b->made_here || b->exported || b->on_release || b->nbytes == 0) return false;
     std::lock_guard<std::mutex> g(mu_);
-    if (b->fork_epoch != epoch() || cached_ + b->nbytes > limit_ || free_.size() >= kMaxBlocks)
-      return false;
-    free_.emplace(b->nbytes, b);
-    cached_ += b->nbytes;
-    return true;
+    return b->fork_epoch == epoch() && free_.put(b->nbytes, b);
   }
   void release_all() {
-    std::multimap<size_t, MemfdBlock*> blocks;
+    std::vector<MemfdBlock*> drop;
     {
       std::lock_guard<std::mutex> g(mu_);
-      blocks.swap(free_);
-      cached_ = 0;
+      drop = free_.take_all();
     }
-    for (auto& [size, b] : blocks) unmap_and_close(b);
+    for (MemfdBlock* b : drop) unmap_and_close(b);
   }
   size_t cached_bytes() {
     std::lock_guard<std::mutex> g(mu_);
-    return cached_;
+    return free_.bytes();
   }
 
  private:
-  SharedBlockPool() {
+  static size_t limit_from_environment() {
     const char* env = std::getenv("BRASA_SHM_CACHE_MB");
-    limit_ = (env ? std::strtoull(env, nullptr, 10) : 512) << 20;
+    return (env ? std::strtoull(env, nullptr, 10) : 512) << 20;
+  }
+  SharedBlockPool() : free_(limit_from_environment(), kMaxBlocks) {
     // Across a fork the lock is held, so that the child gets the pool in a
     // consistent state; both sides then start a new epoch, and the child
     // drops its copies of the free blocks (the parent may hand them out).
@@ -119,15 +111,12 @@ class SharedBlockPool {
                    [] {
                      SharedBlockPool& p = instance();
                      p.epoch_.fetch_add(1);
-                     for (auto& [size, b] : p.free_) unmap_and_close(b);
-                     p.free_.clear();
-                     p.cached_ = 0;
+                     for (MemfdBlock* b : p.free_.take_all()) unmap_and_close(b);
                      p.mu_.unlock();
                    });
   }
   std::mutex mu_;
-  std::multimap<size_t, MemfdBlock*> free_;
-  size_t cached_ = 0, limit_ = 0;
+  detail::FreeBlocks<MemfdBlock> free_;
   std::atomic<uint64_t> epoch_{0};
 };
 

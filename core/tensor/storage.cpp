@@ -1,5 +1,6 @@
 #include <brasa/device/device_runtime.h>
 #include <brasa/tensor/device.h>
+#include <brasa/tensor/free_blocks.h>
 #include <brasa/tensor/scalar.h>
 #include <brasa/tensor/shared_memory.h>
 #include <brasa/tensor/storage.h>
@@ -12,7 +13,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <mutex>
 
 namespace brasa {
@@ -39,9 +39,7 @@ struct LargeBlock {
 
 class LargeBlockCache {
  public:
-  LargeBlockCache() {
-    const char* env = std::getenv("BRASA_CPU_CACHE_MB");
-    limit_ = (env ? std::strtoull(env, nullptr, 10) : 2048) << 20;
+  LargeBlockCache() : free_(limit_from_environment()) {
     pthread_atfork(nullptr, nullptr, [] { new (&instance().mu_) std::mutex(); });
   }
   static LargeBlockCache& instance() {
@@ -55,13 +53,7 @@ class LargeBlockCache {
     size_t size = (nbytes + step - 1) / step * step;
     {
       std::lock_guard<std::mutex> g(mu_);
-      auto it = free_.lower_bound(size);
-      if (it != free_.end() && it->first <= size + size / 4) {
-        LargeBlock* b = it->second;
-        free_.erase(it);
-        cached_ -= b->size;
-        return b;
-      }
+      if (LargeBlock* b = free_.take(size)) return b;
     }
     const size_t align = huge ? kHugePage : 4096;
     void* p = std::aligned_alloc(align, size);
@@ -76,36 +68,34 @@ class LargeBlockCache {
   void give_back(LargeBlock* b) {
     {
       std::lock_guard<std::mutex> g(mu_);
-      if (cached_ + b->size <= limit_) {
-        free_.emplace(b->size, b);
-        cached_ += b->size;
-        return;
-      }
+      if (free_.put(b->size, b)) return;
     }
     std::free(b->ptr);
     delete b;
   }
   void release_all() {
-    std::multimap<size_t, LargeBlock*> drop;
+    std::vector<LargeBlock*> drop;
     {
       std::lock_guard<std::mutex> g(mu_);
-      drop.swap(free_);
-      cached_ = 0;
+      drop = free_.take_all();
     }
-    for (auto& [size, b] : drop) {
+    for (LargeBlock* b : drop) {
       std::free(b->ptr);
       delete b;
     }
   }
   size_t cached_bytes() {
     std::lock_guard<std::mutex> g(mu_);
-    return cached_;
+    return free_.bytes();
   }
 
  private:
+  static size_t limit_from_environment() {
+    const char* env = std::getenv("BRASA_CPU_CACHE_MB");
+    return (env ? std::strtoull(env, nullptr, 10) : 2048) << 20;
+  }
   std::mutex mu_;
-  std::multimap<size_t, LargeBlock*> free_;
-  size_t cached_ = 0, limit_ = 0;
+  detail::FreeBlocks<LargeBlock> free_;
 };
 
 void free_large(void* ctx) { LargeBlockCache::instance().give_back(static_cast<LargeBlock*>(ctx)); }
