@@ -79,5 +79,7 @@ inline std::function<variable_list()> in2(std::function<Tensor()> f, std::functi
 
 // The entries of the ops added for libtorch programs (gradcheck_table_libtorch.cpp).
 void add_libtorch_port_entries(std::vector<OpCase>& t);
+// The entries of convolution, pooling and nn::functional (gradcheck_table_nn.cpp).
+void add_nn_entries(std::vector<OpCase>& t);
 
 }  // namespace brasa
