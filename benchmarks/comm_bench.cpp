@@ -225,7 +225,8 @@ void run_gloo() {
   pg.barrier()->wait();
 }
 
-void run_shm() {
+// `only`: run the cases whose "op:bytes" name contains it (all when empty).
+void run_shm(const std::string& only) {
   auto mpi = dist::ProcessGroupMPI::create();  // MPI for the raw side (and the rendezvous)
   auto r = dist::rendezvous("env://");
   dist::ProcessGroupShm pg(std::make_shared<dist::PrefixStore>("shm", r.store), r.rank,
@@ -254,6 +255,7 @@ void run_shm() {
                                    {"allreduce-shared", 16u << 20},
                                    {"allreduce-shared", 64u << 20}};
   for (const auto& c : cases) {
+    if ((c.op + ":" + std::to_string(c.bytes)).find(only) == std::string::npos) continue;
     const int64_t n = static_cast<int64_t>(c.bytes / 4);
     brasa::Tensor mpi_buf = brasa::ones({n}), gloo_buf = brasa::ones({n}),
                   shm_buf = brasa::ones({n});
@@ -314,18 +316,20 @@ void run_shm() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string backend = "mpi";
+  std::string backend = "mpi", only;
   brasa::cli::Parser("comm_bench",
                      "Brasa's process groups against raw MPI or Gloo calls, 2 ranks (under mpirun "
                      "for mpi and shm, brasarun for gloo).")
       .positional("BACKEND", &backend, "the backend (default mpi)", {"mpi", "gloo", "shm"})
+      .option("--only", &only,
+              "shm: only the cases whose op:bytes contains this (allreduce:4194304)")
       .parse_or_exit(argc, argv);
   if (backend == "mpi") {
     run_mpi();
   } else if (backend == "gloo") {
     run_gloo();
   } else if (backend == "shm") {
-    run_shm();
+    run_shm(only);
   } else {
     std::fprintf(stderr, "usage: comm_bench mpi|gloo\n");
     return 2;

@@ -34,10 +34,12 @@ constexpr int64_t kCrossMemoryBytes = 64 << 10;
 constexpr size_t kPieceBytes = 128 << 10;
 // The piece when some peer's tensor is private: each piece costs a
 // process_vm_readv and a process_vm_writev per peer, and their fixed cost
-// (pinning the pages) dominated 128 KiB pieces. Private 4 MiB allreduces
-// went 0.59x -> 0.76x MPI's bandwidth and 16 MiB 1.0x -> 1.35x with 2 MiB
-// pieces (2 Zen 5 cores); mapped tensors stay fastest with 128 KiB.
-constexpr size_t kCrossMemoryPieceBytes = 2 << 20;
+// (pinning the pages) dominated 128 KiB pieces, while pieces larger than L2
+// leave the reduction to read what the kernel copied from L3. On 2 Zen 5
+// cores, once the reduction was vectorized (SumArraysKernel), 512 KiB pieces
+// took a private 16 MiB allreduce from 1.13 ms (2 MiB pieces) to 0.76 ms and
+// 128 KiB ones 0.92 ms; 1 and 4 MiB did not move.
+constexpr size_t kCrossMemoryPieceBytes = 512 << 10;
 
 // Bytes [at, at + bytes) of the tensor peer p published this round: in
 // place when it is mapped here, else read into `scratch`.

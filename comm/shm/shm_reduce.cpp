@@ -1,5 +1,7 @@
 #include "shm_reduce.h"
 
+#include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/reduction.h>
 #include <brasa/tensor/half.h>
 #include <brasa/util/error.h>
 
@@ -110,6 +112,11 @@ void reduce_typed(void* out_raw, const void* const* inputs, int count, int64_t n
 void reduce_into(void* out, const void* const* inputs, int count, int64_t n, ScalarType dtype,
                  ReduceOp op) {
   if (n <= 0 || count <= 0) return;
+  // Float sums (gradients) take the core's vectorized kernel.
+  if ((dtype == ScalarType::Float || dtype == ScalarType::Double) &&
+      (op == ReduceOp::SUM || op == ReduceOp::AVG)) {
+    return kernel<SumArraysKernel>(kCPU)(out, inputs, count, n, dtype, op == ReduceOp::AVG);
+  }
   switch (dtype) {
     case ScalarType::Float:
       return reduce_typed<float>(out, inputs, count, n, op, false);

@@ -379,10 +379,67 @@ void map_rows_cpu(const Tensor& in, const Tensor& out, int64_t K, int64_t R, Row
 
 }  // namespace
 
+namespace {
+
+// Blocks of this many elements are summed in a local array that stays in L1:
+// every input is read once, in order, and `out` may alias any of them.
+constexpr int64_t kSumArraysBlock = 1024;
+
+template <class T>
+void sum_arrays_typed(T* out, const void* const* inputs, int count, int64_t n, bool average) {
+  const T* a = static_cast<const T*>(inputs[0]);
+  if (count == 1) {  // an average of one is the value itself
+    if (out != a) std::memmove(out, a, static_cast<size_t>(n) * sizeof(T));
+    return;
+  }
+  if (count == 2 && !average) {
+    // The common case (two ranks): one elementwise pass. The in-place forms
+    // are spelled out so that the compiler sees the aliasing and vectorizes.
+    const T* b = static_cast<const T*>(inputs[1]);
+    if (out == a) {
+      for (int64_t i = 0; i < n; ++i) out[i] += b[i];
+    } else if (out == b) {
+      for (int64_t i = 0; i < n; ++i) out[i] = a[i] + out[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+    }
+    return;
+  }
+  T acc[kSumArraysBlock];
+  for (int64_t start = 0; start < n; start += kSumArraysBlock) {
+    const int64_t m = std::min(kSumArraysBlock, n - start);
+    for (int64_t i = 0; i < m; ++i) acc[i] = a[start + i];
+    for (int k = 1; k < count; ++k) {
+      const T* in = static_cast<const T*>(inputs[k]) + start;
+      for (int64_t i = 0; i < m; ++i) acc[i] += in[i];
+    }
+    if (average) {
+      const T divisor = static_cast<T>(count);
+      for (int64_t i = 0; i < m; ++i) acc[i] /= divisor;
+    }
+    std::memcpy(out + start, acc, static_cast<size_t>(m) * sizeof(T));
+  }
+}
+
+void sum_arrays_cpu(void* out, const void* const* inputs, int count, int64_t n, ScalarType t,
+                    bool average) {
+  BRASA_CHECK(count >= 1 && n >= 0, "sum of arrays: needs at least one input and n >= 0, got ",
+              count, " inputs of ", n, " elements");
+  if (n == 0) return;
+  if (t == ScalarType::Float)
+    return sum_arrays_typed(static_cast<float*>(out), inputs, count, n, average);
+  if (t == ScalarType::Double)
+    return sum_arrays_typed(static_cast<double*>(out), inputs, count, n, average);
+  BRASA_ERROR("sum of arrays: expected float or double elements, got ", toString(t));
+}
+
+}  // namespace
+
 void register_reduction_kernels() {
   register_kernel<ReduceRowsKernel>(kCPU, reduce_rows_cpu);
   register_kernel<ArgExtremeKernel>(kCPU, arg_extreme_cpu);
   register_kernel<MapRowsKernel>(kCPU, map_rows_cpu);
+  register_kernel<SumArraysKernel>(kCPU, sum_arrays_cpu);
 }
 
 }  // namespace BRASA_CPU_VARIANT

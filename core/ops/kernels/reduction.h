@@ -31,6 +31,15 @@ struct ReduceRowsKernel {
   using Fn = void (*)(const RowPlan& plan, const Tensor& out, RowReduction op,
                       const ReduceOptions& options);
 };
+// out[i] = in_0[i] + in_1[i] + ... + in_{count-1}[i] (in that order) over n
+// contiguous float or double elements, divided by count when `average`; out
+// may be one of the inputs. The shared-memory collectives reduce with it
+// (comm/shm), so the sum runs at the processor's vector width.
+struct SumArraysKernel {
+  static constexpr const char* name = "sum of arrays";
+  using Fn = void (*)(void* out, const void* const* inputs, int count, int64_t n, ScalarType t,
+                      bool average);
+};
 // Values and int64 indices of each row's max (or min); the first NaN wins.
 struct ArgExtremeKernel {
   static constexpr const char* name = "max/min along a dim";

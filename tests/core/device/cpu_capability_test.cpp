@@ -241,6 +241,58 @@ TEST(CpuCapability, TheBestVariantIsTheDefaultChoice) {
   EXPECT_EQ(cpu_capability(), best_cpu_capability());
 }
 
+// SumArraysKernel (the shm collectives' reduction) against a double
+// reference in every variant: 1, 2 and 3 inputs, the output being each of
+// them or none, averages, lengths off the vector width and the block.
+template <class T>
+void check_sum_arrays(const char* variant) {
+  const auto sum = kernel<SumArraysKernel>(kCPU);
+  const ScalarType t = std::is_same_v<T, float> ? kFloat : kDouble;
+  for (int64_t n : {int64_t{1}, int64_t{37}, int64_t{2500}}) {
+    for (int count : {1, 2, 3}) {
+      for (int out_is = -1; out_is < count; ++out_is) {
+        for (bool average : {false, true}) {
+          SCOPED_TRACE(::testing::Message()
+                       << variant << " n " << n << " count " << count << " out is input " << out_is
+                       << " average " << average);
+          std::vector<std::vector<T>> in(static_cast<size_t>(count));
+          std::vector<double> want(static_cast<size_t>(n), 0.0);
+          for (int k = 0; k < count; ++k)
+            for (int64_t i = 0; i < n; ++i) {
+              const T v = static_cast<T>(0.25 * (k + 1) + 0.5 * static_cast<double>(i % 17));
+              in[static_cast<size_t>(k)].push_back(v);
+              want[static_cast<size_t>(i)] += v;
+            }
+          std::vector<T> separate(static_cast<size_t>(n), T(-1));
+          std::vector<const void*> ptrs;
+          for (const auto& v : in) ptrs.push_back(v.data());
+          T* out = out_is < 0 ? separate.data() : in[static_cast<size_t>(out_is)].data();
+          sum(out, ptrs.data(), count, n, t, average);
+          for (int64_t i = 0; i < n; ++i) {
+            const double w =
+                average ? want[static_cast<size_t>(i)] / count : want[static_cast<size_t>(i)];
+            ASSERT_NEAR(static_cast<double>(out[i]), w, 1e-5 * std::abs(w)) << "element " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuCapability, SumArraysMatchesAReferenceInEveryVariant) {
+  CapabilityGuard guard;
+  for (CpuCapability c : {CpuCapability::kDefault, CpuCapability::kAvx2, CpuCapability::kAvx512}) {
+    if (static_cast<int>(c) > static_cast<int>(best_cpu_capability())) continue;
+    detail::use_cpu_capability(c);
+    check_sum_arrays<float>(cpu_capability_name(c));
+    check_sum_arrays<double>(cpu_capability_name(c));
+  }
+  float x = 1;
+  const void* in[] = {&x};
+  EXPECT_ERROR("sum of arrays: expected float or double elements, got Int",
+               kernel<SumArraysKernel>(kCPU)(&x, in, 1, 1, kInt, false));
+}
+
 TEST(CpuCapability, TheEnvironmentSwitchIsChecked) {
   const char* env = std::getenv("BRASA_CPU_CAPABILITY");
   const std::string saved = env ? env : "";
