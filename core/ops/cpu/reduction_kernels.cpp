@@ -392,16 +392,29 @@ void sum_arrays_typed(T* out, const void* const* inputs, int count, int64_t n, b
     if (out != a) std::memmove(out, a, static_cast<size_t>(n) * sizeof(T));
     return;
   }
-  if (count == 2 && !average) {
+  // An average divides by count; by a power of two that is a multiplication
+  // by its exact inverse, several times cheaper than a vector division (it
+  // doubled a 2 MiB allreduce's time).
+  const bool exact_inverse = (count & (count - 1)) == 0;
+  const T inverse = T(1) / static_cast<T>(count), divisor = static_cast<T>(count);
+  if (count == 2) {
     // The common case (two ranks): one elementwise pass. The in-place forms
     // are spelled out so that the compiler sees the aliasing and vectorizes.
     const T* b = static_cast<const T*>(inputs[1]);
-    if (out == a) {
-      for (int64_t i = 0; i < n; ++i) out[i] += b[i];
+    if (!average) {
+      if (out == a) {
+        for (int64_t i = 0; i < n; ++i) out[i] += b[i];
+      } else if (out == b) {
+        for (int64_t i = 0; i < n; ++i) out[i] = a[i] + out[i];
+      } else {
+        for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+      }
+    } else if (out == a) {
+      for (int64_t i = 0; i < n; ++i) out[i] = (out[i] + b[i]) * inverse;
     } else if (out == b) {
-      for (int64_t i = 0; i < n; ++i) out[i] = a[i] + out[i];
+      for (int64_t i = 0; i < n; ++i) out[i] = (a[i] + out[i]) * inverse;
     } else {
-      for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+      for (int64_t i = 0; i < n; ++i) out[i] = (a[i] + b[i]) * inverse;
     }
     return;
   }
@@ -413,8 +426,9 @@ void sum_arrays_typed(T* out, const void* const* inputs, int count, int64_t n, b
       const T* in = static_cast<const T*>(inputs[k]) + start;
       for (int64_t i = 0; i < m; ++i) acc[i] += in[i];
     }
-    if (average) {
-      const T divisor = static_cast<T>(count);
+    if (average && exact_inverse) {
+      for (int64_t i = 0; i < m; ++i) acc[i] *= inverse;
+    } else if (average) {
       for (int64_t i = 0; i < m; ++i) acc[i] /= divisor;
     }
     std::memcpy(out + start, acc, static_cast<size_t>(m) * sizeof(T));
