@@ -10,10 +10,14 @@
 // MODEL: mlp (784-512-256-10, batch 128 per rank) or cnn (the main job's
 // CNN, batch 64 per rank); SGD steps on fixed random data. Rank 0 prints
 //   result brasa single MODEL - - SAMPLES_PER_S
-//   result brasa ddp MODEL BACKEND BUCKET_MB SAMPLES_PER_S  (global)
+//   result brasa ddp MODEL BACKEND BUCKET_MB SAMPLES_PER_S  (global; BACKEND-view
+//          with gradient_as_bucket_view)
 //   detail brasa MODEL BACKEND BUCKET_MB nosync_samples_per_s S backward_sync_ms B1
 //   backward_nosync_ms B2
-//          comm_alone_ms C exposed_fraction (B1-B2)/C buckets N
+//          comm_alone_ms C exposed_fraction (B1-B2)/C buckets N backward_nosync_waited_ms B3
+//          exposed_beyond_skew_fraction (B1-B3)/C
+//   (B3: under no_sync, then a barrier: the wait for the slower rank that a
+//   synchronized backward contains whatever the communication costs)
 // Times are the medians of several timed windows.
 
 #include <brasa/torch.h>
@@ -140,8 +144,11 @@ int run_ddp(const std::string& model, const std::string& backend, double bucket_
       },
       7, steps);
 
-  // Backward alone, synchronized and under no_sync.
-  auto backward_time = [&](bool sync) {
+  // Backward alone, synchronized and under no_sync. A synchronized backward
+  // ends when the slower rank's gradients are reduced: it includes waiting
+  // for that rank. `waited` adds a barrier after the unsynchronized one, so
+  // that the difference is what communication adds beyond the ranks' skew.
+  auto backward_time = [&](bool sync, bool waited) {
     std::vector<double> per;
     for (int i = 0; i < 5 * steps; ++i) {
       opt.zero_grad();
@@ -152,35 +159,53 @@ int run_ddp(const std::string& model, const std::string& backend, double bucket_
       dist::barrier();  // start together
       double t0 = now_s();
       loss.backward();
+      if (waited) dist::barrier();
       per.push_back(now_s() - t0);
     }
     return median(per);
   };
-  const double bwd_sync = backward_time(true);
-  const double bwd_nosync = backward_time(false);
+  const double bwd_sync = backward_time(true, false);
+  const double bwd_nosync = backward_time(false, false);
+  const double bwd_nosync_waited = backward_time(false, true);
 
-  // The same allreduces, alone (what DDP does per bucket: divide, allreduce).
+  // The same allreduces, alone, on the same kind of buffer: what DDP does per
+  // bucket (divide, allreduce; the shm backend averages in its one pass over
+  // buckets in shared memory).
   auto stats = ddp->stats();
   std::vector<Tensor> buckets;
-  for (int64_t bytes : stats.bucket_sizes) buckets.push_back(ones({bytes / 4}));
+  for (int64_t bytes : stats.bucket_sizes) {
+    buckets.push_back(ones({bytes / 4}));
+    if (backend == "shm") buckets.back().share_memory_();
+  }
+  dist::AllreduceOptions average;
+  average.reduceOp = dist::ReduceOp::AVG;
   const double comm = time_steps(
       [&] {
         for (Tensor& b : buckets) {
-          b.div_(world);
-          dist::all_reduce(b);
+          if (backend == "shm") {
+            std::vector<Tensor> ts{b};
+            dist::default_group()->allreduce(ts, average)->wait();
+          } else {
+            b.div_(world);
+            dist::all_reduce(b);
+          }
         }
       },
       7, steps);
+  // gradient_as_bucket_view runs are labelled BACKEND-view.
+  const std::string label = view ? backend + "-view" : backend;
   if (rank == 0) {
-    std::printf("result brasa ddp %s %s %g %.1f\n", model.c_str(), backend.c_str(), bucket_mb,
+    std::printf("result brasa ddp %s %s %g %.1f\n", model.c_str(), label.c_str(), bucket_mb,
                 world * d.batch / t_step);
     std::printf(
         "detail brasa %s %s %g nosync_samples_per_s %.1f backward_sync_ms %.3f "
-        "backward_nosync_ms %.3f comm_alone_ms %.3f exposed_fraction %.3f buckets %zu\n",
-        model.c_str(), backend.c_str(), bucket_mb, world * d.batch / t_nosync, bwd_sync * 1e3,
-        bwd_nosync * 1e3, comm * 1e3, (bwd_sync - bwd_nosync) / comm, buckets.size());
+        "backward_nosync_ms %.3f comm_alone_ms %.3f exposed_fraction %.3f buckets %zu "
+        "backward_nosync_waited_ms %.3f exposed_beyond_skew_fraction %.3f\n",
+        model.c_str(), label.c_str(), bucket_mb, world * d.batch / t_nosync, bwd_sync * 1e3,
+        bwd_nosync * 1e3, comm * 1e3, (bwd_sync - bwd_nosync) / comm, buckets.size(),
+        bwd_nosync_waited * 1e3, (bwd_sync - bwd_nosync_waited) / comm);
     // What DDP itself measured per bucket (launch to completion, in DDP's steps).
-    std::printf("buckets brasa %s %s %g:", model.c_str(), backend.c_str(), bucket_mb);
+    std::printf("buckets brasa %s %s %g:", model.c_str(), label.c_str(), bucket_mb);
     for (size_t b = 0; b < stats.bucket_sizes.size(); ++b)
       std::printf(" %lld bytes %.3f ms;", static_cast<long long>(stats.bucket_sizes[b]),
                   stats.avg_bucket_comm_time_ms[b]);
