@@ -142,6 +142,64 @@ void scatter_cpu(const Tensor& self, int64_t d, const Tensor& index, const Tenso
               " is out of bounds for dimension ", d, " with size ", size);
 }
 
+// The largest of n indices taken as unsigned (a negative one is huge): below
+// `size` exactly when all are in [0, size). Four running maxima, so that the
+// compare-and-select chains overlap.
+uint64_t max_unsigned(const int64_t* ix, int64_t n) {
+  uint64_t m0 = 0, m1 = 0, m2 = 0, m3 = 0;
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    m0 = std::max(m0, static_cast<uint64_t>(ix[k]));
+    m1 = std::max(m1, static_cast<uint64_t>(ix[k + 1]));
+    m2 = std::max(m2, static_cast<uint64_t>(ix[k + 2]));
+    m3 = std::max(m3, static_cast<uint64_t>(ix[k + 3]));
+  }
+  for (; k < n; ++k) m0 = std::max(m0, static_cast<uint64_t>(ix[k]));
+  return std::max(std::max(m0, m1), std::max(m2, m3));
+}
+
+// Blocks [b, e) of a contiguous gather: block p reads src's [size, inner]
+// and writes dst's [m, inner] by ix's [m, inner] indices. False, with the
+// index in `wrong`, at the first index out of range. A block whose indices
+// are all in [0, size) (one quick pass) is copied by a loop with nothing but
+// the copy: the gather's loads miss the cache, and every instruction more
+// per element leaves fewer of them in flight (a bounds check in the loop
+// doubled its time: gather of 256x4096 by 256x1024, 204 against 93 us).
+// Not inlined: inside the large caller GCC kept the loop counters on the
+// stack.
+template <class T>
+[[gnu::noinline]] bool gather_blocks(const T* src, const int64_t* ix, T* dst, int64_t b, int64_t e,
+                                     int64_t size, int64_t m, int64_t inner, int64_t& wrong) {
+  const int64_t run = m * inner;
+  for (int64_t p = b; p < e; ++p) {
+    const T* base = src + p * size * inner;
+    const int64_t* at = ix + p * run;
+    T* o = dst + p * run;
+    if (max_unsigned(at, run) < static_cast<uint64_t>(size)) {
+      if (inner == 1) {
+        for (int64_t j = 0; j < m; ++j) o[j] = base[at[j]];
+      } else {
+        for (int64_t j = 0; j < m; ++j)
+          for (int64_t q = 0; q < inner; ++q)
+            o[j * inner + q] = base[at[j * inner + q] * inner + q];
+      }
+      continue;
+    }
+    // Negative indices (counted from the end), or some out of range.
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t q = 0; q < inner; ++q) {
+        const int64_t raw = at[j * inner + q];
+        const int64_t i = raw < 0 ? raw + size : raw;
+        if (i < 0 || i >= size) {
+          wrong = raw;
+          return false;
+        }
+        o[j * inner + q] = base[i * inner + q];
+      }
+  }
+  return true;
+}
+
 // gather on contiguous tensors whose index has self's sizes but along d:
 // self as [outer, size, inner], index and out as [outer, m, inner], in
 // parallel. False when the tensors do not have that form.
@@ -158,7 +216,8 @@ bool gather_contiguous(const Tensor& out, const Tensor& self, int64_t d, const T
   const int64_t* ix = index.data_ptr<int64_t>();
   const char* src = static_cast<const char*>(self.data_ptr());
   char* dst = static_cast<char*>(out.data_ptr());
-  std::atomic<int64_t> bad{INT64_MIN};
+  std::atomic<int64_t> bad{0};
+  std::atomic<bool> failed{false};
   // Element copies typed by size, so that each is one load and one store.
   auto run = [&](auto zero) {
     using T = decltype(zero);
@@ -166,20 +225,10 @@ bool gather_contiguous(const Tensor& out, const Tensor& self, int64_t d, const T
     T* to = reinterpret_cast<T*>(dst);
     parallel_for(0, outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(m * inner, 1)),
                  [&](int64_t b, int64_t e) {
-                   for (int64_t p = b; p < e; ++p) {
-                     const T* base = from + p * size * inner;
-                     const int64_t* at = ix + p * m * inner;
-                     T* o = to + p * m * inner;
-                     for (int64_t j = 0; j < m; ++j)
-                       for (int64_t q = 0; q < inner; ++q) {
-                         int64_t i = at[j * inner + q];
-                         if (i < 0) i += size;
-                         if (i < 0 || i >= size) {
-                           bad.store(at[j * inner + q]);
-                           return;
-                         }
-                         o[j * inner + q] = base[i * inner + q];
-                       }
+                   int64_t wrong = 0;
+                   if (!gather_blocks<T>(from, ix, to, b, e, size, m, inner, wrong)) {
+                     bad.store(wrong);
+                     failed.store(true);
                    }
                  });
   };
@@ -193,8 +242,8 @@ bool gather_contiguous(const Tensor& out, const Tensor& self, int64_t d, const T
     run(uint8_t{});
   else
     return false;
-  BRASA_CHECK(bad.load() == INT64_MIN, "gather: index ", bad.load(),
-              " is out of bounds for dimension ", d, " with size ", size);
+  BRASA_CHECK(!failed.load(), "gather: index ", bad.load(), " is out of bounds for dimension ", d,
+              " with size ", size);
   return true;
 }
 

@@ -85,6 +85,47 @@ TEST(Indexing, GatherScatterIndexSelectIndexAdd) {
   EXPECT_THROW(zeros({3}).scatter_(0, tensor({4}), 1.0), Error);
 }
 
+// gather's contiguous path: rows whose indices are all in range take the
+// copy without checks, the others wrap negative indices or fail naming the
+// index; every element size, along the last dim and an inner one, matches
+// an element-by-element reference.
+TEST(Indexing, GatherContiguousMatchesAReferenceAndChecksEachRow) {
+  manual_seed(5);
+  for (ScalarType dt : {kFloat, kDouble, kShort, kByte}) {
+    SCOPED_TRACE(toString(dt));
+    Tensor x = randint(0, 100, {6, 50, 3}).to(dt);
+    Tensor ix = randint(0, 50, {6, 70, 3}, TensorOptions().dtype(kLong));
+    ix[2][5][1] = -1;  // one row with a negative index: counted from the end
+    Tensor got = x.gather(1, ix).to(kDouble);
+    Tensor xd = x.to(kDouble);
+    for (int64_t p = 0; p < 6; ++p)
+      for (int64_t j = 0; j < 70; ++j)
+        for (int64_t q = 0; q < 3; ++q) {
+          int64_t i = ix[p][j][q].item<int64_t>();
+          if (i < 0) i += 50;
+          ASSERT_EQ(got[p][j][q].item<double>(), xd[p][i][q].item<double>()) << p << "," << j;
+        }
+    Tensor last = randint(0, 3, {6, 50, 9}, TensorOptions().dtype(kLong));
+    EXPECT_TRUE(x.gather(2, last).equal(x.gather(2, last.clone())));
+    EXPECT_VALUES(x.gather(2, last).select(0, 4).select(0, 7).to(kDouble),
+                  {xd[4][7][last[4][7][0].item<int64_t>()].item<double>(),
+                   xd[4][7][last[4][7][1].item<int64_t>()].item<double>(),
+                   xd[4][7][last[4][7][2].item<int64_t>()].item<double>(),
+                   xd[4][7][last[4][7][3].item<int64_t>()].item<double>(),
+                   xd[4][7][last[4][7][4].item<int64_t>()].item<double>(),
+                   xd[4][7][last[4][7][5].item<int64_t>()].item<double>(),
+                   xd[4][7][last[4][7][6].item<int64_t>()].item<double>(),
+                   xd[4][7][last[4][7][7].item<int64_t>()].item<double>(),
+                   xd[4][7][last[4][7][8].item<int64_t>()].item<double>()});
+  }
+  Tensor x = rand({4, 10});
+  Tensor ix = zeros({4, 3}, kLong);
+  ix[3][2] = 10;
+  EXPECT_ERROR("gather: index 10 is out of bounds for dimension 1 with size 10", x.gather(1, ix));
+  ix[3][2] = -11;
+  EXPECT_ERROR("gather: index -11 is out of bounds for dimension 1 with size 10", x.gather(1, ix));
+}
+
 TEST(Indexing, Nonzero) {
   auto nz = tensor({{0, 1}, {2, 0}}).nonzero();
   EXPECT_SHAPE(nz, {2, 2});
