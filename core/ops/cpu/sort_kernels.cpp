@@ -5,6 +5,8 @@
 #include <brasa/ops/kernels/sort.h>
 #include <brasa/util/parallel.h>
 
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <numeric>
 #include <vector>
@@ -19,6 +21,75 @@ bool less_nan_last(M a, M b) {
   return a < b;
 }
 
+// Whether any of r[0, n) is better than `worst` (greater, or NaN, when
+// descending; smaller when ascending), so that blocks with nothing for the
+// buffers are passed over whole.
+template <bool kDescending, class scalar_t, class M>
+bool any_better(const scalar_t* r, int64_t n, M worst) {
+  for (int64_t j = 0; j < n; ++j)
+    if (kDescending ? less_nan_last<M>(worst, M(r[j])) : less_nan_last<M>(M(r[j]), worst))
+      return true;
+  return false;
+}
+// float, four at a time with SSE2 (every x86-64 has it; GCC left the plain
+// loop scalar, three cycles an element).
+template <bool kDescending>
+bool any_better(const float* r, int64_t n, float worst) {
+  if (worst != worst) {  // NaN is greatest: only a smallest-k buffer takes more
+    if (kDescending) return false;
+    return any_better<kDescending, float, double>(r, n, worst);
+  }
+  const __m128 w = _mm_set1_ps(worst);
+  __m128 hit = _mm_setzero_ps();
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const __m128 x = _mm_loadu_ps(r + j);
+    hit = _mm_or_ps(hit, kDescending ? _mm_or_ps(_mm_cmpgt_ps(x, w), _mm_cmpunord_ps(x, x))
+                                     : _mm_cmplt_ps(x, w));
+  }
+  if (_mm_movemask_ps(hit) != 0) return true;
+  return any_better<kDescending, float, float>(r + j, n - j, worst);
+}
+
+// The k best of a row, best first, kept sorted in (value, index) buffers in
+// one pass over the row; once they are full, blocks of 16 with nothing
+// better than the k-th are passed over whole. Ties keep the earlier index
+// first. For small k (topk), where a partial sort of positions compares
+// through the row at every step (512 rows of 1000, top 5: 1.0 ms against
+// libtorch's 0.62).
+template <bool kDescending, class scalar_t, class M>
+void top_k_row(const scalar_t* r, int64_t R, int64_t k, M* best, int64_t* at, scalar_t* v,
+               int64_t* ix) {
+  constexpr int64_t kBlock = 16;
+  auto better = [](M a, M b) {
+    return kDescending ? less_nan_last<M>(b, a) : less_nan_last<M>(a, b);
+  };
+  int64_t filled = 0;
+  for (int64_t i = 0; i < R; ++i) {
+    if (filled == k && i % kBlock == 0 && i + kBlock <= R &&
+        !any_better<kDescending>(r + i, kBlock, best[k - 1])) {
+      i += kBlock - 1;
+      continue;
+    }
+    const M x = M(r[i]);
+    if (filled == k && !better(x, best[k - 1])) continue;
+    int64_t pos = filled < k ? filled++ : k - 1;
+    for (; pos > 0 && better(x, best[pos - 1]); --pos) {
+      best[pos] = best[pos - 1];
+      at[pos] = at[pos - 1];
+    }
+    best[pos] = x;
+    at[pos] = i;
+  }
+  for (int64_t j = 0; j < k; ++j) {
+    ix[j] = at[j];
+    v[j] = r[at[j]];
+  }
+}
+
+// Up to this k, topk keeps its buffers instead of partially sorting.
+constexpr int64_t kTopKBuffer = 64;
+
 void sort_rows_cpu(const Tensor& rows, const Tensor& vals, const Tensor& idx, bool descending,
                    bool stable) {
   const int64_t R = rows.size(1), K = rows.size(0), k = vals.size(1);
@@ -29,6 +100,17 @@ void sort_rows_cpu(const Tensor& rows, const Tensor& vals, const Tensor& idx, bo
     int64_t* ix = idx.data_ptr<int64_t>();
     parallel_for(0, K, std::max<int64_t>(1, 4096 / std::max<int64_t>(R, 1)),
                  [&](int64_t b, int64_t e) {
+                   if (k < R && k <= kTopKBuffer && !stable) {
+                     M best[kTopKBuffer];
+                     int64_t at[kTopKBuffer];
+                     for (int64_t row = b; row < e; ++row) {
+                       if (descending)
+                         top_k_row<true>(in + row * R, R, k, best, at, v + row * k, ix + row * k);
+                       else
+                         top_k_row<false>(in + row * R, R, k, best, at, v + row * k, ix + row * k);
+                     }
+                     return;
+                   }
                    std::vector<int64_t> order(R);
                    for (int64_t row = b; row < e; ++row) {
                      const scalar_t* r = in + row * R;

@@ -382,6 +382,36 @@ TEST(Reduction, SortArgsortTopkUnique) {
   EXPECT_THROW(tensor({1, 2}).topk(3), Error);
 }
 
+// topk with small k keeps sorted buffers and passes over blocks with
+// nothing better: against a stable full sort (ties keep the earlier index,
+// NaN greatest), largest and smallest, with NaNs, ties and rows that are not
+// a multiple of the block, for float (the SSE2 scan), double, int and half;
+// k above the buffers takes the partial sort.
+TEST(Reduction, TopkMatchesAStableSortWithTiesAndNaN) {
+  manual_seed(3);
+  for (ScalarType dt : {kFloat, kDouble, kInt, kHalf}) {
+    Tensor x = randint(0, 40, {7, 203}).to(dt);  // many ties
+    if (isFloatingType(dt)) {
+      x[1][7] = NAN;
+      x[1][150] = NAN;
+      x[2].fill_(NAN);
+    }
+    for (bool largest : {true, false})
+      for (int64_t k : {1, 5, 64, 100}) {
+        SCOPED_TRACE(::testing::Message() << toString(dt) << " largest " << largest << " k " << k);
+        auto [v, i] = x.topk(k, 1, largest);
+        auto [sv, si] = x.sort(/*stable=*/true, 1, /*descending=*/largest);
+        // Values always agree (NaN where NaN); positions where no tie or a
+        // buffer (k <= 64) makes them unique.
+        Tensor want = sv.narrow(1, 0, k);
+        EXPECT_TRUE(v.to(kDouble).nan_to_num(1e9).equal(want.to(kDouble).nan_to_num(1e9)));
+        EXPECT_TRUE(
+            x.gather(1, i).to(kDouble).nan_to_num(1e9).equal(v.to(kDouble).nan_to_num(1e9)));
+        if (k <= 64) EXPECT_TRUE(i.equal(si.narrow(1, 0, k)));
+      }
+  }
+}
+
 TEST(Reduction, SixteenBitFloatsAndIntegers) {
   for (auto t : {kHalf, kBFloat16}) {
     auto x = tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}, t);
