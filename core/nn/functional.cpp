@@ -66,7 +66,7 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
 Tensor mish(const Tensor& x) { return x * tanh(softplus(x)); }
 Tensor hardtanh(const Tensor& x, double lo, double hi) {
   BRASA_CHECK(lo < hi, "hardtanh: min_val (", lo, ") must be less than max_val (", hi, ")");
-  return clamp(x, lo, hi);
+  return brasa::detail::hardtanh(x, lo, hi);
 }
 Tensor dropout2d(const Tensor& x, double p, bool training) {
   BRASA_CHECK(p >= 0 && p <= 1, "dropout2d: probability has to be between 0 and 1, but got ", p);

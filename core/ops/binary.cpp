@@ -563,16 +563,45 @@ static Tensor clamp_impl(const Tensor& self, std::optional<Scalar> lo, std::opti
   return e.result();
 }
 static const BackwardName kClampBackward("ClampBackward1");
+static const BackwardName kHardtanhBackward("HardtanhBackward0");
+static const BackwardName kClampBackwardBackward("ClampBackwardBackward0");
+// clamp's gradient: g where x is inside the bounds (strictly for hardtanh),
+// else 0; one pass where the device has the kernel. Linear in g, so its own
+// gradient is the same masking of the incoming one.
+Tensor detail::clamp_backward(const Tensor& g, const Tensor& x, std::optional<Scalar> lo,
+                              std::optional<Scalar> hi, bool strict) {
+  if (!g.is_floating_point() || !has_kernel<ClampBackwardKernel>(g.device())) {
+    Tensor keep = ones_like(x, TensorOptions().dtype(kBool));
+    if (lo) keep = logical_and(keep, strict ? gt(x, *lo) : ge(x, *lo));
+    if (hi) keep = logical_and(keep, strict ? lt(x, *hi) : le(x, *hi));
+    return where(keep, g, zeros_like(g));
+  }
+  autograd::Recorder r(kClampBackwardBackward, g);
+  Elementwise e("clamp_backward", g.dtype());
+  e.input(g).input(x, g.dtype()).build();
+  kernel<ClampBackwardKernel>(e.device())(e, g.dtype(), lo, hi, strict);
+  Tensor out = e.result();
+  if (r)
+    r.save(x).finish(out, [lo, hi, strict](FormulaNode& n, const variable_list& gg) {
+      return variable_list{clamp_backward(gg[0], n.saved(0), lo, hi, strict)};
+    });
+  return out;
+}
 Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
   autograd::Recorder r(kClampBackward, self);
   Tensor out = clamp_impl(self, min, max, nullptr, false);
   if (r)
     r.save(self).finish(out, [min, max](FormulaNode& n, const variable_list& g) {
-      Tensor x = n.saved(0);
-      Tensor keep = ones_like(x, TensorOptions().dtype(kBool));
-      if (min) keep = logical_and(keep, ge(x, *min));
-      if (max) keep = logical_and(keep, le(x, *max));
-      return variable_list{where(keep, g[0], zeros_like(g[0]))};
+      return variable_list{detail::clamp_backward(g[0], n.saved(0), min, max, false)};
+    });
+  return out;
+}
+Tensor detail::hardtanh(const Tensor& self, double lo, double hi) {
+  autograd::Recorder r(kHardtanhBackward, self);
+  Tensor out = clamp_impl(self, lo, hi, nullptr, false);
+  if (r)
+    r.save(self).finish(out, [lo, hi](FormulaNode& n, const variable_list& g) {
+      return variable_list{detail::clamp_backward(g[0], n.saved(0), lo, hi, true)};
     });
   return out;
 }

@@ -86,6 +86,11 @@ Tensor& addcmul_inplace(Tensor& self, const Tensor& t1, const Tensor& t2, const 
                         bool div);
 Tensor& masked_fill_inplace(Tensor& self, const Tensor& mask, const Tensor& value);
 Tensor& clamp_inplace(Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max);
+// clamp's gradient (strict: hardtanh's, zero at the bounds themselves).
+Tensor clamp_backward(const Tensor& g, const Tensor& x, std::optional<Scalar> lo,
+                      std::optional<Scalar> hi, bool strict);
+// clamp whose gradient is zero at the bounds, as PyTorch's hardtanh (and relu6).
+Tensor hardtanh(const Tensor& self, double lo, double hi);
 }  // namespace detail
 
 }  // namespace brasa

@@ -277,6 +277,21 @@ void clamp_cpu(detail::Elementwise& e, ScalarType t, const std::optional<Scalar>
   });
 }
 
+void clamp_backward_cpu(detail::Elementwise& e, ScalarType t, const std::optional<Scalar>& lo,
+                        const std::optional<Scalar>& hi, bool strict) {
+  BRASA_DISPATCH_FLOATING_TYPES(t, "clamp backward", [&] {
+    using M = opmath_t<scalar_t>;
+    const M l = lo ? lo->to<M>() : -std::numeric_limits<M>::infinity();
+    const M h = hi ? hi->to<M>() : std::numeric_limits<M>::infinity();
+    if (strict)
+      cpu::run<scalar_t, scalar_t, scalar_t>(
+          e, [l, h](M g, M x) { return x > l && x < h ? g : M(0); });
+    else  // a missing bound is infinite: every x but NaN passes it
+      cpu::run<scalar_t, scalar_t, scalar_t>(
+          e, [l, h](M g, M x) { return x >= l && x <= h ? g : M(0); });
+  });
+}
+
 void isclose_cpu(detail::Elementwise& e, ScalarType t, double rtol, double atol, bool equal_nan) {
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t, "isclose", [&] {
     using M = opmath_t<scalar_t>;
@@ -300,6 +315,7 @@ void register_binary_kernels() {
   register_kernel<AddcKernel>(kCPU, addc_cpu);
   register_kernel<WhereKernel>(kCPU, where_cpu);
   register_kernel<ClampKernel>(kCPU, clamp_cpu);
+  register_kernel<ClampBackwardKernel>(kCPU, clamp_backward_cpu);
   register_kernel<IsCloseKernel>(kCPU, isclose_cpu);
 }
 

@@ -54,6 +54,13 @@ struct ClampKernel {
   using Fn = void (*)(detail::Elementwise& e, ScalarType t, const std::optional<Scalar>& lo,
                       const std::optional<Scalar>& hi);
 };
+// Inputs (g, x): g where lo <= x <= hi (lo < x < hi when `strict`,
+// hardtanh's rule; a missing bound does not limit), else 0.
+struct ClampBackwardKernel {
+  static constexpr const char* name = "clamp backward";
+  using Fn = void (*)(detail::Elementwise& e, ScalarType t, const std::optional<Scalar>& lo,
+                      const std::optional<Scalar>& hi, bool strict);
+};
 struct IsCloseKernel {
   static constexpr const char* name = "isclose";
   using Fn = void (*)(detail::Elementwise& e, ScalarType t, double rtol, double atol,

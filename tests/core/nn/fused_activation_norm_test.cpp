@@ -1,13 +1,14 @@
-// GELU, leaky ReLU and layer norm on the CPU run fused kernels (forward and
-// backward);
-// their values and gradients match the composites of elementwise ops and
-// reductions they replace, computed in float64 with autograd, in float32
-// and float64, on contiguous and non-contiguous inputs. (The gradcheck table
-// gradchecks and gradgradchecks them too.)
+// GELU, leaky ReLU, layer norm and clamp's (hardtanh's, relu6's) gradient
+// run fused kernels on the CPU; their values and gradients match the
+// composites of elementwise ops and reductions they replace, computed in
+// float64 with autograd, in float32 and float64, on contiguous and
+// non-contiguous inputs. (The gradcheck table gradchecks and gradgradchecks
+// them too.)
 #include <brasa/autograd/autograd.h>
 #include <brasa/nn/functional.h>
 
 #include <cmath>
+#include <functional>
 
 #include "../test_util.h"
 
@@ -172,6 +173,53 @@ TEST(FusedLeakyRelu, SecondDerivativeAndOtherDtypes) {
   // Integers keep the composite (a float result), as before the kernel.
   Tensor i = tensor(std::vector<int64_t>{-2, 3});
   EXPECT_TRUE(F::leaky_relu(i, 0.5).equal(tensor({-1.0f, 3.0f})));
+}
+
+// clamp's gradient passes g where lo <= x <= hi (both bounds included, as
+// PyTorch's clamp); hardtanh's and relu6's only strictly inside (zero at the
+// bounds, as PyTorch's hardtanh_backward); NaN inputs get zero; one-sided
+// clamps; one fused pass whose own gradient is the same masking.
+TEST(FusedClampBackward, BoundsNaNAndSecondDerivative) {
+  const double nan = std::nan("");
+  for (ScalarType dtype : {kFloat, kDouble})
+    for (bool transposed : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << dtype << " " << transposed);
+      Tensor base = tensor({-3.0, -0.5, -0.25, 0.0, 0.25, 0.5, 6.0, 7.0, nan},
+                           TensorOptions().dtype(kDouble));
+      base = stack({base, base * 2, -base}, 1);  // [9, 3]
+      Tensor x0 = (transposed ? base.t().contiguous().t() : base).to(dtype);
+      Tensor gy = (arange(27, TensorOptions().dtype(kDouble)).view({9, 3}) - 13).to(dtype);
+      Tensor xd = x0.to(kDouble);
+      auto grad_of = [&](const std::function<Tensor(const Tensor&)>& f) {
+        Tensor x = x0.detach().clone().requires_grad_(true);
+        f(x).backward(gy);
+        return x.grad().to(kDouble);
+      };
+      Tensor g = gy.to(kDouble), zero = zeros_like(g);
+      EXPECT_TRUE(grad_of([](const Tensor& x) {
+                    return clamp(x, -0.5, 0.5);
+                  }).equal(where((xd >= -0.5).logical_and(xd <= 0.5), g, zero)));
+      EXPECT_TRUE(grad_of([](const Tensor& x) {
+                    return F::hardtanh(x, -0.5, 0.5);
+                  }).equal(where((xd > -0.5).logical_and(xd < 0.5), g, zero)));
+      EXPECT_TRUE(grad_of([](const Tensor& x) {
+                    return F::relu6(x);
+                  }).equal(where((xd > 0).logical_and(xd < 6), g, zero)));
+      EXPECT_TRUE(grad_of([](const Tensor& x) {
+                    return clamp_min(x, 0.25);
+                  }).equal(where(xd >= 0.25, g, zero)));
+      EXPECT_TRUE(grad_of([](const Tensor& x) {
+                    return clamp_max(x, 0.25);
+                  }).equal(where(xd <= 0.25, g, zero)));
+    }
+  Tensor x = tensor({-1.0, 0.2, 0.7, 3.0}, TensorOptions().dtype(kDouble)).requires_grad_(true);
+  Tensor y = F::relu6(x * 4);
+  EXPECT_EQ(y.grad_fn()->name(), "HardtanhBackward0");
+  auto g = autograd::grad({(y * x).sum()}, {x}, {}, true, true);
+  auto gg = autograd::grad({g[0].sum()}, {x});
+  // d/dx of (relu6(4x) * x) = 4 x [0 < 4x < 6] + relu6(4x); its derivative 8 [0 < 4x < 6].
+  EXPECT_VALUES(g[0].detach(), {0.0, 1.6, 5.6, 6.0});
+  EXPECT_VALUES(gg[0], {0.0, 8.0, 8.0, 0.0});
 }
 
 TEST(WhereKernel, FlatAndStridedOperandsAgree) {
