@@ -145,6 +145,8 @@ Tensor elu(const Tensor& self, double alpha) { return F::elu(self, alpha); }
 Tensor selu(const Tensor& self) { return F::selu(self); }
 Tensor silu(const Tensor& self) { return F::silu(self); }
 Tensor mish(const Tensor& self) { return F::mish(self); }
+Tensor hardsigmoid(const Tensor& self) { return F::hardsigmoid(self); }
+Tensor hardswish(const Tensor& self) { return F::hardswish(self); }
 Tensor softplus(const Tensor& self, double beta, double threshold) {
   return F::softplus(self, beta, threshold);
 }

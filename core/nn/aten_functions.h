@@ -63,6 +63,8 @@ Tensor elu(const Tensor& self, double alpha = 1.0);
 Tensor selu(const Tensor& self);
 Tensor silu(const Tensor& self);
 Tensor mish(const Tensor& self);
+Tensor hardsigmoid(const Tensor& self);
+Tensor hardswish(const Tensor& self);
 Tensor softplus(const Tensor& self, double beta = 1.0, double threshold = 20.0);
 Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim = 1, double eps = 1e-8);
 

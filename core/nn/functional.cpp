@@ -68,6 +68,11 @@ Tensor hardtanh(const Tensor& x, double lo, double hi) {
   BRASA_CHECK(lo < hi, "hardtanh: min_val (", lo, ") must be less than max_val (", hi, ")");
   return brasa::detail::hardtanh(x, lo, hi);
 }
+// Zero gradient outside (-3, 3), as PyTorch's hardsigmoid_backward.
+Tensor hardsigmoid(const Tensor& x) { return brasa::detail::hardtanh(x / 6.0 + 0.5, 0.0, 1.0); }
+// The inclusive clamp gives PyTorch's hardswish_backward: 0 below -3, x / 3 +
+// 1/2 on [-3, 3] and 1 above.
+Tensor hardswish(const Tensor& x) { return x * clamp(x / 6.0 + 0.5, 0.0, 1.0); }
 Tensor dropout2d(const Tensor& x, double p, bool training) {
   BRASA_CHECK(p >= 0 && p <= 1, "dropout2d: probability has to be between 0 and 1, but got ", p);
   BRASA_CHECK(x.dim() == 3 || x.dim() == 4, "dropout2d: expected a 3-D or 4-D input, got shape ",

@@ -55,6 +55,9 @@ Tensor selu(const Tensor& x);
 Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
 Tensor mish(const Tensor& x);
 Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0);
+// relu6(x + 3) / 6, and x times it (MobileNetV3's activations).
+Tensor hardsigmoid(const Tensor& x);
+Tensor hardswish(const Tensor& x);
 // Zeroes whole channels (dim 1) with probability p.
 Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true);
 

@@ -146,6 +146,9 @@ void add_nn_entries(std::vector<OpCase>& t) {
                          F::hardtanh(v[0], -0.5, 0.5),
                          F::relu6(v[0] * 4)};
   });
+  entry("hardsigmoid/hardswish", in1(r34), [](const variable_list& v) {
+    return variable_list{F::hardsigmoid(v[0] * 8), F::hardswish(v[0] * 8)};
+  });
   entry(
       "batch_norm (training, running stats updated)",
       [] {

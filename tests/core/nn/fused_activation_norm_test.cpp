@@ -5,6 +5,7 @@
 // non-contiguous inputs. (The gradcheck table gradchecks and gradgradchecks
 // them too.)
 #include <brasa/autograd/autograd.h>
+#include <brasa/nn/aten_functions.h>
 #include <brasa/nn/functional.h>
 
 #include <cmath>
@@ -220,6 +221,26 @@ TEST(FusedClampBackward, BoundsNaNAndSecondDerivative) {
   // d/dx of (relu6(4x) * x) = 4 x [0 < 4x < 6] + relu6(4x); its derivative 8 [0 < 4x < 6].
   EXPECT_VALUES(g[0].detach(), {0.0, 1.6, 5.6, 6.0});
   EXPECT_VALUES(gg[0], {0.0, 8.0, 8.0, 0.0});
+}
+
+// hardsigmoid and hardswish (MobileNetV3) against PyTorch's formulas, with
+// their gradients at and around the bounds -3 and 3.
+TEST(Hardswish, ValuesAndGradientsAsPyTorch) {
+  Tensor x = tensor({-4.0, -3.0, -1.5, 0.0, 2.0, 3.0, 5.0}, TensorOptions().dtype(kDouble))
+                 .requires_grad_(true);
+  Tensor hs = F::hardsigmoid(x);
+  auto near = [](const Tensor& got, std::vector<double> want) {
+    return got.detach().allclose(tensor(want, TensorOptions().dtype(kDouble)), 1e-12, 1e-12);
+  };
+  EXPECT_TRUE(near(hs, {0.0, 0.0, 0.25, 0.5, 5.0 / 6, 1.0, 1.0}));
+  hs.sum().backward();
+  EXPECT_TRUE(near(x.grad(), {0.0, 0.0, 1.0 / 6, 1.0 / 6, 1.0 / 6, 0.0, 0.0}));  // zero at +-3
+  x.mutable_grad() = Tensor();
+  Tensor hw = hardswish(x);  // the torch:: spelling
+  EXPECT_TRUE(near(hw, {0.0, 0.0, -0.375, 0.0, 10.0 / 6, 3.0, 5.0}));
+  hw.sum().backward();
+  // 0 below -3, x / 3 + 1/2 on [-3, 3], 1 above.
+  EXPECT_TRUE(near(x.grad(), {0.0, -0.5, 0.0, 0.5, 2.0 / 3 + 0.5, 1.5, 1.0}));
 }
 
 TEST(WhereKernel, FlatAndStridedOperandsAgree) {
