@@ -37,8 +37,6 @@ Tensor relu(const Tensor& x, bool inplace) {
   return y.relu_();
 }
 
-Tensor silu(const Tensor& x) { return x * sigmoid(x); }
-
 Tensor dropout(const Tensor& x, double p, bool training) {
   BRASA_CHECK(p >= 0 && p <= 1, "dropout: probability has to be between 0 and 1, but got ", p);
   if (!training || p == 0) return x;
@@ -53,26 +51,17 @@ Tensor dropout(const Tensor& x, double p, bool training) {
 }
 
 Tensor relu6(const Tensor& x) { return hardtanh(x, 0.0, 6.0); }
-Tensor elu(const Tensor& x, double alpha) { return where(x > 0, x, (exp(x) - 1) * alpha); }
-Tensor selu(const Tensor& x) {
-  const double alpha = 1.6732632423543772848170429916717, scale = 1.0507009873554804934193349852946;
-  return elu(x, alpha) * scale;
-}
 Tensor softplus(const Tensor& x, double beta, double threshold) {
   Tensor bx = x * beta;
   // Above the threshold the function is linear (and log1p(exp) would overflow).
   return where(bx > threshold, x, log1p(exp(where(bx > threshold, zeros_like(bx), bx))) / beta);
 }
-Tensor mish(const Tensor& x) { return x * tanh(softplus(x)); }
 Tensor hardtanh(const Tensor& x, double lo, double hi) {
   BRASA_CHECK(lo < hi, "hardtanh: min_val (", lo, ") must be less than max_val (", hi, ")");
   return brasa::detail::hardtanh(x, lo, hi);
 }
 // Zero gradient outside (-3, 3), as PyTorch's hardsigmoid_backward.
 Tensor hardsigmoid(const Tensor& x) { return brasa::detail::hardtanh(x / 6.0 + 0.5, 0.0, 1.0); }
-// The inclusive clamp gives PyTorch's hardswish_backward: 0 below -3, x / 3 +
-// 1/2 on [-3, 3] and 1 above.
-Tensor hardswish(const Tensor& x) { return x * clamp(x / 6.0 + 0.5, 0.0, 1.0); }
 Tensor dropout2d(const Tensor& x, double p, bool training) {
   BRASA_CHECK(p >= 0 && p <= 1, "dropout2d: probability has to be between 0 and 1, but got ", p);
   BRASA_CHECK(x.dim() == 3 || x.dim() == 4, "dropout2d: expected a 3-D or 4-D input, got shape ",

@@ -1,6 +1,7 @@
-// GELU, leaky ReLU and layer norm: the op side of their fused CPU kernels
-// (ops/cpu/activation_kernels.cpp, ops/cpu/normalization_kernels.cpp), with
-// the composites that other devices and double backward use.
+// GELU, leaky ReLU, ELU/SELU, SiLU, Mish, hardswish and layer norm: the op
+// side of their fused CPU kernels (ops/cpu/activation_kernels.cpp,
+// ops/cpu/normalization_kernels.cpp), with the composites that other devices
+// and double backward use.
 #include <brasa/autograd/grad_mode.h>
 #include <brasa/autograd/record.h>
 #include <brasa/nn/functional.h>
@@ -97,6 +98,90 @@ Tensor leaky_relu(const Tensor& x, double slope) {
       return autograd::variable_list{leaky_relu_backward(g[0], n.saved(0), slope)};
     });
   return y;
+}
+
+// ---- elu, selu, silu, mish, hardswish ----
+
+// f and f' as differentiable ops: the other devices' path and the fused
+// kernels' double backward.
+static Tensor activation_composite(const Tensor& x, Activation a, const ActivationParams& p) {
+  switch (a) {
+    case Activation::Elu:
+      return where(x > 0, x * p.scale, (exp(x * p.input_scale) - 1) * (p.alpha * p.scale));
+    case Activation::Silu:
+      return x * sigmoid(x);
+    case Activation::Mish:
+      return x * tanh(softplus(x));
+    case Activation::Hardswish:
+      return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);
+  }
+  return x;
+}
+static Tensor activation_derivative_composite(const Tensor& x, Activation a,
+                                              const ActivationParams& p) {
+  switch (a) {
+    case Activation::Elu:
+      return where(x > 0, full_like(x, p.scale),
+                   exp(x * p.input_scale) * (p.alpha * p.scale * p.input_scale));
+    case Activation::Silu: {
+      Tensor s = sigmoid(x);
+      return s * (1 + x * (1 - s));
+    }
+    case Activation::Mish: {
+      Tensor t = tanh(softplus(x));
+      return t + x * sigmoid(x) * (1 - t * t);
+    }
+    case Activation::Hardswish:
+      return where(x < -3, zeros_like(x), where(x <= 3, x / 3.0 + 0.5, ones_like(x)));
+  }
+  return ones_like(x);
+}
+
+// One fused pass each way where the device has the kernels.
+static Tensor fused_activation(const Tensor& x, Activation a, const ActivationParams& p,
+                               const autograd::BackwardName& name) {
+  const bool fused = isFloatingType(x.dtype()) && has_kernel<ActivationKernel>(x.device()) &&
+                     has_kernel<ActivationBackwardKernel>(x.device());
+  if (!fused) return activation_composite(x, a, p);
+  autograd::Recorder r(name, x);
+  brasa::detail::Elementwise e("activation", x.dtype());
+  e.input(x).build();
+  kernel<ActivationKernel>(e.device())(e, x.dtype(), a, p);
+  Tensor y = e.result();
+  if (r)
+    r.save(x).finish(y, [a, p](autograd::FormulaNode& n, const autograd::variable_list& g) {
+      Tensor xs = n.saved(0);
+      if (is_grad_enabled())  // create_graph: a backward that is itself differentiable
+        return autograd::variable_list{g[0] * activation_derivative_composite(xs, a, p)};
+      brasa::detail::Elementwise b("activation_backward", g[0].dtype());
+      b.input(g[0]).input(xs, g[0].dtype()).build();
+      kernel<ActivationBackwardKernel>(b.device())(b, g[0].dtype(), a, p);
+      return autograd::variable_list{b.result()};
+    });
+  return y;
+}
+
+static const autograd::BackwardName kEluBackward("EluBackward0");
+static const autograd::BackwardName kSiluBackward("SiluBackward0");
+static const autograd::BackwardName kMishBackward("MishBackward0");
+static const autograd::BackwardName kHardswishBackward("HardswishBackward0");
+
+Tensor elu(const Tensor& x, double alpha) {
+  ActivationParams p;
+  p.alpha = alpha;
+  return fused_activation(x, Activation::Elu, p, kEluBackward);
+}
+Tensor selu(const Tensor& x) {
+  ActivationParams p;
+  p.alpha = 1.6732632423543772848170429916717;
+  p.scale = 1.0507009873554804934193349852946;
+  return fused_activation(x, Activation::Elu, p, kEluBackward);
+}
+Tensor silu(const Tensor& x) { return fused_activation(x, Activation::Silu, {}, kSiluBackward); }
+Tensor mish(const Tensor& x) { return fused_activation(x, Activation::Mish, {}, kMishBackward); }
+// PyTorch's hardswish_backward: 0 below -3, x / 3 + 1/2 on [-3, 3], 1 above.
+Tensor hardswish(const Tensor& x) {
+  return fused_activation(x, Activation::Hardswish, {}, kHardswishBackward);
 }
 
 // Layer norm over the last k dims as differentiable ops.

@@ -143,6 +143,104 @@ void leaky_relu_backward_cpu(detail::Elementwise& e, ScalarType t, double negati
   });
 }
 
+// exp and sigmoid by type: vec_math's vectorizing forms for float (and the
+// 16-bit floats, computed in float), libm for double.
+[[gnu::always_inline]] inline float exp_of(float x) { return fast_exp(x); }
+inline double exp_of(double x) { return std::exp(x); }
+[[gnu::always_inline]] inline float sigmoid_of(float x) { return fast_sigmoid(x); }
+inline double sigmoid_of(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// tanh(softplus(x)) without a logarithm: with u = e^x, (1 + u)^2 = e^(2 sp),
+// so tanh(sp) = n / (n + 2) with n = u (u + 2); 1 from x = 20 on (where u^2
+// would overflow), as PyTorch's softplus threshold.
+template <class M>
+[[gnu::always_inline]] inline M tanh_softplus(M x) {
+  const M u = exp_of(x < M(20) ? x : M(0)), n = u * (u + M(2));
+  return x < M(20) ? n / (n + M(2)) : M(1);
+}
+
+// f(x), one instantiation per activation so that each inlines into its loop.
+template <Activation kA, class M>
+[[gnu::always_inline]] inline M activation_value(M x, M alpha, M scale, M input_scale) {
+  if constexpr (kA == Activation::Elu) {
+    return x > M(0) ? scale * x : scale * alpha * (exp_of(x * input_scale) - M(1));
+  } else if constexpr (kA == Activation::Silu) {
+    return x * sigmoid_of(x);
+  } else if constexpr (kA == Activation::Mish) {
+    return x * tanh_softplus(x);
+  } else {
+    return x <= M(-3) ? M(0) : (x >= M(3) ? x : x * (x + M(3)) / M(6));
+  }
+}
+
+// f'(x), with PyTorch's values at the kinks (elu: the x <= 0 side at 0;
+// hardswish: x / 3 + 1/2 on [-3, 3]).
+template <Activation kA, class M>
+[[gnu::always_inline]] inline M activation_derivative(M x, M alpha, M scale, M input_scale) {
+  if constexpr (kA == Activation::Elu) {
+    return x > M(0) ? scale : scale * alpha * input_scale * exp_of(x * input_scale);
+  } else if constexpr (kA == Activation::Silu) {
+    const M s = sigmoid_of(x);
+    return s * (M(1) + x * (M(1) - s));
+  } else if constexpr (kA == Activation::Mish) {
+    const M t = tanh_softplus(x);
+    return t + x * sigmoid_of(x) * (M(1) - t * t);
+  } else {
+    return x < M(-3) ? M(0) : (x <= M(3) ? x / M(3) + M(0.5) : M(1));
+  }
+}
+
+// One plain loop per activation (the switch is outside it, so each
+// vectorizes).
+template <Activation kA>
+void activation_forward(detail::Elementwise& e, ScalarType t, const ActivationParams& p) {
+  BRASA_DISPATCH_FLOATING_TYPES(t, "activation", [&] {
+    using M = opmath_t<scalar_t>;
+    const M alpha = M(p.alpha), scale = M(p.scale), is = M(p.input_scale);
+    run<scalar_t, scalar_t>(
+        e, [=](M x) __attribute__((always_inline)) {
+          return activation_value<kA, M>(x, alpha, scale, is);
+        });
+  });
+}
+template <Activation kA>
+void activation_backward(detail::Elementwise& e, ScalarType t, const ActivationParams& p) {
+  BRASA_DISPATCH_FLOATING_TYPES(t, "activation backward", [&] {
+    using M = opmath_t<scalar_t>;
+    const M alpha = M(p.alpha), scale = M(p.scale), is = M(p.input_scale);
+    run<scalar_t, scalar_t, scalar_t>(
+        e, [=](M g, M x) __attribute__((always_inline)) {
+          return g * activation_derivative<kA, M>(x, alpha, scale, is);
+        });
+  });
+}
+
+void activation_cpu(detail::Elementwise& e, ScalarType t, Activation a, const ActivationParams& p) {
+  switch (a) {
+    case Activation::Elu:
+      return activation_forward<Activation::Elu>(e, t, p);
+    case Activation::Silu:
+      return activation_forward<Activation::Silu>(e, t, p);
+    case Activation::Mish:
+      return activation_forward<Activation::Mish>(e, t, p);
+    case Activation::Hardswish:
+      return activation_forward<Activation::Hardswish>(e, t, p);
+  }
+}
+void activation_backward_cpu(detail::Elementwise& e, ScalarType t, Activation a,
+                             const ActivationParams& p) {
+  switch (a) {
+    case Activation::Elu:
+      return activation_backward<Activation::Elu>(e, t, p);
+    case Activation::Silu:
+      return activation_backward<Activation::Silu>(e, t, p);
+    case Activation::Mish:
+      return activation_backward<Activation::Mish>(e, t, p);
+    case Activation::Hardswish:
+      return activation_backward<Activation::Hardswish>(e, t, p);
+  }
+}
+
 }  // namespace
 
 void register_activation_kernels() {
@@ -150,6 +248,8 @@ void register_activation_kernels() {
   register_kernel<GeluBackwardKernel>(kCPU, gelu_backward_cpu);
   register_kernel<LeakyReluKernel>(kCPU, leaky_relu_cpu);
   register_kernel<LeakyReluBackwardKernel>(kCPU, leaky_relu_backward_cpu);
+  register_kernel<ActivationKernel>(kCPU, activation_cpu);
+  register_kernel<ActivationBackwardKernel>(kCPU, activation_backward_cpu);
 }
 
 }  // namespace BRASA_CPU_VARIANT

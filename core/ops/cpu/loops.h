@@ -125,6 +125,11 @@ inline void nary_run(char** data, const int64_t* s, int64_t n, const F& op,
         f(static_cast<opmath_t<In>>(*reinterpret_cast<const In*>(data[I + 1] + i * s[I + 1]))...));
 }
 
+// The element lambdas handed to write_run: always inlined into its loops,
+// whose vectorization depends on it (GCC left a call per element once the
+// op's own function grew, as an activation with an inlined exp).
+#define BRASA_INLINE_LAMBDA __attribute__((always_inline))
+
 // o[i] = g(i) for i in [0, n). With `stream`, whole 256-byte runs are
 // computed into a buffer in L1 and written with streaming stores: no output
 // line is read in before it is overwritten (a quarter less memory traffic
@@ -166,21 +171,23 @@ inline void binary_run(char** data, const int64_t* s, int64_t n, const F& op, bo
   const B* b = reinterpret_cast<const B*>(data[2]);
   if (s[0] == sizeof(Out)) {
     if (s[1] == sizeof(A) && s[2] == sizeof(B)) {
-      write_run(o, n, stream, [&](int64_t i) {
+      write_run(o, n, stream, [&](int64_t i) BRASA_INLINE_LAMBDA {
         return static_cast<Out>(f(opmath_t<A>(a[i]), opmath_t<B>(b[i])));
       });
       return;
     }
     if (s[1] == sizeof(A) && s[2] == 0) {
       const opmath_t<B> bv = b[0];
-      write_run(o, n, stream,
-                [&](int64_t i) { return static_cast<Out>(f(opmath_t<A>(a[i]), bv)); });
+      write_run(o, n, stream, [&](int64_t i) BRASA_INLINE_LAMBDA {
+        return static_cast<Out>(f(opmath_t<A>(a[i]), bv));
+      });
       return;
     }
     if (s[1] == 0 && s[2] == sizeof(B)) {
       const opmath_t<A> av = a[0];
-      write_run(o, n, stream,
-                [&](int64_t i) { return static_cast<Out>(f(av, opmath_t<B>(b[i]))); });
+      write_run(o, n, stream, [&](int64_t i) BRASA_INLINE_LAMBDA {
+        return static_cast<Out>(f(av, opmath_t<B>(b[i])));
+      });
       return;
     }
   }
@@ -194,7 +201,9 @@ inline void unary_run(char** data, const int64_t* s, int64_t n, const F& op, boo
   if (s[0] == sizeof(Out) && s[1] == sizeof(A)) {
     Out* o = reinterpret_cast<Out*>(data[0]);
     const A* a = reinterpret_cast<const A*>(data[1]);
-    write_run(o, n, stream, [&](int64_t i) { return static_cast<Out>(f(opmath_t<A>(a[i]))); });
+    write_run(o, n, stream, [&](int64_t i) BRASA_INLINE_LAMBDA {
+      return static_cast<Out>(f(opmath_t<A>(a[i])));
+    });
     return;
   }
   nary_run<Out, A>(data, s, n, f, std::index_sequence<0>{});

@@ -45,7 +45,10 @@ inline float exp2_int(int32_t n) {
 
 // exp(x) for float, within ~2 ulp; 2^n is applied as two factors so that
 // results down to the subnormal range stay right.
-inline float fast_exp(float x) {
+// Always inlined, as the others below: called from many loops of a file, GCC
+// stopped inlining it (an out-of-line call per element, no vectorization:
+// SiLU at 0.9 ns an element against sigmoid's 0.07).
+[[gnu::always_inline]] inline float fast_exp(float x) {
   float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
   float n, r;
   exp_reduce(xc, n, r);
@@ -73,7 +76,7 @@ inline float fast_exp_nonpositive(float x) {
 // relative precision), above it 1 - 2 / (e^2|x| + 1) with the sign put back
 // (+-1 from |x| = 9 on, where e^2|x| rounds the quotient away; inf gives +-1,
 // NaN NaN).
-inline float fast_tanh(float x) {
+[[gnu::always_inline]] inline float fast_tanh(float x) {
   const float a = x < 0.0f ? -x : x;
   const float s = x * x;
   float p = -5.70498872745e-3f;
@@ -88,7 +91,7 @@ inline float fast_tanh(float x) {
 
 // 1 / (1 + e^-x) for float, branch-free (e^-x overflows to inf for x below
 // -88.7, which gives 0; NaN stays NaN).
-inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
+[[gnu::always_inline]] inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
 
 #ifdef BRASA_VEC_EXP8
 // 1.5 * 2^23: added to x * 8/ln2, it leaves k, the nearest integer, in the

@@ -3,6 +3,8 @@
 // runs nn::functional's composites of elementwise ops). GELU's inputs are
 // contiguous; approximate is "none" (x Phi(x)) or "tanh".
 #include <brasa/tensor/scalar_type.h>
+
+#include <cstdint>
 #include <brasa/tensor/tensor.h>
 
 namespace brasa {
@@ -30,6 +32,27 @@ struct LeakyReluKernel {
 struct LeakyReluBackwardKernel {
   static constexpr const char* name = "leaky_relu backward";
   using Fn = void (*)(detail::Elementwise& e, ScalarType t, double negative_slope);
+};
+
+// The smooth activations that run as one elementwise pass each way
+// (floating dtypes). Elu is scale * (x > 0 ? x : alpha * (e^(input_scale x)
+// - 1)), which covers SELU; Silu x sigmoid(x); Mish x tanh(softplus(x));
+// Hardswish x relu6(x + 3) / 6.
+enum class Activation : uint8_t { Elu, Silu, Mish, Hardswish };
+struct ActivationParams {
+  double alpha = 1, scale = 1, input_scale = 1;  // Elu
+};
+// Input (x): f(x).
+struct ActivationKernel {
+  static constexpr const char* name = "activation (elu, silu, mish, hardswish)";
+  using Fn = void (*)(detail::Elementwise& e, ScalarType t, Activation a,
+                      const ActivationParams& p);
+};
+// Inputs (grad, x): grad * f'(x).
+struct ActivationBackwardKernel {
+  static constexpr const char* name = "activation backward (elu, silu, mish, hardswish)";
+  using Fn = void (*)(detail::Elementwise& e, ScalarType t, Activation a,
+                      const ActivationParams& p);
 };
 
 }  // namespace brasa

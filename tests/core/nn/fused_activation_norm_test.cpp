@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <functional>
+#include <vector>
 
 #include "../test_util.h"
 
@@ -241,6 +242,69 @@ TEST(Hardswish, ValuesAndGradientsAsPyTorch) {
   hw.sum().backward();
   // 0 below -3, x / 3 + 1/2 on [-3, 3], 1 above.
   EXPECT_TRUE(near(x.grad(), {0.0, -0.5, 0.0, 0.5, 2.0 / 3 + 0.5, 1.5, 1.0}));
+}
+
+// ELU/SELU, SiLU, Mish and hardswish run one fused pass each way: values and
+// gradients against the formulas in float64 (libm), over a range with the
+// tails, the kinks and NaN, in float and double; the backward's name is
+// PyTorch's, and create_graph differentiates the composite.
+TEST(FusedActivations, MatchTheFormulasWithTheirGradients) {
+  const double nan = std::nan("");
+  Tensor base = cat({linspace(-30, 30, 241, TensorOptions().dtype(kDouble)),
+                     tensor({-3.0, 3.0, 0.0, -0.0, 1e-6, -1e-6, 50.0, -100.0, nan},
+                            TensorOptions().dtype(kDouble))});
+  const double sa = 1.6732632423543772848170429916717, ss = 1.0507009873554804934193349852946;
+  auto softplus_ref = [](const Tensor& x) { return where(x > 20, x, log1p(exp(x.clamp_max(20)))); };
+  struct Case {
+    const char* grad_fn;
+    std::function<Tensor(const Tensor&)> f, want, dwant;
+  };
+  std::vector<Case> cases = {
+      {"EluBackward0", [](const Tensor& x) { return F::elu(x, 0.7); },
+       [](const Tensor& x) { return where(x > 0, x, (exp(x) - 1) * 0.7); },
+       [](const Tensor& x) { return where(x > 0, ones_like(x), exp(x) * 0.7); }},
+      {"EluBackward0", [](const Tensor& x) { return F::selu(x); },
+       [&](const Tensor& x) { return where(x > 0, x, (exp(x) - 1) * sa) * ss; },
+       [&](const Tensor& x) { return where(x > 0, ones_like(x), exp(x) * sa) * ss; }},
+      {"SiluBackward0", [](const Tensor& x) { return F::silu(x); },
+       [](const Tensor& x) { return x / (1 + exp(-x)); },
+       [](const Tensor& x) {
+         Tensor s = 1 / (1 + exp(-x));
+         return s * (1 + x * (1 - s));
+       }},
+      {"MishBackward0", [](const Tensor& x) { return F::mish(x); },
+       [&](const Tensor& x) { return x * tanh(softplus_ref(x)); },
+       [&](const Tensor& x) {
+         Tensor t = tanh(softplus_ref(x));
+         return t + x / (1 + exp(-x)) * (1 - t * t);
+       }},
+      {"HardswishBackward0", [](const Tensor& x) { return F::hardswish(x); },
+       [](const Tensor& x) { return x * (x + 3).clamp(0, 6) / 6; },
+       [](const Tensor& x) {
+         return where(x < -3, zeros_like(x), where(x <= 3, x / 3 + 0.5, ones_like(x)));
+       }},
+  };
+  for (const Case& c : cases)
+    for (ScalarType dtype : {kFloat, kDouble}) {
+      SCOPED_TRACE(::testing::Message() << c.grad_fn << " " << dtype);
+      Tensor x = base.to(dtype).detach().clone().requires_grad_(true);
+      Tensor y = c.f(x);
+      EXPECT_EQ(y.grad_fn()->name(), c.grad_fn);
+      const double tol = dtype == kFloat ? 2e-6 : 1e-12;
+      EXPECT_TRUE(y.detach().to(kDouble).allclose(c.want(base), tol, tol, true))
+          << (y.detach().to(kDouble) - c.want(base)).abs().nan_to_num(0).max().item<double>();
+      Tensor gy = linspace(-2, 2, base.numel(), TensorOptions().dtype(kDouble));
+      y.backward(gy.to(dtype));
+      EXPECT_TRUE(x.grad().to(kDouble).allclose(gy * c.dwant(base), tol, tol, true))
+          << (x.grad().to(kDouble) - gy * c.dwant(base)).abs().nan_to_num(0).max().item<double>();
+    }
+  // create_graph: the second derivative of silu at 0.5 (s = sigmoid(0.5)):
+  // s (1 - s) (2 + x (1 - 2 s)).
+  Tensor x = tensor({0.5}, TensorOptions().dtype(kDouble)).requires_grad_(true);
+  auto g = autograd::grad({F::silu(x).sum()}, {x}, {}, true, true);
+  auto gg = autograd::grad({g[0].sum()}, {x});
+  const double s = 1 / (1 + std::exp(-0.5));
+  EXPECT_NEAR(gg[0].item<double>(), s * (1 - s) * (2 + 0.5 * (1 - 2 * s)), 1e-12);
 }
 
 TEST(WhereKernel, FlatAndStridedOperandsAgree) {
