@@ -8,6 +8,7 @@
 #include <brasa/ops/pooling.h>
 #include <brasa/ops/shape.h>
 
+#include <algorithm>
 #include <limits>
 
 namespace brasa::nn {
@@ -136,6 +137,14 @@ Tensor adaptive_pool(const char* op, const Tensor& x, const std::vector<int64_t>
     BRASA_CHECK(size[i] > 0, op, ": output_size must be positive, got ", IntArrayRef(size));
     BRASA_CHECK(x.size(x.dim() - n + i) > 0, op, ": expected non-empty spatial dims, got shape ",
                 x.sizes());
+  }
+  // Global average pooling (every classifier's head): the mean over the
+  // spatial dims, as PyTorch computes it; its backward is one broadcast
+  // instead of a resampling pass per dim (1.6x libtorch's time before).
+  if (!is_max && std::all_of(size.begin(), size.end(), [](int64_t s) { return s == 1; })) {
+    DimVector dims;
+    for (int64_t d = x.dim() - n; d < x.dim(); ++d) dims.push_back(d);
+    return x.mean(dims, true);
   }
   if (!is_max) {  // separable window averages (ops/resample.h)
     auto plan = std::make_shared<brasa::detail::ResamplePlan>();

@@ -65,11 +65,39 @@ void resample_rows(const T* x, T* y, int64_t outer, int64_t in, int64_t inner, c
   const std::vector<T> w(t.weight.begin(), t.weight.end());
   const int64_t from = transposed ? out : in, to = transposed ? in : out;
   const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, to * inner * k));
+  // Transposed with single elements (inner 1): the taps inverted, so that
+  // each input element gathers its contributions (in the order the scatter
+  // would add them) instead of a scatter-add per tap into a zeroed row
+  // (nearest 2x's backward: 2.2 ns an element).
+  std::vector<int64_t> first_of, from_index;
+  std::vector<T> from_weight;
+  if (transposed && inner == 1) {
+    first_of.assign(static_cast<size_t>(in) + 1, 0);
+    for (int64_t q = 0; q < out * k; ++q)
+      if (w[q] != T(0)) ++first_of[static_cast<size_t>(t.index[q]) + 1];
+    for (int64_t i = 0; i < in; ++i) first_of[i + 1] += first_of[i];
+    std::vector<int64_t> next(first_of.begin(), first_of.end() - 1);
+    from_index.resize(static_cast<size_t>(first_of[in]));
+    from_weight.resize(static_cast<size_t>(first_of[in]));
+    for (int64_t q = 0; q < out * k; ++q) {
+      if (w[q] == T(0)) continue;
+      const int64_t at = next[t.index[q]]++;
+      from_index[at] = q / k;
+      from_weight[at] = w[q];
+    }
+  }
   parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       const T* src = x + p * from * inner;
       T* dst = y + p * to * inner;
-      if (transposed) {
+      if (transposed && inner == 1) {
+        for (int64_t i = 0; i < in; ++i) {
+          T acc = 0;
+          for (int64_t q = first_of[i]; q < first_of[i + 1]; ++q)
+            acc += from_weight[q] * src[from_index[q]];
+          dst[i] = acc;
+        }
+      } else if (transposed) {
         std::fill(dst, dst + to * inner, T(0));
         for (int64_t o = 0; o < out; ++o)
           for (int64_t j = 0; j < k; ++j) {

@@ -1,7 +1,8 @@
 // Max pooling with positions (nn/pooling.cpp), the transposed 3-d
 // convolution and the templated convolution options (nn/conv3d.h,
 // nn/modules.h) and Embedding(Bag)::from_pretrained against PyTorch's
-// outputs; their error paths. Gradients are in the gradcheck table.
+// outputs; their error paths. Gradients are in the gradcheck table, and
+// those of global average pooling and 2x upsampling against references here.
 #include <brasa/torch.h>
 
 #include "../ops/golden_util.h"
@@ -288,3 +289,52 @@ TEST(PoolingConv3d, MoreBadInputGetsClearErrors) {
 }
 
 }  // namespace
+
+namespace brasa {
+namespace {
+
+namespace F = torch::nn::functional;
+
+// Global average pooling (output 1 in every spatial dim) is the spatial mean,
+// 2-d and 3-d, with the gradient 1 / (number of cells) everywhere; nearest
+// 2x upsampling's gradient (the transposed resampling that gathers each
+// input's taps) sums each 2x2 block of the output gradient, and bilinear's
+// matches a dense reference (the adjoint of the forward as a matrix).
+TEST(GlobalPoolingAndUpsampling, ValuesAndGradients) {
+  manual_seed(9);
+  Tensor x = randn({2, 3, 5, 7}, TensorOptions().dtype(kDouble)).requires_grad_(true);
+  Tensor y = F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions(1));
+  EXPECT_EQ(y.sizes(), IntArrayRef({2, 3, 1, 1}));
+  EXPECT_TRUE(y.allclose(x.detach().mean({2, 3}, true), 1e-14, 1e-14));
+  (y * arange(6, TensorOptions().dtype(kDouble)).view({2, 3, 1, 1})).sum().backward();
+  EXPECT_TRUE(x.grad().allclose(
+      (arange(6, TensorOptions().dtype(kDouble)) / 35.0).view({2, 3, 1, 1}).expand({2, 3, 5, 7}),
+      1e-14, 1e-14));
+  Tensor v = randn({1, 2, 3, 4, 5});
+  EXPECT_TRUE(F::adaptive_avg_pool3d(v, F::AdaptiveAvgPool3dFuncOptions(1))
+                  .allclose(v.mean({2, 3, 4}, true), 1e-6, 1e-6));
+
+  Tensor u = randn({2, 3, 4, 5}, TensorOptions().dtype(kDouble)).requires_grad_(true);
+  Tensor g = randn({2, 3, 8, 10}, TensorOptions().dtype(kDouble));
+  F::interpolate(
+      u, F::InterpolateFuncOptions().scale_factor(std::vector<double>{2, 2}).mode(torch::kNearest))
+      .backward(g);
+  Tensor blocks = g.view({2, 3, 4, 2, 5, 2}).sum({3, 5});
+  EXPECT_TRUE(u.grad().allclose(blocks, 1e-13, 1e-13));
+
+  // Bilinear on one axis as a matrix: out = M in; the gradient is M^T g.
+  Tensor w = randn({1, 1, 1, 6}, TensorOptions().dtype(kDouble)).requires_grad_(true);
+  auto bilinear = F::InterpolateFuncOptions()
+                      .size(std::vector<int64_t>{1, 15})
+                      .mode(torch::kBilinear)
+                      .align_corners(false);
+  Tensor m = F::interpolate(eye(6, TensorOptions().dtype(kDouble)).view({6, 1, 1, 6}), bilinear)
+                 .view({6, 15})
+                 .t();  // [15, 6]
+  Tensor gb = randn({1, 1, 1, 15}, TensorOptions().dtype(kDouble));
+  F::interpolate(w, bilinear).backward(gb);
+  EXPECT_TRUE(w.grad().view({6}).allclose(m.t().mv(gb.view({15})), 1e-13, 1e-13));
+}
+
+}  // namespace
+}  // namespace brasa
