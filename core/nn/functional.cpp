@@ -206,8 +206,11 @@ Tensor group_norm(const Tensor& x, int64_t G, const Tensor& weight, const Tensor
               "group_norm: expected input [N, C, ...] with C (", x.dim() >= 2 ? x.size(1) : 0,
               ") divisible by num_groups (", G, ")");
   const int64_t N = x.size(0), C = x.size(1);
+  // Each (sample, group) normalized as a layer norm of its elements: the
+  // fused layer norm kernels where the device has them (the composite of
+  // means and variances took 3x libtorch's time), then the channels' affine.
   Tensor g = x.reshape({N, G, -1});
-  Tensor y = ((g - g.mean({2}, true)) * rsqrt(g.var({2}, false, true) + eps)).view(x.sizes());
+  Tensor y = layer_norm(g, {g.size(2)}, Tensor(), Tensor(), eps).view(x.sizes());
   DimVector shape(x.dim(), 1);
   shape[1] = C;
   if (weight.defined()) y = y * weight.view(shape);
