@@ -51,11 +51,6 @@ Tensor dropout(const Tensor& x, double p, bool training) {
 }
 
 Tensor relu6(const Tensor& x) { return hardtanh(x, 0.0, 6.0); }
-Tensor softplus(const Tensor& x, double beta, double threshold) {
-  Tensor bx = x * beta;
-  // Above the threshold the function is linear (and log1p(exp) would overflow).
-  return where(bx > threshold, x, log1p(exp(where(bx > threshold, zeros_like(bx), bx))) / beta);
-}
 Tensor hardtanh(const Tensor& x, double lo, double hi) {
   BRASA_CHECK(lo < hi, "hardtanh: min_val (", lo, ") must be less than max_val (", hi, ")");
   return brasa::detail::hardtanh(x, lo, hi);

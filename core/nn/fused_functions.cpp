@@ -1,5 +1,5 @@
-// GELU, leaky ReLU, ELU/SELU, SiLU, Mish, hardswish and layer norm: the op
-// side of their fused CPU kernels (ops/cpu/activation_kernels.cpp,
+// GELU, leaky ReLU, ELU/SELU, SiLU, Mish, hardswish, softplus and layer
+// norm: the op side of their fused CPU kernels (ops/cpu/activation_kernels.cpp,
 // ops/cpu/normalization_kernels.cpp), with the composites that other devices
 // and double backward use.
 #include <brasa/autograd/grad_mode.h>
@@ -114,6 +114,11 @@ static Tensor activation_composite(const Tensor& x, Activation a, const Activati
       return x * tanh(softplus(x));
     case Activation::Hardswish:
       return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);
+    case Activation::Softplus: {
+      Tensor bx = x * p.beta, above = bx > p.threshold;
+      // log1p(exp) of the rest only (it would overflow above the threshold).
+      return where(above, x, log1p(exp(where(above, zeros_like(bx), bx))) / p.beta);
+    }
   }
   return x;
 }
@@ -133,6 +138,10 @@ static Tensor activation_derivative_composite(const Tensor& x, Activation a,
     }
     case Activation::Hardswish:
       return where(x < -3, zeros_like(x), where(x <= 3, x / 3.0 + 0.5, ones_like(x)));
+    case Activation::Softplus: {
+      Tensor bx = x * p.beta;
+      return where(bx > p.threshold, ones_like(x), sigmoid(bx));
+    }
   }
   return ones_like(x);
 }
@@ -165,6 +174,7 @@ static const autograd::BackwardName kEluBackward("EluBackward0");
 static const autograd::BackwardName kSiluBackward("SiluBackward0");
 static const autograd::BackwardName kMishBackward("MishBackward0");
 static const autograd::BackwardName kHardswishBackward("HardswishBackward0");
+static const autograd::BackwardName kSoftplusBackward("SoftplusBackward0");
 
 Tensor elu(const Tensor& x, double alpha) {
   ActivationParams p;
@@ -179,6 +189,12 @@ Tensor selu(const Tensor& x) {
 }
 Tensor silu(const Tensor& x) { return fused_activation(x, Activation::Silu, {}, kSiluBackward); }
 Tensor mish(const Tensor& x) { return fused_activation(x, Activation::Mish, {}, kMishBackward); }
+Tensor softplus(const Tensor& x, double beta, double threshold) {
+  ActivationParams p;
+  p.beta = beta;
+  p.threshold = threshold;
+  return fused_activation(x, Activation::Softplus, p, kSoftplusBackward);
+}
 // PyTorch's hardswish_backward: 0 below -3, x / 3 + 1/2 on [-3, 3], 1 above.
 Tensor hardswish(const Tensor& x) {
   return fused_activation(x, Activation::Hardswish, {}, kHardswishBackward);

@@ -150,6 +150,14 @@ inline double exp_of(double x) { return std::exp(x); }
 [[gnu::always_inline]] inline float sigmoid_of(float x) { return fast_sigmoid(x); }
 inline double sigmoid_of(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
+// softplus(z) = max(z, 0) + log(1 + e^-|z|), stable for every z.
+[[gnu::always_inline]] inline float softplus_of(float z) {
+  return (z > 0.0f ? z : 0.0f) + fast_log1p_unit(fast_exp(-std::fabs(z)));
+}
+inline double softplus_of(double z) {
+  return std::max(z, 0.0) + std::log1p(std::exp(-std::fabs(z)));
+}
+
 // tanh(softplus(x)) without a logarithm: with u = e^x, (1 + u)^2 = e^(2 sp),
 // so tanh(sp) = n / (n + 2) with n = u (u + 2); 1 from x = 20 on (where u^2
 // would overflow), as PyTorch's softplus threshold.
@@ -161,13 +169,17 @@ template <class M>
 
 // f(x), one instantiation per activation so that each inlines into its loop.
 template <Activation kA, class M>
-[[gnu::always_inline]] inline M activation_value(M x, M alpha, M scale, M input_scale) {
+[[gnu::always_inline]] inline M activation_value(M x, M alpha, M scale, M input_scale, M beta,
+                                                 M threshold) {
   if constexpr (kA == Activation::Elu) {
     return x > M(0) ? scale * x : scale * alpha * (exp_of(x * input_scale) - M(1));
   } else if constexpr (kA == Activation::Silu) {
     return x * sigmoid_of(x);
   } else if constexpr (kA == Activation::Mish) {
     return x * tanh_softplus(x);
+  } else if constexpr (kA == Activation::Softplus) {
+    const M z = beta * x;
+    return z > threshold ? x : softplus_of(z) / beta;
   } else {
     return x <= M(-3) ? M(0) : (x >= M(3) ? x : x * (x + M(3)) / M(6));
   }
@@ -176,7 +188,8 @@ template <Activation kA, class M>
 // f'(x), with PyTorch's values at the kinks (elu: the x <= 0 side at 0;
 // hardswish: x / 3 + 1/2 on [-3, 3]).
 template <Activation kA, class M>
-[[gnu::always_inline]] inline M activation_derivative(M x, M alpha, M scale, M input_scale) {
+[[gnu::always_inline]] inline M activation_derivative(M x, M alpha, M scale, M input_scale, M beta,
+                                                      M threshold) {
   if constexpr (kA == Activation::Elu) {
     return x > M(0) ? scale : scale * alpha * input_scale * exp_of(x * input_scale);
   } else if constexpr (kA == Activation::Silu) {
@@ -185,6 +198,9 @@ template <Activation kA, class M>
   } else if constexpr (kA == Activation::Mish) {
     const M t = tanh_softplus(x);
     return t + x * sigmoid_of(x) * (M(1) - t * t);
+  } else if constexpr (kA == Activation::Softplus) {
+    const M z = beta * x;
+    return z > threshold ? M(1) : sigmoid_of(z);
   } else {
     return x < M(-3) ? M(0) : (x <= M(3) ? x / M(3) + M(0.5) : M(1));
   }
@@ -196,10 +212,11 @@ template <Activation kA>
 void activation_forward(detail::Elementwise& e, ScalarType t, const ActivationParams& p) {
   BRASA_DISPATCH_FLOATING_TYPES(t, "activation", [&] {
     using M = opmath_t<scalar_t>;
-    const M alpha = M(p.alpha), scale = M(p.scale), is = M(p.input_scale);
+    const M alpha = M(p.alpha), scale = M(p.scale), is = M(p.input_scale), beta = M(p.beta),
+            threshold = M(p.threshold);
     run<scalar_t, scalar_t>(
         e, [=](M x) __attribute__((always_inline)) {
-          return activation_value<kA, M>(x, alpha, scale, is);
+          return activation_value<kA, M>(x, alpha, scale, is, beta, threshold);
         });
   });
 }
@@ -207,10 +224,11 @@ template <Activation kA>
 void activation_backward(detail::Elementwise& e, ScalarType t, const ActivationParams& p) {
   BRASA_DISPATCH_FLOATING_TYPES(t, "activation backward", [&] {
     using M = opmath_t<scalar_t>;
-    const M alpha = M(p.alpha), scale = M(p.scale), is = M(p.input_scale);
+    const M alpha = M(p.alpha), scale = M(p.scale), is = M(p.input_scale), beta = M(p.beta),
+            threshold = M(p.threshold);
     run<scalar_t, scalar_t, scalar_t>(
         e, [=](M g, M x) __attribute__((always_inline)) {
-          return g * activation_derivative<kA, M>(x, alpha, scale, is);
+          return g * activation_derivative<kA, M>(x, alpha, scale, is, beta, threshold);
         });
   });
 }
@@ -225,6 +243,8 @@ void activation_cpu(detail::Elementwise& e, ScalarType t, Activation a, const Ac
       return activation_forward<Activation::Mish>(e, t, p);
     case Activation::Hardswish:
       return activation_forward<Activation::Hardswish>(e, t, p);
+    case Activation::Softplus:
+      return activation_forward<Activation::Softplus>(e, t, p);
   }
 }
 void activation_backward_cpu(detail::Elementwise& e, ScalarType t, Activation a,
@@ -238,6 +258,8 @@ void activation_backward_cpu(detail::Elementwise& e, ScalarType t, Activation a,
       return activation_backward<Activation::Mish>(e, t, p);
     case Activation::Hardswish:
       return activation_backward<Activation::Hardswish>(e, t, p);
+    case Activation::Softplus:
+      return activation_backward<Activation::Softplus>(e, t, p);
   }
 }
 

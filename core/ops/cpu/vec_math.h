@@ -91,6 +91,21 @@ inline float fast_exp_nonpositive(float x) {
 
 // 1 / (1 + e^-x) for float, branch-free (e^-x overflows to inf for x below
 // -88.7, which gives 0; NaN stays NaN).
+// log(1 + u) for float u in [0, 1], branch-free: 2 atanh(s) with s = u / (2 +
+// u) in [0, 1/3], by its odd series to s^13 (truncation under 1e-8), so that
+// small u keep their relative precision (no 1 + u rounding).
+[[gnu::always_inline]] inline float fast_log1p_unit(float u) {
+  const float s = u / (2.0f + u), s2 = s * s;
+  float p = 1.0f / 13;
+  p = p * s2 + 1.0f / 11;
+  p = p * s2 + 1.0f / 9;
+  p = p * s2 + 1.0f / 7;
+  p = p * s2 + 1.0f / 5;
+  p = p * s2 + 1.0f / 3;
+  p = p * s2 + 1.0f;
+  return 2.0f * s * p;
+}
+
 [[gnu::always_inline]] inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
 
 #ifdef BRASA_VEC_EXP8

@@ -37,20 +37,22 @@ struct LeakyReluBackwardKernel {
 // The smooth activations that run as one elementwise pass each way
 // (floating dtypes). Elu is scale * (x > 0 ? x : alpha * (e^(input_scale x)
 // - 1)), which covers SELU; Silu x sigmoid(x); Mish x tanh(softplus(x));
-// Hardswish x relu6(x + 3) / 6.
-enum class Activation : uint8_t { Elu, Silu, Mish, Hardswish };
+// Hardswish x relu6(x + 3) / 6; Softplus log(1 + e^(beta x)) / beta (x
+// itself where beta x > threshold).
+enum class Activation : uint8_t { Elu, Silu, Mish, Hardswish, Softplus };
 struct ActivationParams {
   double alpha = 1, scale = 1, input_scale = 1;  // Elu
+  double beta = 1, threshold = 20;               // Softplus
 };
 // Input (x): f(x).
 struct ActivationKernel {
-  static constexpr const char* name = "activation (elu, silu, mish, hardswish)";
+  static constexpr const char* name = "activation (elu, silu, mish, hardswish, softplus)";
   using Fn = void (*)(detail::Elementwise& e, ScalarType t, Activation a,
                       const ActivationParams& p);
 };
 // Inputs (grad, x): grad * f'(x).
 struct ActivationBackwardKernel {
-  static constexpr const char* name = "activation backward (elu, silu, mish, hardswish)";
+  static constexpr const char* name = "activation backward (elu, silu, mish, hardswish, softplus)";
   using Fn = void (*)(detail::Elementwise& e, ScalarType t, Activation a,
                       const ActivationParams& p);
 };

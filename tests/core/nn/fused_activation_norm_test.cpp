@@ -244,7 +244,7 @@ TEST(Hardswish, ValuesAndGradientsAsPyTorch) {
   EXPECT_TRUE(near(x.grad(), {0.0, -0.5, 0.0, 0.5, 2.0 / 3 + 0.5, 1.5, 1.0}));
 }
 
-// ELU/SELU, SiLU, Mish and hardswish run one fused pass each way: values and
+// ELU/SELU, SiLU, Mish, hardswish and softplus run one fused pass each way: values and
 // gradients against the formulas in float64 (libm), over a range with the
 // tails, the kinks and NaN, in float and double; the backward's name is
 // PyTorch's, and create_graph differentiates the composite.
@@ -278,6 +278,12 @@ TEST(FusedActivations, MatchTheFormulasWithTheirGradients) {
          Tensor t = tanh(softplus_ref(x));
          return t + x / (1 + exp(-x)) * (1 - t * t);
        }},
+      {"SoftplusBackward0", [](const Tensor& x) { return F::softplus(x); },
+       [&](const Tensor& x) { return softplus_ref(x); },
+       [](const Tensor& x) { return where(x > 20, ones_like(x), 1 / (1 + exp(-x))); }},
+      {"SoftplusBackward0", [](const Tensor& x) { return F::softplus(x, 2.0, 1.0); },
+       [&](const Tensor& x) { return where(x * 2 > 1, x, softplus_ref(x * 2) / 2); },
+       [](const Tensor& x) { return where(x * 2 > 1, ones_like(x), 1 / (1 + exp(-2 * x))); }},
       {"HardswishBackward0", [](const Tensor& x) { return F::hardswish(x); },
        [](const Tensor& x) { return x * (x + 3).clamp(0, 6) / 6; },
        [](const Tensor& x) {
