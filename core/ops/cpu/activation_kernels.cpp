@@ -263,6 +263,40 @@ void activation_backward_cpu(detail::Elementwise& e, ScalarType t, Activation a,
   }
 }
 
+// Smooth L1 and Huber: the loss of d = x - y and its derivative in x (0 at d
+// = 0, as PyTorch).
+void pointwise_loss_cpu(detail::Elementwise& e, ScalarType t, PointwiseLoss l, double param) {
+  BRASA_DISPATCH_FLOATING_TYPES(t, "smooth_l1/huber loss", [&] {
+    using M = opmath_t<scalar_t>;
+    const M p = M(param), half = M(0.5);
+    if (l == PointwiseLoss::SmoothL1)
+      run<scalar_t, scalar_t, scalar_t>(e, [p, half](M x, M y) {
+        const M d = std::fabs(x - y);
+        return d < p ? half * d * d / p : d - half * p;
+      });
+    else
+      run<scalar_t, scalar_t, scalar_t>(e, [p, half](M x, M y) {
+        const M d = std::fabs(x - y);
+        return d < p ? half * d * d : p * (d - half * p);
+      });
+  });
+}
+void pointwise_loss_backward_cpu(detail::Elementwise& e, ScalarType t, PointwiseLoss l,
+                                 double param) {
+  BRASA_DISPATCH_FLOATING_TYPES(t, "smooth_l1/huber loss backward", [&] {
+    using M = opmath_t<scalar_t>;
+    const M p = M(param);
+    // Beyond the quadratic part the slope is +-1 (smooth L1) or +-delta (Huber).
+    const M inner = l == PointwiseLoss::SmoothL1 ? M(1) / p : M(1);
+    const M outer = l == PointwiseLoss::SmoothL1 ? M(1) : p;
+    run<scalar_t, scalar_t, scalar_t, scalar_t>(e, [p, inner, outer](M g, M x, M y) {
+      const M d = x - y;
+      const M slope = d > M(0) ? outer : (d < M(0) ? -outer : M(0));
+      return g * (std::fabs(d) < p ? d * inner : slope);
+    });
+  });
+}
+
 }  // namespace
 
 void register_activation_kernels() {
@@ -272,6 +306,8 @@ void register_activation_kernels() {
   register_kernel<LeakyReluBackwardKernel>(kCPU, leaky_relu_backward_cpu);
   register_kernel<ActivationKernel>(kCPU, activation_cpu);
   register_kernel<ActivationBackwardKernel>(kCPU, activation_backward_cpu);
+  register_kernel<PointwiseLossKernel>(kCPU, pointwise_loss_cpu);
+  register_kernel<PointwiseLossBackwardKernel>(kCPU, pointwise_loss_backward_cpu);
 }
 
 }  // namespace BRASA_CPU_VARIANT

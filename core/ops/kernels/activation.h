@@ -57,4 +57,19 @@ struct ActivationBackwardKernel {
                       const ActivationParams& p);
 };
 
+// The elementwise regression losses of d = input - target: SmoothL1 is
+// |d| < beta ? d^2 / (2 beta) : |d| - beta / 2, Huber |d| < delta ? d^2 / 2 :
+// delta (|d| - delta / 2); `param` is beta or delta (> 0).
+enum class PointwiseLoss : uint8_t { SmoothL1, Huber };
+// Inputs (input, target): the loss of each element.
+struct PointwiseLossKernel {
+  static constexpr const char* name = "smooth_l1/huber loss";
+  using Fn = void (*)(detail::Elementwise& e, ScalarType t, PointwiseLoss l, double param);
+};
+// Inputs (grad, input, target): grad times the loss's derivative in input.
+struct PointwiseLossBackwardKernel {
+  static constexpr const char* name = "smooth_l1/huber loss backward";
+  using Fn = void (*)(detail::Elementwise& e, ScalarType t, PointwiseLoss l, double param);
+};
+
 }  // namespace brasa

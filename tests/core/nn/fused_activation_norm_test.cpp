@@ -313,6 +313,43 @@ TEST(FusedActivations, MatchTheFormulasWithTheirGradients) {
   EXPECT_NEAR(gg[0].item<double>(), s * (1 - s) * (2 + 0.5 * (1 - 2 * s)), 1e-12);
 }
 
+// smooth_l1_loss and huber_loss run one fused pass each way: values and the
+// gradients of both input and target against the formulas in float64, with
+// differences inside, at and beyond beta (delta), zero and NaN; the
+// target's gradient is minus the input's; create_graph gives the second
+// derivative of the quadratic part.
+TEST(FusedPointwiseLoss, SmoothL1AndHuberWithBothGradients) {
+  const double nan = std::nan("");
+  Tensor xb =
+      tensor({-2.0, -0.5, -0.3, 0.0, 0.1, 0.5, 0.7, 3.0, nan}, TensorOptions().dtype(kDouble));
+  Tensor yb = tensor({0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.2, 1.0, 0.0}, TensorOptions().dtype(kDouble));
+  for (bool huber : {false, true})
+    for (ScalarType dtype : {kFloat, kDouble}) {
+      SCOPED_TRACE(::testing::Message() << (huber ? "huber " : "smooth_l1 ") << dtype);
+      const double p = 0.5;
+      Tensor x = xb.to(dtype).clone().requires_grad_(true),
+             y = yb.to(dtype).clone().requires_grad_(true);
+      Tensor l = huber ? F::huber_loss(x, y, Reduction::None, p)
+                       : F::smooth_l1_loss(x, y, Reduction::None, p);
+      EXPECT_EQ(l.grad_fn()->name(), huber ? "HuberLossBackward0" : "SmoothL1LossBackward0");
+      Tensor d = xb - yb, a = d.abs();
+      Tensor want = huber ? where(a < p, 0.5 * d * d, p * (a - 0.5 * p))
+                          : where(a < p, 0.5 * d * d / p, a - 0.5 * p);
+      const double tol = dtype == kFloat ? 1e-6 : 1e-14;
+      EXPECT_TRUE(l.detach().to(kDouble).allclose(want, tol, tol, true));
+      Tensor gy = arange(9, TensorOptions().dtype(kDouble)) - 4;
+      l.backward(gy.to(dtype));
+      Tensor dwant = where(a < p, huber ? d : d / p, sign(d) * (huber ? p : 1.0));
+      EXPECT_TRUE(x.grad().to(kDouble).allclose(gy * dwant, tol, tol, true));
+      EXPECT_TRUE(y.grad().to(kDouble).allclose(-gy * dwant, tol, tol, true));
+    }
+  Tensor x = tensor({0.2, 2.0}, TensorOptions().dtype(kDouble)).requires_grad_(true);
+  auto g = autograd::grad({F::smooth_l1_loss(x, zeros_like(x), Reduction::Sum, 0.5)}, {x}, {}, true,
+                          true);
+  EXPECT_VALUES(g[0].detach(), {0.4, 1.0});
+  EXPECT_VALUES(autograd::grad({g[0].sum()}, {x})[0], {2.0, 0.0});
+}
+
 TEST(WhereKernel, FlatAndStridedOperandsAgree) {
   manual_seed(5);
   for (ScalarType dtype : {kFloat, kDouble, kLong, kBool, kHalf}) {
