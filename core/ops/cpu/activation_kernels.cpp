@@ -8,6 +8,8 @@
 #include <brasa/ops/cpu/register.h>
 #include <brasa/ops/cpu/vec_math.h>
 
+#include <type_traits>
+
 namespace brasa::cpu {
 inline namespace BRASA_CPU_VARIANT {
 namespace {
@@ -214,10 +216,9 @@ void activation_forward(detail::Elementwise& e, ScalarType t, const ActivationPa
     using M = opmath_t<scalar_t>;
     const M alpha = M(p.alpha), scale = M(p.scale), is = M(p.input_scale), beta = M(p.beta),
             threshold = M(p.threshold);
-    run<scalar_t, scalar_t>(
-        e, [=](M x) __attribute__((always_inline)) {
-          return activation_value<kA, M>(x, alpha, scale, is, beta, threshold);
-        });
+    run<scalar_t, scalar_t>(e, [=](M x) BRASA_INLINE_LAMBDA {
+      return activation_value<kA, M>(x, alpha, scale, is, beta, threshold);
+    });
   });
 }
 template <Activation kA>
@@ -226,41 +227,37 @@ void activation_backward(detail::Elementwise& e, ScalarType t, const ActivationP
     using M = opmath_t<scalar_t>;
     const M alpha = M(p.alpha), scale = M(p.scale), is = M(p.input_scale), beta = M(p.beta),
             threshold = M(p.threshold);
-    run<scalar_t, scalar_t, scalar_t>(
-        e, [=](M g, M x) __attribute__((always_inline)) {
-          return g * activation_derivative<kA, M>(x, alpha, scale, is, beta, threshold);
-        });
+    run<scalar_t, scalar_t, scalar_t>(e, [=](M g, M x) BRASA_INLINE_LAMBDA {
+      return g * activation_derivative<kA, M>(x, alpha, scale, is, beta, threshold);
+    });
   });
 }
 
-void activation_cpu(detail::Elementwise& e, ScalarType t, Activation a, const ActivationParams& p) {
+// Calls f with the activation as a compile-time constant (one instantiation
+// of each loop per activation).
+template <class F>
+void with_activation(Activation a, const F& f) {
+  using A = Activation;
   switch (a) {
-    case Activation::Elu:
-      return activation_forward<Activation::Elu>(e, t, p);
-    case Activation::Silu:
-      return activation_forward<Activation::Silu>(e, t, p);
-    case Activation::Mish:
-      return activation_forward<Activation::Mish>(e, t, p);
-    case Activation::Hardswish:
-      return activation_forward<Activation::Hardswish>(e, t, p);
-    case Activation::Softplus:
-      return activation_forward<Activation::Softplus>(e, t, p);
+    case A::Elu:
+      return f(std::integral_constant<A, A::Elu>());
+    case A::Silu:
+      return f(std::integral_constant<A, A::Silu>());
+    case A::Mish:
+      return f(std::integral_constant<A, A::Mish>());
+    case A::Hardswish:
+      return f(std::integral_constant<A, A::Hardswish>());
+    case A::Softplus:
+      return f(std::integral_constant<A, A::Softplus>());
   }
+}
+
+void activation_cpu(detail::Elementwise& e, ScalarType t, Activation a, const ActivationParams& p) {
+  with_activation(a, [&](auto k) { activation_forward<decltype(k)::value>(e, t, p); });
 }
 void activation_backward_cpu(detail::Elementwise& e, ScalarType t, Activation a,
                              const ActivationParams& p) {
-  switch (a) {
-    case Activation::Elu:
-      return activation_backward<Activation::Elu>(e, t, p);
-    case Activation::Silu:
-      return activation_backward<Activation::Silu>(e, t, p);
-    case Activation::Mish:
-      return activation_backward<Activation::Mish>(e, t, p);
-    case Activation::Hardswish:
-      return activation_backward<Activation::Hardswish>(e, t, p);
-    case Activation::Softplus:
-      return activation_backward<Activation::Softplus>(e, t, p);
-  }
+  with_activation(a, [&](auto k) { activation_backward<decltype(k)::value>(e, t, p); });
 }
 
 // Smooth L1 and Huber: the loss of d = x - y and its derivative in x (0 at d

@@ -203,6 +203,13 @@ void add_nn_entries(std::vector<OpCase>& t) {
         [](const variable_list& v) {
           return one(F::adaptive_avg_pool2d(v[0], {3, 3}));
         });
+  entry("global average pooling (adaptive output 1, the spatial mean)", in1([] {
+          return R({2, 3, 5, 4});
+        }),
+        [](const variable_list& v) {
+          return variable_list{F::adaptive_avg_pool2d(v[0], {1, 1}),
+                               F::adaptive_avg_pool3d(v[0].unsqueeze(2), {1, 1, 1})};
+        });
   entry("interpolate nearest/bilinear, adaptive_max_pool2d", in1([] {
           return R({1, 2, 3, 4});
         }),
@@ -251,6 +258,12 @@ void add_nn_entries(std::vector<OpCase>& t) {
               F::smooth_l1_loss(v[0], fixed * 0.2, kSum, 0.5),
               F::huber_loss(v[0], fixed, kMean, 0.3),
               F::kl_div(v[0].log_softmax(1), p.softmax(1), kSum)};
+        });
+  entry("smooth_l1 / huber / bce_with_logits: the target's gradient too", in2(r34, r34),
+        [](const variable_list& v) {
+          return variable_list{F::smooth_l1_loss(v[0], v[1] * 0.5, kSum, 0.3),
+                               F::huber_loss(v[0], v[1], kNone, 0.4),
+                               F::binary_cross_entropy_with_logits(v[0], v[1].sigmoid())};
         });
   entry("cosine_similarity / normalize / pad", in2(r34, r34), [](const variable_list& v) {
     return variable_list{F::cosine_similarity(v[0], v[1]), F::normalize(v[0], 2.0, 0),
