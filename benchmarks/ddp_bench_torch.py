@@ -5,6 +5,7 @@
 #   python3 ddp_bench_torch.py single mlp|cnn
 #   brasarun --nproc-per-node 2 python3 ddp_bench_torch.py ddp mlp|cnn gloo [BUCKET_MB]
 import contextlib
+import os
 import statistics
 import sys
 import time
@@ -135,7 +136,14 @@ def main():
               f"backward_nosync_ms {bwd_nosync * 1e3:.3f} comm_alone_ms {t_comm * 1e3:.3f} "
               f"exposed_fraction {(bwd_sync - bwd_nosync) / t_comm:.3f} buckets {len(buckets)}")
     dist.barrier()
+    del ddp
+    dist.destroy_process_group()
 
 
 if __name__ == "__main__":
     main()
+    # PyTorch 1.13's gloo threads can abort the interpreter's teardown
+    # ("terminate called without an active exception") after the results
+    # are out, which stopped `scripts/bench ddp` midway: leave at once.
+    sys.stdout.flush()
+    os._exit(0)
