@@ -137,11 +137,10 @@ ViewFn as_strided_fn(IntArrayRef sizes, IntArrayRef strides, int64_t offset,
   return [sz, st, offset, lay](const Tensor& t) {
     Tensor laid = t;
     if (!(t.strides() == IntArrayRef(lay))) {
+      // copy_ records its backward when t requires grad (create_graph), so
+      // the re-layout stays differentiable.
       laid = empty_strided(t.sizes(), lay, t.options());
-      if (t.requires_grad() && is_grad_enabled())
-        laid = laid + t;  // differentiable re-layout
-      else
-        copy_(laid, t);
+      copy_(laid, t);
     }
     return as_strided(laid, sz, st, laid.storage_offset() + offset);
   };

@@ -81,6 +81,17 @@ std::vector<OpCase> make_table() {
     y.exp_();
     return one(y);
   });
+  // The gradient reaches the slice's base transposed, so the in-place
+  // write's backward re-lays it out; the double backward must see the
+  // values, not the re-layout buffer's old contents (a freed block filled
+  // with 1e6 is likely to be that buffer).
+  entry("copy_ into a slice, gradient arriving in another layout", in1(r34),
+        [](const variable_list& v) {
+          { Tensor junk = full({5, 4}, 1e6, f64()); }
+          Tensor out = zeros({5, 4}, f64());
+          out.narrow(0, 1, 3).copy_(v[0]);
+          return one(out.t() * 2.0);
+        });
   entry("nan_to_num", in1(r34), [](const variable_list& v) { return one(nan_to_num(v[0])); });
 
   // ---- binary, with broadcasting and non-contiguous operands ----
