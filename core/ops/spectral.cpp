@@ -4,43 +4,17 @@
 #include <brasa/ops/binary.h>
 #include <brasa/ops/complex.h>
 #include <brasa/ops/factory.h>
-#include <brasa/ops/linalg.h>
+#include <brasa/ops/fft.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
 #include <brasa/ops/spectral.h>
 
 #include <cmath>
-#include <map>
-#include <mutex>
-#include <numbers>
-#include <sstream>
 #include <string>
 
 namespace brasa {
 
 namespace {
-
-// cos and -sin of 2 pi f n / n_fft side by side, [n_fft, 2 n_freq]: the real
-// and imaginary parts of the DFT in one product. Cached, because an STFT in
-// a data pipeline asks for the same table on every call.
-Tensor dft_table(int64_t n_fft, int64_t n_freq, const TensorOptions& options) {
-  static std::mutex mutex;
-  static std::map<std::string, Tensor> cache;
-  std::ostringstream key;
-  key << n_fft << ' ' << n_freq << ' ' << options.dtype() << ' ' << options.device();
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(key.str());
-  if (it != cache.end()) return it->second;
-  NoGradGuard no_grad;
-  Tensor n = arange(n_fft, TensorOptions().dtype(kDouble)).view({n_fft, 1});
-  Tensor f = arange(n_freq, TensorOptions().dtype(kDouble)).view({1, n_freq});
-  // The product n f modulo n_fft keeps the angle small and exact.
-  Tensor angle = fmod(n * f, static_cast<double>(n_fft)) * (2 * std::numbers::pi / n_fft);
-  Tensor table = cat({angle.cos(), -angle.sin()}, 1).to(options).contiguous();
-  if (cache.size() >= 16) cache.clear();  // a bound; pipelines use one or two sizes
-  cache.emplace(key.str(), table);
-  return table;
-}
 
 // The window (ones by default) of win_length, centred in n_fft.
 Tensor padded_window(const char* op, const std::optional<Tensor>& window, int64_t n_fft,
@@ -87,13 +61,15 @@ Tensor stft_frames(const Tensor& self, const Frames& fr, const std::optional<Ten
   Tensor w = padded_window(op, window, fr.n_fft, fr.win_length, x.options());
   const int64_t n_freq = onesided.value_or(true) ? fr.n_fft / 2 + 1 : fr.n_fft;
   Tensor frames = x.unfold(1, fr.n_fft, fr.hop) * w;  // [B, n_frames, n_fft]
-  const int64_t B = frames.size(0), n_frames = frames.size(1);
-  Tensor out = matmul(frames, dft_table(fr.n_fft, n_freq, x.options()))  // [B, F, 2 * n_freq]
-                   .view({B, n_frames, 2, n_freq})
-                   .permute({0, 3, 1, 2});  // [B, n_freq, n_frames, 2]
-  if (normalized) out = out * (1.0 / std::sqrt(static_cast<double>(fr.n_fft)));
+  // The transform of each frame, frequencies before frames.
+  const std::optional<std::string_view> norm =
+      normalized ? std::optional<std::string_view>("ortho") : std::nullopt;
+  Tensor out = (onesided.value_or(true) ? fft::rfft(frames, std::nullopt, -1, norm)
+                                        : fft::fft(frames, std::nullopt, -1, norm))
+                   .transpose(1, 2);  // [B, n_freq, n_frames]
+  if (!*return_complex) out = view_as_real(out.contiguous());
   if (!batched) out = out.squeeze(0);
-  return *return_complex ? view_as_complex(out.contiguous()) : out;
+  return out;
 }
 
 }  // namespace
@@ -164,21 +140,14 @@ Tensor istft(const Tensor& self, int64_t n_fft, std::optional<int64_t> hop_lengt
                 "match n_fft when onesided=False, but got ",
                 n_freq);
   BRASA_CHECK(n_frames > 0, op, ": expected at least one frame");
-  // The real inverse DFT of the non-negative frequencies (imaginary parts of
-  // the zero and Nyquist frequencies play no part), as irfft.
+  // The real inverse transform of the non-negative frequencies of each
+  // frame (imaginary parts of the zero and Nyquist frequencies play no
+  // part), as irfft.
   const int64_t half = n_fft / 2 + 1;
-  Tensor re = spec.select(-1, 0).narrow(1, 0, half), im = spec.select(-1, 1).narrow(1, 0, half);
-  // Each frequency but 0 and n_fft / 2 (for even n_fft) stands for itself
-  // and its mirror.
-  Tensor weight = full({half}, 2.0, spec.options());
-  weight[0] = 1.0;
-  if (n_fft % 2 == 0) weight[half - 1] = 1.0;
-  weight = weight.view({1, half, 1});
-  // [cos | -sin] [re; im]: sum_f cos(.) re_f - sin(.) im_f, in one product.
   Tensor frames =
-      matmul(dft_table(n_fft, half, spec.options()), cat({re * weight, im * weight}, 1)) /
-      static_cast<double>(n_fft);  // [B, n_fft, n_frames]
-  if (normalized) frames = frames * std::sqrt(static_cast<double>(n_fft));
+      fft::irfft(view_as_complex(spec.narrow(1, 0, half).transpose(1, 2).contiguous()), n_fft, -1,
+                 normalized ? std::optional<std::string_view>("ortho") : std::nullopt)
+          .transpose(1, 2);  // [B, n_fft, n_frames]
   Tensor w = padded_window(op, window, n_fft, fr.win_length, spec.options());
   frames = frames * w.view({1, n_fft, 1});
   const int64_t expected = n_fft + fr.hop * (n_frames - 1);

@@ -3,8 +3,7 @@
 // istft: a spectrum is complex [n_freq, n_frames] per signal with
 // return_complex = true, or PyTorch's real form with return_complex = false,
 // a real tensor whose last dim (of 2) holds the real and imaginary parts.
-// Composite ops (the DFT as products with cosine and sine tables):
-// differentiable.
+// Composed from torch::fft's rfft/fft/irfft over the frames: differentiable.
 #include <brasa/tensor/tensor.h>
 
 #include <optional>

@@ -13,6 +13,7 @@ void register_vector_kernels() {
   register_normalization_kernels();
   register_activation_kernels();
   register_column_map_kernels();
+  register_fft_kernels();
 }
 
 }  // namespace BRASA_CPU_VARIANT

@@ -527,6 +527,29 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
               stft(v[0], 6, 2, 5, std::nullopt, false, false, false),
               istft(v[1], 8, 2, std::nullopt, window, true, false, std::nullopt, 7)};
         });
+  entry("torch::fft transforms (c2c, r2c, c2r, Hermitian, n-d, Bluestein)",
+        in2(
+            [] {
+              return R({3, 5, 2});
+            },
+            [] {
+              return R({3, 6});
+            }),
+        [](const variable_list& v) {
+          Tensor z = view_as_complex(v[0]);  // [3, 5]
+          return variable_list{view_as_real(fft::fft(z)),
+                               view_as_real(fft::ifft(z, 7, 0, "ortho")),
+                               view_as_real(fft::fft(z, 37)),  // a prime above the radices
+                               view_as_real(fft::rfft(v[1])),
+                               view_as_real(fft::rfft(v[1], 5, 0, "forward")),
+                               fft::irfft(z),
+                               fft::irfft(z, 7, -1, "ortho"),
+                               fft::hfft(z, 6),
+                               view_as_real(fft::ihfft(v[1])),
+                               view_as_real(fft::fftn(z, {{4, 6}})),
+                               fft::irfftn(z, {{2, 6}}),
+                               view_as_real(fft::rfft2(v[1]))};
+        });
   entry("lstm / gru / rnn_tanh sequences",
         in2(
             [] {

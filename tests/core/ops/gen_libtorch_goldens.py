@@ -162,6 +162,19 @@ def Z(shape, a=0.37, b=0.1):
     """A complex tensor whose real view is S(shape + [2], a, b)."""
     return torch.view_as_complex(S(list(shape) + [2], a, b))
 
+def fft_grads():
+    """Gradients through torch.fft's transforms, PyTorch's complex convention."""
+    z = Z([3, 6]).clone().requires_grad_()
+    x = S([3, 7], 0.6, 0.3).clone().requires_grad_()
+    h = Z([3, 5], 0.4, 0.2).clone().requires_grad_()
+    loss = ((torch.fft.fft(z, 8, norm="ortho").abs() ** 2) * S([8], 0.3, 0.1)).sum()
+    loss = loss + (torch.fft.rfft(x).real * S([4], 0.5, 0.2)).sum() + (torch.fft.rfft(x).imag ** 2).sum()
+    loss = loss + (torch.fft.irfft(h, 9) * S([9], 0.7, 0.3)).sum() + (torch.fft.hfft(h) ** 2).sum() * 0.01
+    loss = loss + (torch.fft.ifft2(z, s=(4, 5)).real ** 2).sum()
+    loss.backward()
+    return torch.cat([torch.view_as_real(z.grad).flatten(), x.grad.flatten(), torch.view_as_real(h.grad).flatten()])
+
+
 
 def complex_ops_grad():
     """The gradient of a real loss through complex div, exp, matmul and prod, in the real view."""
@@ -585,6 +598,39 @@ CASES = {
     "istft_roundtrip": lambda: torch.istft(torch.stft(S([2, 40], 0.9, 0.2), 16, hop_length=4, window=torch.hann_window(16, dtype=torch.float64), return_complex=True), 16, hop_length=4, window=torch.hann_window(16, dtype=torch.float64)),
     "istft_length_normalized": lambda: torch.istft(torch.view_as_complex(S([9, 7, 2], 0.45, 0.3).contiguous()), 16, hop_length=4, window=torch.hann_window(16, dtype=torch.float64), normalized=True, length=35),
     "istft_odd_nocenter": lambda: torch.istft(torch.view_as_complex(S([5, 6, 2], 0.45, 0.3).contiguous()), 9, hop_length=3, window=torch.hann_window(9, dtype=torch.float64) + 0.1, center=False),
+    # Discrete Fourier transforms (ops/fft.h), complex results through their real view.
+    "fft_n_pad_dim0": lambda: torch.view_as_real(torch.fft.fft(Z([5, 3]), n=7, dim=0)),
+    "fft_real_input_trim_ortho": lambda: torch.view_as_real(torch.fft.fft(S([2, 9], 0.8, 0.1), n=6, norm="ortho")),
+    "ifft_forward_norm": lambda: torch.view_as_real(torch.fft.ifft(Z([2, 10]), norm="forward")),
+    "rfft_odd_dim0": lambda: torch.view_as_real(torch.fft.rfft(S([9, 2], 0.6, 0.3), dim=0)),
+    "rfft_even_pad": lambda: torch.view_as_real(torch.fft.rfft(S([3, 10], 0.6, 0.3), n=12)),
+    "irfft_default_n": lambda: torch.fft.irfft(Z([2, 6], 0.5, 0.2)),
+    "irfft_odd_n_ortho": lambda: torch.fft.irfft(Z([2, 6], 0.5, 0.2), n=9, norm="ortho"),
+    "irfft_n_longer": lambda: torch.fft.irfft(Z([4], 0.5, 0.2), n=12),
+    "hfft_default": lambda: torch.fft.hfft(Z([2, 5], 0.3, 0.7)),
+    "hfft_odd_forward": lambda: torch.fft.hfft(Z([2, 5], 0.3, 0.7), n=7, norm="forward"),
+    "ihfft_odd": lambda: torch.view_as_real(torch.fft.ihfft(S([2, 7], 0.45, 0.2)).resolve_conj()),
+    "fft2_s": lambda: torch.view_as_real(torch.fft.fft2(Z([2, 4, 5]), s=(3, 6))),
+    "ifft2_dims": lambda: torch.view_as_real(torch.fft.ifft2(Z([3, 4, 5]), dim=(0, 2), norm="ortho")),
+    "fftn_all": lambda: torch.view_as_real(torch.fft.fftn(Z([3, 4, 5]))),
+    "fftn_s_only": lambda: torch.view_as_real(torch.fft.fftn(Z([3, 4, 5]), s=(5, -1))),
+    "ifftn_dim": lambda: torch.view_as_real(torch.fft.ifftn(Z([3, 4, 5]), dim=(1,))),
+    "rfftn_all": lambda: torch.view_as_real(torch.fft.rfftn(S([3, 4, 5], 0.6, 0.3))),
+    "rfft2_s": lambda: torch.view_as_real(torch.fft.rfft2(S([2, 4, 6], 0.6, 0.3), s=(5, 7))),
+    "irfftn_all": lambda: torch.fft.irfftn(Z([3, 4, 5], 0.5, 0.2)),
+    "irfft2_s": lambda: torch.fft.irfft2(Z([2, 4, 5], 0.5, 0.2), s=(3, 7), norm="forward"),
+    "hfft2_default": lambda: torch.fft.hfft2(Z([2, 3, 4], 0.3, 0.7)),
+    "ihfft2_default": lambda: torch.view_as_real(torch.fft.ihfft2(S([2, 3, 5], 0.45, 0.2)).resolve_conj()),
+    "hfftn_s": lambda: torch.fft.hfftn(Z([3, 4], 0.3, 0.7), s=(3, 5), dim=(0, 1), norm="ortho"),
+    "ihfftn_dims": lambda: torch.view_as_real(torch.fft.ihfftn(S([3, 4, 6], 0.45, 0.2), dim=(0, 2)).resolve_conj()),
+    "fft_prime_bluestein": lambda: torch.view_as_real(torch.fft.fft(Z([2, 37], 0.21, 0.4))),
+    "fft_mixed_radix_7_11": lambda: torch.view_as_real(torch.fft.fft(Z([1, 77], 0.21, 0.4))),
+    "fftfreq_even": lambda: torch.fft.fftfreq(8, 0.5),
+    "fftfreq_odd": lambda: torch.fft.fftfreq(7),
+    "rfftfreq_odd": lambda: torch.fft.rfftfreq(9, 2.0),
+    "fftshift_all": lambda: torch.fft.fftshift(S([3, 5])),
+    "ifftshift_dim": lambda: torch.fft.ifftshift(S([3, 5]), dim=(1,)),
+    "fft_grads": lambda: fft_grads(),
     # Complex tensors (ops/complex.h), compared through their real view.
     "complex_broadcast": lambda: torch.view_as_real(torch.complex(S([2, 3]), S([3], 0.7, 0.2))),
     "polar": lambda: torch.view_as_real(torch.polar(S([2, 3]).abs() + 0.1, S([2, 3], 0.9, 0.3) * 3)),

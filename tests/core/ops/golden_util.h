@@ -19,6 +19,11 @@ inline Tensor S(std::vector<int64_t> shape, double a = 0.37, double b = 0.1) {
   for (int64_t s : shape) n *= s;
   return (arange(n, TensorOptions().dtype(kDouble)) * a + b).sin().view(shape);
 }
+// A complex tensor whose real view is S(shape + [2], a, b).
+inline Tensor Z(std::vector<int64_t> shape, double a = 0.37, double b = 0.1) {
+  shape.push_back(2);
+  return view_as_complex(S(shape, a, b));
+}
 // A full-rank variant of S (a matrix of S's values has rank 2).
 inline Tensor W(std::vector<int64_t> shape) { return S(shape) + S(shape, 1.7, 0.3).pow(2) * 0.5; }
 inline Tensor L(std::vector<int64_t> v) { return tensor(v, TensorOptions().dtype(kLong)); }
