@@ -230,30 +230,89 @@ struct Strides {
 
 // Elements 0..count-1 of the W lanes into a lane buffer (Swap: the second
 // values in the real lanes), and back, scaled. With the rows in the inner
-// dim (lane 1 or 2) the W values of an element are adjacent in memory.
+// dim (lane 1 or 2) the W values of an element are adjacent in memory;
+// with the rows apart and each row's pairs adjacent, U pairs of each row
+// are staged at a time so that the memory side reads and writes runs.
+constexpr int64_t kStaged = 8;
+
+template <class T, int W>
+bool staged(const Strides& at) {
+  return W > 1 && at.step == 2 && at.second == 1 && at.lane > 2;
+}
+
 template <class T, int W, bool Swap>
 void gather_pairs(const T* __restrict x, Strides at, int64_t count, T* __restrict lanes) {
   const int first = Swap ? 1 : 0;
-  for (int64_t e = 0; e < count; ++e) {
-    T* __restrict d = lanes + e * 2 * W;
-    const T* __restrict p = x + e * at.step;
-    for (int v = 0; v < W; ++v) {
-      d[first * W + v] = p[v * at.lane];
-      d[(1 - first) * W + v] = p[v * at.lane + at.second];
+  if (staged<T, W>(at)) {
+    T t[W][2 * kStaged];
+    for (int64_t e0 = 0; e0 < count; e0 += kStaged) {
+      const int64_t u = std::min(kStaged, count - e0);
+      for (int v = 0; v < W; ++v)
+        for (int64_t k = 0; k < 2 * u; ++k) t[v][k] = x[v * at.lane + 2 * e0 + k];
+      for (int64_t i = 0; i < u; ++i) {
+        T* __restrict d = lanes + (e0 + i) * 2 * W;
+        for (int v = 0; v < W; ++v) {
+          d[first * W + v] = t[v][2 * i];
+          d[(1 - first) * W + v] = t[v][2 * i + 1];
+        }
+      }
     }
+    return;
   }
+  // The lane strides of the inner layouts as constants, so that the loads
+  // vectorize: complex values (2) and real ones (1).
+  auto run = [&](auto lane) {
+    for (int64_t e = 0; e < count; ++e) {
+      T* __restrict d = lanes + e * 2 * W;
+      const T* __restrict p = x + e * at.step;
+      for (int v = 0; v < W; ++v) {
+        d[first * W + v] = p[v * lane];
+        d[(1 - first) * W + v] = p[v * lane + at.second];
+      }
+    }
+  };
+  if (at.lane == 2)
+    run(std::integral_constant<int64_t, 2>());
+  else if (at.lane == 1)
+    run(std::integral_constant<int64_t, 1>());
+  else
+    run(at.lane);
 }
 template <class T, int W, bool Swap>
 void scatter_pairs(const T* __restrict lanes, int64_t count, T scale, T* __restrict x, Strides at) {
   const int first = Swap ? 1 : 0;
-  for (int64_t e = 0; e < count; ++e) {
-    const T* __restrict d = lanes + e * 2 * W;
-    T* __restrict p = x + e * at.step;
-    for (int v = 0; v < W; ++v) {
-      p[v * at.lane] = d[first * W + v] * scale;
-      p[v * at.lane + at.second] = d[(1 - first) * W + v] * scale;
+  if (staged<T, W>(at)) {
+    T t[W][2 * kStaged];
+    for (int64_t e0 = 0; e0 < count; e0 += kStaged) {
+      const int64_t u = std::min(kStaged, count - e0);
+      for (int64_t i = 0; i < u; ++i) {
+        const T* __restrict d = lanes + (e0 + i) * 2 * W;
+        for (int v = 0; v < W; ++v) {
+          t[v][2 * i] = d[first * W + v] * scale;
+          t[v][2 * i + 1] = d[(1 - first) * W + v] * scale;
+        }
+      }
+      for (int v = 0; v < W; ++v)
+        for (int64_t k = 0; k < 2 * u; ++k) x[v * at.lane + 2 * e0 + k] = t[v][k];
     }
+    return;
   }
+  auto run = [&](auto lane) {
+    for (int64_t e = 0; e < count; ++e) {
+      const T* __restrict d = lanes + e * 2 * W;
+      T* __restrict p = x + e * at.step;
+      for (int v = 0; v < W; ++v) {
+        p[v * lane] = d[first * W + v] * scale;
+        p[v * lane + at.second] = d[(1 - first) * W + v] * scale;
+      }
+    }
+  };
+  if (at.lane == 2)
+    run(std::integral_constant<int64_t, 2>());
+  else if (at.lane == 1)
+    run(std::integral_constant<int64_t, 1>());
+  else
+    run(at.lane);
 }
 
 // One transform over the W rows of a block, its input and output at `in`
@@ -266,24 +325,28 @@ struct Rows {
   bool inverse;
   T scale;
   int64_t inner;  // the layout's inner size: elements of one row are that far apart
+  // From one lane's row to the next in the input and the output, in T.
+  int64_t lane_in, lane_out;
   T* a;
   T* b;
 
-  // Complex data, and real data read in pairs or alone.
-  Strides complex() const { return {2, 2 * inner, 1}; }
-  Strides real_pairs() const { return {1, 2 * inner, inner}; }
+  // Complex data, and real data read in pairs, in and out.
+  Strides complex_in() const { return {lane_in, 2 * inner, 1}; }
+  Strides complex_out() const { return {lane_out, 2 * inner, 1}; }
+  Strides real_pairs_in() const { return {lane_in, 2 * inner, inner}; }
+  Strides real_pairs_out() const { return {lane_out, 2 * inner, inner}; }
 
   void c2c(const T* in, T* out) const {
     // Inverse: real and imaginary parts swapped in and out.
     if (inverse)
-      gather_pairs<T, W, true>(in, complex(), n, a);
+      gather_pairs<T, W, true>(in, complex_in(), n, a);
     else
-      gather_pairs<T, W, false>(in, complex(), n, a);
+      gather_pairs<T, W, false>(in, complex_in(), n, a);
     const T* y = transform<T, W>(plan, a, b);
     if (inverse)
-      scatter_pairs<T, W, true>(y, n, scale, out, complex());
+      scatter_pairs<T, W, true>(y, n, scale, out, complex_out());
     else
-      scatter_pairs<T, W, false>(y, n, scale, out, complex());
+      scatter_pairs<T, W, false>(y, n, scale, out, complex_out());
   }
 
   void r2c(const T* in, T* out) const {
@@ -292,18 +355,18 @@ struct Rows {
       for (int64_t e = 0; e < n; ++e) {
         T* d = element<T, W>(a, e);
         for (int v = 0; v < W; ++v) {
-          d[v] = in[v + e * inner];
+          d[v] = in[v * lane_in + e * inner];
           d[W + v] = 0;
         }
       }
-      scatter_pairs<T, W, false>(transform<T, W>(plan, a, b), bins, scale, out, complex());
+      scatter_pairs<T, W, false>(transform<T, W>(plan, a, b), bins, scale, out, complex_out());
       return;
     }
     // z_j = x_2j + i x_2j+1, Z its transform of length h = n / 2; then
     // X_k = E_k + exp(-2 pi i k / n) O_k, where E_k = (Z_k + conj Z_h-k) / 2
     // and O_k = (Z_k - conj Z_h-k) / 2i are the even and odd samples'.
     const int64_t h = n / 2;
-    gather_pairs<T, W, false>(in, real_pairs(), h, a);
+    gather_pairs<T, W, false>(in, real_pairs_in(), h, a);
     const T* y = transform<T, W>(plan, a, b);
     T* spectrum = y == a ? b : a;  // h + 1 elements
     const T* rtw = plan.real_twiddles.data<T>();
@@ -322,12 +385,12 @@ struct Rows {
         x[W + v] = ei + ti;
       }
     }
-    scatter_pairs<T, W, false>(spectrum, h + 1, T(0.5) * scale, out, complex());
+    scatter_pairs<T, W, false>(spectrum, h + 1, T(0.5) * scale, out, complex_out());
   }
 
   void c2r(const T* in, T* out) const {
     const int64_t bins = n / 2 + 1;
-    gather_pairs<T, W, false>(in, complex(), bins, b);
+    gather_pairs<T, W, false>(in, complex_in(), bins, b);
     if (n % 2 == 1) {
       // The whole Hermitian spectrum, inverted as a swapped forward one.
       for (int64_t k = 0; k < bins; ++k) {
@@ -347,7 +410,7 @@ struct Rows {
       const T* y = transform<T, W>(plan, a, b);
       for (int64_t e = 0; e < n; ++e) {
         const T* d = element<const T, W>(y, e);
-        for (int v = 0; v < W; ++v) out[v + e * inner] = d[W + v] * scale;
+        for (int v = 0; v < W; ++v) out[v * lane_out + e * inner] = d[W + v] * scale;
       }
       return;
     }
@@ -373,7 +436,7 @@ struct Rows {
         d[W + v] = (ar + br) - ti;
       }
     }
-    scatter_pairs<T, W, true>(transform<T, W>(plan, a, b), h, scale, out, real_pairs());
+    scatter_pairs<T, W, true>(transform<T, W>(plan, a, b), h, scale, out, real_pairs_out());
   }
 
   void run(const T* in, T* out) const {
@@ -399,8 +462,8 @@ void fft_typed(const Tensor& in, const Tensor& out, FftKind kind, int64_t n, boo
   const int64_t width_in = kind == FftKind::R2C ? 1 : 2, width_out = kind == FftKind::C2R ? 1 : 2;
   const T* src = static_cast<const T*>(in.data_ptr());
   T* dst = static_cast<T*>(out.data_ptr());
-  // A vector register's worth of rows at a time (adjacent in the inner
-  // dim) while their two buffers stay within 2 MiB; the rest one by one.
+  // A vector register's worth of rows at a time while their two buffers
+  // stay within 2 MiB; the rest one by one.
 #if defined(BRASA_CPU_HAS_AVX512)
   constexpr int kLanes = static_cast<int>(64 / sizeof(T));
 #elif defined(BRASA_CPU_HAS_AVX2)
@@ -408,24 +471,35 @@ void fft_typed(const Tensor& in, const Tensor& out, FftKind kind, int64_t n, boo
 #else
   constexpr int kLanes = static_cast<int>(16 / sizeof(T));
 #endif
+  // Lanes are rows adjacent in the inner dim, or with inner = 1 whole rows
+  // one after another.
   const bool lanes =
-      inner >= kLanes &&
+      (inner >= kLanes || (inner == 1 && outer >= kLanes)) &&
       plan->work_length() * 4 * kLanes * static_cast<int64_t>(sizeof(T)) <= (int64_t{2} << 20);
-  const int64_t blocks = lanes ? inner / kLanes : 0, singles = inner - blocks * kLanes;
-  const int64_t tasks_per_outer = blocks + singles;
+  // Rows (o, i) numbered o * inner + i; a task is a block of kLanes rows
+  // (in the inner dim, or whole rows when inner = 1) or a single row.
+  const bool across = inner == 1;
+  const int64_t span = across ? outer : inner;  // rows a block can take
+  const int64_t blocks = lanes ? span / kLanes : 0, singles = span - blocks * kLanes;
+  const int64_t per_group = blocks + singles, groups = across ? 1 : outer;
+  const T typed_scale = static_cast<T>(scale);
+  const int64_t lane_in = across ? len_in * width_in : width_in;
+  const int64_t lane_out = across ? len_out * width_out : width_out;
   // About 64K elements of work per task.
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / (n * (lanes ? kLanes : 1)));
-  parallel_for(0, outer * tasks_per_outer, grain, [&](int64_t begin, int64_t end) {
+  parallel_for(0, groups * per_group, grain, [&](int64_t begin, int64_t end) {
     // One element more than a transform needs: a real transform's h + 1 bins.
     const size_t work = static_cast<size_t>(plan->work_length()) + 1;
     std::vector<T> buffers(4 * work * static_cast<size_t>(lanes ? kLanes : 1));
     T* a = buffers.data();
     T* b = a + buffers.size() / 2;
-    const Rows<T, kLanes> block{*plan, kind, n, inverse, static_cast<T>(scale), inner, a, b};
-    const Rows<T, 1> single{*plan, kind, n, inverse, static_cast<T>(scale), inner, a, b};
+    const Rows<T, kLanes> block{*plan, kind,    n,        inverse, typed_scale,
+                                inner, lane_in, lane_out, a,       b};
+    const Rows<T, 1> single{*plan, kind, n, inverse, typed_scale, inner, lane_in, lane_out, a, b};
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t o = task / tasks_per_outer, t = task % tasks_per_outer;
-      const int64_t i = t < blocks ? t * kLanes : blocks * kLanes + (t - blocks);
+      const int64_t g = task / per_group, t = task % per_group;
+      const int64_t r = t < blocks ? t * kLanes : blocks * kLanes + (t - blocks);
+      const int64_t o = across ? r : g, i = across ? 0 : r;
       const T* x = src + (o * len_in * inner + i) * width_in;
       T* y = dst + (o * len_out * inner + i) * width_out;
       if (t < blocks)

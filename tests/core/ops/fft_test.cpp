@@ -130,6 +130,34 @@ TEST(Fft, RealTransformsMatchTheDirectSumAtEveryLength) {
   }
 }
 
+TEST(Fft, TransformsAlongInnerDimsMatchTheLastDim) {
+  // A middle dim with 37 columns after it: blocks of vector lanes side by
+  // side in memory, and leftover columns one by one.
+  for (ScalarType dtype : {kFloat, kDouble})
+    for (int64_t n : {12, 15, 64, 37}) {
+      const double tol = dtype == kFloat ? 1e-4 : 1e-11;
+      Tensor r = S({3, n, 37}, 0.417, 0.2).to(dtype);
+      Tensor z = complex(r, S({3, n, 37}, 0.29, 0.7).to(dtype));
+      auto same = [&](const Tensor& a, const Tensor& b) {
+        Tensor x = a.is_complex() ? view_as_real(a.contiguous()) : a;
+        Tensor y = b.is_complex() ? view_as_real(b.contiguous()) : b;
+        return allclose(x, y, tol, tol);
+      };
+      const std::string what = std::string(toString(dtype)) + " n=" + std::to_string(n);
+      EXPECT_TRUE(same(torch::fft::fft(z, std::nullopt, 1),
+                       torch::fft::fft(z.transpose(1, 2).contiguous()).transpose(1, 2)))
+          << what;
+      EXPECT_TRUE(same(torch::fft::ifft(z, std::nullopt, 1, "ortho"),
+                       torch::fft::ifft(z.transpose(1, 2).contiguous(), std::nullopt, -1, "ortho")
+                           .transpose(1, 2)))
+          << what;
+      Tensor spectrum = torch::fft::rfft(r, std::nullopt, 1);
+      EXPECT_TRUE(same(spectrum, torch::fft::rfft(r.transpose(1, 2).contiguous()).transpose(1, 2)))
+          << what;
+      EXPECT_TRUE(same(torch::fft::irfft(spectrum, n, 1), r)) << what;
+    }
+}
+
 TEST(Fft, LongTransformsRunRowByRowAndInvert) {
   // Rows too long for a block of lanes, and a prime (Bluestein) length.
   for (int64_t n : {int64_t{1} << 16, int64_t{65537}, int64_t{3} * 5 * 7 * 11 * 13 * 3}) {
