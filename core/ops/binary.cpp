@@ -628,6 +628,18 @@ Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool 
   BRASA_CHECK(a.dtype() == b.dtype(), "isclose: self (", a.dtype(), ") and other (", b.dtype(),
               ") must have the same dtype");
   ScalarType t = a.dtype();
+  if (isComplexType(t)) {
+    // As PyTorch: equal, or both NaN (a NaN in either part) when equal_nan,
+    // or a finite |a - b| (the modulus) within atol + rtol |b|.
+    NoGradGuard no_grad;
+    Tensor close = eq(a, b);
+    if (equal_nan) {
+      auto has_nan = [](const Tensor& z) { return view_as_real(z).isnan().any(-1); };
+      close = logical_or(close, logical_and(has_nan(a), has_nan(b)));
+    }
+    Tensor error = abs(a - b);
+    return logical_or(close, logical_and(error.isfinite(), le(error, abs(b) * rtol + atol)));
+  }
   Elementwise e("isclose", kBool);
   e.input(a).input(b).build();
   kernel<IsCloseKernel>(e.device())(e, t, rtol, atol, equal_nan);

@@ -60,6 +60,20 @@ TEST(Complex, ValuesMatchPyTorch) {
   EXPECT_EQ(torch::angle(L({-2, 0, 3})).dtype(), kFloat);
 }
 
+TEST(Complex, IscloseComparesTheModulusOfTheDifference) {
+  const double nan = std::nan("");
+  Tensor a = complex(golden::D({1, 2, nan, 3, 1e6}), golden::D({0, 1, 0, 4, 0}));
+  Tensor b = complex(golden::D({1 + 1e-9, 2, nan, 3, 1e6 + 5}), golden::D({1e-9, 1.1, 0, 4.5, 0}));
+  // |a - b| against atol + rtol |b|: 1.4e-9 within 1e-8, 0.1 not, NaN never
+  // but with equal_nan, 0.5 within 1e-8 + 0.1 * 5.4, 5 within 1e-5 * 1e6.
+  EXPECT_VALUES(isclose(a, b).to(kDouble), {1, 0, 0, 0, 1});
+  EXPECT_VALUES(isclose(a, b, 0.1, 1e-8, true).to(kDouble), {1, 1, 1, 1, 1});
+  EXPECT_TRUE(allclose(a.narrow(0, 0, 1), b.narrow(0, 0, 1)));
+  EXPECT_FALSE(allclose(a, b));
+  EXPECT_TRUE(allclose(a, a.clone(), 1e-5, 1e-8, true));
+  EXPECT_FALSE(allclose(a, a.clone()));  // NaN
+}
+
 TEST(Complex, GradientsMatchPyTorch) {
   Tensor x = S({2, 3, 2}).requires_grad_();
   Tensor z = torch::view_as_complex(x);
