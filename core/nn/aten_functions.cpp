@@ -1,3 +1,7 @@
+#include <brasa/autograd/record.h>
+#include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/activation.h>
+#include <brasa/autograd/grad_mode.h>
 #include <brasa/nn/activations.h>
 #include <brasa/nn/aten_functions.h>
 #include <brasa/nn/image_modules.h>
@@ -367,17 +371,56 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
 
 namespace nn::functional {
 
+static const autograd::BackwardName kPreluBackward("PreluKernelBackward0");
+
+// The composite (other devices and dtypes, and double backward): the slope
+// broadcast along dim 1.
+static Tensor prelu_composite(const Tensor& x, const Tensor& a) { return where(x > 0, x, x * a); }
+
 Tensor prelu(const Tensor& x, const Tensor& weight) {
   BRASA_CHECK(x.defined() && weight.defined(), "prelu: expected defined input and weight");
   Tensor a = weight;
-  if (weight.numel() > 1) {
-    BRASA_CHECK(x.dim() >= 2 && x.size(1) == weight.numel(), "prelu: ", weight.numel(),
+  const int64_t C = weight.numel();
+  if (C > 1) {
+    BRASA_CHECK(x.dim() >= 2 && x.size(1) == C, "prelu: ", C,
                 " parameters need an input with that many channels (dim 1), got shape ", x.sizes());
     DimVector shape(x.dim(), 1);
-    shape[1] = weight.numel();
+    shape[1] = C;
     a = weight.reshape(shape);
   }
-  return where(x > 0, x, x * a);
+  const bool fused = (x.dtype() == kFloat || x.dtype() == kDouble) && weight.dtype() == x.dtype() &&
+                     x.is_cpu() && weight.is_cpu() && C >= 1 && has_kernel<PreluKernel>(x.device());
+  if (!fused) return prelu_composite(x, a);
+  // [N, C, S]: with one slope, any split of the elements into rows.
+  const int64_t N =
+      C > 1 ? x.size(0) : (x.dim() == 0 ? 1 : x.numel() / std::max<int64_t>(x.size(-1), 1));
+  const int64_t S = x.numel() == 0 ? 0 : x.numel() / (N * C);
+  autograd::Recorder r(kPreluBackward, x, weight);
+  Tensor y = empty(x.sizes(), x.options());
+  Tensor xc = x.contiguous(), wc = weight.contiguous();
+  if (x.numel() > 0) {
+    NoGradGuard no_grad;
+    kernel<PreluKernel>(x.device())(xc, wc, y, N, C, S);
+  }
+  if (r)
+    r.save(xc, wc).finish(y, [N, C, S, shape = a.sizes().vec()](autograd::FormulaNode& n,
+                                                                const autograd::variable_list& g) {
+      Tensor xs = n.saved(0), ws = n.saved(1);
+      if (is_grad_enabled()) {  // create_graph: a differentiable backward
+        Tensor as = ws.reshape(shape), positive = xs > 0;
+        Tensor gx = where(positive, g[0], g[0] * as);
+        Tensor gw = where(positive, zeros_like(xs), g[0] * xs);
+        gw = C > 1 ? gw.transpose(0, 1).reshape({C, -1}).sum({1}) : gw.sum().reshape(ws.sizes());
+        return autograd::variable_list{gx, gw.reshape(ws.sizes())};
+      }
+      Tensor gx = empty(xs.sizes(), xs.options()), gw = empty(ws.sizes(), ws.options());
+      if (xs.numel() > 0)
+        kernel<PreluBackwardKernel>(xs.device())(g[0].contiguous(), xs, ws, gx, gw, N, C, S);
+      else
+        gw.zero_();
+      return autograd::variable_list{gx, gw};
+    });
+  return y;
 }
 
 Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight,

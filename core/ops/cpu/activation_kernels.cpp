@@ -294,6 +294,82 @@ void pointwise_loss_backward_cpu(detail::Elementwise& e, ScalarType t, Pointwise
   });
 }
 
+// PReLU, row by row of [N, C, S] (row r has channel r % C).
+template <class T>
+void prelu_typed(const T* x, const T* w, T* y, int64_t N, int64_t C, int64_t S) {
+  parallel_for(0, N * C, std::max<int64_t>(1, 32768 / std::max<int64_t>(S, 1)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t r = b; r < e; ++r) {
+                   const T a = w[r % C];
+                   const T* xr = x + r * S;
+                   T* yr = y + r * S;
+                   for (int64_t s = 0; s < S; ++s) yr[s] = xr[s] > T(0) ? xr[s] : a * xr[s];
+                 }
+               });
+}
+
+void prelu_cpu(const Tensor& x, const Tensor& weight, const Tensor& y, int64_t N, int64_t C,
+               int64_t S) {
+  if (x.dtype() == kDouble)
+    return prelu_typed(x.data_ptr<double>(), weight.data_ptr<double>(), y.data_ptr<double>(), N, C,
+                       S);
+  BRASA_CHECK(x.dtype() == kFloat, "prelu: the CPU kernel takes float and double, got ", x.dtype());
+  prelu_typed(x.data_ptr<float>(), weight.data_ptr<float>(), y.data_ptr<float>(), N, C, S);
+}
+
+// The weight's gradient sums each row's grad * x where x <= 0 in 16
+// independent lanes (a loop the compiler vectorizes without reassociating),
+// then rows of a channel in double.
+template <class T>
+void prelu_backward_typed(const T* g, const T* x, const T* w, T* gx, T* gw, int64_t N, int64_t C,
+                          int64_t S) {
+  constexpr int64_t L = 16;
+  std::vector<double> row_sums(static_cast<size_t>(N * C));
+  parallel_for(0, N * C, std::max<int64_t>(1, 32768 / std::max<int64_t>(S, 1)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t r = b; r < e; ++r) {
+                   const T a = w[r % C];
+                   const T* gr = g + r * S;
+                   const T* xr = x + r * S;
+                   T* out = gx + r * S;
+                   T lanes[L] = {};
+                   int64_t s = 0;
+                   for (; s + L <= S; s += L)
+                     for (int64_t l = 0; l < L; ++l) {
+                       const T xv = xr[s + l], gv = gr[s + l];
+                       const bool positive = xv > T(0);
+                       out[s + l] = positive ? gv : a * gv;
+                       lanes[l] += positive ? T(0) : gv * xv;
+                     }
+                   double sum = 0;
+                   for (; s < S; ++s) {
+                     const bool positive = xr[s] > T(0);
+                     out[s] = positive ? gr[s] : a * gr[s];
+                     sum += positive ? 0.0 : static_cast<double>(gr[s]) * xr[s];
+                   }
+                   for (int64_t l = 0; l < L; ++l) sum += lanes[l];
+                   row_sums[static_cast<size_t>(r)] = sum;
+                 }
+               });
+  for (int64_t c = 0; c < C; ++c) {
+    double sum = 0;
+    for (int64_t n = 0; n < N; ++n) sum += row_sums[static_cast<size_t>(n * C + c)];
+    gw[c] = static_cast<T>(sum);
+  }
+}
+
+void prelu_backward_cpu(const Tensor& grad, const Tensor& x, const Tensor& weight, const Tensor& gx,
+                        const Tensor& gw, int64_t N, int64_t C, int64_t S) {
+  if (x.dtype() == kDouble)
+    return prelu_backward_typed(grad.data_ptr<double>(), x.data_ptr<double>(),
+                                weight.data_ptr<double>(), gx.data_ptr<double>(),
+                                gw.data_ptr<double>(), N, C, S);
+  BRASA_CHECK(x.dtype() == kFloat, "prelu backward: the CPU kernel takes float and double, got ",
+              x.dtype());
+  prelu_backward_typed(grad.data_ptr<float>(), x.data_ptr<float>(), weight.data_ptr<float>(),
+                       gx.data_ptr<float>(), gw.data_ptr<float>(), N, C, S);
+}
+
 }  // namespace
 
 void register_activation_kernels() {
@@ -305,6 +381,8 @@ void register_activation_kernels() {
   register_kernel<ActivationBackwardKernel>(kCPU, activation_backward_cpu);
   register_kernel<PointwiseLossKernel>(kCPU, pointwise_loss_cpu);
   register_kernel<PointwiseLossBackwardKernel>(kCPU, pointwise_loss_backward_cpu);
+  register_kernel<PreluKernel>(kCPU, prelu_cpu);
+  register_kernel<PreluBackwardKernel>(kCPU, prelu_backward_cpu);
 }
 
 }  // namespace BRASA_CPU_VARIANT

@@ -72,4 +72,20 @@ struct PointwiseLossBackwardKernel {
   using Fn = void (*)(detail::Elementwise& e, ScalarType t, PointwiseLoss l, double param);
 };
 
+// PReLU over a contiguous input seen as [N, C, S] with one slope per
+// channel (C = 1: one slope for all): y = x > 0 ? x : slope * x.
+struct PreluKernel {
+  static constexpr const char* name = "prelu";
+  using Fn = void (*)(const Tensor& x, const Tensor& weight, const Tensor& y, int64_t N, int64_t C,
+                      int64_t S);
+};
+// Its gradients: gx = grad * (x > 0 ? 1 : slope), and gw[c] the sum of
+// grad * x over channel c's elements where x <= 0 (contiguous, like x and
+// weight).
+struct PreluBackwardKernel {
+  static constexpr const char* name = "prelu backward";
+  using Fn = void (*)(const Tensor& grad, const Tensor& x, const Tensor& weight, const Tensor& gx,
+                      const Tensor& gw, int64_t N, int64_t C, int64_t S);
+};
+
 }  // namespace brasa

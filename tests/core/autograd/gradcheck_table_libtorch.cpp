@@ -230,6 +230,7 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
               F::rrelu(v[0], F::RReLUFuncOptions().training(true)),
               F::rrelu(v[0]),
               F::prelu(v[0].reshape({2, 2, 3}), v[1].narrow(0, 0, 2)),
+              F::prelu(v[0], v[1].narrow(0, 3, 1)),  // one slope
               F::bilinear(v[0], v[0].flip({1}), v[0].reshape({3, 4, 1}).expand({3, 4, 4}),
                           v[1].narrow(0, 0, 3)),
               channel_shuffle(v[0].reshape({1, 4, 3}), 2),

@@ -230,3 +230,30 @@ TEST(AtenSpellings, MatchPyTorch) {
 }
 
 }  // namespace
+
+namespace {
+
+// The fused float kernel against the composite in double: values and both
+// gradients, per channel (with rows longer than the kernel's 16 lanes and
+// a remainder) and with one slope.
+TEST(AtenSpellings, PreluFusedKernelMatchesTheComposite) {
+  for (const bool per_channel : {true, false}) {
+    Tensor x = (S({3, 4, 37}, 0.83, 0.1) * 2).to(kFloat).requires_grad_();
+    Tensor w = (per_channel ? golden::D({0.1, -0.2, 0.3, 0.25}) : golden::D({0.2}))
+                   .to(kFloat)
+                   .requires_grad_();
+    Tensor g = S({3, 4, 37}, 0.57, 0.3).to(kFloat);
+    Tensor y = torch::prelu(x, w);
+    y.backward(g);
+    Tensor xd = x.detach().to(kDouble), wd = w.detach().to(kDouble), gd = g.to(kDouble);
+    Tensor a = per_channel ? wd.view({1, 4, 1}) : wd;
+    Tensor positive = xd > 0;
+    EXPECT_TRUE(allclose(y.to(kDouble), where(positive, xd, xd * a), 1e-6, 1e-7));
+    EXPECT_TRUE(allclose(x.grad().to(kDouble), where(positive, gd, gd * a), 1e-6, 1e-7));
+    Tensor gw = where(positive, zeros_like(xd), gd * xd);
+    gw = per_channel ? gw.sum({0, 2}) : gw.sum().reshape({1});
+    EXPECT_TRUE(allclose(w.grad().to(kDouble), gw, 1e-5, 1e-5)) << w.grad() << gw;
+  }
+}
+
+}  // namespace
