@@ -313,6 +313,20 @@ TEST(FusedActivations, MatchTheFormulasWithTheirGradients) {
   EXPECT_NEAR(gg[0].item<double>(), s * (1 - s) * (2 + 0.5 * (1 - 2 * s)), 1e-12);
 }
 
+// ELU's negative side is alpha * expm1(x): small inputs keep their relative
+// precision in float (e^x - 1 gave -1.013e-6 at -1e-6), and the polynomial
+// meets e^x - 1 at |x| = 1/2.
+TEST(FusedActivations, EluKeepsSmallNegativeInputsPrecise) {
+  const std::vector<double> xs = {-1e-7, -1e-6, -3e-4, -0.1, -0.4999, -0.5, -0.5001, -3, -20};
+  Tensor x = tensor(xs, TensorOptions().dtype(kFloat));
+  Tensor y = F::elu(x, F::ELUFuncOptions().alpha(1.5)).to(kDouble);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double xf = static_cast<double>(static_cast<float>(xs[i]));
+    const double want = 1.5 * std::expm1(xf);
+    EXPECT_NEAR(y[static_cast<int64_t>(i)].item<double>(), want, 3e-7 * std::abs(want)) << xs[i];
+  }
+}
+
 // smooth_l1_loss and huber_loss run one fused pass each way: values and the
 // gradients of both input and target against the formulas in float64, with
 // differences inside, at and beyond beta (delta), zero and NaN; the
