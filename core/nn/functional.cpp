@@ -585,11 +585,14 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
   return out.scatter_(-1 + out.dim(), indices.unsqueeze(-1), Scalar(1));
 }
 
+static const autograd::BackwardName kConstantPadBackward("ConstantPadNdBackward0");
+
+// The input written into a tensor of `value`; the gradient is the output
+// gradient's interior, a view (no scatter back through the write).
 Tensor pad(const Tensor& x, IntArrayRef p, double value) {
   BRASA_CHECK(p.size() % 2 == 0 && static_cast<int64_t>(p.size()) / 2 <= x.dim(),
               "pad: padding length must be even and at most twice the number of dims, got ", p);
-  DimVector shape(x.sizes().begin(), x.sizes().end());
-  std::vector<TensorIndex> region(static_cast<size_t>(x.dim()), TensorIndex(indexing::Slice()));
+  DimVector shape(x.sizes().begin(), x.sizes().end()), start(x.dim(), 0);
   Tensor src = x;
   for (size_t k = 0; k < p.size() / 2; ++k) {
     int64_t d = x.dim() - 1 - static_cast<int64_t>(k), lo = p[2 * k], hi = p[2 * k + 1];
@@ -597,10 +600,25 @@ Tensor pad(const Tensor& x, IntArrayRef p, double value) {
     if (lo < 0) src = src.narrow(d, -lo, src.size(d) + lo), lo = 0;
     if (hi < 0) src = src.narrow(d, 0, src.size(d) + hi), hi = 0;
     shape[d] = src.size(d) + lo + hi;
-    region[d] = indexing::Slice(lo, lo + src.size(d));
+    start[d] = lo;
   }
+  autograd::Recorder r(kConstantPadBackward, src);
   Tensor out = full(shape, value, x.options());
-  out.index_put_(region, src);
+  {
+    NoGradGuard no_grad;
+    Tensor interior = out;
+    for (int64_t d = 0; d < x.dim(); ++d) interior = interior.narrow(d, start[d], src.size(d));
+    interior.copy_(src);
+  }
+  if (r) {
+    DimVector sizes(src.sizes().begin(), src.sizes().end());
+    r.finish(out, [start, sizes](autograd::FormulaNode&, const autograd::variable_list& g) {
+      Tensor interior = g[0];
+      for (size_t d = 0; d < sizes.size(); ++d)
+        interior = interior.narrow(static_cast<int64_t>(d), start[d], sizes[d]);
+      return autograd::variable_list{interior};
+    });
+  }
   return out;
 }
 

@@ -267,7 +267,8 @@ void add_nn_entries(std::vector<OpCase>& t) {
         });
   entry("cosine_similarity / normalize / pad", in2(r34, r34), [](const variable_list& v) {
     return variable_list{F::cosine_similarity(v[0], v[1]), F::normalize(v[0], 2.0, 0),
-                         F::pad(v[0], {1, 2, 0, 1}, 0.5)};
+                         F::pad(v[0], {1, 2, 0, 1}, 0.5), F::pad(v[0], {-1, 2, 1, -1}),
+                         F::pad(v[0].unsqueeze(0), {0, 0, 0, 0, 1, 1})};
   });
   entry("dropout (fixed seed)", in1(r34), [](const variable_list& v) {
     manual_seed(3);
