@@ -45,4 +45,21 @@ struct LayerNormBackwardKernel {
                                                     const Tensor& rstd, const Tensor& weight);
 };
 
+// A per-channel affine map of a contiguous x seen as [N, C, S] (group
+// norm's weight and bias): y = x * weight[c] + bias[c], either undefined
+// (1, 0).
+struct ChannelAffineKernel {
+  static constexpr const char* name = "channel affine";
+  using Fn = void (*)(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& y,
+                      int64_t N, int64_t C, int64_t S);
+};
+// Its gradients in one pass, each output optional (undefined: not wanted):
+// gx = grad * weight[c], gw[c] = sum of grad * x, gb[c] = sum of grad over
+// channel c.
+struct ChannelAffineBackwardKernel {
+  static constexpr const char* name = "channel affine backward";
+  using Fn = void (*)(const Tensor& grad, const Tensor& x, const Tensor& weight, const Tensor& gx,
+                      const Tensor& gw, const Tensor& gb, int64_t N, int64_t C, int64_t S);
+};
+
 }  // namespace brasa

@@ -174,9 +174,12 @@ void add_nn_entries(std::vector<OpCase>& t) {
       },
       [](const variable_list& v) {
         return variable_list{
-            F::layer_norm(v[0], {3}, v[1], Tensor()), F::layer_norm(v[0], {3}, v[1], v[1] * 0.5),
+            F::layer_norm(v[0], {3}, v[1], Tensor()),
+            F::layer_norm(v[0], {3}, v[1], v[1] * 0.5),
             F::layer_norm(v[0], {4, 3}, Tensor(), v[2].view({4, 1}).expand({4, 3})),
-            F::group_norm(v[0], 2, v[2], v[2])};
+            F::group_norm(v[0], 2, v[2], v[2] * 0.3 + 1),
+            F::group_norm(v[0], 4, v[2], Tensor()),
+            F::group_norm(v[0].unsqueeze(-1), 1, Tensor(), v[2])};
       });
   // padding_idx 3 is not looked up: its zero gradient is by design (not a Jacobian), tested in nn/.
   entry("embedding with padding_idx", in1([] {
