@@ -2,6 +2,7 @@
 // vectorized maxima, edge windows one by one.
 #include <brasa/ops/cpu/variant.h>
 #include <brasa/ops/cpu/register.h>
+#include <brasa/ops/cpu/scratch.h>
 #include <brasa/ops/kernels/pooling.h>
 #include <brasa/util/parallel.h>
 
@@ -226,13 +227,55 @@ void max_pool_2x2_planes(const T* x, T* out, int64_t* idx, const PoolGeometry& g
     max_pool_2x2_block(x, out, idx, g, b, std::min(p1, b + per_block));
 }
 
+// A padded plane (or windows reaching past its end): the plane copied into
+// `scratch` inside -inf borders, then the interior loops (a per-window loop
+// with bounds checks ran 1.25x libtorch's time on 3x3, stride 2, padding 1).
+// The argmaxes are mapped back to the plane; a window whose maximum is -inf
+// may have matched the border first, and takes its first element in the
+// plane instead.
 template <class T>
-void max_pool_plane(const T* plane, T* out, int64_t* idx, const PoolGeometry& g) {
+void max_pool_plane_padded(const T* plane, T* out, int64_t* idx, const PoolGeometry& g,
+                           std::vector<T>& scratch) {
+  PoolGeometry p = g;
+  p.H = (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+  p.W = (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  p.ph = p.pw = 0;
+  T* padded = cache_aligned_scratch(scratch, static_cast<size_t>(p.H * p.W));
+  std::fill(padded, padded + p.H * p.W, -std::numeric_limits<T>::infinity());
+  for (int64_t r = 0; r < g.H && r + g.ph < p.H; ++r) {
+    const int64_t c0 = std::max<int64_t>(0, -g.pw), c1 = std::min(g.W, p.W - g.pw);
+    if (c1 > c0)
+      std::copy(plane + r * g.W + c0, plane + r * g.W + c1, padded + (r + g.ph) * p.W + c0 + g.pw);
+  }
+  max_pool_plane_interior(padded, out, idx, p);
+  if (!idx) return;
+  for (int64_t oh = 0; oh < g.OH; ++oh)
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      const int64_t o = oh * g.OW + ow;
+      const int64_t ih = idx[o] / p.W - g.ph, iw = idx[o] % p.W - g.pw;
+      if (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W) {
+        idx[o] = ih * g.W + iw;
+        continue;
+      }
+      int64_t first = -1;
+      for (int64_t i = 0; i < g.kh && first < 0; ++i)
+        for (int64_t j = 0; j < g.kw && first < 0; ++j) {
+          const int64_t h = oh * g.sh - g.ph + i * g.dh, w = ow * g.sw - g.pw + j * g.dw;
+          if (h >= 0 && h < g.H && w >= 0 && w < g.W) first = h * g.W + w;
+        }
+      idx[o] = first;
+    }
+}
+
+template <class T>
+void max_pool_plane(const T* plane, T* out, int64_t* idx, const PoolGeometry& g,
+                    std::vector<T>& scratch) {
   using M = opmath_t<T>;
   const bool interior = g.ph == 0 && g.pw == 0 && (g.OH - 1) * g.sh + (g.kh - 1) * g.dh < g.H &&
                         (g.OW - 1) * g.sw + (g.kw - 1) * g.dw < g.W;
   if constexpr (std::is_same_v<T, M>) {
     if (interior) return max_pool_plane_interior(plane, out, idx, g);
+    return max_pool_plane_padded(plane, out, idx, g, scratch);
   }
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     const int64_t h0 = oh * g.sh - g.ph;
@@ -296,9 +339,10 @@ void max_pool2d_cpu(const Tensor& x, const Tensor& out, const Tensor& idx, const
     }
     parallel_for(0, g.planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(in_plane, 1)),
                  [&](int64_t b, int64_t e) {
+                   std::vector<scalar_t> scratch;
                    for (int64_t p = b; p < e; ++p)
                      max_pool_plane(xp + p * in_plane, op + p * out_plane,
-                                    ip ? ip + p * out_plane : nullptr, g);
+                                    ip ? ip + p * out_plane : nullptr, g, scratch);
                  });
   });
 }

@@ -5,6 +5,9 @@
 // those of global average pooling and 2x upsampling against references here.
 #include <brasa/torch.h>
 
+#include <cmath>
+#include <limits>
+
 #include "../ops/golden_util.h"
 #include "../test_util.h"
 
@@ -51,6 +54,50 @@ TEST(MaxPoolWithIndices, MatchesPyTorch) {
                       ->forward_with_indices(S({1, 1, 4, 4, 4}));
   Tensor back = F::max_unpool3d(v2, i2, F::MaxUnpool3dFuncOptions(2));
   EXPECT_TRUE(back.flatten().gather(0, i2.flatten()).equal(v2.flatten()));
+}
+
+// Padded max pooling against a window-by-window reference: values and the
+// first argmax in window order, with NaNs (which win), ties, dilation, and
+// windows whose real elements are all -inf (their index is the window's
+// first element in the plane, never the padding).
+TEST(MaxPoolWithIndices, PaddedWindowsMatchAReference) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  Tensor x = (S({2, 3, 9, 11}, 0.77, 0.2) * 4).round().to(kFloat);  // ties
+  x[0][1][4][5] = nan;
+  x[1][2].narrow(0, 0, 3).narrow(1, 0, 3).fill_(-inf);
+  struct Case {
+    int64_t k, s, p, d;
+  };
+  for (const Case c :
+       {Case{3, 2, 1, 1}, Case{3, 1, 1, 1}, Case{5, 2, 2, 1}, Case{3, 2, 1, 2}, Case{2, 3, 1, 1}})
+    for (const ScalarType t : {kFloat, kDouble}) {
+      Tensor xt = x.to(t);
+      auto [v, i] = F::max_pool2d_with_indices(
+          xt, F::MaxPool2dFuncOptions(c.k).stride(c.s).padding(c.p).dilation(c.d));
+      const int64_t OH = v.size(2), OW = v.size(3);
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t ch = 0; ch < 3; ++ch)
+          for (int64_t oh = 0; oh < OH; ++oh)
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              double best = 0;
+              int64_t at = -1;
+              for (int64_t a = 0; a < c.k; ++a)
+                for (int64_t b = 0; b < c.k; ++b) {
+                  const int64_t h = oh * c.s - c.p + a * c.d, w = ow * c.s - c.p + b * c.d;
+                  if (h < 0 || h >= 9 || w < 0 || w >= 11) continue;
+                  const double val = x[n][ch][h][w].item<double>();
+                  if (at < 0 || (val > best) || (std::isnan(val) && !std::isnan(best))) {
+                    best = val;
+                    at = h * 11 + w;
+                  }
+                }
+              const double got = v[n][ch][oh][ow].item<double>();
+              EXPECT_TRUE(std::isnan(best) ? std::isnan(got) : got == best)
+                  << c.k << c.s << c.p << c.d << " at " << n << ch << oh << ow;
+              EXPECT_EQ(i[n][ch][oh][ow].item<int64_t>(), at)
+                  << c.k << c.s << c.p << c.d << " at " << n << ch << oh << ow;
+            }
+    }
 }
 
 TEST(ConvTranspose3d, MatchesPyTorch) {
