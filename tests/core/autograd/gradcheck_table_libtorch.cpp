@@ -547,8 +547,8 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
                                fft::irfft(z, 7, -1, "ortho"),
                                fft::hfft(z, 6),
                                view_as_real(fft::ihfft(v[1])),
-                               view_as_real(fft::fftn(z, {{4, 6}})),
-                               fft::irfftn(z, {{2, 6}}),
+                               view_as_real(fft::fftn(z, {4, 6})),
+                               fft::irfftn(z, {2, 6}),
                                view_as_real(fft::rfft2(v[1]))};
         });
   entry("lstm / gru / rnn_tanh sequences",

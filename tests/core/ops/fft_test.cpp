@@ -198,21 +198,20 @@ TEST(Fft, SemanticsMatchPyTorch) {
   expect_golden("hfft_default", torch::fft::hfft(Z({2, 5}, 0.3, 0.7)), tol);
   expect_golden("hfft_odd_forward", torch::fft::hfft(Z({2, 5}, 0.3, 0.7), 7, -1, "forward"), tol);
   expect_golden("ihfft_odd", view_as_real(torch::fft::ihfft(S({2, 7}, 0.45, 0.2))), tol);
-  expect_golden("fft2_s", view_as_real(torch::fft::fft2(Z({2, 4, 5}), {{3, 6}})), tol);
+  expect_golden("fft2_s", view_as_real(torch::fft::fft2(Z({2, 4, 5}), {3, 6})), tol);
   expect_golden("ifft2_dims",
                 view_as_real(torch::fft::ifft2(Z({3, 4, 5}), std::nullopt, {0, 2}, "ortho")), tol);
   expect_golden("fftn_all", view_as_real(torch::fft::fftn(Z({3, 4, 5}))), tol);
-  expect_golden("fftn_s_only", view_as_real(torch::fft::fftn(Z({3, 4, 5}), {{5, -1}})), tol);
-  expect_golden("ifftn_dim", view_as_real(torch::fft::ifftn(Z({3, 4, 5}), std::nullopt, {{1}})),
-                tol);
+  expect_golden("fftn_s_only", view_as_real(torch::fft::fftn(Z({3, 4, 5}), {5, -1})), tol);
+  expect_golden("ifftn_dim", view_as_real(torch::fft::ifftn(Z({3, 4, 5}), std::nullopt, {1})), tol);
   expect_golden("rfftn_all", view_as_real(torch::fft::rfftn(S({3, 4, 5}, 0.6, 0.3))), tol);
-  expect_golden("rfft2_s", view_as_real(torch::fft::rfft2(S({2, 4, 6}, 0.6, 0.3), {{5, 7}})), tol);
+  expect_golden("rfft2_s", view_as_real(torch::fft::rfft2(S({2, 4, 6}, 0.6, 0.3), {5, 7})), tol);
   expect_golden("irfftn_all", torch::fft::irfftn(Z({3, 4, 5}, 0.5, 0.2)), tol);
-  expect_golden("irfft2_s",
-                torch::fft::irfft2(Z({2, 4, 5}, 0.5, 0.2), {{3, 7}}, {-2, -1}, "forward"), tol);
+  expect_golden("irfft2_s", torch::fft::irfft2(Z({2, 4, 5}, 0.5, 0.2), {3, 7}, {-2, -1}, "forward"),
+                tol);
   expect_golden("hfft2_default", torch::fft::hfft2(Z({2, 3, 4}, 0.3, 0.7)), tol);
   expect_golden("ihfft2_default", view_as_real(torch::fft::ihfft2(S({2, 3, 5}, 0.45, 0.2))), tol);
-  expect_golden("hfftn_s", torch::fft::hfftn(Z({3, 4}, 0.3, 0.7), {{3, 5}}, {0, 1}, "ortho"), tol);
+  expect_golden("hfftn_s", torch::fft::hfftn(Z({3, 4}, 0.3, 0.7), {3, 5}, {0, 1}, "ortho"), tol);
   expect_golden("ihfftn_dims",
                 view_as_real(torch::fft::ihfftn(S({3, 4, 6}, 0.45, 0.2), std::nullopt, {0, 2})),
                 tol);
@@ -222,7 +221,7 @@ TEST(Fft, SemanticsMatchPyTorch) {
   expect_golden("fftfreq_odd", torch::fft::fftfreq(7, TensorOptions().dtype(kDouble)));
   expect_golden("rfftfreq_odd", torch::fft::rfftfreq(9, 2.0, TensorOptions().dtype(kDouble)));
   expect_golden("fftshift_all", torch::fft::fftshift(S({3, 5})));
-  expect_golden("ifftshift_dim", torch::fft::ifftshift(S({3, 5}), {{1}}));
+  expect_golden("ifftshift_dim", torch::fft::ifftshift(S({3, 5}), {1}));
   EXPECT_EQ(torch::fft::fftfreq(4).scalar_type(), get_default_dtype());
   // Integers are promoted to the default float type.
   Tensor ints = arange(6, TensorOptions().dtype(kLong));
@@ -240,12 +239,28 @@ TEST(Fft, GradientsMatchPyTorch) {
          imag(torch::fft::rfft(x)).pow(2).sum();
   loss = loss + (torch::fft::irfft(h, 9) * S({9}, 0.7, 0.3)).sum() +
          torch::fft::hfft(h).pow(2).sum() * 0.01;
-  loss = loss + real(torch::fft::ifft2(z, {{4, 5}})).pow(2).sum();
+  loss = loss + real(torch::fft::ifft2(z, {4, 5})).pow(2).sum();
   loss.backward();
   expect_golden(
       "fft_grads",
       cat({view_as_real(z.grad()).flatten(), x.grad().flatten(), view_as_real(h.grad()).flatten()}),
       1e-11);
+}
+
+// libtorch's spellings: braced sizes and dims, c10::nullopt, a std::string
+// norm, a vector of dims, an at::OptionalIntArrayRef variable.
+TEST(Fft, LibtorchSpellings) {
+  Tensor x = S({4, 8, 8});
+  const std::string mode = "ortho";
+  EXPECT_EQ(torch::fft::fftn(x, {8, 6}).sizes().vec(), (std::vector<int64_t>{4, 8, 6}));
+  EXPECT_EQ(torch::fft::fft2(x, c10::nullopt, {0, 1}, mode).sizes().vec(),
+            (std::vector<int64_t>{4, 8, 8}));
+  EXPECT_EQ(torch::fft::rfftn(x, c10::nullopt, std::vector<int64_t>{1, 2}).sizes().vec(),
+            (std::vector<int64_t>{4, 8, 5}));
+  at::OptionalIntArrayRef none = c10::nullopt;
+  EXPECT_EQ(torch::fft::ifftn(x, none).sizes().vec(), (std::vector<int64_t>{4, 8, 8}));
+  EXPECT_EQ(torch::fft::fftshift(x, {1}).sizes().vec(), (std::vector<int64_t>{4, 8, 8}));
+  EXPECT_EQ(torch::fft::fftfreq(8, 0.1, torch::kDouble).scalar_type(), kDouble);
 }
 
 TEST(Fft, BadInputGetsClearErrors) {
@@ -257,11 +272,11 @@ TEST(Fft, BadInputGetsClearErrors) {
   EXPECT_ERROR("ihfft expects a real input tensor", torch::fft::ihfft(Z({4})));
   EXPECT_ERROR("half-precision transforms", torch::fft::fft(x.to(kHalf)));
   EXPECT_ERROR("dimension out of range", torch::fft::fft(x, std::nullopt, 2));
-  EXPECT_ERROR("FFT dims must be unique", torch::fft::fftn(x, std::nullopt, {{0, 0}}));
+  EXPECT_ERROR("FFT dims must be unique", torch::fft::fftn(x, std::nullopt, {0, 0}));
   EXPECT_ERROR("dim and shape arguments must have the same length",
-               torch::fft::fftn(x, {{4}}, {{0, 1}}));
+               torch::fft::fftn(x, {4}, {0, 1}));
   EXPECT_ERROR("Got shape with 3 values but input tensor only has 2 dimensions",
-               torch::fft::fftn(x, {{2, 2, 2}}));
+               torch::fft::fftn(x, {2, 2, 2}));
   EXPECT_ERROR("must transform at least one axis",
                torch::fft::rfftn(x, std::nullopt, std::vector<int64_t>{}));
   EXPECT_ERROR("Invalid number of data points (0)", torch::fft::fftfreq(0));
