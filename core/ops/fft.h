@@ -25,9 +25,9 @@ namespace brasa {
 class OptionalIntArrayRef {
  public:
   OptionalIntArrayRef() = default;
-  OptionalIntArrayRef(std::nullopt_t) {}                        // NOLINT: implicit, as libtorch's
-  OptionalIntArrayRef(IntArrayRef v) : value_(v) {}             // NOLINT
-  OptionalIntArrayRef(std::initializer_list<int64_t> v)         // NOLINT
+  OptionalIntArrayRef(std::nullopt_t) {}                 // NOLINT: implicit, as libtorch's
+  OptionalIntArrayRef(IntArrayRef v) : value_(v) {}      // NOLINT
+  OptionalIntArrayRef(std::initializer_list<int64_t> v)  // NOLINT
       : value_(IntArrayRef(v.begin(), v.size())) {}
   OptionalIntArrayRef(const std::vector<int64_t>& v) : value_(IntArrayRef(v)) {}  // NOLINT
   bool has_value() const { return value_.has_value(); }
