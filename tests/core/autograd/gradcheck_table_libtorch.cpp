@@ -30,6 +30,17 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
     auto g = meshgrid({v[0], v[1]}, "xy");
     return variable_list{g[0] * g[1], repeat_interleave(v[0], Idx({2, 0, 1, 3}), 0)};
   });
+  entry("cdist by matrix products (more than 25 rows)",
+        in2(
+            [] {
+              return R({30, 3});
+            },
+            [] {
+              return R({4, 3});
+            }),
+        [](const variable_list& v) {
+          return variable_list{cdist(v[0], v[1]), cdist(v[0].unsqueeze(0), v[1].unsqueeze(0))};
+        });
   entry("cross / cdist",
         in2(
             [] {

@@ -16,6 +16,24 @@ using golden::expect_golden;
 using golden::L;
 using golden::S;
 
+// cdist with more than 25 rows goes by matrix products: the same distances
+// as the broadcast difference, and (as PyTorch) a zero gradient where a
+// distance is 0.
+TEST(LibtorchFunctions, CdistByMatrixProductsMatchesTheDifferences) {
+  Tensor a = S({40, 6}, 0.37, 0.1), b = S({3, 6}, 0.61, 0.4);
+  Tensor want = (a.unsqueeze(1) - b.unsqueeze(0)).pow(2).sum({-1}).sqrt();
+  EXPECT_TRUE(allclose(torch::cdist(a, b), want, 1e-9, 1e-9));
+  Tensor x = a.clone().requires_grad_();
+  Tensor same = cat({x.narrow(0, 7, 1).detach(), b}, 0);  // row 0 equals x's row 7
+  Tensor d = torch::cdist(x, same);
+  EXPECT_NEAR(d[7][0].item<double>(), 0.0, 1e-6);
+  d.sum().backward();
+  // Row 7's gradient comes from the other three columns only.
+  Tensor others = (x.detach()[7] - b) / (x.detach()[7] - b).norm(2, {1}, true);
+  EXPECT_TRUE(allclose(x.grad()[7], others.sum(0), 1e-6, 1e-6)) << x.grad()[7] << others.sum(0);
+  EXPECT_FALSE(x.grad().isnan().any().item<bool>());
+}
+
 TEST(LibtorchFunctions, RearrangingOpsMatchPyTorch) {
   expect_golden("trace", torch::trace(S({3, 4})));
   expect_golden("kron", torch::kron(S({2, 3}), S({2, 2}, 0.7, 0.2)));
