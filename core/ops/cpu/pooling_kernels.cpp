@@ -369,11 +369,49 @@ void max_pool2d_backward_cpu(const Tensor& grad_x, const Tensor& g, const Tensor
   });
 }
 
+// Adaptive max pooling, plane by plane; each window row scanned left to
+// right (windows are small: a few input elements per output).
+void adaptive_max_pool2d_cpu(const Tensor& x, const Tensor& out, const Tensor& idx, int64_t H,
+                             int64_t W, int64_t OH, int64_t OW) {
+  const int64_t planes = H * W == 0 ? 0 : x.numel() / (H * W);
+  BRASA_DISPATCH_FLOATING_TYPES(x.dtype(), "adaptive_max_pool2d", [&] {
+    using M = opmath_t<scalar_t>;
+    const scalar_t* xp = x.data_ptr<scalar_t>();
+    scalar_t* op = out.data_ptr<scalar_t>();
+    int64_t* ip = idx.data_ptr<int64_t>();
+    parallel_for(0, planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(H * W, 1)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t p = b; p < e; ++p) {
+                     const scalar_t* plane = xp + p * H * W;
+                     for (int64_t oh = 0; oh < OH; ++oh) {
+                       const int64_t h0 = oh * H / OH, h1 = ((oh + 1) * H + OH - 1) / OH;
+                       for (int64_t ow = 0; ow < OW; ++ow) {
+                         const int64_t w0 = ow * W / OW, w1 = ((ow + 1) * W + OW - 1) / OW;
+                         M best = static_cast<M>(plane[h0 * W + w0]);
+                         int64_t at = h0 * W + w0;
+                         for (int64_t h = h0; h < h1; ++h)
+                           for (int64_t w = w0; w < w1; ++w) {
+                             const M v = static_cast<M>(plane[h * W + w]);
+                             if (takes_second(best, v)) {
+                               best = v;
+                               at = h * W + w;
+                             }
+                           }
+                         op[(p * OH + oh) * OW + ow] = static_cast<scalar_t>(best);
+                         ip[(p * OH + oh) * OW + ow] = at;
+                       }
+                     }
+                   }
+                 });
+  });
+}
+
 }  // namespace
 
 void register_pooling_kernels() {
   register_kernel<MaxPool2dKernel>(kCPU, max_pool2d_cpu);
   register_kernel<MaxPool2dBackwardKernel>(kCPU, max_pool2d_backward_cpu);
+  register_kernel<AdaptiveMaxPool2dKernel>(kCPU, adaptive_max_pool2d_cpu);
 }
 
 }  // namespace BRASA_CPU_VARIANT

@@ -28,4 +28,14 @@ struct MaxPool2dBackwardKernel {
   using Fn = void (*)(const Tensor& grad_x, const Tensor& g, const Tensor& idx);
 };
 
+// Adaptive max pooling of contiguous [planes, H, W] into [planes, OH, OW]:
+// window (oh, ow) covers rows [oh H / OH, ceil((oh + 1) H / OH)) and the
+// columns likewise; idx gets each maximum's flat position in its plane
+// (the first in window order; NaN wins).
+struct AdaptiveMaxPool2dKernel {
+  static constexpr const char* name = "adaptive_max_pool2d";
+  using Fn = void (*)(const Tensor& x, const Tensor& out, const Tensor& idx, int64_t H, int64_t W,
+                      int64_t OH, int64_t OW);
+};
+
 }  // namespace brasa
