@@ -1,6 +1,10 @@
+#include <brasa/autograd/grad_mode.h>
+#include <brasa/autograd/record.h>
 #include <brasa/nn/window_modules.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>
+#include <brasa/ops/kernels/conv.h>
+#include <brasa/ops/kernel_table.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
 #include <brasa/ops/unary.h>
@@ -27,6 +31,44 @@ int64_t windows(const char* op, int64_t size, int64_t span, int64_t stride) {
 
 namespace functional {
 
+static const autograd::BackwardName kIm2ColBackward("Im2ColBackward0");
+
+// unfold of [N, C, H, W] by the convolutions' im2col kernel ([C kh kw, N L]
+// columns, moved batch-major); its gradient is col2im's sum (fold, the
+// differentiable composite, under create_graph). The views-and-copy
+// composite ran 2x libtorch's time fwd+bwd, its backward an overlapping
+// scatter.
+Tensor unfold_by_columns(const Tensor& x, const UnfoldFuncOptions& o, IntArrayRef k, IntArrayRef d,
+                         IntArrayRef p, IntArrayRef s) {
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  const int64_t oh = windows("unfold", H + 2 * p[0], d[0] * (k[0] - 1) + 1, s[0]),
+                ow = windows("unfold", W + 2 * p[1], d[1] * (k[1] - 1) + 1, s[1]);
+  const brasa::detail::ConvGeometry g{N,    C,    H,    W,    0,    k[0], k[1], s[0],
+                                      s[1], p[0], p[1], d[0], d[1], oh,   ow,   1};
+  const int64_t K = g.K(), L = g.L();
+  autograd::Recorder r(kIm2ColBackward, x);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    Tensor cols = empty({K, N * L}, x.options());
+    kernel<Im2ColKernel>(x.device())(x.contiguous(), cols, g);
+    out = cols.view({K, N, L}).transpose(0, 1).contiguous();
+  }
+  if (r)
+    r.finish(out, [g, o, H, W](autograd::FormulaNode&, const autograd::variable_list& grads) {
+      if (is_grad_enabled())
+        return autograd::variable_list{fold(grads[0], FoldFuncOptions({H, W}, o.kernel_size_)
+                                                          .dilation(o.dilation_)
+                                                          .padding(o.padding_)
+                                                          .stride(o.stride_))};
+      Tensor cols = grads[0].transpose(0, 1).contiguous().view({g.K(), g.N * g.L()});
+      Tensor gx = zeros({g.N, g.C, g.H, g.W}, grads[0].options());
+      kernel<Col2ImKernel>(gx.device())(cols, gx, g);
+      return autograd::variable_list{gx};
+    });
+  return out;
+}
+
 Tensor unfold(const Tensor& input, const UnfoldFuncOptions& o) {
   BRASA_CHECK(input.defined() && (input.dim() == 3 || input.dim() == 4),
               "unfold: expected 3D or 4D (batch mode) tensor, got shape ",
@@ -39,6 +81,11 @@ Tensor unfold(const Tensor& input, const UnfoldFuncOptions& o) {
   const bool batched = input.dim() == 4;
   Tensor x = batched ? input : input.unsqueeze(0);
   const int64_t N = x.size(0), C = x.size(1);
+  if ((x.dtype() == kFloat || x.dtype() == kDouble) && p[0] >= 0 && p[1] >= 0 &&
+      has_kernel<Im2ColKernel>(x.device()) && has_kernel<Col2ImKernel>(x.device())) {
+    Tensor out = unfold_by_columns(x, o, k, d, p, s);
+    return batched ? out : out.squeeze(0);
+  }
   Tensor padded = pad(x, {p[1], p[1], p[0], p[0]}, 0.0);
   const int64_t eh = d[0] * (k[0] - 1) + 1, ew = d[1] * (k[1] - 1) + 1;
   const int64_t oh = windows("unfold", padded.size(2), eh, s[0]),
