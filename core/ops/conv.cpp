@@ -103,27 +103,28 @@ Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Con
   return prod.view({g.O, g.N, g.L()}).permute({1, 0, 2}).contiguous().view({g.N, g.O, g.OH, g.OW});
 }
 
-// grad_input: W^T @ grad_out for all samples at once, folded back with col2im.
-Tensor conv_input_grad(const Tensor& go, const Tensor& w, const ConvGeometry& g) {
+// grad_input: W^T @ grad_out for all samples at once, folded back with
+// col2im. gom is grad_out channel-major ([O, N L], channel_major), made once
+// for both gradients.
+Tensor conv_input_grad(const Tensor& gom, const Tensor& w, const ConvGeometry& g) {
   const int64_t og = g.O / g.groups, K = g.K(), NL = g.N * g.L();
-  Tensor gom = channel_major(go, g);
   Tensor wt = w.contiguous().view({g.groups, og, K});
-  Tensor cols = empty({g.groups * K, NL}, go.options());
+  Tensor cols = empty({g.groups * K, NL}, gom.options());
   for (int64_t gr = 0; gr < g.groups; ++gr) {
     Tensor dst = cols.narrow(0, gr * K, K);
     mm_out(dst, wt.select(0, gr).t(), gom.narrow(0, gr * og, og));
   }
-  Tensor gx = empty({g.N, g.C, g.H, g.W}, go.options());
+  Tensor gx = empty({g.N, g.C, g.H, g.W}, gom.options());
   kernel<Col2ImKernel>(gx.device())(cols, gx, g);
   return gx;
 }
 
-// grad_weight: grad_out @ columns^T over the whole batch, one GEMM per group.
-Tensor conv_weight_grad(const Tensor& go, const Tensor& cols, const ConvGeometry& g,
+// grad_weight: grad_out @ columns^T over the whole batch, one GEMM per
+// group; gom as for conv_input_grad.
+Tensor conv_weight_grad(const Tensor& gom, const Tensor& cols, const ConvGeometry& g,
                         IntArrayRef wshape) {
   const int64_t og = g.O / g.groups, K = g.K();
-  Tensor gom = channel_major(go, g);
-  Tensor gw = empty({g.groups, og, K}, go.options());
+  Tensor gw = empty({g.groups, og, K}, gom.options());
   for (int64_t gr = 0; gr < g.groups; ++gr) {
     Tensor dst = gw.select(0, gr);
     mm_out(dst, gom.narrow(0, gr * og, og), cols.narrow(0, gr * K, K).t());
@@ -176,8 +177,9 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
         d[0] = gx;
         d[1] = gw;
       } else {
-        if (n.needs(0)) d[0] = conv_input_grad(gr[0], n.saved(0), g);
-        if (n.needs(1)) d[1] = conv_weight_grad(gr[0], n.saved(1), g, wshape);
+        const Tensor gom = n.needs(0) || n.needs(1) ? channel_major(gr[0], g) : Tensor();
+        if (n.needs(0)) d[0] = conv_input_grad(gom, n.saved(0), g);
+        if (n.needs(1)) d[1] = conv_weight_grad(gom, n.saved(1), g, wshape);
       }
       if (n.needs(2)) d[2] = sum(gr[0], {0, 2, 3});
       return d;
@@ -219,7 +221,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   BRASA_CHECK(g.OH == input.size(2) && g.OW == input.size(3),
               "conv_transpose2d: inconsistent geometry");
   autograd::Recorder r(kConvTransposeBackward, input, weight, bias);
-  Tensor out = conv_input_grad(input, weight, g);
+  Tensor out = conv_input_grad(channel_major(input, g), weight, g);
   if (bias.defined()) out.add_(bias.view({1, Cout, 1, 1}));
   if (r) {
     DimVector wshape(weight.sizes().begin(), weight.sizes().end());
@@ -233,7 +235,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
             Tensor gx = conv_forward(gr[0], n.saved(1), Tensor(), g, cols);
             if (n.needs(0)) d[0] = gx;
           }
-          if (n.needs(1)) d[1] = conv_weight_grad(n.saved(0), cols, g, wshape);
+          if (n.needs(1)) d[1] = conv_weight_grad(channel_major(n.saved(0), g), cols, g, wshape);
           if (n.needs(2)) d[2] = sum(gr[0], {0, 2, 3});
           return d;
         });
