@@ -4,6 +4,7 @@
 // and its derivative: one pass each instead of the composite's three
 // (compare, scale, where) and five.
 #include <brasa/ops/cpu/variant.h>
+#include <brasa/ops/cpu/channel_rows.h>
 #include <brasa/ops/cpu/elementwise_run.h>
 #include <brasa/ops/cpu/register.h>
 #include <brasa/ops/cpu/vec_math.h>
@@ -331,45 +332,23 @@ void prelu_cpu(const Tensor& x, const Tensor& weight, const Tensor& y, int64_t N
   prelu_typed(x.data_ptr<float>(), weight.data_ptr<float>(), y.data_ptr<float>(), N, C, S);
 }
 
-// The weight's gradient sums each row's grad * x where x <= 0 in 16
-// independent lanes (a loop the compiler vectorizes without reassociating),
-// then rows of a channel in double.
+// The input's gradient row by row, written while the slope's gradient
+// sums grad * x where x <= 0 (channel_rows.h).
 template <class T>
 void prelu_backward_typed(const T* g, const T* x, const T* w, T* gx, T* gw, int64_t N, int64_t C,
                           int64_t S) {
-  constexpr int64_t L = 16;
-  std::vector<double> row_sums(static_cast<size_t>(N * C));
-  parallel_for(0, N * C, std::max<int64_t>(1, 32768 / std::max<int64_t>(S, 1)),
-               [&](int64_t b, int64_t e) {
-                 for (int64_t r = b; r < e; ++r) {
-                   const T a = w[r % C];
-                   const T* gr = g + r * S;
-                   const T* xr = x + r * S;
-                   T* out = gx + r * S;
-                   T lanes[L] = {};
-                   int64_t s = 0;
-                   for (; s + L <= S; s += L)
-                     for (int64_t l = 0; l < L; ++l) {
-                       const T xv = xr[s + l], gv = gr[s + l];
-                       const bool positive = xv > T(0);
-                       out[s + l] = positive ? gv : a * gv;
-                       lanes[l] += positive ? T(0) : gv * xv;
-                     }
-                   double sum = 0;
-                   for (; s < S; ++s) {
-                     const bool positive = xr[s] > T(0);
-                     out[s] = positive ? gr[s] : a * gr[s];
-                     sum += positive ? 0.0 : static_cast<double>(gr[s]) * xr[s];
-                   }
-                   for (int64_t l = 0; l < L; ++l) sum += lanes[l];
-                   row_sums[static_cast<size_t>(r)] = sum;
-                 }
-               });
-  for (int64_t c = 0; c < C; ++c) {
-    double sum = 0;
-    for (int64_t n = 0; n < N; ++n) sum += row_sums[static_cast<size_t>(n * C + c)];
-    gw[c] = static_cast<T>(sum);
-  }
+  const auto sums = per_channel_sums<1>(N, C, S, [&](int64_t r, double* out) {
+    const T a = w[r % C];
+    const T* gr = g + r * S;
+    const T* xr = x + r * S;
+    T* dx = gx + r * S;
+    out[0] = sum_in_lanes<T>(S, [&](int64_t s) {
+      const bool positive = xr[s] > T(0);
+      dx[s] = positive ? gr[s] : a * gr[s];
+      return positive ? T(0) : gr[s] * xr[s];
+    });
+  });
+  for (int64_t c = 0; c < C; ++c) gw[c] = static_cast<T>(sums[static_cast<size_t>(c)]);
 }
 
 void prelu_backward_cpu(const Tensor& grad, const Tensor& x, const Tensor& weight, const Tensor& gx,

@@ -1,4 +1,5 @@
 #include <brasa/ops/cpu/variant.h>
+#include <brasa/ops/cpu/channel_rows.h>
 #include <brasa/ops/cpu/register.h>
 
 #include <algorithm>
@@ -306,53 +307,23 @@ void channel_affine_cpu(const Tensor& x, const Tensor& weight, const Tensor& bia
   });
 }
 
-// Its gradients: each row's sums in 16 independent lanes (a loop the
-// compiler vectorizes without reassociating), then rows of a channel in
-// double.
+// Its gradients: the input's row by row, the parameters' as per-channel
+// sums of grad * x and grad (channel_rows.h).
 template <class T>
 void channel_affine_backward_typed(const T* g, const T* x, const T* w, T* gx, T* gw, T* gb,
                                    int64_t N, int64_t C, int64_t S) {
-  constexpr int64_t L = 16;
-  std::vector<double> sums(static_cast<size_t>(2 * N * C));
-  parallel_for(0, N * C, std::max<int64_t>(1, 32768 / std::max<int64_t>(S, 1)),
-               [&](int64_t lo, int64_t hi) {
-                 for (int64_t r = lo; r < hi; ++r) {
-                   const T scale = w ? w[r % C] : T(1);
-                   const T* gr = g + r * S;
-                   const T* xr = x + r * S;
-                   if (gx) {
-                     T* out = gx + r * S;
-                     for (int64_t s = 0; s < S; ++s) out[s] = gr[s] * scale;
-                   }
-                   if (!gw && !gb) continue;
-                   T gx_lanes[L] = {}, g_lanes[L] = {};
-                   int64_t s = 0;
-                   for (; s + L <= S; s += L)
-                     for (int64_t l = 0; l < L; ++l) {
-                       gx_lanes[l] += gr[s + l] * xr[s + l];
-                       g_lanes[l] += gr[s + l];
-                     }
-                   double sum_gx = 0, sum_g = 0;
-                   for (; s < S; ++s) {
-                     sum_gx += static_cast<double>(gr[s]) * xr[s];
-                     sum_g += gr[s];
-                   }
-                   for (int64_t l = 0; l < L; ++l) {
-                     sum_gx += gx_lanes[l];
-                     sum_g += g_lanes[l];
-                   }
-                   sums[static_cast<size_t>(2 * r)] = sum_gx;
-                   sums[static_cast<size_t>(2 * r + 1)] = sum_g;
-                 }
-               });
+  const auto sums = per_channel_sums<2>(N, C, S, [&](int64_t r, double* out) {
+    const T scale = w ? w[r % C] : T(1);
+    const T* gr = g + r * S;
+    const T* xr = x + r * S;
+    if (gx)
+      for (int64_t s = 0; s < S; ++s) gx[r * S + s] = gr[s] * scale;
+    out[0] = gw ? sum_in_lanes<T>(S, [&](int64_t s) { return gr[s] * xr[s]; }) : 0.0;
+    out[1] = gb ? sum_in_lanes<T>(S, [&](int64_t s) { return gr[s]; }) : 0.0;
+  });
   for (int64_t c = 0; c < C; ++c) {
-    double sum_gx = 0, sum_g = 0;
-    for (int64_t n = 0; n < N; ++n) {
-      sum_gx += sums[static_cast<size_t>(2 * (n * C + c))];
-      sum_g += sums[static_cast<size_t>(2 * (n * C + c) + 1)];
-    }
-    if (gw) gw[c] = static_cast<T>(sum_gx);
-    if (gb) gb[c] = static_cast<T>(sum_g);
+    if (gw) gw[c] = static_cast<T>(sums[static_cast<size_t>(c)]);
+    if (gb) gb[c] = static_cast<T>(sums[static_cast<size_t>(C + c)]);
   }
 }
 
