@@ -79,6 +79,17 @@ Tensor unpool_grad(const Tensor& g, const Tensor& idx, IntArrayRef in_shape, int
   return z.scatter_add(1, idx.reshape({planes, -1}), g.reshape({planes, -1})).view(in_shape);
 }
 
+// The node of a max pooling: its gradient goes to the saved argmaxes.
+void finish_unpool(autograd::Recorder& r, const Tensor& input, const Tensor& out, const Tensor& idx,
+                   int64_t planes, int64_t in_plane) {
+  DimVector in(input.sizes().begin(), input.sizes().end());
+  r.save(idx).finish(
+      std::vector<Tensor>{out, idx},
+      [in, planes, in_plane](autograd::FormulaNode& n, const autograd::variable_list& gr) {
+        return autograd::variable_list{unpool_grad(gr[0], n.saved(0), in, planes, in_plane)};
+      });
+}
+
 std::tuple<Tensor, Tensor> max_pool(const Tensor& input, IntArrayRef kernel, IntArrayRef stride,
                                     IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
                                     bool want_indices) {
@@ -92,15 +103,7 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& input, IntArrayRef kernel, Int
   Tensor out = empty(shape, input.options());
   Tensor idx = want_indices ? empty(shape, input.options().dtype(kLong)) : Tensor();
   if (out.numel()) brasa::kernel<MaxPool2dKernel>(x.device())(x, out, idx, g);
-  if (r) {
-    DimVector in(input.sizes().begin(), input.sizes().end());
-    const int64_t planes = g.planes, HW = g.H * g.W;
-    r.save(idx).finish(
-        std::vector<Tensor>{out, idx},
-        [in, planes, HW](autograd::FormulaNode& n, const autograd::variable_list& gr) {
-          return autograd::variable_list{unpool_grad(gr[0], n.saved(0), in, planes, HW)};
-        });
-  }
+  if (r) finish_unpool(r, input, out, idx, g.planes, g.H * g.W);
   return {out, idx};
 }
 
@@ -117,6 +120,27 @@ Tensor max_pool2d(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, I
                   IntArrayRef dilation, bool ceil_mode) {
   return std::get<0>(max_pool(input, kernel, stride, padding, dilation, ceil_mode, false));
 }
+
+namespace detail {
+
+std::tuple<Tensor, Tensor> max_pool3d_windows(const Tensor& input, const Pool3dGeometry& g,
+                                              bool want_indices) {
+  static const autograd::BackwardName name("MaxPool3DWithIndicesBackward0");
+  autograd::Recorder r(name, input);
+  want_indices = want_indices || static_cast<bool>(r);
+  Tensor x = input.contiguous();
+  DimVector shape(input.sizes().begin(), input.sizes().end());
+  shape[shape.size() - 3] = g.OD;
+  shape[shape.size() - 2] = g.plane.OH;
+  shape[shape.size() - 1] = g.plane.OW;
+  Tensor out = empty(shape, input.options());
+  Tensor idx = want_indices ? empty(shape, input.options().dtype(kLong)) : Tensor();
+  if (out.numel()) brasa::kernel<MaxPool3dKernel>(x.device())(x, out, idx, g);
+  if (r) finish_unpool(r, input, out, idx, g.plane.planes, g.D * g.plane.H * g.plane.W);
+  return {out, idx};
+}
+
+}  // namespace detail
 
 Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
                   bool ceil_mode, bool count_include_pad) {

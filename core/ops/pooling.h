@@ -23,4 +23,13 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArray
 Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
                   IntArrayRef padding = {0}, bool ceil_mode = false, bool count_include_pad = true);
 
+struct Pool3dGeometry;
+namespace detail {
+// Max pooling of [..., D, H, W] by the device's MaxPool3dKernel (which the
+// caller checked it has) over windows the caller planned: values and, when
+// asked or recorded for the gradient, the flat argmax in each volume.
+std::tuple<Tensor, Tensor> max_pool3d_windows(const Tensor& input, const Pool3dGeometry& g,
+                                              bool want_indices);
+}  // namespace detail
+
 }  // namespace brasa

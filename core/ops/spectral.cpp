@@ -59,7 +59,6 @@ Tensor stft_frames(const Tensor& self, const Frames& fr, const std::optional<Ten
   BRASA_CHECK(fr.n_fft <= length, op, ": expected 0 < n_fft < ", length,
               ", but got n_fft=", fr.n_fft);
   Tensor w = padded_window(op, window, fr.n_fft, fr.win_length, x.options());
-  const int64_t n_freq = onesided.value_or(true) ? fr.n_fft / 2 + 1 : fr.n_fft;
   Tensor frames = x.unfold(1, fr.n_fft, fr.hop) * w;  // [B, n_frames, n_fft]
   // The transform of each frame, frequencies before frames.
   const std::optional<std::string_view> norm =

@@ -347,6 +347,64 @@ void max_pool2d_cpu(const Tensor& x, const Tensor& out, const Tensor& idx, const
   });
 }
 
+// The 2-d windows of one depth slice, by the same paths as max_pool2d.
+template <class T>
+void max_pool_slice(const T* slice, T* out, int64_t* idx, const PoolGeometry& g,
+                    std::vector<T>& scratch) {
+  if constexpr (std::is_same_v<T, opmath_t<T>>) {
+    if (is_2x2_stride_2(g)) return max_pool_2x2_planes(slice, out, idx, g, 0, 1);
+  }
+  max_pool_plane(slice, out, idx, g, scratch);
+}
+
+// max_pool3d as the 2-d windows of each depth slice a window covers, merged
+// in depth order (max is separable, and the first maximum in (d, h, w)
+// window order is the first depth's first): one output slice (volume,
+// od) at a time, so the merge stays in cache.
+void max_pool3d_cpu(const Tensor& x, const Tensor& out, const Tensor& idx,
+                    const Pool3dGeometry& g) {
+  const PoolGeometry& s = g.plane;
+  const int64_t in_slice = s.H * s.W, out_slice = s.OH * s.OW;
+  BRASA_DISPATCH_FLOATING_TYPES(x.dtype(), "max_pool3d", [&] {
+    const scalar_t* xp = x.data_ptr<scalar_t>();
+    scalar_t* op = out.data_ptr<scalar_t>();
+    int64_t* ip = idx.defined() ? idx.data_ptr<int64_t>() : nullptr;
+    const int64_t work = std::max<int64_t>(1, in_slice * g.kd);
+    parallel_for(0, s.planes * g.OD, std::max<int64_t>(1, 16384 / work), [&](int64_t b, int64_t e) {
+      std::vector<scalar_t> scratch, tmp(static_cast<size_t>(out_slice));
+      std::vector<int64_t> tmp_idx(ip ? static_cast<size_t>(out_slice) : 0);
+      for (int64_t item = b; item < e; ++item) {
+        const int64_t v = item / g.OD, od = item % g.OD;
+        scalar_t* o = op + item * out_slice;
+        int64_t* ix = ip ? ip + item * out_slice : nullptr;
+        bool first = true;
+        for (int64_t k = 0; k < g.kd; ++k) {
+          const int64_t d = od * g.sd - g.pd + k * g.dd;
+          if (d < 0 || d >= g.D) continue;
+          const scalar_t* slice = xp + (v * g.D + d) * in_slice;
+          const int64_t shift = d * in_slice;
+          if (first) {
+            max_pool_slice(slice, o, ix, s, scratch);
+            if (ix)
+              for (int64_t j = 0; j < out_slice; ++j) ix[j] += shift;
+            first = false;
+            continue;
+          }
+          max_pool_slice(slice, tmp.data(), ix ? tmp_idx.data() : nullptr, s, scratch);
+          // Strictly greater (or a first NaN) replaces: ties keep the
+          // earlier depth, as window order asks.
+          for (int64_t j = 0; j < out_slice; ++j) {
+            const bool take = takes_second(static_cast<opmath_t<scalar_t>>(o[j]),
+                                           static_cast<opmath_t<scalar_t>>(tmp[j]));
+            o[j] = select_by_mask(take, o[j], tmp[j]);
+            if (ix) ix[j] = take ? tmp_idx[j] + shift : ix[j];
+          }
+        }
+      }
+    });
+  });
+}
+
 // Planes in parallel: a plane's argmaxes point into the plane.
 void max_pool2d_backward_cpu(const Tensor& grad_x, const Tensor& g, const Tensor& idx) {
   const int64_t planes = grad_x.size(0), in_plane = grad_x.size(1), out_plane = g.size(1);
@@ -411,6 +469,7 @@ void adaptive_max_pool2d_cpu(const Tensor& x, const Tensor& out, const Tensor& i
 void register_pooling_kernels() {
   register_kernel<MaxPool2dKernel>(kCPU, max_pool2d_cpu);
   register_kernel<MaxPool2dBackwardKernel>(kCPU, max_pool2d_backward_cpu);
+  register_kernel<MaxPool3dKernel>(kCPU, max_pool3d_cpu);
   register_kernel<AdaptiveMaxPool2dKernel>(kCPU, adaptive_max_pool2d_cpu);
 }
 

@@ -20,9 +20,26 @@ struct MaxPool2dKernel {
   using Fn = void (*)(const Tensor& x, const Tensor& out, const Tensor& idx, const PoolGeometry& g);
 };
 
-// The gradient of max pooling: grad_x [planes, H * W] (zeroed) += g at the
-// argmax positions idx, plane by plane; g and idx contiguous [planes, OH * OW].
-// Optional: a device without it scatters instead.
+// 3-d windows over `plane.planes` volumes of D x H x W: `plane` holds the
+// windows of each depth slice, kd/sd/pd/dd those along the depth, OD the
+// pooled depth.
+struct Pool3dGeometry {
+  PoolGeometry plane;
+  int64_t D, kd, sd, pd, dd, OD;
+};
+
+// max_pool3d: out [volumes, OD, OH, OW] (and idx, when defined: the flat
+// argmax d * H * W + h * W + w within each volume, the first in window
+// order) <- the max of every window of the contiguous x; NaN wins.
+struct MaxPool3dKernel {
+  static constexpr const char* name = "max_pool3d";
+  using Fn = void (*)(const Tensor& x, const Tensor& out, const Tensor& idx,
+                      const Pool3dGeometry& g);
+};
+
+// The gradient of max pooling (2-d and 3-d: a plane is a whole volume): grad_x [planes, H * W]
+// (zeroed) += g at the argmax positions idx, plane by plane; g and idx contiguous [planes, OH *
+// OW]. Optional: a device without it scatters instead.
 struct MaxPool2dBackwardKernel {
   static constexpr const char* name = "max_pool2d_backward";
   using Fn = void (*)(const Tensor& grad_x, const Tensor& g, const Tensor& idx);
