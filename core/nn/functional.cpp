@@ -78,13 +78,14 @@ Tensor dropout2d(const Tensor& x, double p, bool training) {
   return x * mask;
 }
 
-// A device's fused batch norm (a kernel of ours on the CPU, cuDNN on CUDA)
-// serves training on inputs of 2 to 4 dims; on CUDA, eps under cuDNN's
-// minimum takes the composite, as in PyTorch.
+// A device's fused batch norm serves training: our CPU kernel on inputs of
+// any rank from 2 (BatchNorm3d's 5-D ran the composite at 1.5x libtorch's
+// time), cuDNN on CUDA on 2 to 4 dims (its descriptor here is 4-D); on CUDA,
+// eps under cuDNN's minimum takes the composite, as in PyTorch.
 static bool fused_batch_norm_applies(const Tensor& x, double eps) {
   const bool dtype_ok =
       x.is_cpu() ? (x.dtype() == kFloat || x.dtype() == kDouble) : x.is_floating_point();
-  return x.dim() >= 2 && x.dim() <= 4 && dtype_ok && (x.is_cpu() || eps >= 1e-5) &&
+  return x.dim() >= 2 && (x.is_cpu() || x.dim() <= 4) && dtype_ok && (x.is_cpu() || eps >= 1e-5) &&
          x.numel() / x.size(1) > 1 && has_kernel<BatchNormKernel>(x.device());
 }
 

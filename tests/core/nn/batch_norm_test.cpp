@@ -23,7 +23,9 @@ TEST(BatchNorm, FusedKernelMatchesTheFormulas) {
                                          {{16, 3, 9}, false, false},
                                          {{33, 4}, false, true},
                                          {{2, 64, 17, 17}, false, true},
-                                         {{2, 2, 300, 300}, false, true}}) {  // long runs
+                                         {{2, 2, 300, 300}, false, true},  // long runs
+                                         {{3, 4, 5, 6, 7}, false, true},   // BatchNorm3d
+                                         {{3, 4, 5, 6, 7}, true, false}}) {
     SCOPED_TRACE(::testing::Message() << "shape " << IntArrayRef(c.shape) << " transposed "
                                       << c.transposed << " affine " << c.affine);
     manual_seed(3);
