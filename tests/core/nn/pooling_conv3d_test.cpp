@@ -163,6 +163,45 @@ TEST(MaxPoolWithIndices, Volumes3dMatchAReference) {
     }
 }
 
+// conv3d against a direct sum over every tap, for depth strides, paddings
+// and dilations where some taps read only padding (D 2, kernel 3, padding 2,
+// dilation 2), and its input gradient against the reference's (the depth
+// taps' gather and its adjoint).
+TEST(Conv3d, MatchesADirectSum) {
+  struct Case {
+    int64_t D, KD, s, p, d;
+  };
+  for (const Case c : {Case{5, 3, 1, 1, 1}, Case{6, 3, 2, 1, 1}, Case{2, 3, 1, 2, 2},
+                       Case{7, 2, 3, 0, 2}, Case{4, 1, 2, 0, 1}}) {
+    SCOPED_TRACE(::testing::Message() << "D " << c.D << " KD " << c.KD << " stride " << c.s
+                                      << " padding " << c.p << " dilation " << c.d);
+    Tensor x = S({2, 3, c.D, 4, 5}).requires_grad_(true);
+    Tensor w = S({2, 3, c.KD, 2, 3}, 0.53, 0.4);
+    Tensor y = conv3d(x, w, Tensor(), {c.s, 1, 1}, {c.p, 1, 0}, {c.d, 1, 1});
+    // The reference: y[n, o, od, oh, ow] = sum over c, kd, kh, kw.
+    Tensor xr = x.detach().clone().requires_grad_(true);
+    const int64_t OD = y.size(2), OH = y.size(3), OW = y.size(4);
+    std::vector<Tensor> outs;
+    Tensor padded = constant_pad_nd(xr, {0, 0, 1, 1, c.p, c.p});
+    for (int64_t od = 0; od < OD; ++od) {
+      Tensor acc = zeros({2, 2, OH, OW}, x.options().dtype(kDouble));
+      for (int64_t kd = 0; kd < c.KD; ++kd)
+        for (int64_t kh = 0; kh < 2; ++kh)
+          for (int64_t kw = 0; kw < 3; ++kw) {
+            Tensor in = padded.select(2, od * c.s + kd * c.d).narrow(2, kh, OH).narrow(3, kw, OW);
+            acc = acc + einsum("nchw,oc->nohw", {in, w.select(2, kd).select(2, kh).select(2, kw)});
+          }
+      outs.push_back(acc);
+    }
+    Tensor want = stack(outs, 2);
+    EXPECT_TRUE(allclose(y, want, 1e-10, 1e-10));
+    Tensor g = S(y.sizes().vec(), 0.29, 0.7);
+    y.backward(g);
+    want.backward(g);
+    EXPECT_TRUE(allclose(x.grad(), xr.grad(), 1e-10, 1e-10));
+  }
+}
+
 TEST(ConvTranspose3d, MatchesPyTorch) {
   expect_golden("conv_transpose3d",
                 torch::conv_transpose3d(S({2, 4, 3, 4, 3}), W({4, 3, 2, 3, 2}), S({6}, 0.9, 0.1),
