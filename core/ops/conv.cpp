@@ -272,35 +272,21 @@ Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor&
   return out.squeeze(2);
 }
 
-namespace {
+namespace detail {
 
-// Where the depth taps of a 3-d convolution read: output depth od, tap kd
-// reads input depth od * stride - padding + kd * dilation. For each tap,
-// the outputs [first, first + count) read inside the input, from depth
-// `from` on (the others read the zero padding).
-struct DepthTaps {
-  int64_t D, OD, KD, stride, padding, dilation;
-  struct Range {
-    int64_t first, count, from;
-  };
-  Range range(int64_t kd) const {
-    const int64_t shift = kd * dilation - padding;  // input depth of od = 0
-    const int64_t first = shift >= 0 ? 0 : (-shift + stride - 1) / stride;
-    const int64_t top = D - 1 - shift;  // od * stride <= top
-    const int64_t last = top < 0 ? -1 : std::min(OD - 1, top / stride);
-    const int64_t count = std::max<int64_t>(0, last - first + 1);
-    return {first, count, first * stride + shift};
-  }
-};
+DepthTaps::Range DepthTaps::range(int64_t kd) const {
+  const int64_t shift = kd * dilation - padding;  // input depth of od = 0
+  const int64_t first = shift >= 0 ? 0 : (-shift + stride - 1) / stride;
+  const int64_t top = D - 1 - shift;  // od * stride <= top
+  const int64_t last = top < 0 ? -1 : std::min(OD - 1, top / stride);
+  const int64_t count = std::max<int64_t>(0, last - first + 1);
+  return {first, count, first * stride + shift};
+}
 
-Tensor depth_taps_sum(const Tensor& planes, const DepthTaps& t, IntArrayRef input_shape);
+static const autograd::BackwardName kDepthTapsBackward("DepthTapsBackward0"),
+    kDepthTapsSumBackward("DepthTapsSumBackward0");
 
-const autograd::BackwardName kDepthTapsBackward("DepthTapsBackward0");
-
-// The taps side by side: planes [N, OD, C, KD, H, W] with planes[n, od, c,
-// kd] = x[n, c, od * stride - padding + kd * dilation] (zeros outside the
-// input), in one copy per tap. Its gradient is depth_taps_sum (not itself
-// differentiable: conv2d has no double backward either).
+// One copy per tap; the planes that read padding are zeroed in place.
 Tensor depth_taps(const Tensor& x, const DepthTaps& t) {
   autograd::Recorder r(kDepthTapsBackward, x);
   const int64_t N = x.size(0), C = x.size(1), H = x.size(3), W = x.size(4);
@@ -322,27 +308,32 @@ Tensor depth_taps(const Tensor& x, const DepthTaps& t) {
   if (r)
     r.finish(planes, [t, shape = DimVector(x.sizes().begin(), x.sizes().end())](
                          autograd::FormulaNode&, const autograd::variable_list& g) {
-      BRASA_CHECK(!is_grad_enabled(),
-                  "conv3d: double backward (create_graph=true) is not supported yet");
       return autograd::variable_list{depth_taps_sum(g[0], t, shape)};
     });
   return planes;
 }
 
-// The adjoint of depth_taps: each tap's planes added back onto the input
-// depths it read.
+// Each tap's planes added in place onto the depths it reads.
 Tensor depth_taps_sum(const Tensor& planes, const DepthTaps& t, IntArrayRef input_shape) {
+  autograd::Recorder r(kDepthTapsSumBackward, planes);
   Tensor x = zeros(input_shape, planes.options());
-  for (int64_t kd = 0; kd < t.KD; ++kd) {
-    const DepthTaps::Range g = t.range(kd);
-    if (g.count == 0) continue;
-    x.slice(2, g.from, g.from + (g.count - 1) * t.stride + 1, t.stride)
-        .add_(planes.select(3, kd).narrow(1, g.first, g.count).transpose(1, 2));
+  {
+    NoGradGuard no_grad;
+    for (int64_t kd = 0; kd < t.KD; ++kd) {
+      const DepthTaps::Range g = t.range(kd);
+      if (g.count == 0) continue;
+      x.slice(2, g.from, g.from + (g.count - 1) * t.stride + 1, t.stride)
+          .add_(planes.select(3, kd).narrow(1, g.first, g.count).transpose(1, 2));
+    }
   }
+  if (r)
+    r.finish(x, [t](autograd::FormulaNode&, const autograd::variable_list& g) {
+      return autograd::variable_list{depth_taps(g[0], t)};
+    });
   return x;
 }
 
-}  // namespace
+}  // namespace detail
 
 // conv3d as one conv2d: output depth od reads input depths
 // od * sd - pd + kd * dd for kd < KD. Those KD slices are stacked next to each
@@ -376,7 +367,7 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
   const int64_t OD = (D + 2 * p[0] - d[0] * (KD - 1) - 1) / s[0] + 1;
   BRASA_CHECK(OD > 0, "conv3d: kernel depth ", KD, " (dilation ", d[0],
               ") is larger than the padded input depth ", D + 2 * p[0]);
-  Tensor planes = depth_taps(input, DepthTaps{D, OD, KD, s[0], p[0], d[0]})
+  Tensor planes = detail::depth_taps(input, detail::DepthTaps{D, OD, KD, s[0], p[0], d[0]})
                       .view({N * OD, C * KD, input.size(3), input.size(4)});
   Tensor w2 = weight.reshape({O, weight.size(1) * KD, weight.size(3), weight.size(4)});
   Tensor y = conv2d(planes, w2, bias, {s[1], s[2]}, {p[1], p[2]}, {d[1], d[2]},

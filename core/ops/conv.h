@@ -71,4 +71,28 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
 Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               ConvPadding padding, IntArrayRef dilation = {1, 1, 1}, int64_t groups = 1);
 
+namespace detail {
+
+// The depth taps of a 3-d convolution: output depth od, tap kd reads input
+// depth od * stride - padding + kd * dilation, of D (zeros outside).
+struct DepthTaps {
+  int64_t D, OD, KD, stride, padding, dilation;
+  // For tap kd, the outputs [first, first + count) read inside the input,
+  // from depth `from` on.
+  struct Range {
+    int64_t first, count, from;
+  };
+  Range range(int64_t kd) const;
+};
+// The taps side by side: planes [N, OD, C, KD, H, W] with planes[n, od, c,
+// kd] = x[n, c, od * stride - padding + kd * dilation] for x [N, C, D, H, W].
+// Differentiable: its gradient is depth_taps_sum.
+Tensor depth_taps(const Tensor& x, const DepthTaps& taps);
+// The adjoint: each tap's planes added onto the depths it reads, into
+// zeros of `input_shape` (a transposed 3-d convolution's depth step).
+// Differentiable: its gradient is depth_taps.
+Tensor depth_taps_sum(const Tensor& planes, const DepthTaps& taps, IntArrayRef input_shape);
+
+}  // namespace detail
+
 }  // namespace brasa
