@@ -466,6 +466,11 @@ class Tensor {
                                   bool sorted = true) const;
   Tensor flip(IntArrayRef dims) const;
   Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
+  // The lower (tril) or upper (triu) triangle of the last two dims.
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor& tril_(int64_t diagonal = 0);
+  Tensor& triu_(int64_t diagonal = 0);
   Tensor repeat(IntArrayRef repeats) const;
   Tensor tile(IntArrayRef dims) const;
   Tensor gather(int64_t dim, const Tensor& index) const;

@@ -431,6 +431,10 @@ std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t d, bool l, bool s) co
 }
 Tensor Tensor::flip(IntArrayRef d) const { return brasa::flip(*this, d); }
 Tensor Tensor::roll(IntArrayRef s, IntArrayRef d) const { return brasa::roll(*this, s, d); }
+Tensor Tensor::tril(int64_t k) const { return brasa::tril(*this, k); }
+Tensor Tensor::triu(int64_t k) const { return brasa::triu(*this, k); }
+Tensor& Tensor::tril_(int64_t k) { return copy_(brasa::tril(*this, k)); }
+Tensor& Tensor::triu_(int64_t k) { return copy_(brasa::triu(*this, k)); }
 Tensor Tensor::repeat(IntArrayRef r) const { return brasa::repeat(*this, r); }
 Tensor Tensor::tile(IntArrayRef d) const { return brasa::tile(*this, d); }
 Tensor Tensor::gather(int64_t d, const Tensor& i) const { return brasa::gather(*this, d, i); }

@@ -110,6 +110,14 @@ TEST(Shape, FlipRollRepeatTile) {
   EXPECT_SHAPE(m.tile({2}), {2, 6});
   EXPECT_VALUES(tril(ones({3, 3})), {1, 0, 0, 1, 1, 0, 1, 1, 1});
   EXPECT_VALUES(triu(ones({2, 3}), 1), {0, 1, 1, 0, 0, 1});
+  // The methods, and the in-place forms on a bool mask (a causal mask).
+  EXPECT_VALUES(ones({2, 3}).tril(-1), {0, 0, 0, 1, 0, 0});
+  EXPECT_VALUES(ones({2, 2}).triu(), {1, 1, 0, 1});
+  Tensor mask = ones({3, 3}, TensorOptions().dtype(kBool));
+  mask.triu_(1);
+  EXPECT_VALUES(mask.to(kLong), {0, 1, 1, 0, 0, 1, 0, 0, 0});
+  Tensor lower = ones({2, 2});
+  EXPECT_VALUES(lower.tril_(), {1, 0, 1, 1});
   EXPECT_VALUES(diag(tensor({1, 2})), {1, 0, 0, 2});
 }
 
