@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <tuple>
+#include <vector>
 
 namespace brasa::cpu {
 inline namespace BRASA_CPU_VARIANT {
@@ -50,6 +51,110 @@ Shape shape_of(const Tensor& x) {
   return {N, C, N * C == 0 ? 0 : x.numel() / (N * C)};
 }
 
+// Short runs (BatchNorm1d's [N, C] has runs of one value): x is N rows of
+// R = C * S values, column j in channel j / S. Going channel by channel would
+// read one strided value per run, so instead threads take blocks of columns
+// and walk every row in order, the inner loop vectorized along the row.
+constexpr int64_t kShortRun = 16;
+
+// out[j] = the sum over rows n of term(n * R + j, j), for every column j.
+template <class F>
+void column_sums(int64_t N, int64_t R, double* out, const F& term) {
+  std::fill(out, out + R, 0.0);
+  parallel_for(0, R, std::max<int64_t>(16, 32768 / std::max<int64_t>(N, 1)),
+               [&](int64_t j0, int64_t j1) {
+                 for (int64_t n = 0; n < N; ++n) {
+                   const int64_t row = n * R;
+                   for (int64_t j = j0; j < j1; ++j) out[j] += term(row + j, j);
+                 }
+               });
+}
+
+// The sum of each channel's S columns.
+std::vector<double> channel_totals(const std::vector<double>& columns, int64_t C, int64_t S) {
+  std::vector<double> total(static_cast<size_t>(C), 0.0);
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t s = 0; s < S; ++s) total[c] += columns[c * S + s];
+  return total;
+}
+
+// A per-channel value repeated over the channel's S columns.
+template <class T>
+std::vector<T> per_column(const T* per_channel, int64_t C, int64_t S) {
+  std::vector<T> out(static_cast<size_t>(C * S));
+  for (int64_t j = 0; j < C * S; ++j) out[j] = per_channel[j / S];
+  return out;
+}
+
+// out[n * R + j] = f(n * R + j, j) for every element, rows in parallel.
+template <class F>
+void for_each_column(int64_t N, int64_t R, const F& f) {
+  parallel_for(0, N, std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)),
+               [&](int64_t n0, int64_t n1) {
+                 for (int64_t n = n0; n < n1; ++n)
+                   for (int64_t j = 0; j < R; ++j) f(n * R + j, j);
+               });
+}
+
+// The forward's statistics and output for short runs: mean, 1/std and the
+// biased variance per channel into mp, ip, vp; y = x * scale + shift.
+template <class T>
+void batch_norm_short_runs(const Shape& sh, const T* xp, T* yp, const T* wp, const T* bp, T* mp,
+                           T* ip, T* vp, double eps) {
+  const int64_t R = sh.C * sh.S;
+  std::vector<double> columns(static_cast<size_t>(R));
+  column_sums(sh.N, R, columns.data(), [xp](int64_t i, int64_t) { return double(xp[i]); });
+  std::vector<double> sums = channel_totals(columns, sh.C, sh.S);
+  for (int64_t c = 0; c < sh.C; ++c) mp[c] = static_cast<T>(sums[c] / sh.count());
+  const std::vector<T> mean = per_column(mp, sh.C, sh.S);
+  column_sums(sh.N, R, columns.data(), [&](int64_t i, int64_t j) {
+    const T d = xp[i] - mean[j];  // about the mean: no cancellation
+    return double(d * d);
+  });
+  std::vector<double> squares = channel_totals(columns, sh.C, sh.S);
+  std::vector<T> scale(static_cast<size_t>(sh.C)), shift(static_cast<size_t>(sh.C));
+  for (int64_t c = 0; c < sh.C; ++c) {
+    const double v = squares[c] / sh.count();
+    ip[c] = static_cast<T>(1.0 / std::sqrt(v + eps));
+    vp[c] = static_cast<T>(v);
+    scale[c] = wp ? wp[c] * ip[c] : ip[c];
+    shift[c] = (bp ? bp[c] : T(0)) - mp[c] * scale[c];
+  }
+  const std::vector<T> sc = per_column(scale.data(), sh.C, sh.S),
+                       sf = per_column(shift.data(), sh.C, sh.S);
+  for_each_column(sh.N, R, [&](int64_t i, int64_t j) { yp[i] = xp[i] * sc[j] + sf[j]; });
+}
+
+// The backward for short runs (the formulas of batch_norm_backward_typed).
+template <class T>
+void batch_norm_backward_short_runs(const Shape& sh, const T* xp, const T* gp, const T* wp,
+                                    const T* mp, const T* ip, T* dxp, T* dwp, T* dbp) {
+  const int64_t R = sh.C * sh.S;
+  const std::vector<T> mean = per_column(mp, sh.C, sh.S);
+  std::vector<double> columns(static_cast<size_t>(R));
+  column_sums(sh.N, R, columns.data(), [gp](int64_t i, int64_t) { return double(gp[i]); });
+  const std::vector<double> sum_dy = channel_totals(columns, sh.C, sh.S);
+  column_sums(sh.N, R, columns.data(),
+              [&](int64_t i, int64_t j) { return double(gp[i] * (xp[i] - mean[j])); });
+  const std::vector<double> sum_dy_xmu = channel_totals(columns, sh.C, sh.S);
+  std::vector<T> scale(static_cast<size_t>(sh.C)), mean_dy(static_cast<size_t>(sh.C)),
+      k(static_cast<size_t>(sh.C));
+  const double M = sh.count();
+  for (int64_t c = 0; c < sh.C; ++c) {
+    scale[c] = static_cast<T>((wp ? wp[c] : T(1)) * ip[c]);
+    mean_dy[c] = static_cast<T>(sum_dy[c] / M);
+    k[c] = static_cast<T>(sum_dy_xmu[c] / M) * ip[c] * ip[c];
+    dwp[c] = static_cast<T>(sum_dy_xmu[c] * ip[c]);
+    dbp[c] = static_cast<T>(sum_dy[c]);
+  }
+  const std::vector<T> sc = per_column(scale.data(), sh.C, sh.S),
+                       md = per_column(mean_dy.data(), sh.C, sh.S),
+                       kc = per_column(k.data(), sh.C, sh.S);
+  for_each_column(sh.N, R, [&](int64_t i, int64_t j) {
+    dxp[i] = (gp[i] - md[j] - (xp[i] - mean[j]) * kc[j]) * sc[j];
+  });
+}
+
 template <class T>
 std::tuple<Tensor, Tensor, Tensor> batch_norm_typed(const Tensor& input, const Tensor& weight,
                                                     const Tensor& bias, const Tensor& running_mean,
@@ -67,33 +172,38 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_typed(const Tensor& input, const T
   const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
   const T* wp = w.defined() ? w.data_ptr<T>() : nullptr;
   const T* bp = b.defined() ? b.data_ptr<T>() : nullptr;
-  parallel_for(0, sh.C, 1, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      double sum = 0;
-      for (int64_t n = 0; n < sh.N; ++n) {
-        const T* p = xp + sh.at(n, c);
-        sum += lane_sum<double, T>(sh.S, [p](int64_t i) { return p[i]; });
+  if (sh.S < kShortRun) {
+    batch_norm_short_runs(sh, xp, yp, wp, bp, mp, ip, vp, eps);
+  } else {
+    parallel_for(0, sh.C, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        double sum = 0;
+        for (int64_t n = 0; n < sh.N; ++n) {
+          const T* p = xp + sh.at(n, c);
+          sum += lane_sum<double, T>(sh.S, [p](int64_t i) { return p[i]; });
+        }
+        const T m = static_cast<T>(sum / sh.count());
+        double squares = 0;  // about the mean: no cancellation
+        for (int64_t n = 0; n < sh.N; ++n) {
+          const T* p = xp + sh.at(n, c);
+          squares +=
+              lane_sum<double, T>(sh.S, [p, m](int64_t i) { return (p[i] - m) * (p[i] - m); });
+        }
+        const double v = squares / sh.count();
+        const T is = static_cast<T>(1.0 / std::sqrt(v + eps));
+        const T scale = wp ? wp[c] * is : is;
+        const T shift = (bp ? bp[c] : T(0)) - m * scale;
+        for (int64_t n = 0; n < sh.N; ++n) {
+          const T* p = xp + sh.at(n, c);
+          T* q = yp + sh.at(n, c);
+          for (int64_t i = 0; i < sh.S; ++i) q[i] = p[i] * scale + shift;
+        }
+        mp[c] = m;
+        ip[c] = is;
+        vp[c] = static_cast<T>(v);
       }
-      const T m = static_cast<T>(sum / sh.count());
-      double squares = 0;  // about the mean: no cancellation
-      for (int64_t n = 0; n < sh.N; ++n) {
-        const T* p = xp + sh.at(n, c);
-        squares += lane_sum<double, T>(sh.S, [p, m](int64_t i) { return (p[i] - m) * (p[i] - m); });
-      }
-      const double v = squares / sh.count();
-      const T is = static_cast<T>(1.0 / std::sqrt(v + eps));
-      const T scale = wp ? wp[c] * is : is;
-      const T shift = (bp ? bp[c] : T(0)) - m * scale;
-      for (int64_t n = 0; n < sh.N; ++n) {
-        const T* p = xp + sh.at(n, c);
-        T* q = yp + sh.at(n, c);
-        for (int64_t i = 0; i < sh.S; ++i) q[i] = p[i] * scale + shift;
-      }
-      mp[c] = m;
-      ip[c] = is;
-      vp[c] = static_cast<T>(v);
-    }
-  });
+    });
+  }
   if (running_mean.defined() && running_var.defined()) {
     // PyTorch's update: the unbiased variance goes into running_var.
     const double count = sh.count();
@@ -134,6 +244,10 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_typed(const Tensor& grad_
   const T *mp = mean.data_ptr<T>(), *ip = invstd.data_ptr<T>();
   const T* wp = w.defined() ? w.data_ptr<T>() : nullptr;
   T *dxp = dx.data_ptr<T>(), *dwp = dw.data_ptr<T>(), *dbp = db.data_ptr<T>();
+  if (sh.S < kShortRun) {
+    batch_norm_backward_short_runs(sh, xp, gp, wp, mp, ip, dxp, dwp, dbp);
+    return {dx, dw, db};
+  }
   parallel_for(0, sh.C, 1, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       const T m = mp[c], is = ip[c];

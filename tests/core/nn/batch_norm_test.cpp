@@ -22,6 +22,8 @@ TEST(BatchNorm, FusedKernelMatchesTheFormulas) {
                                          {{8, 5, 6, 7}, true, true},
                                          {{16, 3, 9}, false, false},
                                          {{33, 4}, false, true},
+                                         {{257, 40}, false, true},  // BatchNorm1d's rows
+                                         {{3, 257}, false, false},
                                          {{2, 64, 17, 17}, false, true},
                                          {{2, 2, 300, 300}, false, true},  // long runs
                                          {{3, 4, 5, 6, 7}, false, true},   // BatchNorm3d
