@@ -17,15 +17,19 @@ namespace {
 
 // A bool mask along `dim` of a tensor of rank `ndim`: true at `index`,
 // shaped [1, ..., n, ..., 1] to broadcast.
-Tensor mask_along(int64_t n, int64_t dim, int64_t ndim, const Tensor& index, const char* op) {
+// wraps: negative indices count from the end (index_fill), else they are an
+// error (index_copy), as PyTorch.
+Tensor mask_along(int64_t n, int64_t dim, int64_t ndim, const Tensor& index, const char* op,
+                  bool wraps) {
   BRASA_CHECK(index.scalar_type() == kLong || index.scalar_type() == kInt, op,
               ": index must be an integer tensor, got ", index.scalar_type());
   BRASA_CHECK(index.dim() <= 1, op, ": index must be 0-D or 1-D, got shape ", index.sizes());
   Tensor mask = zeros({n}, TensorOptions().dtype(kBool).device(index.device()));
   if (index.numel() > 0) {
     Tensor idx = index.reshape({-1}).to(kLong);
-    BRASA_CHECK(idx.min().item<int64_t>() >= -n && idx.max().item<int64_t>() < n, op,
-                ": index out of range for dimension of size ", n);
+    const int64_t lo = idx.min().item<int64_t>(), hi = idx.max().item<int64_t>();
+    BRASA_CHECK(lo >= (wraps ? -n : 0) && hi < n, op, ": index ", hi >= n ? hi : lo,
+                " is out of bounds for dimension ", dim, " with size ", n);
     mask.index_put_({idx}, Scalar(true));
   }
   std::vector<int64_t> shape(static_cast<size_t>(std::max<int64_t>(ndim, 1)), 1);
@@ -266,22 +270,22 @@ Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Te
   BRASA_CHECK(source.dim() == self.dim() && index.numel() == (source.dim() ? source.size(d) : 1),
               "index_copy: source ", source.sizes(), " must be the input's shape ", self.sizes(),
               " with ", index.numel(), " slices along dim ", d);
-  Tensor keep =
-      mask_along(self.dim() ? self.size(d) : 1, d, self.dim(), index, "index_copy").logical_not();
+  Tensor keep = mask_along(self.dim() ? self.size(d) : 1, d, self.dim(), index, "index_copy", false)
+                    .logical_not();
   return where(keep, self, Scalar(0)).index_add(d, index.reshape({-1}).to(kLong), source);
 }
 
 Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   const int64_t d = maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1), "index_fill");
-  return where(mask_along(self.dim() ? self.size(d) : 1, d, self.dim(), index, "index_fill"), value,
-               self);
+  return where(mask_along(self.dim() ? self.size(d) : 1, d, self.dim(), index, "index_fill", true),
+               value, self);
 }
 
 Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
   BRASA_CHECK(value.dim() == 0, "index_fill: only supports a 0-dimensional value tensor, but got ",
               "tensor with ", value.dim(), " dimension(s).");
   const int64_t d = maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1), "index_fill");
-  return where(mask_along(self.dim() ? self.size(d) : 1, d, self.dim(), index, "index_fill"),
+  return where(mask_along(self.dim() ? self.size(d) : 1, d, self.dim(), index, "index_fill", true),
                value.to(self.scalar_type()), self);
 }
 

@@ -374,7 +374,7 @@ static bool index_add_rows(Tensor& self, int64_t d, const Tensor& idx, const Ten
   const int64_t n = idx.numel(), size = self.size(d);
   std::vector<int64_t> rows(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
-    rows[i] = wrap_index("index_add_", idx.data_ptr<int64_t>()[i], size, d);
+    rows[i] = check_index("index_add_", idx.data_ptr<int64_t>()[i], size, d);
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < d; ++k) outer *= self.size(k);
   for (int64_t k = d + 1; k < self.dim(); ++k) inner *= self.size(k);
@@ -489,10 +489,12 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
   return out;
 }
 
-static Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor& index);
-Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+// wraps: negative indices count from the end (take), else they are an
+// error (index_select, as PyTorch).
+static Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor& index, bool wraps);
+static Tensor index_select_impl(const Tensor& self, int64_t dim, const Tensor& index, bool wraps) {
   autograd::Recorder r(kIndexSelectBackward, self);
-  Tensor out = index_select_kernel(self, dim, index);
+  Tensor out = index_select_kernel(self, dim, index, wraps);
   if (r) {
     DimVector in(self.sizes().begin(), self.sizes().end());
     r.save(index).finish(out, [in, dim](FormulaNode& n, const variable_list& g) {
@@ -505,7 +507,11 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   }
   return out;
 }
-static Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  return index_select_impl(self, dim, index, false);
+}
+static Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor& index,
+                                  bool wraps) {
   int64_t d = maybe_wrap_dim(dim, self.dim(), "index_select");
   check_index_dtype("index_select", index);
   BRASA_CHECK(index.dim() <= 1, "index_select: index is supposed to be a vector, got ", index.dim(),
@@ -516,7 +522,7 @@ static Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor&
   DimVector shape(self.sizes().begin(), self.sizes().end());
   if (self.dim() == 0) {
     BRASA_CHECK(n == 1, "index_select: index for a 0-dim tensor must hold exactly one element");
-    wrap_index("index_select", hi[0], 1, 0);
+    wraps ? wrap_index("index_select", hi[0], 1, 0) : check_index("index_select", hi[0], 1, 0);
     return clone(self);
   }
   int64_t size = self.size(d);
@@ -524,7 +530,9 @@ static Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor&
   Tensor out = empty(shape, self.options());
   Tensor wrapped = empty({n}, TensorOptions().dtype(kLong));
   int64_t* ix = wrapped.data_ptr<int64_t>();
-  for (int64_t i = 0; i < n; ++i) ix[i] = wrap_index("index_select", hi[i], size, d);
+  for (int64_t i = 0; i < n; ++i)
+    ix[i] = wraps ? wrap_index("index_select", hi[i], size, d)
+                  : check_index("index_select", hi[i], size, d);
   if (out.numel())
     kernel<IndexSelectKernel>(self.device())(out, self, d, wrapped.to(self.device()));
   return out;
@@ -587,8 +595,9 @@ std::vector<Tensor> nonzero_numpy(const Tensor& self) {
   return out;
 }
 
+// Negative indices count from the end of the flattened input, as PyTorch's.
 Tensor take(const Tensor& self, const Tensor& index) {
-  return index_select(contiguous(self).reshape({-1}), 0, contiguous(index).reshape({-1}))
+  return index_select_impl(contiguous(self).reshape({-1}), 0, contiguous(index).reshape({-1}), true)
       .view(index.sizes());
 }
 

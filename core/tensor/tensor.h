@@ -494,6 +494,19 @@ class Tensor {
                       const std::string& reduce, bool include_self = true) const;
   Tensor& index_reduce_(int64_t dim, const Tensor& index, const Tensor& source,
                         const std::string& reduce, bool include_self = true);
+  Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source);
+  Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, const Tensor& value) const;
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Tensor& value);
+  // The elements at flat indices of the input as if it were 1-D (take), and
+  // their replacement or accumulation (put).
+  Tensor take(const Tensor& index) const;
+  Tensor put(const Tensor& index, const Tensor& source, bool accumulate = false) const;
+  Tensor& put_(const Tensor& index, const Tensor& source, bool accumulate = false);
+  Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
+  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
   Tensor masked_select(const Tensor& mask) const;
   Tensor nonzero() const;
 

@@ -1,5 +1,6 @@
 // Tensor methods and operators: thin forwards to the free functions of core/ops.
 #include <brasa/autograd/record.h>
+#include <brasa/ops/arrange.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/complex.h>
 #include <brasa/ops/copy.h>
@@ -13,6 +14,7 @@
 #include <brasa/ops/scatter_reduce.h>
 #include <brasa/ops/shape.h>
 #include <brasa/ops/special.h>
+#include <brasa/ops/statistics.h>
 #include <brasa/ops/type_queries.h>
 #include <brasa/ops/sort.h>
 #include <brasa/ops/unary.h>
@@ -465,6 +467,37 @@ Tensor Tensor::index_add(int64_t d, const Tensor& i, const Tensor& s, const Scal
 }
 Tensor& Tensor::index_add_(int64_t d, const Tensor& i, const Tensor& s, const Scalar& a) {
   return detail::index_add_inplace(*this, d, i, s, a);
+}
+Tensor Tensor::index_copy(int64_t d, const Tensor& i, const Tensor& s) const {
+  return brasa::index_copy(*this, d, i, s);
+}
+Tensor& Tensor::index_copy_(int64_t d, const Tensor& i, const Tensor& s) {
+  return copy_(brasa::index_copy(*this, d, i, s));
+}
+Tensor Tensor::index_fill(int64_t d, const Tensor& i, const Scalar& v) const {
+  return brasa::index_fill(*this, d, i, v);
+}
+Tensor Tensor::index_fill(int64_t d, const Tensor& i, const Tensor& v) const {
+  return brasa::index_fill(*this, d, i, v);
+}
+Tensor& Tensor::index_fill_(int64_t d, const Tensor& i, const Scalar& v) {
+  return copy_(brasa::index_fill(*this, d, i, v));
+}
+Tensor& Tensor::index_fill_(int64_t d, const Tensor& i, const Tensor& v) {
+  return copy_(brasa::index_fill(*this, d, i, v));
+}
+Tensor Tensor::take(const Tensor& i) const { return brasa::take(*this, i); }
+Tensor Tensor::put(const Tensor& i, const Tensor& s, bool acc) const {
+  return brasa::put(*this, i, s, acc);
+}
+Tensor& Tensor::put_(const Tensor& i, const Tensor& s, bool acc) {
+  return copy_(brasa::put(*this, i, s, acc));
+}
+Tensor Tensor::masked_scatter(const Tensor& m, const Tensor& s) const {
+  return brasa::masked_scatter(*this, m, s);
+}
+Tensor& Tensor::masked_scatter_(const Tensor& m, const Tensor& s) {
+  return copy_(brasa::masked_scatter(*this, m, s));
 }
 Tensor Tensor::scatter_reduce(int64_t d, const Tensor& i, const Tensor& s, const std::string& r,
                               bool include_self) const {

@@ -119,12 +119,13 @@ void scatter_cpu(const Tensor& self, int64_t d, const Tensor& index, const Tenso
     using T = scalar_t;
     loop.run_serial([&](char** p, const int64_t* s, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
-        int64_t ix = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
-        if (ix < -size || ix >= size) {
+        // In [0, size): scatter takes no negative index (as PyTorch, and
+        // as the CUDA kernel).
+        const int64_t ix = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+        if (ix < 0 || ix >= size) {
           bad.store(ix);
           return;
         }
-        if (ix < 0) ix += size;
         T* dst = reinterpret_cast<T*>(p[0] + i * s[0]) + ix * stride;
         T v = *reinterpret_cast<const T*>(p[2] + i * s[2]);
         if (add) {
@@ -160,7 +161,7 @@ uint64_t max_unsigned(const int64_t* ix, int64_t n) {
 
 // Blocks [b, e) of a contiguous gather: block p reads src's [size, inner]
 // and writes dst's [m, inner] by ix's [m, inner] indices. False, with the
-// index in `wrong`, at the first index out of range. A block whose indices
+// index in `wrong`, at the first index outside [0, size). A block whose indices
 // are all in [0, size) (one quick pass) is copied by a loop with nothing but
 // the copy: the gather's loads miss the cache, and every instruction more
 // per element leaves fewer of them in flight (a bounds check in the loop
@@ -185,16 +186,11 @@ template <class T>
       }
       continue;
     }
-    // Negative indices (counted from the end), or some out of range.
-    for (int64_t j = 0; j < m; ++j)
-      for (int64_t q = 0; q < inner; ++q) {
-        const int64_t raw = at[j * inner + q];
-        const int64_t i = raw < 0 ? raw + size : raw;
-        if (i < 0 || i >= size) {
-          wrong = raw;
-          return false;
-        }
-        o[j * inner + q] = base[i * inner + q];
+    // Some index outside [0, size) (negative ones too, as PyTorch): the first.
+    for (int64_t j = 0; j < run; ++j)
+      if (at[j] < 0 || at[j] >= size) {
+        wrong = at[j];
+        return false;
       }
   }
   return true;
@@ -261,12 +257,12 @@ void gather_cpu(const Tensor& out, const Tensor& self, int64_t d, const Tensor& 
   const int64_t es = self.element_size();
   loop.run([&](char** p, const int64_t* s, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
-      int64_t ix = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
-      if (ix < -size || ix >= size) {
+      // In [0, size), as gather_contiguous's check and the CUDA kernel.
+      const int64_t ix = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+      if (ix < 0 || ix >= size) {
         bad.store(ix);
         return;
       }
-      if (ix < 0) ix += size;
       std::memcpy(p[0] + i * s[0], p[2] + i * s[2] + ix * stride * es, es);
     }
   });

@@ -17,6 +17,15 @@ inline int64_t wrap_index(const char* op, int64_t v, int64_t size, int64_t dim) 
   return v < 0 ? v + size : v;
 }
 
+// An index v into a dim of `size` for the ops that take no negative index
+// (index_select, index_add_, index_copy_, as PyTorch), or an error naming op
+// and dim.
+inline int64_t check_index(const char* op, int64_t v, int64_t size, int64_t dim) {
+  BRASA_CHECK(v >= 0 && v < size, op, ": index ", v, " is out of bounds for dimension ", dim,
+              " with size ", size, " (index out of range in self)");
+  return v;
+}
+
 // Advanced indexing of `self` by index tensors on some of its dims. The
 // result is laid out B-first: the broadcast shape of the indices, then the
 // dims that are not indexed (ops/indexing.cpp permutes it to PyTorch's order).

@@ -95,14 +95,15 @@ TEST(Indexing, GatherContiguousMatchesAReferenceAndChecksEachRow) {
     SCOPED_TRACE(toString(dt));
     Tensor x = randint(0, 100, {6, 50, 3}).to(dt);
     Tensor ix = randint(0, 50, {6, 70, 3}, TensorOptions().dtype(kLong));
-    ix[2][5][1] = -1;  // one row with a negative index: counted from the end
+    ix[2][5][1] = -1;  // one row with a negative index: an error, as PyTorch
+    EXPECT_ERROR("gather: index -1 is out of bounds for dimension 1 with size 50", x.gather(1, ix));
+    ix[2][5][1] = 49;
     Tensor got = x.gather(1, ix).to(kDouble);
     Tensor xd = x.to(kDouble);
     for (int64_t p = 0; p < 6; ++p)
       for (int64_t j = 0; j < 70; ++j)
         for (int64_t q = 0; q < 3; ++q) {
-          int64_t i = ix[p][j][q].item<int64_t>();
-          if (i < 0) i += 50;
+          const int64_t i = ix[p][j][q].item<int64_t>();
           ASSERT_EQ(got[p][j][q].item<double>(), xd[p][i][q].item<double>()) << p << "," << j;
         }
     Tensor last = randint(0, 3, {6, 50, 9}, TensorOptions().dtype(kLong));
@@ -122,8 +123,66 @@ TEST(Indexing, GatherContiguousMatchesAReferenceAndChecksEachRow) {
   Tensor ix = zeros({4, 3}, kLong);
   ix[3][2] = 10;
   EXPECT_ERROR("gather: index 10 is out of bounds for dimension 1 with size 10", x.gather(1, ix));
-  ix[3][2] = -11;
-  EXPECT_ERROR("gather: index -11 is out of bounds for dimension 1 with size 10", x.gather(1, ix));
+  ix[3][2] = -1;
+  EXPECT_ERROR("gather: index -1 is out of bounds for dimension 1 with size 10", x.gather(1, ix));
+}
+
+// As PyTorch: gather, scatter, index_select, index_add_ and index_copy_
+// reject a negative index (the CPU's strided gather and scatter wrapped it,
+// unlike their contiguous path and the CUDA kernels); index_fill_, take,
+// put_ and advanced indexing count it from the end.
+TEST(Indexing, NegativeIndicesAsPyTorch) {
+  Tensor x = arange(6, TensorOptions().dtype(kFloat)).view({3, 2});
+  Tensor row = tensor({int64_t(-1), int64_t(0)}).view({1, 2});
+  Tensor last = tensor({int64_t(-1)});
+  EXPECT_ERROR("gather: index -1 is out of bounds for dimension 0 with size 3", x.gather(0, row));
+  EXPECT_ERROR("gather: index -1 is out of bounds for dimension 1 with size 3",
+               x.t().gather(1, row.t()));  // the strided path
+  EXPECT_ERROR("scatter_: index -1 is out of bounds for dimension 0 with size 3",
+               x.clone().scatter_(0, row, 1.0));
+  EXPECT_ERROR("scatter_add_: index -1 is out of bounds for dimension 0 with size 3",
+               x.clone().scatter_add_(0, row, ones({1, 2})));
+  EXPECT_ERROR(
+      "index_select: index -1 is out of bounds for dimension 0 with size 3 (index out of range "
+      "in self)",
+      x.index_select(0, last));
+  EXPECT_ERROR("index_add_: index -1 is out of bounds for dimension 0 with size 3",
+               x.clone().index_add_(0, last, ones({1, 2})));
+  EXPECT_ERROR("index_copy: index -1 is out of bounds for dimension 0 with size 3",
+               x.clone().index_copy_(0, last, ones({1, 2})));
+  // The ones that wrap.
+  EXPECT_VALUES(x.clone().index_fill_(0, last, 9.0), {0, 1, 2, 3, 9, 9});
+  EXPECT_VALUES(x.take(tensor({int64_t(-1), int64_t(-6)})), {5, 0});
+  EXPECT_VALUES(x.index({last}), {4, 5});
+  EXPECT_VALUES(x.clone().put_(last, tensor({7.0f})), {0, 1, 2, 3, 4, 7});
+}
+
+// The libtorch methods over the indexing functions, in place and not.
+TEST(Indexing, IndexCopyFillTakePutAndMaskedScatterMethods) {
+  Tensor x = zeros({3, 2});
+  Tensor i = tensor({int64_t(2), int64_t(0)});
+  Tensor src = arange(1, 5, TensorOptions().dtype(kFloat)).view({2, 2});
+  EXPECT_VALUES(x.index_copy(0, i, src), {3, 4, 0, 0, 1, 2});
+  EXPECT_VALUES(x, {0, 0, 0, 0, 0, 0});  // untouched
+  x.index_copy_(0, i, src);
+  EXPECT_VALUES(x, {3, 4, 0, 0, 1, 2});
+  EXPECT_VALUES(x.index_fill(1, tensor({int64_t(1)}), -1.0), {3, -1, 0, -1, 1, -1});
+  EXPECT_VALUES(x.index_fill(1, tensor({int64_t(0)}), scalar_tensor(5.0)), {5, 4, 5, 0, 5, 2});
+  x.index_fill_(0, tensor({int64_t(1)}), 8.0);
+  EXPECT_VALUES(x, {3, 4, 8, 8, 1, 2});
+  EXPECT_VALUES(x.take(tensor({int64_t(5), int64_t(1)})), {2, 4});
+  EXPECT_VALUES(x.put(tensor({int64_t(0), int64_t(0)}), tensor({1.0f, 2.0f}), true),
+                {6, 4, 8, 8, 1, 2});
+  Tensor mask = tensor({true, false}).view({1, 2}).expand({3, 2});
+  EXPECT_VALUES(x.masked_scatter(mask, tensor({10.0f, 20.0f, 30.0f})), {10, 4, 20, 8, 30, 2});
+  x.masked_scatter_(mask, tensor({-1.0f, -2.0f, -3.0f}));
+  EXPECT_VALUES(x, {-1, 4, -2, 8, -3, 2});
+  // The in-place forms record autograd through the copy.
+  Tensor leaf = ones({3, 2}).requires_grad_(true);
+  Tensor y = leaf * 2;
+  y.index_fill_(0, tensor({int64_t(0)}), 0.0);
+  y.sum().backward();
+  EXPECT_VALUES(leaf.grad(), {0, 0, 2, 2, 2, 2});
 }
 
 TEST(Indexing, Nonzero) {

@@ -503,7 +503,7 @@ TEST(LibtorchFunctions, BadInputGetsClearErrors) {
   EXPECT_ERROR("cdist only supports at least 2D tensors", torch::cdist(S({3}), S({3})));
   EXPECT_ERROR("X1 and X2 must have the same number of columns",
                torch::cdist(S({2, 3}), S({2, 4})));
-  EXPECT_ERROR("index_fill: index out of range for dimension of size 4",
+  EXPECT_ERROR("index_fill: index 4 is out of bounds for dimension 1 with size 4",
                torch::index_fill(S({3, 4}), 1, L({4}), 0.0));
   EXPECT_ERROR(
       "masked_scatter: expected source to have at least 12 elements",
