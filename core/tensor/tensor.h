@@ -410,6 +410,68 @@ class Tensor {
   BRASA_UNARY_METHOD(square)
 #undef BRASA_UNARY_METHOD
 
+  // libtorch's method spellings of functions (ops/aliases.h, special.h,
+  // math_extra.h, ...): each calls the function of the same name.
+  Tensor absolute() const;
+  Tensor acosh() const;
+  Tensor asinh() const;
+  Tensor atanh() const;
+  Tensor arccos() const;
+  Tensor arccosh() const;
+  Tensor arcsin() const;
+  Tensor arcsinh() const;
+  Tensor arctan() const;
+  Tensor arctanh() const;
+  Tensor erfc() const;
+  Tensor lgamma() const;
+  Tensor i0() const;
+  Tensor sinc() const;
+  Tensor fix() const;
+  Tensor deg2rad() const;
+  Tensor rad2deg() const;
+  Tensor signbit() const;
+  Tensor isposinf() const;
+  Tensor isneginf() const;
+  Tensor positive() const;
+  Tensor negative() const;
+  Tensor logit(std::optional<double> eps = std::nullopt) const;
+  Tensor arctan2(const Tensor& other) const;
+  Tensor copysign(const Tensor& other) const;
+  Tensor divide(const Tensor& other) const;
+  Tensor multiply(const Tensor& other) const;
+  Tensor subtract(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor true_divide(const Tensor& other) const;
+  Tensor floor_divide(const Tensor& other) const;
+  Tensor fmax(const Tensor& other) const;
+  Tensor fmin(const Tensor& other) const;
+  Tensor gcd(const Tensor& other) const;
+  Tensor lcm(const Tensor& other) const;
+  Tensor hypot(const Tensor& other) const;
+  Tensor ldexp(const Tensor& other) const;
+  Tensor logaddexp(const Tensor& other) const;
+  Tensor logaddexp2(const Tensor& other) const;
+  Tensor nextafter(const Tensor& other) const;
+  Tensor xlogy(const Tensor& other) const;
+  Tensor heaviside(const Tensor& values) const;
+  Tensor float_power(const Tensor& exponent) const;
+  Tensor greater(const Tensor& other) const;
+  Tensor greater_equal(const Tensor& other) const;
+  Tensor less(const Tensor& other) const;
+  Tensor less_equal(const Tensor& other) const;
+  Tensor not_equal(const Tensor& other) const;
+  Tensor bitwise_left_shift(const Tensor& other) const;
+  Tensor bitwise_right_shift(const Tensor& other) const;
+  Tensor clip(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor& clip_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  std::tuple<Tensor, Tensor> frexp() const;
+  bool is_same_size(const Tensor& other) const;
+  // New tensors with this one's dtype and device (unless options say otherwise).
+  Tensor new_empty(IntArrayRef size, const TensorOptions& options = {}) const;
+  Tensor new_zeros(IntArrayRef size, const TensorOptions& options = {}) const;
+  Tensor new_ones(IntArrayRef size, const TensorOptions& options = {}) const;
+  Tensor new_full(IntArrayRef size, const Scalar& fill_value,
+                  const TensorOptions& options = {}) const;
+
   // ---- reductions ----
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor sum(IntArrayRef dim, bool keepdim = false,
@@ -509,6 +571,73 @@ class Tensor {
   Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
   Tensor masked_select(const Tensor& mask) const;
   Tensor nonzero() const;
+  Tensor argwhere() const;
+  Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = std::nullopt) const;
+  Tensor select_scatter(const Tensor& src, int64_t dim, int64_t index) const;
+  Tensor slice_scatter(const Tensor& src, int64_t dim = 0,
+                       std::optional<int64_t> start = std::nullopt,
+                       std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
+  Tensor diagonal_scatter(const Tensor& src, int64_t offset = 0, int64_t dim1 = 0,
+                          int64_t dim2 = 1) const;
+  Tensor bincount(const std::optional<Tensor>& weights = {}, int64_t minlength = 0) const;
+  Tensor histc(int64_t bins = 100, double min = 0, double max = 0) const;
+  Tensor count_nonzero(std::optional<int64_t> dim = std::nullopt) const;
+  Tensor nansum() const;
+  Tensor nanmean() const;
+  Tensor median() const;
+  std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
+  Tensor nanmedian() const;
+  std::tuple<Tensor, Tensor> nanmedian(int64_t dim, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> mode(int64_t dim = -1, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> cummax(int64_t dim) const;
+  std::tuple<Tensor, Tensor> cummin(int64_t dim) const;
+  std::tuple<Tensor, Tensor> aminmax(std::optional<int64_t> dim = std::nullopt,
+                                     bool keepdim = false) const;
+  Tensor msort() const;
+  Tensor diff(int64_t n = 1, int64_t dim = -1, const std::optional<Tensor>& prepend = {},
+              const std::optional<Tensor>& append = {}) const;
+  Tensor ravel() const;
+  Tensor fliplr() const;
+  Tensor flipud() const;
+  Tensor rot90(int64_t k = 1, IntArrayRef dims = {0, 1}) const;
+  Tensor moveaxis(int64_t source, int64_t destination) const;
+  Tensor swapaxes(int64_t axis0, int64_t axis1) const;
+  Tensor swapdims(int64_t dim0, int64_t dim1) const;
+  Tensor broadcast_to(IntArrayRef size) const;
+  std::vector<Tensor> tensor_split(int64_t sections, int64_t dim = 0) const;
+  std::vector<Tensor> tensor_split(IntArrayRef indices, int64_t dim = 0) const;
+  std::vector<Tensor> hsplit(int64_t sections) const;
+  std::vector<Tensor> vsplit(int64_t sections) const;
+  std::vector<Tensor> dsplit(int64_t sections) const;
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                           std::optional<int64_t> output_size = std::nullopt) const;
+  Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> dim = std::nullopt,
+                           std::optional<int64_t> output_size = std::nullopt) const;
+  Tensor diag(int64_t diagonal = 0) const;
+  Tensor diag_embed(int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1) const;
+  Tensor diagflat(int64_t offset = 0) const;
+  Tensor trace() const;
+  Tensor cross(const Tensor& other, std::optional<int64_t> dim = std::nullopt) const;
+  Tensor dist(const Tensor& other, const Scalar& p = 2) const;
+  Tensor inner(const Tensor& other) const;
+  Tensor vdot(const Tensor& other) const;
+  Tensor kron(const Tensor& other) const;
+  Tensor renorm(const Scalar& p, int64_t dim, const Scalar& maxnorm) const;
+  Tensor det() const;
+  Tensor logdet() const;
+  std::tuple<Tensor, Tensor> slogdet() const;
+  Tensor inverse() const;
+  Tensor pinverse(double rcond = 1e-15) const;
+  Tensor matrix_exp() const;
+  Tensor matrix_power(int64_t n) const;
+  Tensor cholesky(bool upper = false) const;
+  std::tuple<Tensor, Tensor> qr(bool some = true) const;
+  std::tuple<Tensor, Tensor, Tensor> svd(bool some = true, bool compute_uv = true) const;
+  Tensor corrcoef() const;
+  Tensor bernoulli() const;
+  Tensor bernoulli(double p) const;
+  Tensor multinomial(int64_t num_samples, bool replacement = false) const;
 
   // ---- linear algebra ----
   Tensor mm(const Tensor& o) const;

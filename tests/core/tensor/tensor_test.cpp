@@ -297,3 +297,84 @@ TEST(Tensor, UnaryOnSixteenBitFloats) {
     EXPECT_VALUES(x.clamp(0, 1), {0.5, 0, 1});
   }
 }
+
+// libtorch's method spellings give what the functions of the same name
+// give (each method is the function; the values are the functions' own,
+// tested with them), and the new_* factories take this tensor's dtype and
+// device unless told otherwise.
+TEST(Tensor, MethodSpellingsOfFunctions) {
+  Tensor x = tensor({0.25, -0.5, 0.75});
+  Tensor y = tensor({2.0, 0.5, -1.0});
+  auto same = [](const Tensor& a, const Tensor& b) { return a.equal(b) || a.allclose(b); };
+  EXPECT_TRUE(same(x.absolute(), abs(x)));
+  EXPECT_TRUE(same(x.arcsin(), asin(x)));
+  EXPECT_TRUE(same(x.arctanh(), atanh(x)));
+  EXPECT_TRUE(same(x.erfc(), erfc(x)));
+  EXPECT_TRUE(same(x.lgamma(), lgamma(x)));
+  EXPECT_TRUE(same(x.sinc(), sinc(x)));
+  EXPECT_TRUE(same(x.logit(0.1), logit(x, 0.1)));
+  EXPECT_VALUES(x.fix(), {0, 0, 0});
+  EXPECT_VALUES(x.negative(), {-0.25, 0.5, -0.75});
+  EXPECT_VALUES(x.signbit().to(kLong), {0, 1, 0});
+  EXPECT_VALUES(x.multiply(y), {0.5, -0.25, -0.75});
+  EXPECT_VALUES(x.subtract(y, 2), {-3.75, -1.5, 2.75});
+  EXPECT_VALUES(x.divide(y), {0.125, -1, -0.75});
+  EXPECT_VALUES(x.fmax(y), {2, 0.5, 0.75});
+  EXPECT_VALUES(x.greater(y).to(kLong), {0, 0, 1});
+  EXPECT_VALUES(x.less_equal(y).to(kLong), {1, 1, 0});
+  EXPECT_TRUE(same(x.hypot(y), hypot(x, y)));
+  EXPECT_TRUE(same(x.xlogy(y.abs()), xlogy(x, y.abs())));
+  EXPECT_CLOSE(x.clip(-0.3, 0.3), std::vector<double>({0.25, -0.3, 0.3}), 1e-7);
+  Tensor c = x.clone();
+  c.clip_(0.0, std::nullopt);
+  EXPECT_VALUES(c, {0.25, 0, 0.75});
+  EXPECT_TRUE(x.is_same_size(y));
+  EXPECT_FALSE(x.is_same_size(y.view({3, 1})));
+  // Reductions, sorting and shapes.
+  Tensor m = tensor({3.0, 1.0, 2.0, 5.0, 4.0, 0.0}).view({2, 3});
+  EXPECT_VALUES(m.median(), {2});
+  EXPECT_VALUES(std::get<0>(m.median(1)), {2, 4});
+  EXPECT_VALUES(std::get<0>(m.kthvalue(1, 1)), {1, 0});
+  EXPECT_VALUES(std::get<0>(m.cummax(1)), {3, 3, 3, 5, 5, 5});
+  EXPECT_VALUES(std::get<1>(m.aminmax()), {5});
+  EXPECT_VALUES(m.count_nonzero(), {5});
+  EXPECT_VALUES(m.msort(), {3, 1, 0, 5, 4, 2});
+  EXPECT_VALUES(m.diff(1, 1), {-2, 1, -1, -4});
+  EXPECT_VALUES(m.fliplr(), {2, 1, 3, 0, 4, 5});
+  EXPECT_VALUES(m.flipud(), {5, 4, 0, 3, 1, 2});
+  EXPECT_SHAPE(m.swapaxes(0, 1), {3, 2});
+  EXPECT_SHAPE(m.moveaxis(0, 1), {3, 2});
+  EXPECT_SHAPE(m.ravel(), {6});
+  EXPECT_SHAPE(m.broadcast_to({4, 2, 3}), {4, 2, 3});
+  EXPECT_EQ(m.tensor_split(3, 1).size(), 3u);
+  EXPECT_EQ(m.hsplit(3).size(), 3u);
+  EXPECT_VALUES(m.repeat_interleave(2, 0).select(1, 0), {3, 3, 5, 5});
+  EXPECT_VALUES(m.take_along_dim(tensor({int64_t(2), int64_t(0)}).view({2, 1}), 1), {2, 5});
+  EXPECT_VALUES(tensor({int64_t(1), int64_t(1), int64_t(3)}).bincount(), {0, 2, 0, 1});
+  // Matrices.
+  Tensor a = tensor({4.0, 1.0, 1.0, 3.0}).view({2, 2});
+  EXPECT_CLOSE(a.det(), std::vector<double>({11.0}), 1e-12);
+  EXPECT_CLOSE(a.trace(), std::vector<double>({7.0}), 1e-12);
+  EXPECT_TRUE(same(a.inverse().matmul(a), eye(2, a.options())));
+  EXPECT_TRUE(same(a.matrix_power(2), a.matmul(a)));
+  Tensor l = a.cholesky();
+  EXPECT_TRUE(same(l.matmul(l.t()), a));
+  auto [u, s, v] = a.svd();
+  EXPECT_TRUE(same(u.matmul(s.diag()).matmul(v.t()), a));
+  EXPECT_VALUES(tensor({1.0, 2.0}).diag(), {1, 0, 0, 2});
+  EXPECT_VALUES(tensor({1.0, 2.0}).kron(tensor({1.0, 10.0})), {1, 10, 2, 20});
+  EXPECT_VALUES(tensor({1.0, 2.0}).inner(tensor({3.0, 4.0})), {11});
+  // new_*: this tensor's dtype and device unless the options say otherwise.
+  Tensor h = ones({2}, TensorOptions().dtype(kDouble));
+  EXPECT_EQ(h.new_zeros({3}).dtype(), kDouble);
+  EXPECT_VALUES(h.new_ones({2, 2}), {1, 1, 1, 1});
+  EXPECT_VALUES(h.new_full({2}, 7), {7, 7});
+  EXPECT_EQ(h.new_empty({4}, kLong).dtype(), kLong);
+  EXPECT_TRUE(h.new_zeros({1}, TensorOptions().requires_grad(true)).requires_grad());
+  // Sampling draws from the same generator as the functions.
+  manual_seed(7);
+  Tensor p = tensor({0.0, 1.0, 0.0});
+  EXPECT_VALUES(p.multinomial(2, true), {1, 1});
+  EXPECT_VALUES(full({3}, 1.0).bernoulli(), {1, 1, 1});
+  EXPECT_VALUES(full({3}, 1.0).bernoulli(0.0), {0, 0, 0});
+}
