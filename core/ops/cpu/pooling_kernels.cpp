@@ -357,18 +357,74 @@ void max_pool_slice(const T* slice, T* out, int64_t* idx, const PoolGeometry& g,
   max_pool_plane(slice, out, idx, g, scratch);
 }
 
+// Merges one depth slice's pooled values (and argmaxes, already shifted to
+// the volume) into an output slice: strictly greater (or a first NaN)
+// replaces, so ties keep the earlier depth, as window order asks.
+template <class T>
+void merge_depth(T* o, int64_t* ix, const T* v, const int64_t* vi, int64_t n, bool first) {
+  if (first) {
+    std::copy(v, v + n, o);
+    if (ix) std::copy(vi, vi + n, ix);
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    const bool take = takes_second(static_cast<opmath_t<T>>(o[j]), static_cast<opmath_t<T>>(v[j]));
+    o[j] = select_by_mask(take, o[j], v[j]);
+    if (ix) ix[j] = take ? vi[j] : ix[j];
+  }
+}
+
+// One depth slice d of volume v pooled in 2-d into pv (and pi, its argmaxes
+// shifted to the volume).
+template <class T>
+void pool_depth_slice(const T* xp, int64_t v, int64_t d, const Pool3dGeometry& g, T* pv,
+                      int64_t* pi, std::vector<T>& scratch) {
+  const int64_t in_slice = g.plane.H * g.plane.W, out_slice = g.plane.OH * g.plane.OW;
+  max_pool_slice(xp + (v * g.D + d) * in_slice, pv, pi, g.plane, scratch);
+  if (pi)
+    for (int64_t j = 0; j < out_slice; ++j) pi[j] += d * in_slice;
+}
+
 // max_pool3d as the 2-d windows of each depth slice a window covers, merged
 // in depth order (max is separable, and the first maximum in (d, h, w)
-// window order is the first depth's first): one output slice (volume,
-// od) at a time, so the merge stays in cache.
+// window order is the first depth's first). When depth windows overlap
+// (kernel 3, stride 2), a volume's slices are pooled once each and then
+// merged per output depth (pooling per window redid 1.5x the 2-d work);
+// otherwise one output slice (volume, od) at a time, in parallel.
 void max_pool3d_cpu(const Tensor& x, const Tensor& out, const Tensor& idx,
                     const Pool3dGeometry& g) {
   const PoolGeometry& s = g.plane;
   const int64_t in_slice = s.H * s.W, out_slice = s.OH * s.OW;
+  const bool overlap = g.sd < (g.kd - 1) * g.dd + 1;
+  const bool by_volume = overlap && s.planes >= 2 * get_num_threads();
   BRASA_DISPATCH_FLOATING_TYPES(x.dtype(), "max_pool3d", [&] {
     const scalar_t* xp = x.data_ptr<scalar_t>();
     scalar_t* op = out.data_ptr<scalar_t>();
     int64_t* ip = idx.defined() ? idx.data_ptr<int64_t>() : nullptr;
+    if (by_volume) {
+      parallel_for(0, s.planes, 1, [&](int64_t b, int64_t e) {
+        std::vector<scalar_t> scratch, pooled(static_cast<size_t>(g.D * out_slice));
+        std::vector<int64_t> pooled_idx(ip ? pooled.size() : 0);
+        for (int64_t v = b; v < e; ++v) {
+          for (int64_t d = 0; d < g.D; ++d)
+            pool_depth_slice(xp, v, d, g, pooled.data() + d * out_slice,
+                             ip ? pooled_idx.data() + d * out_slice : nullptr, scratch);
+          for (int64_t od = 0; od < g.OD; ++od) {
+            const int64_t item = v * g.OD + od;
+            bool first = true;
+            for (int64_t k = 0; k < g.kd; ++k) {
+              const int64_t d = od * g.sd - g.pd + k * g.dd;
+              if (d < 0 || d >= g.D) continue;
+              merge_depth(op + item * out_slice, ip ? ip + item * out_slice : nullptr,
+                          pooled.data() + d * out_slice,
+                          ip ? pooled_idx.data() + d * out_slice : nullptr, out_slice, first);
+              first = false;
+            }
+          }
+        }
+      });
+      return;
+    }
     const int64_t work = std::max<int64_t>(1, in_slice * g.kd);
     parallel_for(0, s.planes * g.OD, std::max<int64_t>(1, 16384 / work), [&](int64_t b, int64_t e) {
       std::vector<scalar_t> scratch, tmp(static_cast<size_t>(out_slice));
@@ -381,24 +437,13 @@ void max_pool3d_cpu(const Tensor& x, const Tensor& out, const Tensor& idx,
         for (int64_t k = 0; k < g.kd; ++k) {
           const int64_t d = od * g.sd - g.pd + k * g.dd;
           if (d < 0 || d >= g.D) continue;
-          const scalar_t* slice = xp + (v * g.D + d) * in_slice;
-          const int64_t shift = d * in_slice;
-          if (first) {
-            max_pool_slice(slice, o, ix, s, scratch);
-            if (ix)
-              for (int64_t j = 0; j < out_slice; ++j) ix[j] += shift;
+          if (first) {  // straight into the output
+            pool_depth_slice(xp, v, d, g, o, ix, scratch);
             first = false;
             continue;
           }
-          max_pool_slice(slice, tmp.data(), ix ? tmp_idx.data() : nullptr, s, scratch);
-          // Strictly greater (or a first NaN) replaces: ties keep the
-          // earlier depth, as window order asks.
-          for (int64_t j = 0; j < out_slice; ++j) {
-            const bool take = takes_second(static_cast<opmath_t<scalar_t>>(o[j]),
-                                           static_cast<opmath_t<scalar_t>>(tmp[j]));
-            o[j] = select_by_mask(take, o[j], tmp[j]);
-            if (ix) ix[j] = take ? tmp_idx[j] + shift : ix[j];
-          }
+          pool_depth_slice(xp, v, d, g, tmp.data(), ix ? tmp_idx.data() : nullptr, scratch);
+          merge_depth(o, ix, tmp.data(), tmp_idx.data(), out_slice, false);
         }
       }
     });

@@ -100,7 +100,8 @@ TEST(MaxPoolWithIndices, PaddedWindowsMatchAReference) {
     }
 }
 
-// 3-d max pooling against a direct scan of every window: the first argmax
+// 3-d max pooling against a direct scan of every window, on both of the
+// kernel's paths: the first argmax
 // in (d, h, w) window order, NaNs winning, ties across depths (the earlier
 // depth keeps it), padding, dilation, ceil mode, and windows whose real
 // elements are all -inf.
@@ -113,54 +114,60 @@ TEST(MaxPoolWithIndices, Volumes3dMatchAReference) {
     int64_t k, s, p, d;
     bool ceil;
   };
-  for (const Case c : {Case{2, 2, 0, 1, false}, Case{3, 2, 1, 1, false}, Case{3, 1, 1, 1, false},
-                       Case{2, 2, 1, 2, true}, Case{3, 3, 1, 1, true}})
-    for (const ScalarType t : {kFloat, kDouble}) {
-      auto [v, i] = F::max_pool3d_with_indices(
-          x.to(t),
-          F::MaxPool3dFuncOptions(c.k).stride(c.s).padding(c.p).dilation(c.d).ceil_mode(c.ceil));
-      const int64_t OD = v.size(2), OH = v.size(3), OW = v.size(4);
-      const int64_t sizes[3] = {7, 9, 10};
-      for (int64_t n = 0; n < 2; ++n)
-        for (int64_t ch = 0; ch < 2; ++ch)
-          for (int64_t od = 0; od < OD; ++od)
-            for (int64_t oh = 0; oh < OH; ++oh)
-              for (int64_t ow = 0; ow < OW; ++ow) {
-                double best = 0;
-                int64_t at = -1;
-                for (int64_t a = 0; a < c.k; ++a)
-                  for (int64_t b = 0; b < c.k; ++b)
-                    for (int64_t e = 0; e < c.k; ++e) {
-                      const int64_t z = od * c.s - c.p + a * c.d, h = oh * c.s - c.p + b * c.d,
-                                    w = ow * c.s - c.p + e * c.d;
-                      if (z < 0 || z >= sizes[0] || h < 0 || h >= sizes[1] || w < 0 ||
-                          w >= sizes[2])
-                        continue;
-                      const double val = x[n][ch][z][h][w].item<double>();
-                      if (at < 0 || (val > best) || (std::isnan(val) && !std::isnan(best))) {
-                        best = val;
-                        at = (z * sizes[1] + h) * sizes[2] + w;
+  // 1 thread pools each volume's slices once where depth windows overlap;
+  // 8 threads (more than the 4 volumes can feed) pool per output slice.
+  const int threads_before = get_num_threads();
+  for (const int threads : {1, 8})
+    for (const Case c : {Case{2, 2, 0, 1, false}, Case{3, 2, 1, 1, false}, Case{3, 1, 1, 1, false},
+                         Case{2, 2, 1, 2, true}, Case{3, 3, 1, 1, true}})
+      for (const ScalarType t : {kFloat, kDouble}) {
+        set_num_threads(threads);
+        auto [v, i] = F::max_pool3d_with_indices(
+            x.to(t),
+            F::MaxPool3dFuncOptions(c.k).stride(c.s).padding(c.p).dilation(c.d).ceil_mode(c.ceil));
+        const int64_t OD = v.size(2), OH = v.size(3), OW = v.size(4);
+        const int64_t sizes[3] = {7, 9, 10};
+        for (int64_t n = 0; n < 2; ++n)
+          for (int64_t ch = 0; ch < 2; ++ch)
+            for (int64_t od = 0; od < OD; ++od)
+              for (int64_t oh = 0; oh < OH; ++oh)
+                for (int64_t ow = 0; ow < OW; ++ow) {
+                  double best = 0;
+                  int64_t at = -1;
+                  for (int64_t a = 0; a < c.k; ++a)
+                    for (int64_t b = 0; b < c.k; ++b)
+                      for (int64_t e = 0; e < c.k; ++e) {
+                        const int64_t z = od * c.s - c.p + a * c.d, h = oh * c.s - c.p + b * c.d,
+                                      w = ow * c.s - c.p + e * c.d;
+                        if (z < 0 || z >= sizes[0] || h < 0 || h >= sizes[1] || w < 0 ||
+                            w >= sizes[2])
+                          continue;
+                        const double val = x[n][ch][z][h][w].item<double>();
+                        if (at < 0 || (val > best) || (std::isnan(val) && !std::isnan(best))) {
+                          best = val;
+                          at = (z * sizes[1] + h) * sizes[2] + w;
+                        }
                       }
-                    }
-                const double got = v[n][ch][od][oh][ow].item<double>();
-                EXPECT_TRUE(std::isnan(best) ? std::isnan(got) : got == best)
-                    << c.k << c.s << c.p << c.d << " at " << n << ch << od << oh << ow;
-                EXPECT_EQ(i[n][ch][od][oh][ow].item<int64_t>(), at)
-                    << c.k << c.s << c.p << c.d << " at " << n << ch << od << oh << ow;
-              }
-      // The gradient lands on the chosen elements, summed where windows
-      // share one.
-      Tensor xg = x.to(t).detach().clone().requires_grad_(true);
-      Tensor y = F::max_pool3d(
-          xg,
-          F::MaxPool3dFuncOptions(c.k).stride(c.s).padding(c.p).dilation(c.d).ceil_mode(c.ceil));
-      Tensor g = S(y.sizes().vec(), 0.9, 0.5).to(t);
-      y.backward(g);
-      Tensor want = zeros({2, 2, 7 * 9 * 10}, x.options().dtype(t))
-                        .scatter_add(2, i.flatten(2), g.flatten(2))
-                        .view(x.sizes());
-      EXPECT_TRUE(xg.grad().equal(want)) << c.k << c.s << c.p << c.d;
-    }
+                  const double got = v[n][ch][od][oh][ow].item<double>();
+                  EXPECT_TRUE(std::isnan(best) ? std::isnan(got) : got == best)
+                      << c.k << c.s << c.p << c.d << " at " << n << ch << od << oh << ow;
+                  EXPECT_EQ(i[n][ch][od][oh][ow].item<int64_t>(), at)
+                      << c.k << c.s << c.p << c.d << " at " << n << ch << od << oh << ow;
+                }
+        // The gradient lands on the chosen elements, summed where windows
+        // share one.
+        Tensor xg = x.to(t).detach().clone().requires_grad_(true);
+        Tensor y = F::max_pool3d(
+            xg,
+            F::MaxPool3dFuncOptions(c.k).stride(c.s).padding(c.p).dilation(c.d).ceil_mode(c.ceil));
+        Tensor g = S(y.sizes().vec(), 0.9, 0.5).to(t);
+        y.backward(g);
+        Tensor want = zeros({2, 2, 7 * 9 * 10}, x.options().dtype(t))
+                          .scatter_add(2, i.flatten(2), g.flatten(2))
+                          .view(x.sizes());
+        EXPECT_TRUE(xg.grad().equal(want)) << c.k << c.s << c.p << c.d;
+      }
+  set_num_threads(threads_before);
 }
 
 // conv3d against a direct sum over every tap, for depth strides, paddings
