@@ -699,6 +699,64 @@ Tensor Tensor::clip(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
 Tensor& Tensor::clip_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
   return copy_(brasa::clip(*this, lo, hi));
 }
+Tensor Tensor::digamma() const { return brasa::digamma(*this); }
+Tensor Tensor::polygamma(int64_t n) const { return brasa::polygamma(n, *this); }
+Tensor Tensor::mvlgamma(int64_t p) const { return brasa::mvlgamma(*this, p); }
+
+#define BRASA_FORWARD_UNARY_INPLACE(name) \
+  Tensor& Tensor::name##_() { return copy_(brasa::name(*this)); }
+BRASA_FORWARD_UNARY_INPLACE(absolute)
+BRASA_FORWARD_UNARY_INPLACE(acosh)
+BRASA_FORWARD_UNARY_INPLACE(asinh)
+BRASA_FORWARD_UNARY_INPLACE(atanh)
+BRASA_FORWARD_UNARY_INPLACE(arccos)
+BRASA_FORWARD_UNARY_INPLACE(arccosh)
+BRASA_FORWARD_UNARY_INPLACE(arcsin)
+BRASA_FORWARD_UNARY_INPLACE(arcsinh)
+BRASA_FORWARD_UNARY_INPLACE(arctan)
+BRASA_FORWARD_UNARY_INPLACE(arctanh)
+BRASA_FORWARD_UNARY_INPLACE(erfc)
+BRASA_FORWARD_UNARY_INPLACE(lgamma)
+BRASA_FORWARD_UNARY_INPLACE(digamma)
+BRASA_FORWARD_UNARY_INPLACE(i0)
+BRASA_FORWARD_UNARY_INPLACE(sinc)
+BRASA_FORWARD_UNARY_INPLACE(fix)
+BRASA_FORWARD_UNARY_INPLACE(deg2rad)
+BRASA_FORWARD_UNARY_INPLACE(rad2deg)
+BRASA_FORWARD_UNARY_INPLACE(negative)
+#undef BRASA_FORWARD_UNARY_INPLACE
+
+#define BRASA_FORWARD_BINARY_INPLACE(name) \
+  Tensor& Tensor::name##_(const Tensor& other) { return copy_(brasa::name(*this, other)); }
+BRASA_FORWARD_BINARY_INPLACE(arctan2)
+BRASA_FORWARD_BINARY_INPLACE(copysign)
+BRASA_FORWARD_BINARY_INPLACE(divide)
+BRASA_FORWARD_BINARY_INPLACE(multiply)
+BRASA_FORWARD_BINARY_INPLACE(true_divide)
+BRASA_FORWARD_BINARY_INPLACE(floor_divide)
+BRASA_FORWARD_BINARY_INPLACE(gcd)
+BRASA_FORWARD_BINARY_INPLACE(lcm)
+BRASA_FORWARD_BINARY_INPLACE(hypot)
+BRASA_FORWARD_BINARY_INPLACE(ldexp)
+BRASA_FORWARD_BINARY_INPLACE(xlogy)
+BRASA_FORWARD_BINARY_INPLACE(heaviside)
+BRASA_FORWARD_BINARY_INPLACE(nextafter)
+BRASA_FORWARD_BINARY_INPLACE(greater)
+BRASA_FORWARD_BINARY_INPLACE(greater_equal)
+BRASA_FORWARD_BINARY_INPLACE(less)
+BRASA_FORWARD_BINARY_INPLACE(less_equal)
+BRASA_FORWARD_BINARY_INPLACE(not_equal)
+#undef BRASA_FORWARD_BINARY_INPLACE
+
+Tensor& Tensor::logit_(std::optional<double> eps) { return copy_(brasa::logit(*this, eps)); }
+Tensor& Tensor::polygamma_(int64_t n) { return copy_(brasa::polygamma(n, *this)); }
+Tensor& Tensor::mvlgamma_(int64_t p) { return copy_(brasa::mvlgamma(*this, p)); }
+Tensor& Tensor::subtract_(const Tensor& o, const Scalar& a) {
+  return copy_(brasa::subtract(*this, o, a));
+}
+Tensor& Tensor::cumsum_(int64_t d, std::optional<ScalarType> dtype) {
+  return copy_(brasa::cumsum(*this, d, dtype));
+}
 std::tuple<Tensor, Tensor> Tensor::frexp() const { return brasa::frexp(*this); }
 bool Tensor::is_same_size(const Tensor& o) const { return sizes() == o.sizes(); }
 // This tensor's dtype and device, replaced by those `o` sets, and o's

@@ -378,3 +378,41 @@ TEST(Tensor, MethodSpellingsOfFunctions) {
   EXPECT_VALUES(full({3}, 1.0).bernoulli(), {1, 1, 1});
   EXPECT_VALUES(full({3}, 1.0).bernoulli(0.0), {0, 0, 0});
 }
+
+// The in-place spellings write the function's result into the tensor (and
+// its dtype: a comparison in place gives 0 and 1 in a float tensor, as
+// libtorch's), and autograd sees through them.
+TEST(Tensor, InPlaceMethodSpellings) {
+  Tensor x = tensor({0.25, -0.5, 0.75});
+  Tensor y = tensor({2.0, 0.5, -1.0});
+  Tensor a = x.clone();
+  a.multiply_(y);
+  EXPECT_VALUES(a, {0.5, -0.25, -0.75});
+  a.subtract_(y, 2);
+  EXPECT_VALUES(a, {-3.5, -1.25, 1.25});
+  a.divide_(tensor({-3.5, 1.25, 1.25}));
+  EXPECT_VALUES(a, {1, -1, 1});
+  a.negative_();
+  EXPECT_VALUES(a, {-1, 1, -1});
+  Tensor b = x.clone();
+  b.greater_(y);
+  EXPECT_EQ(b.dtype(), x.dtype());
+  EXPECT_VALUES(b, {0, 0, 1});
+  Tensor c = x.clone();
+  c.arcsin_();
+  EXPECT_TRUE(c.allclose(asin(x)));
+  Tensor d = x.abs();
+  d.lgamma_();
+  EXPECT_TRUE(d.allclose(lgamma(x.abs())));
+  Tensor e = x.abs();
+  e.digamma_();
+  EXPECT_TRUE(e.allclose(x.abs().digamma()));
+  Tensor f = tensor({1.0, 2.0, 3.0});
+  f.cumsum_(0);
+  EXPECT_VALUES(f, {1, 3, 6});
+  Tensor leaf = tensor({1.0, 2.0}).requires_grad_(true);
+  Tensor g = leaf * 1;
+  g.multiply_(tensor({3.0, 5.0}));
+  g.sum().backward();
+  EXPECT_VALUES(leaf.grad(), {3, 5});
+}
