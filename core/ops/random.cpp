@@ -7,32 +7,128 @@
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
+#include <random>
+#include <type_traits>
 
 namespace brasa {
 namespace {
 
 Generator& pick(Generator* g) { return g ? *g : default_generator(); }
 
-// Fills t (any layout, any device) element by element in index order with
-// draw(). The generators are host streams: values are drawn on the host
-// (the same numbers whatever the device) and copied to t's device.
-template <class F>
-void fill_serial(Tensor& t, const F& draw) {
-  Tensor c =
-      t.is_contiguous() && t.is_cpu() ? t : empty(t.sizes(), t.options().device(Device(kCPU)));
-  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t.dtype(), "random", [&] {
-    scalar_t* p = c.data_ptr<scalar_t>();
-    for (int64_t i = 0; i < c.numel(); ++i) p[i] = static_cast<scalar_t>(draw());
-  });
+constexpr int64_t kWordBlock = 1024;  // words drawn at once (8 KiB on the stack)
+
+// Copies the host buffer c into t when they differ; t's version moves on.
+void finish_fill(Tensor& t, const Tensor& c) {
   if (!c.is_same(t)) detail::copy_kernel(t, c);
   t.bump_version();
 }
 
+// The uniform [0, 1) values Generator::next_float/next_double make of a word.
+float word_to_float(uint64_t w) { return static_cast<float>(w >> 40) * 0x1.0p-24f; }
+double word_to_double(uint64_t w) { return static_cast<double>(w >> 11) * 0x1.0p-53; }
+
+// log of x in (0, 1], in float, branch-free (so that loops of it vectorize):
+// x = 2^e m with m in [sqrt(1/2), sqrt(2)), and log m = 2 atanh(s) with
+// s = (m - 1) / (m + 1), |s| < 0.172, whose odd series to s^9 is within
+// float rounding. x must be a normal float.
+inline float log_unit(float x) {
+  constexpr int32_t kRootHalf = 0x3F3504F3;  // the bits of sqrt(1/2)
+  const int32_t bits = std::bit_cast<int32_t>(x);
+  const int32_t e = (bits - kRootHalf) >> 23;
+  const float m = std::bit_cast<float>(bits - e * (int32_t{1} << 23));
+  const float s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
+  const float series =
+      s * (2.0f + s2 * (2.0f / 3 + s2 * (2.0f / 5 + s2 * (2.0f / 7 + s2 * (2.0f / 9)))));
+  return static_cast<float>(e) * 0.693147180559945f + series;
+}
+
+// cos and sin of 2 pi u for u in [0, 1], in float, branch-free: u less its
+// nearest quarter is exact, leaving an angle in [-pi/4, pi/4] for Taylor
+// polynomials (to a^9 and a^10, within float rounding); the quarter picks
+// the swap and the signs.
+inline void sincos_turns(float u, float& cos_out, float& sin_out) {
+  const int32_t quarter = static_cast<int32_t>(4.0f * u + 0.5f);
+  const float a = (u - static_cast<float>(quarter) * 0.25f) * 6.28318530717959f, a2 = a * a;
+  const float s =
+      a *
+      (1.0f + a2 * (-1.0f / 6 + a2 * (1.0f / 120 + a2 * (-1.0f / 5040 + a2 * (1.0f / 362880)))));
+  const float c =
+      1.0f +
+      a2 * (-1.0f / 2 + a2 * (1.0f / 24 + a2 * (-1.0f / 720 + a2 * (1.0f / 40320 - a2 / 3628800))));
+  const bool odd = quarter & 1;
+  const float cos_v = odd ? s : c, sin_v = odd ? c : s;
+  cos_out = ((quarter + 1) & 2) ? -cos_v : cos_v;  // quarters 1 and 2
+  sin_out = (quarter & 2) ? -sin_v : sin_v;        // quarters 2 and 3
+}
+
+// n normal values into p by Box-Muller on pairs of words (u1 from the first,
+// u2 from the second): r = sqrt(-2 log(1 - u1)), then r cos(2 pi u2) and
+// r sin(2 pi u2); an odd last value uses its pair's first. Doubles through
+// libm on 53-bit uniforms; the other types in float on 24-bit uniforms
+// through the branch-free forms above, which vectorize (libm's calls kept a
+// 512k-value randn at 18 ns a value).
+template <class T>
+void fill_normal_pairs(T* p, int64_t n, Generator& g, double mean, double std) {
+  uint64_t words[kWordBlock];
+  using Compute = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  Compute values[kWordBlock], u1[kWordBlock / 2], u2[kWordBlock / 2];
+  const Compute m = static_cast<Compute>(mean), sd = static_cast<Compute>(std);
+  for (int64_t i = 0; i < n; i += kWordBlock) {
+    const int64_t count = std::min<int64_t>(kWordBlock, n - i), pairs = (count + 1) / 2;
+    g.engine().fill(words, 2 * pairs);
+    for (int64_t k = 0; k < pairs; ++k) {
+      if constexpr (std::is_same_v<Compute, double>) {
+        u1[k] = 1.0 - word_to_double(words[2 * k]);
+        u2[k] = word_to_double(words[2 * k + 1]);
+      } else {
+        u1[k] = 1.0f - word_to_float(words[2 * k]);
+        u2[k] = word_to_float(words[2 * k + 1]);
+      }
+    }
+    for (int64_t k = 0; k < pairs; ++k) {
+      if constexpr (std::is_same_v<Compute, double>) {
+        const double r = std::sqrt(-2.0 * std::log(u1[k])), th = 2.0 * M_PI * u2[k];
+        values[2 * k] = m + sd * r * std::cos(th);  // the grouping of the earlier sums
+        values[2 * k + 1] = m + sd * (r * std::sin(th));
+      } else {
+        const float r = std::sqrt(-2.0f * log_unit(u1[k]));
+        float c, s;
+        sincos_turns(u2[k], c, s);
+        values[2 * k] = m + sd * (r * c);
+        values[2 * k + 1] = m + sd * (r * s);
+      }
+    }
+    for (int64_t k = 0; k < count; ++k) p[i + k] = static_cast<T>(values[k]);
+  }
+}
+
+// Fills t (any layout, any device) in index order, one word of g's stream
+// per element: words are drawn a block at a time and convert(word) turns each
+// into a value. The generators are host streams: values are drawn on the
+// host (the same numbers whatever the device) and copied to t's device.
+template <class Convert>
+void fill_from_words(Tensor& t, Generator& g, const Convert& convert) {
+  Tensor c =
+      t.is_contiguous() && t.is_cpu() ? t : empty(t.sizes(), t.options().device(Device(kCPU)));
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t.dtype(), "random", [&] {
+    scalar_t* p = c.data_ptr<scalar_t>();
+    uint64_t words[kWordBlock];
+    for (int64_t i = 0; i < c.numel(); i += kWordBlock) {
+      const int64_t n = std::min<int64_t>(kWordBlock, c.numel() - i);
+      g.engine().fill(words, n);
+      for (int64_t k = 0; k < n; ++k) p[i + k] = static_cast<scalar_t>(convert(words[k]));
+    }
+  });
+  finish_fill(t, c);
+}
+
 // Fills t on its device when the device has a generator kernel (CUDA), from
 // g's counter stream; false on the CPU, whose numbers come from the host
-// stream (fill_serial). The caller holds g's mutex.
+// stream (fill_from_words). The caller holds g's mutex.
 bool fill_on_device(Tensor& t, RandomDistribution kind, double a, double b, Generator& g) {
   if (t.is_cpu() || !has_kernel<RandomFillKernel>(t.device())) return false;
   if (t.numel() == 0) return true;
@@ -73,9 +169,10 @@ Tensor& uniform_(Tensor& t, double from, double to, Generator* gen) {
   if (fill_on_device(t, RandomDistribution::kUniform, from, to, g)) return t;
   double span = to - from;
   if (t.dtype() == kDouble)
-    fill_serial(t, [&] { return from + span * g.next_double(); });
+    fill_from_words(t, g, [&](uint64_t w) { return from + span * word_to_double(w); });
   else
-    fill_serial(t, [&] { return static_cast<float>(from + span * g.next_float()); });
+    fill_from_words(t, g,
+                    [&](uint64_t w) { return static_cast<float>(from + span * word_to_float(w)); });
   return t;
 }
 
@@ -85,20 +182,17 @@ Tensor& normal_(Tensor& t, double mean, double std, Generator* gen) {
   Generator& g = pick(gen);
   std::lock_guard<std::mutex> lock(g.mutex());
   if (fill_on_device(t, RandomDistribution::kNormal, mean, std, g)) return t;
-  // Box-Muller, both outputs used.
-  bool have = false;
-  double spare = 0;
-  fill_serial(t, [&] {
-    if (have) {
-      have = false;
-      return mean + std * spare;
-    }
-    double u1 = 1.0 - g.next_double(), u2 = g.next_double();
-    double r = std::sqrt(-2.0 * std::log(u1)), th = 2.0 * M_PI * u2;
-    spare = r * std::sin(th);
-    have = true;
-    return mean + std * r * std::cos(th);
-  });
+  Tensor c =
+      t.is_contiguous() && t.is_cpu() ? t : empty(t.sizes(), t.options().device(Device(kCPU)));
+  if (c.dtype() == kDouble) {
+    fill_normal_pairs<double>(c.data_ptr<double>(), c.numel(), g, mean, std);
+  } else {
+    BRASA_DISPATCH_FLOATING_TYPES(c.dtype(), "normal_", [&] {
+      if constexpr (!std::is_same_v<scalar_t, double>)
+        fill_normal_pairs<scalar_t>(c.data_ptr<scalar_t>(), c.numel(), g, mean, std);
+    });
+  }
+  finish_fill(t, c);
   return t;
 }
 
@@ -107,7 +201,7 @@ Tensor& bernoulli_(Tensor& t, double p, Generator* gen) {
   Generator& g = pick(gen);
   std::lock_guard<std::mutex> lock(g.mutex());
   if (fill_on_device(t, RandomDistribution::kBernoulli, p, 1, g)) return t;
-  fill_serial(t, [&] { return g.next_double() < p ? 1 : 0; });
+  fill_from_words(t, g, [&](uint64_t w) { return word_to_double(w) < p ? 1 : 0; });
   return t;
 }
 
@@ -137,7 +231,7 @@ Tensor& random_(Tensor& t, int64_t from, int64_t to, Generator* gen) {
                      static_cast<double>(to), g))
     return t;
   uint64_t range = static_cast<uint64_t>(to - from);
-  fill_serial(t, [&] { return from + static_cast<int64_t>(g.engine()() % range); });
+  fill_from_words(t, g, [&](uint64_t w) { return from + static_cast<int64_t>(w % range); });
   return t;
 }
 
@@ -207,7 +301,7 @@ Tensor bernoulli(const Tensor& p, Generator* gen) {
     uniform_(u, 0, 1, gen);
     return (u < p).to(p.dtype());
   }
-  // Drawn on the host (see fill_serial), then moved to p's device.
+  // Drawn on the host (see fill_from_words), then moved to p's device.
   Tensor pc = contiguous(p).to(Device(kCPU), kDouble);
   Tensor out = empty(p.sizes(), p.options().device(Device(kCPU)));
   Tensor u = empty(p.sizes(), TensorOptions().dtype(kDouble));

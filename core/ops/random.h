@@ -1,15 +1,16 @@
 #pragma once
-// Random numbers. A Generator is a seeded mt19937_64 stream; numbers are drawn
-// serially in element order, so one seed gives the same tensor on every run
+// Random numbers. A Generator is a seeded MT19937-64 stream (the numbers of
+// std::mt19937_64, drawn in blocks); numbers are drawn serially in element
+// order, so one seed gives the same tensor on every run
 // and for every thread count. CUDA tensors are filled on the device from a
 // counter-based stream of the same seed: as in PyTorch, reproducible, but
 // not the CPU's numbers.
+#include <brasa/ops/mersenne_twister.h>
 #include <brasa/tensor/tensor.h>
 
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <random>
 
 namespace brasa {
 
@@ -24,7 +25,7 @@ class Generator {
   }
   uint64_t current_seed() const { return seed_; }
   std::mutex& mutex() { return mu_; }
-  std::mt19937_64& engine() { return engine_; }
+  MersenneTwister64& engine() { return engine_; }
   // Uniform in [0, 1) with 24 (float) or 53 (double) random bits.
   float next_float() { return static_cast<float>(engine_() >> 40) * 0x1.0p-24f; }
   double next_double() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
@@ -36,7 +37,7 @@ class Generator {
   std::mutex mu_;
   uint64_t seed_ = 0;
   uint64_t device_offset_ = 0;
-  std::mt19937_64 engine_;
+  MersenneTwister64 engine_;
 };
 
 // The process-wide default generator (what manual_seed seeds).

@@ -1,7 +1,7 @@
 #pragma once
 // Op code of random numbers drawn on a device (ops/random.cpp): devices
 // whose memory the host cannot fill cheaply register a generator kernel;
-// the CPU has none and draws serially (random.cpp's fill_serial).
+// the CPU has none and draws serially (random.cpp's fill_from_words).
 #include <brasa/tensor/tensor.h>
 
 #include <cstdint>
