@@ -1,6 +1,7 @@
 #include <brasa/ops/conv.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/cpu/conv_onednn.h>
+#include <brasa/ops/kernel_table.h>
 #include <brasa/util/error.h>
 #include <brasa/util/parallel.h>
 
@@ -298,6 +299,7 @@ struct PreparedBackward {
   memory::desc data_scratchpad, weights_scratchpad;
   Relayout dy_for_data, w_for_data, dx_out;        // backward data
   Relayout x_for_weights, dy_for_weights, dw_out;  // backward weights
+  bool weights_by_gemm = false;                    // oneDNN's weight gradient is its GEMM-based one
 };
 
 // Whether the gradients run on channels-last data rather than on the layout
@@ -343,6 +345,7 @@ std::unique_ptr<PreparedBackward> prepare_backward(const Key& k, int64_t OH, int
   p->x_for_weights = Relayout(d.src, weights_pd.src_desc());
   p->dy_for_weights = Relayout(d.dst, weights_pd.diff_dst_desc());
   p->dw_out = Relayout(weights_pd.diff_weights_desc(), d.weights);
+  p->weights_by_gemm = std::string(weights_pd.impl_info_str()).find("gemm") != std::string::npos;
   return p;
 }
 
@@ -582,8 +585,16 @@ void onednn_conv_backward(const float* grad_out, const float* x, const float* w,
   const int64_t in = g.C * g.H * g.W, out = g.O * g.OH * g.OW;
   const int64_t wsize = g.O * g.K();
   const int64_t slices = in_parallel_region() ? 1 : std::min<int64_t>(g.N, get_num_threads());
-  std::vector<float> partial(grad_w && slices > 1 ? static_cast<size_t>((slices - 1) * wsize) : 0);
   const bool winograd = use_winograd(g);
+  // A depthwise weight gradient that oneDNN would do by GEMM is ours (see
+  // cpu/depthwise_kernels.cpp), after the slices, over all channels at once.
+  const bool own_depthwise =
+      grad_w && g.groups == g.C && g.O == g.C &&
+      has_kernel<DepthwiseWeightGradKernel>(Device(kCPU)) &&
+      prepared_backward(g, (g.N + slices - 1) / slices, winograd).weights_by_gemm;
+  float* const onednn_grad_w = own_depthwise ? nullptr : grad_w;
+  std::vector<float> partial(onednn_grad_w && slices > 1 ? static_cast<size_t>((slices - 1) * wsize)
+                                                         : 0);
   // (Winograd's own input gradient is faster than the forward trick.)
   const bool as_forward = grad_x && !winograd && input_grad_as_forward(g);
   std::vector<float> flipped;
@@ -606,7 +617,7 @@ void onednn_conv_backward(const float* grad_out, const float* x, const float* w,
       execute(p.data, args, p.data_scratchpad);
       moved_out(p.dx_out, dx, grad_x + n0 * in);
     }
-    if (grad_w) {
+    if (onednn_grad_w) {
       float* dw_user = s == 0 ? grad_w : partial.data() + (s - 1) * wsize;
       // The data gradient's moved grad_out serves again when the layouts agree.
       const bool reuse = grad_x && !as_forward && p.dy_for_weights.to == p.dy_for_data.to;
@@ -619,7 +630,8 @@ void onednn_conv_backward(const float* grad_out, const float* x, const float* w,
       moved_out(p.dw_out, dw, dw_user);
     }
   });
-  for (int64_t s = 1; grad_w && s < slices; ++s) {  // (an empty slice's part stays 0)
+  if (own_depthwise) kernel<DepthwiseWeightGradKernel>(Device(kCPU))(grad_out, x, grad_w, g);
+  for (int64_t s = 1; onednn_grad_w && s < slices; ++s) {  // (an empty slice's part stays 0)
     const float* part = partial.data() + (s - 1) * wsize;
     for (int64_t i = 0; i < wsize; ++i) grad_w[i] += part[i];
   }

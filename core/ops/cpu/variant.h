@@ -24,6 +24,7 @@
 #include <brasa/ops/factory.h>
 #include <brasa/ops/kernel_table.h>
 #include <brasa/ops/kernels/activation.h>
+#include <brasa/ops/kernels/conv.h>
 #include <brasa/ops/kernels/copy.h>
 #include <brasa/ops/kernels/elementwise.h>
 #include <brasa/ops/kernels/normalization.h>

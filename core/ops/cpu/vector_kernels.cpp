@@ -14,6 +14,7 @@ void register_vector_kernels() {
   register_activation_kernels();
   register_column_map_kernels();
   register_fft_kernels();
+  register_depthwise_kernels();
 }
 
 }  // namespace BRASA_CPU_VARIANT

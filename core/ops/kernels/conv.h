@@ -57,4 +57,14 @@ struct ConvDirectTrainingKernel {
   using Fn = bool (*)(const Tensor& x, const detail::ConvGeometry& g);
 };
 
+// grad_w [C, 1, kh, kw] <- the weight gradient of a depthwise conv2d
+// (groups == C == O) from grad_out [N, C, OH, OW] and x [N, C, H, W], all
+// contiguous float32. The CPU's, for the kernel sizes whose weight gradient
+// oneDNN 2.x only has a GEMM-based kernel for (all but 3x3).
+struct DepthwiseWeightGradKernel {
+  static constexpr const char* name = "conv2d backward (depthwise weight gradient)";
+  using Fn = void (*)(const float* grad_out, const float* x, float* grad_w,
+                      const detail::ConvGeometry& g);
+};
+
 }  // namespace brasa

@@ -169,6 +169,40 @@ TEST(Conv, WinogradLayersAgreeWithAFloat64Reference) {
   set_num_threads(2);
 }
 
+// Depthwise layers whose weight gradient oneDNN does only by GEMM (all but
+// 3x3) take Brasa's own kernel (cpu/depthwise_kernels.cpp): 5x5 and 7x7,
+// strided, dilated, unequal kernel sides (a Conv1d's 1x15), padding wider
+// and narrower than the kernel's half. Against a float64 reference.
+TEST(Conv, DepthwiseWeightGradientsAgreeWithAFloat64Reference) {
+  if (!has_onednn())
+    GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
+  const std::vector<Geometry> cases{
+      {{3, 16, 12, 12}, {16, 1, 7, 7}, {1, 1}, {3, 3}, {1, 1}, 16, true},
+      {{2, 24, 15, 13}, {24, 1, 5, 5}, {2, 2}, {2, 2}, {1, 1}, 24, false},
+      {{2, 8, 16, 16}, {8, 1, 5, 5}, {1, 2}, {4, 1}, {2, 1}, 8, true},
+      {{4, 32, 1, 100}, {32, 1, 1, 15}, {1, 1}, {0, 7}, {1, 1}, 32, true},
+      {{2, 16, 11, 11}, {16, 1, 7, 5}, {3, 2}, {1, 0}, {1, 2}, 16, false},
+  };
+  auto as_float = [](const Tensor& t) { return t.defined() ? t.to(kFloat) : Tensor(); };
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const auto& g : cases) {
+      SCOPED_TRACE(::testing::Message() << "threads " << threads << " x " << IntArrayRef(g.x)
+                                        << " w " << IntArrayRef(g.w));
+      manual_seed(3);
+      Tensor x = randn(g.x), w = randn(g.w), b = randn({g.w[0]});
+      Tensor gy = randn(conv2d(x, w, {}, g.stride, g.padding, g.dilation, g.groups).sizes());
+      Result a = train(ConvTrainingPath::kOneDNN, g, x, w, b, gy);
+      Result ref = train(ConvTrainingPath::kIm2col, g, x.to(kDouble), w.to(kDouble), b.to(kDouble),
+                         gy.to(kDouble));
+      expect_close(a.gw, as_float(ref.gw), "weight gradient");
+      expect_close(a.gx, as_float(ref.gx), "input gradient");
+      expect_close(a.y, as_float(ref.y), "output");
+    }
+  }
+  set_num_threads(2);
+}
+
 TEST(Conv, TrainingPathSwitch) {
   EXPECT_EQ(conv_training_path(), ConvTrainingPath::kAuto);
   set_conv_training_path(ConvTrainingPath::kIm2col);
