@@ -85,6 +85,8 @@ class ChannelPlanes {
           float* dst = phases + ((a * g.sw + b) * rows_ + r) * pitch_;
           if (g.sw == 1)
             std::copy(src + q0 + shift, src + q1 + shift, dst + q0);
+          else if (g.sw == 2)  // (a constant stride the compiler vectorizes)
+            for (int64_t q = q0; q < q1; ++q) dst[q] = src[2 * q + shift];
           else
             for (int64_t q = q0; q < q1; ++q) dst[q] = src[q * g.sw + shift];
         }
