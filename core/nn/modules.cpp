@@ -577,7 +577,39 @@ std::vector<Tensor> RNNBaseImpl::initial_states(const Tensor& input,
   return given;
 }
 
+std::vector<Tensor> RNNBaseImpl::initial_states(const utils::rnn::PackedSequence& input,
+                                                std::vector<Tensor> given) const {
+  const Tensor& data = input.data();
+  BRASA_CHECK(data.defined() && data.dim() == 2, name(),
+              ": expected packed data [sum of lengths, input_size], got shape ",
+              data.defined() ? data.sizes() : IntArrayRef{});
+  BRASA_CHECK(data.size(1) == options.input_size_, name(), ": input size ", data.size(1),
+              " != input_size ", options.input_size_);
+  BRASA_CHECK(input.batch_sizes().numel() > 0, name(), ": expected a non-empty PackedSequence");
+  const int64_t N = input.batch_sizes().data_ptr<int64_t>()[0],
+                LD = options.num_layers_ * (options.bidirectional_ ? 2 : 1);
+  for (size_t i = 0; i < given.size(); ++i) {
+    const int64_t H = i == 0 && options.proj_size_ > 0 ? options.proj_size_ : options.hidden_size_;
+    Tensor& h = given[i];
+    if (!h.defined()) {
+      h = zeros({LD, N, H}, data.options());
+      continue;
+    }
+    BRASA_CHECK(h.sizes() == IntArrayRef({LD, N, H}), name(), ": expected ",
+                i == 0 ? "hidden" : "cell", " state of shape [", LD, ", ", N, ", ", H, "], got ",
+                h.sizes());
+    if (input.sorted_indices().defined()) h = h.index_select(1, input.sorted_indices());
+  }
+  return given;
+}
+
 std::vector<Tensor> RNNBaseImpl::flat_weights() const { return parameters_.values(); }
+
+Tensor RNNBaseImpl::in_original_order(const Tensor& state,
+                                      const utils::rnn::PackedSequence& packed) {
+  const Tensor& order = packed.unsorted_indices();
+  return order.defined() ? state.index_select(1, order) : state;
+}
 
 // The sequence math is libtorch's top-level lstm / gru (nn/recurrent_cells.h).
 std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(
@@ -588,6 +620,30 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(
   auto [out, h, c] = lstm(input, h0, flat_weights(), o.bias_, o.num_layers_, o.dropout_,
                           is_training(), o.bidirectional_, o.batch_first_);
   return {out, {h, c}};
+}
+
+std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>>
+LSTMImpl::forward_with_packed_input(const utils::rnn::PackedSequence& packed,
+                                    std::optional<std::tuple<Tensor, Tensor>> hx) {
+  const auto& o = options;
+  auto h0 =
+      initial_states(packed, {hx ? std::get<0>(*hx) : Tensor(), hx ? std::get<1>(*hx) : Tensor()});
+  auto [out, h, c] = lstm(packed.data(), packed.batch_sizes(), h0, flat_weights(), o.bias_,
+                          o.num_layers_, o.dropout_, is_training(), o.bidirectional_);
+  return {utils::rnn::PackedSequence(out, packed.batch_sizes(), packed.sorted_indices(),
+                                     packed.unsorted_indices()),
+          {in_original_order(h, packed), in_original_order(c, packed)}};
+}
+
+std::tuple<utils::rnn::PackedSequence, Tensor> GRUImpl::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed, Tensor hx) {
+  const auto& o = options;
+  auto [out, h] =
+      gru(packed.data(), packed.batch_sizes(), initial_states(packed, {hx})[0], flat_weights(),
+          o.bias_, o.num_layers_, o.dropout_, is_training(), o.bidirectional_);
+  return {utils::rnn::PackedSequence(out, packed.batch_sizes(), packed.sorted_indices(),
+                                     packed.unsorted_indices()),
+          in_original_order(h, packed)};
 }
 
 std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, const Tensor& hx) {

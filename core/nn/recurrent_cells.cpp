@@ -75,121 +75,230 @@ namespace {
 using Step = std::function<Tensor(const Tensor& x, std::vector<Tensor>& state,
                                   const std::vector<Tensor>& weights)>;
 
-// The layers over the sequence; `initial` holds each state [L * D, N, H].
-// Each layer and direction has w_ih, w_hh, (b_ih, b_hh,) then `extra` more
-// weights (LSTM's w_hr); the step gets them as w_ih, w_hh, b_ih, b_hh, extra...
-std::pair<Tensor, std::vector<Tensor>> run_sequence(const char* op, const Tensor& input,
-                                                    std::vector<Tensor> initial, TensorList params,
-                                                    bool has_biases, int64_t num_layers,
-                                                    double dropout, bool train, bool bidirectional,
-                                                    bool batch_first, const Step& step,
-                                                    int64_t extra = 0) {
+// The layers over a sequence of steps. Step t has batch[t] rows: all N of
+// a padded batch, or, for a packed one, the sequences still running (longest
+// first, so rows [0, batch[t]) of each state step and the others keep their
+// state). `steps` holds the input of all steps, step after step [sum of
+// batch, in]; `initial` each state [L * D, N, H]. Each layer and direction
+// has w_ih, w_hh, (b_ih, b_hh,) then `extra` more weights (LSTM's w_hr); the
+// step gets them as w_ih, w_hh, b_ih, b_hh, extra... Returns the last
+// layer's output step after step [sum of batch, D * H] and the final states.
+std::pair<Tensor, std::vector<Tensor>> run_layers(const char* op, const Tensor& steps,
+                                                  const std::vector<int64_t>& batch,
+                                                  std::vector<Tensor> initial, TensorList params,
+                                                  bool has_biases, int64_t num_layers,
+                                                  double dropout, bool train, bool bidirectional,
+                                                  const Step& step, int64_t extra) {
   const int64_t dirs = bidirectional ? 2 : 1, per = (has_biases ? 4 : 2) + extra;
-  BRASA_CHECK(input.defined() && input.dim() == 3, op, ": expected a 3-D input, got shape ",
-              input.defined() ? input.sizes() : IntArrayRef{});
   BRASA_CHECK(num_layers > 0, op, ": num_layers must be positive, got ", num_layers);
   BRASA_CHECK(static_cast<int64_t>(params.size()) == num_layers * dirs * per, op, ": expected ",
               num_layers * dirs * per, " parameter tensors (", num_layers, " layers, ", dirs,
               " directions, ", per, " each), got ", params.size());
-  Tensor x = batch_first ? input.transpose(0, 1) : input;  // [T, N, in]
-  const int64_t T = x.size(0);
+  const int64_t T = static_cast<int64_t>(batch.size()), N = T > 0 ? batch[0] : 0;
   for (const Tensor& h : initial)
-    BRASA_CHECK(
-        h.defined() && h.dim() == 3 && h.size(0) == num_layers * dirs && h.size(1) == x.size(1), op,
-        ": expected hidden states [", num_layers * dirs, ", ", x.size(1), ", hidden_size], got ",
-        h.defined() ? h.sizes() : IntArrayRef{});
+    BRASA_CHECK(h.defined() && h.dim() == 3 && h.size(0) == num_layers * dirs && h.size(1) == N, op,
+                ": expected hidden states [", num_layers * dirs, ", ", N, ", hidden_size], got ",
+                h.defined() ? h.sizes() : IntArrayRef{});
   std::vector<std::vector<Tensor>> finals(initial.size());
-  Tensor layer_in = x;
+  Tensor layer_in = steps;
   for (int64_t l = 0; l < num_layers; ++l) {
-    std::vector<Tensor> outputs;
+    const std::vector<Tensor> inputs = split_with_sizes(layer_in, batch, 0);
+    std::vector<std::vector<Tensor>> outputs(dirs, std::vector<Tensor>(T));
     for (int64_t d = 0; d < dirs; ++d) {
       const int64_t at = (l * dirs + d) * per;
       std::vector<Tensor> weights(params.begin() + at, params.begin() + at + per);
       if (!has_biases) weights.insert(weights.begin() + 2, {Tensor(), Tensor()});
       std::vector<Tensor> state;
       for (const Tensor& h : initial) state.push_back(h[l * dirs + d]);
-      std::vector<Tensor> steps(T);
       for (int64_t i = 0; i < T; ++i) {
-        const int64_t t = d == 0 ? i : T - 1 - i;
-        steps[t] = step(layer_in[t], state, weights);
+        const int64_t t = d == 0 ? i : T - 1 - i, rows = batch[t];
+        if (rows == N) {
+          outputs[d][t] = step(inputs[t], state, weights);
+          continue;
+        }
+        std::vector<Tensor> running;
+        for (const Tensor& s : state) running.push_back(s.slice(0, 0, rows));
+        outputs[d][t] = step(inputs[t], running, weights);
+        for (size_t s = 0; s < state.size(); ++s)
+          state[s] = cat({running[s], state[s].slice(0, rows)}, 0);
       }
-      outputs.push_back(stack(steps, 0));
       for (size_t s = 0; s < state.size(); ++s) finals[s].push_back(state[s]);
     }
-    layer_in = dirs == 1 ? outputs[0] : cat(outputs, 2);
+    std::vector<Tensor> joined(T);
+    for (int64_t t = 0; t < T; ++t)
+      joined[t] = dirs == 1 ? outputs[0][t] : cat({outputs[0][t], outputs[1][t]}, 1);
+    layer_in = cat(joined, 0);
     if (l + 1 < num_layers) layer_in = F::dropout(layer_in, dropout, train);
   }
   std::vector<Tensor> final_states;
   for (auto& f : finals) final_states.push_back(stack(f, 0));
-  return {batch_first ? layer_in.transpose(0, 1) : layer_in, final_states};
+  return {layer_in, final_states};
 }
 
-std::tuple<Tensor, Tensor> simple_sequence(const char* op, const Tensor& input, const Tensor& hx,
-                                           TensorList params, bool has_biases, int64_t layers,
-                                           double dropout, bool train, bool bidirectional,
-                                           bool batch_first, bool use_relu) {
-  auto [out, fin] = run_sequence(
-      op, input, {hx}, params, has_biases, layers, dropout, train, bidirectional, batch_first,
-      [op, use_relu](const Tensor& x, std::vector<Tensor>& state, const std::vector<Tensor>& w) {
-        state[0] = simple_cell(op, x, state[0], w[0], w[1], w[2], w[3], use_relu);
-        return state[0];
-      });
-  return {out, fin[0]};
+// run_layers on a padded batch [T, N, in] (or [N, T, in] with batch_first).
+std::pair<Tensor, std::vector<Tensor>> run_sequence(const char* op, const Tensor& input,
+                                                    std::vector<Tensor> initial, TensorList params,
+                                                    bool has_biases, int64_t num_layers,
+                                                    double dropout, bool train, bool bidirectional,
+                                                    bool batch_first, const Step& step,
+                                                    int64_t extra = 0) {
+  BRASA_CHECK(input.defined() && input.dim() == 3, op, ": expected a 3-D input, got shape ",
+              input.defined() ? input.sizes() : IntArrayRef{});
+  Tensor x = batch_first ? input.transpose(0, 1) : input;  // [T, N, in]
+  const int64_t T = x.size(0), N = x.size(1);
+  auto [out, finals] =
+      run_layers(op, x.reshape({T * N, x.size(2)}), std::vector<int64_t>(T, N), std::move(initial),
+                 params, has_biases, num_layers, dropout, train, bidirectional, step, extra);
+  out = out.view({T, N, out.size(1)});
+  return {batch_first ? out.transpose(0, 1) : out, finals};
+}
+
+// run_layers on a packed batch: data [sum of batch_sizes, in], batch_sizes
+// (int64, CPU) non-increasing.
+std::pair<Tensor, std::vector<Tensor>> run_packed(const char* op, const Tensor& data,
+                                                  const Tensor& batch_sizes,
+                                                  std::vector<Tensor> initial, TensorList params,
+                                                  bool has_biases, int64_t num_layers,
+                                                  double dropout, bool train, bool bidirectional,
+                                                  const Step& step, int64_t extra = 0) {
+  BRASA_CHECK(data.defined() && data.dim() == 2, op,
+              ": expected packed data [sum of lengths, input_size], got shape ",
+              data.defined() ? data.sizes() : IntArrayRef{});
+  BRASA_CHECK(batch_sizes.defined() && batch_sizes.dim() == 1 && batch_sizes.numel() > 0 &&
+                  batch_sizes.is_cpu() && batch_sizes.dtype() == kLong,
+              op, ": expected batch_sizes to be a non-empty 1-D int64 CPU tensor");
+  const int64_t* bs = batch_sizes.data_ptr<int64_t>();
+  std::vector<int64_t> batch(bs, bs + batch_sizes.numel());
+  int64_t total = 0;
+  for (size_t t = 0; t < batch.size(); ++t) {
+    BRASA_CHECK(batch[t] > 0 && (t == 0 || batch[t] <= batch[t - 1]), op,
+                ": expected positive, non-increasing batch_sizes, got ", batch_sizes.sizes(),
+                " with ", batch[t], " at step ", t);
+    total += batch[t];
+  }
+  BRASA_CHECK(total == data.size(0), op, ": the batch sizes add up to ", total,
+              " steps but the data has ", data.size(0));
+  return run_layers(op, data, batch, std::move(initial), params, has_biases, num_layers, dropout,
+                    train, bidirectional, step, extra);
+}
+
+// The steps of each kind of layer.
+Step simple_step(const char* op, bool use_relu) {
+  return [op, use_relu](const Tensor& x, std::vector<Tensor>& state, const std::vector<Tensor>& w) {
+    state[0] = simple_cell(op, x, state[0], w[0], w[1], w[2], w[3], use_relu);
+    return state[0];
+  };
+}
+Step gru_step() {
+  return [](const Tensor& x, std::vector<Tensor>& state, const std::vector<Tensor>& w) {
+    state[0] = gru_cell(x, state[0], w[0], w[1], w[2], w[3]);
+    return state[0];
+  };
+}
+Step lstm_step(bool projected) {
+  return [projected](const Tensor& x, std::vector<Tensor>& state, const std::vector<Tensor>& w) {
+    if (projected)
+      std::tie(state[0], state[1]) =
+          lstm_update(x, state[0], state[1], w[0], w[1], w[2], w[3], w[4]);
+    else
+      std::tie(state[0], state[1]) = lstm_cell(x, {state[0], state[1]}, w[0], w[1], w[2], w[3]);
+    return state[0];
+  };
+}
+// As libtorch: h0 narrower than c0 means projections, one w_hr per layer and direction.
+bool lstm_projected(const char* op, TensorList hx) {
+  BRASA_CHECK(hx.size() == 2, op, ": expected hx to hold h0 and c0, got ", hx.size(), " tensors");
+  return hx[0].defined() && hx[1].defined() && hx[0].dim() == 3 && hx[1].dim() == 3 &&
+         hx[0].size(2) != hx[1].size(2);
 }
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, TensorList hx, TensorList params,
                                         bool has_biases, int64_t num_layers, double dropout,
                                         bool train, bool bidirectional, bool batch_first) {
-  BRASA_CHECK(hx.size() == 2, "lstm: expected hx to hold h0 and c0, got ", hx.size(), " tensors");
-  // As libtorch: h0 narrower than c0 means projections, one w_hr per layer and direction.
-  const bool projected = hx[0].defined() && hx[1].defined() && hx[0].dim() == 3 &&
-                         hx[1].dim() == 3 && hx[0].size(2) != hx[1].size(2);
-  auto [out, fin] = run_sequence(
-      "lstm", input, {hx[0], hx[1]}, params, has_biases, num_layers, dropout, train, bidirectional,
-      batch_first,
-      [projected](const Tensor& x, std::vector<Tensor>& state, const std::vector<Tensor>& w) {
-        if (projected)
-          std::tie(state[0], state[1]) =
-              lstm_update(x, state[0], state[1], w[0], w[1], w[2], w[3], w[4]);
-        else
-          std::tie(state[0], state[1]) = lstm_cell(x, {state[0], state[1]}, w[0], w[1], w[2], w[3]);
-        return state[0];
-      },
-      projected ? 1 : 0);
+  const bool projected = lstm_projected("lstm", hx);
+  auto [out, fin] =
+      run_sequence("lstm", input, {hx[0], hx[1]}, params, has_biases, num_layers, dropout, train,
+                   bidirectional, batch_first, lstm_step(projected), projected ? 1 : 0);
+  return {out, fin[0], fin[1]};
+}
+std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& data, const Tensor& batch_sizes,
+                                        TensorList hx, TensorList params, bool has_biases,
+                                        int64_t num_layers, double dropout, bool train,
+                                        bool bidirectional) {
+  const bool projected = lstm_projected("lstm", hx);
+  auto [out, fin] =
+      run_packed("lstm", data, batch_sizes, {hx[0], hx[1]}, params, has_biases, num_layers, dropout,
+                 train, bidirectional, lstm_step(projected), projected ? 1 : 0);
   return {out, fin[0], fin[1]};
 }
 std::tuple<Tensor, Tensor> gru(const Tensor& input, const Tensor& hx, TensorList params,
                                bool has_biases, int64_t num_layers, double dropout, bool train,
                                bool bidirectional, bool batch_first) {
-  auto [out, fin] = run_sequence(
-      "gru", input, {hx}, params, has_biases, num_layers, dropout, train, bidirectional,
-      batch_first, [](const Tensor& x, std::vector<Tensor>& state, const std::vector<Tensor>& w) {
-        state[0] = gru_cell(x, state[0], w[0], w[1], w[2], w[3]);
-        return state[0];
-      });
+  auto [out, fin] = run_sequence("gru", input, {hx}, params, has_biases, num_layers, dropout, train,
+                                 bidirectional, batch_first, gru_step());
+  return {out, fin[0]};
+}
+std::tuple<Tensor, Tensor> gru(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx,
+                               TensorList params, bool has_biases, int64_t num_layers,
+                               double dropout, bool train, bool bidirectional) {
+  auto [out, fin] = run_packed("gru", data, batch_sizes, {hx}, params, has_biases, num_layers,
+                               dropout, train, bidirectional, gru_step());
   return {out, fin[0]};
 }
 std::tuple<Tensor, Tensor> rnn_tanh(const Tensor& input, const Tensor& hx, TensorList params,
                                     bool has_biases, int64_t num_layers, double dropout, bool train,
                                     bool bidirectional, bool batch_first) {
-  return simple_sequence("rnn_tanh", input, hx, params, has_biases, num_layers, dropout, train,
-                         bidirectional, batch_first, false);
+  auto [out, fin] = run_sequence("rnn_tanh", input, {hx}, params, has_biases, num_layers, dropout,
+                                 train, bidirectional, batch_first, simple_step("rnn_tanh", false));
+  return {out, fin[0]};
+}
+std::tuple<Tensor, Tensor> rnn_tanh(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx,
+                                    TensorList params, bool has_biases, int64_t num_layers,
+                                    double dropout, bool train, bool bidirectional) {
+  auto [out, fin] = run_packed("rnn_tanh", data, batch_sizes, {hx}, params, has_biases, num_layers,
+                               dropout, train, bidirectional, simple_step("rnn_tanh", false));
+  return {out, fin[0]};
 }
 std::tuple<Tensor, Tensor> rnn_relu(const Tensor& input, const Tensor& hx, TensorList params,
                                     bool has_biases, int64_t num_layers, double dropout, bool train,
                                     bool bidirectional, bool batch_first) {
-  return simple_sequence("rnn_relu", input, hx, params, has_biases, num_layers, dropout, train,
-                         bidirectional, batch_first, true);
+  auto [out, fin] = run_sequence("rnn_relu", input, {hx}, params, has_biases, num_layers, dropout,
+                                 train, bidirectional, batch_first, simple_step("rnn_relu", true));
+  return {out, fin[0]};
+}
+std::tuple<Tensor, Tensor> rnn_relu(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx,
+                                    TensorList params, bool has_biases, int64_t num_layers,
+                                    double dropout, bool train, bool bidirectional) {
+  auto [out, fin] = run_packed("rnn_relu", data, batch_sizes, {hx}, params, has_biases, num_layers,
+                               dropout, train, bidirectional, simple_step("rnn_relu", true));
+  return {out, fin[0]};
 }
 
 namespace nn {
 
 std::tuple<Tensor, Tensor> RNNImpl::forward(const Tensor& input, const Tensor& hx) {
   const auto& o = options;
-  auto run = o.nonlinearity_ == kReLU ? rnn_relu : rnn_tanh;
-  return run(input, initial_states(input, {hx})[0], flat_weights(), o.bias_, o.num_layers_,
-             o.dropout_, is_training(), o.bidirectional_, o.batch_first_);
+  const Tensor h0 = initial_states(input, {hx})[0];
+  return o.nonlinearity_ == kReLU
+             ? rnn_relu(input, h0, flat_weights(), o.bias_, o.num_layers_, o.dropout_,
+                        is_training(), o.bidirectional_, o.batch_first_)
+             : rnn_tanh(input, h0, flat_weights(), o.bias_, o.num_layers_, o.dropout_,
+                        is_training(), o.bidirectional_, o.batch_first_);
+}
+
+std::tuple<utils::rnn::PackedSequence, Tensor> RNNImpl::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed, Tensor hx) {
+  const auto& o = options;
+  const Tensor h0 = initial_states(packed, {hx})[0];
+  auto [out, h] = o.nonlinearity_ == kReLU
+                      ? rnn_relu(packed.data(), packed.batch_sizes(), h0, flat_weights(), o.bias_,
+                                 o.num_layers_, o.dropout_, is_training(), o.bidirectional_)
+                      : rnn_tanh(packed.data(), packed.batch_sizes(), h0, flat_weights(), o.bias_,
+                                 o.num_layers_, o.dropout_, is_training(), o.bidirectional_);
+  return {utils::rnn::PackedSequence(out, packed.batch_sizes(), packed.sorted_indices(),
+                                     packed.unsorted_indices()),
+          in_original_order(h, packed)};
 }
 
 RNNCellBaseImpl::RNNCellBaseImpl(std::string name, int64_t in, int64_t H, bool bias, int64_t gates)

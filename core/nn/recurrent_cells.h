@@ -40,6 +40,22 @@ std::tuple<Tensor, Tensor> rnn_tanh(const Tensor& input, const Tensor& hx, Tenso
 std::tuple<Tensor, Tensor> rnn_relu(const Tensor& input, const Tensor& hx, TensorList params,
                                     bool has_biases, int64_t num_layers, double dropout, bool train,
                                     bool bidirectional, bool batch_first);
+// The same on packed sequences (nn::utils::rnn::PackedSequence's data and
+// batch_sizes): each sequence steps only as far as its length, and its final
+// states are those after its last step. Returns the packed output data.
+std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& data, const Tensor& batch_sizes,
+                                        TensorList hx, TensorList params, bool has_biases,
+                                        int64_t num_layers, double dropout, bool train,
+                                        bool bidirectional);
+std::tuple<Tensor, Tensor> gru(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx,
+                               TensorList params, bool has_biases, int64_t num_layers,
+                               double dropout, bool train, bool bidirectional);
+std::tuple<Tensor, Tensor> rnn_tanh(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx,
+                                    TensorList params, bool has_biases, int64_t num_layers,
+                                    double dropout, bool train, bool bidirectional);
+std::tuple<Tensor, Tensor> rnn_relu(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx,
+                                    TensorList params, bool has_biases, int64_t num_layers,
+                                    double dropout, bool train, bool bidirectional);
 
 namespace nn {
 
@@ -51,6 +67,8 @@ class RNNImpl : public Cloneable<RNNImpl, RNNBaseImpl> {
     BRASA_CHECK(o.nonlinearity_ != kGELU, "RNN: nonlinearity must be torch::kTanh or torch::kReLU");
   }
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = {});
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input, Tensor hx = {});
   FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())})
 };
 BRASA_MODULE(RNN);

@@ -4,6 +4,7 @@
 // (Linear, Dropout, LayerNorm) they use.
 #include <brasa/nn/any_module.h>
 #include <brasa/nn/modules.h>
+#include <brasa/nn/packed_sequence.h>
 
 #include <optional>
 #include <tuple>
@@ -195,6 +196,12 @@ class RNNBaseImpl : public Module {
   // The input checked and the initial states (zeros [layers * dirs, N, H]
   // when not given, else checked), in the order libtorch's functions take.
   std::vector<Tensor> initial_states(const Tensor& input, std::vector<Tensor> given) const;
+  // The same for a packed batch; the given states are in the batch's
+  // original order and come back in the packed order.
+  std::vector<Tensor> initial_states(const utils::rnn::PackedSequence& input,
+                                     std::vector<Tensor> given) const;
+  // Final states [L * D, N, H] of a packed batch back in its original order.
+  static Tensor in_original_order(const Tensor& state, const utils::rnn::PackedSequence& packed);
   // The parameters in libtorch's flat order: per layer and direction, w_ih,
   // w_hh (and b_ih, b_hh).
   std::vector<Tensor> flat_weights() const;
@@ -211,6 +218,11 @@ class LSTMImpl : public Cloneable<LSTMImpl, RNNBaseImpl> {
   explicit LSTMImpl(const RNNOptions& o) : Cloneable("LSTM", o, 4) {}
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(
       const Tensor& input, std::optional<std::tuple<Tensor, Tensor>> hx = std::nullopt);
+  // A packed batch (nn::utils::rnn): output packed alike, final states in
+  // the batch's original order.
+  std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input,
+      std::optional<std::tuple<Tensor, Tensor>> hx_opt = std::nullopt);
   FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(std::optional<std::tuple<Tensor, Tensor>>())})
 };
 BRASA_MODULE(LSTM);
@@ -221,6 +233,8 @@ class GRUImpl : public Cloneable<GRUImpl, RNNBaseImpl> {
   GRUImpl(int64_t input_size, int64_t hidden_size) : GRUImpl(RNNOptions(input_size, hidden_size)) {}
   explicit GRUImpl(const RNNOptions& o) : Cloneable("GRU", o, 3) {}
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = {});
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input, Tensor hx = {});
   FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())})
 };
 BRASA_MODULE(GRU);

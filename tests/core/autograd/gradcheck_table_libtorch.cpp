@@ -582,6 +582,40 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
                                      true, 1, 0.0, false, false, false);
           return variable_list{out, h, c, gout, gh, rout, rh};
         });
+  entry("pack_padded_sequence / pad_packed_sequence / pad_sequence",
+        in2(
+            [] {
+              return R({4, 3, 2});
+            },
+            [] {
+              return R({2, 2});
+            }),
+        [](const variable_list& v) {
+          namespace rnn = nn::utils::rnn;
+          auto packed = rnn::pack_padded_sequence(v[0], tensor({2, 4, 3}), false, false);
+          auto [padded, lengths] = rnn::pad_packed_sequence(packed, true, 0.5, 5);
+          return variable_list{packed.data(), padded,
+                               rnn::pad_sequence({v[1], v[0].select(1, 0)}, false, -1)};
+        });
+  entry("lstm / gru on packed sequences (lengths 3, 2, 2, 1)",
+        in2(
+            [] {
+              return R({8, 2});
+            },
+            [] {
+              return R({12, 2});
+            }),
+        [](const variable_list& v) {
+          // Input size 2, hidden size 2; v[1]'s rows serve as the weights.
+          Tensor batch_sizes = tensor({4, 3, 1}, TensorOptions().dtype(kLong));
+          Tensor h0 = v[1].narrow(0, 8, 4).unsqueeze(0);
+          Tensor w8 = v[1].narrow(0, 0, 8), w6 = v[1].narrow(0, 0, 6);
+          auto [out, h, c] = lstm(v[0], batch_sizes, {h0.narrow(2, 0, 2), h0.narrow(2, 0, 2) * 0.5},
+                                  {w8, w8 * 0.5}, false, 1, 0.0, false, false);
+          auto [gout, gh] = gru(v[0], batch_sizes, h0.narrow(2, 0, 2).repeat({2, 1, 1}),
+                                {w6, w6 * 0.5, w6.flip({0}), w6 * 0.3}, false, 1, 0.0, false, true);
+          return variable_list{out, h, c, gout, gh};
+        });
   entry("lstm with projections (proj_size 1, hidden 2, no biases)",
         in2(
             [] {
