@@ -143,6 +143,41 @@ bool trains_directly(const Tensor& x, const ConvGeometry& g) {
          kernel<ConvDirectTrainingKernel>(x.device())(x, g);
 }
 
+// The weight gradient of the conv2d of geometry g from its input
+// [N, C, H, W] and grad_out [N, O, OH, OW], as convolutions that autograd
+// records (create_graph): per group, the input's channels convolved with
+// grad_out's, the batch being the summed dim, stride and dilation swapped;
+// the result's first kh x kw taps are the weight's.
+Tensor weight_grad_by_conv(const Tensor& input, const Tensor& grad_out, const ConvGeometry& g) {
+  const int64_t Cg = g.C / g.groups, Og = g.O / g.groups;
+  std::vector<Tensor> per_group;
+  for (int64_t gr = 0; gr < g.groups; ++gr) {
+    Tensor x = input.narrow(1, gr * Cg, Cg).transpose(0, 1);
+    Tensor dy = grad_out.narrow(1, gr * Og, Og).transpose(0, 1);
+    Tensor taps = conv2d(x, dy, Tensor(), {g.dh, g.dw}, {g.ph, g.pw}, {g.sh, g.sw}, 1);
+    per_group.push_back(taps.narrow(2, 0, g.kh).narrow(3, 0, g.kw).transpose(0, 1));
+  }
+  return g.groups == 1 ? per_group[0] : cat(per_group, 0);
+}
+
+// conv2d's gradients as recorded ops, for a backward that is itself
+// differentiated (create_graph=true: gradient penalties, Hessian-vector
+// products): the input's by conv_transpose2d, the weight's by convolutions.
+autograd::variable_list conv2d_grads_recorded(const Tensor& grad_out, const Tensor& input,
+                                              const Tensor& weight, const ConvGeometry& g,
+                                              autograd::FormulaNode& n) {
+  autograd::variable_list d(3);
+  if (n.needs(0)) {
+    const int64_t oph = g.H - ((g.OH - 1) * g.sh - 2 * g.ph + g.dh * (g.kh - 1) + 1),
+                  opw = g.W - ((g.OW - 1) * g.sw - 2 * g.pw + g.dw * (g.kw - 1) + 1);
+    d[0] = conv_transpose2d(grad_out, weight, Tensor(), {g.sh, g.sw}, {g.ph, g.pw}, {oph, opw},
+                            g.groups, {g.dh, g.dw});
+  }
+  if (n.needs(1)) d[1] = weight_grad_by_conv(input, grad_out, g);
+  if (n.needs(2)) d[2] = sum(grad_out, {0, 2, 3});
+  return d;
+}
+
 const autograd::BackwardName kConvBackward("ConvolutionBackward0"),
     kConvTransposeBackward("ConvolutionBackward1");
 
@@ -164,12 +199,14 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
     const bool direct_grads = direct && !cols.defined();
     // The weight gradient needs the forward's column matrix (released with
     // the other saved tensors after backward), or the input for direct ones.
-    r.save(weight, r.node().needs(1) ? (direct_grads ? input : cols) : Tensor());
-    // First-order only: the gradient kernels are not themselves recorded.
+    // The input is kept for a create_graph backward too (read only there,
+    // so an in-place change of it after the forward fails only there).
+    r.save(weight, r.node().needs(1) ? (direct_grads ? input : cols) : Tensor(), input);
     r.finish(out, [g, wshape, direct_grads](autograd::FormulaNode& n,
                                             const autograd::variable_list& gr) {
-      BRASA_CHECK(!is_grad_enabled(),
-                  "conv2d: double backward (create_graph=true) is not supported yet");
+      // The gradient kernels are not recorded: a backward that is itself
+      // differentiated takes recorded ops.
+      if (is_grad_enabled()) return conv2d_grads_recorded(gr[0], n.saved(2), n.saved(0), g, n);
       autograd::variable_list d(3);
       if (direct_grads && (n.needs(0) || n.needs(1))) {
         auto [gx, gw] = kernel<ConvBackwardKernel>(gr[0].device())(gr[0], n.saved(1), n.saved(0), g,
@@ -227,8 +264,16 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
     DimVector wshape(weight.sizes().begin(), weight.sizes().end());
     r.save(input, weight)
         .finish(out, [g, wshape](autograd::FormulaNode& n, const autograd::variable_list& gr) {
-          BRASA_CHECK(!is_grad_enabled(),
-                      "conv_transpose2d: double backward (create_graph=true) is not supported yet");
+          if (is_grad_enabled()) {  // create_graph: recorded ops (see conv2d_grads_recorded)
+            autograd::variable_list d(3);
+            if (n.needs(0))
+              d[0] = conv2d(gr[0], n.saved(1), Tensor(), {g.sh, g.sw}, {g.ph, g.pw}, {g.dh, g.dw},
+                            g.groups);
+            // (g maps the output space back to the input's: gr[0] is its input)
+            if (n.needs(1)) d[1] = weight_grad_by_conv(gr[0], n.saved(0), g);
+            if (n.needs(2)) d[2] = sum(gr[0], {0, 2, 3});
+            return d;
+          }
           autograd::variable_list d(3);
           Tensor cols;
           if (n.needs(0) || n.needs(1)) {

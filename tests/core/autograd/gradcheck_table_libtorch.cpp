@@ -411,23 +411,21 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
               std::get<0>(adaptive_max_pool2d(v[0].flatten(1, 2), {3, 3})),
               std::get<0>(adaptive_max_pool3d(v[0], {3, 2, 3}))};
         });
-  entry(
-      "conv_transpose3d (stride, padding, output_padding, groups, dilation)",
-      in2(
-          [] {
-            return R({1, 2, 2, 3, 2});
-          },
-          [] {
-            return R({2, 2, 2, 2, 1});
-          }),
-      [](const variable_list& v) {
-        return variable_list{
-            conv_transpose3d(v[0], v[1], {}, {2, 1, 2}, {1, 0, 0}, {1, 0, 0}, 2, {1, 2, 1}),
-            conv_transpose3d(v[0], v[1].narrow(0, 0, 2), v[1].flatten().narrow(0, 0, 2)),
-            conv_tbc(v[0].view({4, 2, 3}), v[1].flatten().narrow(0, 0, 12).view({2, 3, 2}),
-                     v[1].flatten().narrow(0, 12, 2), 1)};
-      },
-      false);  // conv2d has no double backward yet
+  entry("conv_transpose3d (stride, padding, output_padding, groups, dilation)",
+        in2(
+            [] {
+              return R({1, 2, 2, 3, 2});
+            },
+            [] {
+              return R({2, 2, 2, 2, 1});
+            }),
+        [](const variable_list& v) {
+          return variable_list{
+              conv_transpose3d(v[0], v[1], {}, {2, 1, 2}, {1, 0, 0}, {1, 0, 0}, 2, {1, 2, 1}),
+              conv_transpose3d(v[0], v[1].narrow(0, 0, 2), v[1].flatten().narrow(0, 0, 2)),
+              conv_tbc(v[0].view({4, 2, 3}), v[1].flatten().narrow(0, 0, 12).view({2, 3, 2}),
+                       v[1].flatten().narrow(0, 12, 2), 1)};
+        });
   entry("grid_sample (bilinear, nearest, bicubic; every padding) / affine_grid",
         in2(
             [] {

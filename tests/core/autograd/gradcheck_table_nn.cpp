@@ -20,8 +20,7 @@ void add_nn_entries(std::vector<OpCase>& t) {
       },
       [](const variable_list& v) {
         return one(conv2d(v[0], v[1], v[2], {2, 1}, {1, 0}, {1, 2}, 2));
-      },
-      /*gradgrad=*/false);
+      });
   entry(
       "conv_transpose2d",
       [] {
@@ -29,14 +28,13 @@ void add_nn_entries(std::vector<OpCase>& t) {
       },
       [](const variable_list& v) {
         return one(conv_transpose2d(v[0], v[1], v[2], {2, 2}, {0, 1}, {1, 0}));
-      },
-      false);
+      });
   entry(
       "conv1d",
       [] {
         return variable_list{R({2, 3, 9}), R({4, 3, 3})};
       },
-      [](const variable_list& v) { return one(conv1d(v[0], v[1], Tensor(), {2}, {1})); }, false);
+      [](const variable_list& v) { return one(conv1d(v[0], v[1], Tensor(), {2}, {1})); });
   entry(
       "conv_transpose1d",
       [] {
@@ -44,8 +42,7 @@ void add_nn_entries(std::vector<OpCase>& t) {
       },
       [](const variable_list& v) {
         return one(conv_transpose1d(v[0], v[1], v[2], {2}, {1}, {1}, 2));
-      },
-      false);
+      });
   entry(
       "conv2d padding kSame (even kernel: extra padding at the end)",
       [] {
@@ -53,8 +50,7 @@ void add_nn_entries(std::vector<OpCase>& t) {
       },
       [](const variable_list& v) {
         return one(conv2d(v[0], v[1], v[2], {1, 1}, kSame, {1, 2}));
-      },
-      false);
+      });
   entry(
       "conv3d stride/padding/dilation/groups",
       [] {
@@ -62,14 +58,13 @@ void add_nn_entries(std::vector<OpCase>& t) {
       },
       [](const variable_list& v) {
         return one(conv3d(v[0], v[1], v[2], {2, 1, 1}, {1, 0, 1}, {2, 1, 1}, 2));
-      },
-      false);
+      });
   entry(
       "conv3d padding kSame",
       [] {
         return variable_list{R({1, 2, 3, 3, 4}), R({2, 2, 2, 3, 2})};
       },
-      [](const variable_list& v) { return one(conv3d(v[0], v[1], Tensor(), {1}, kSame)); }, false);
+      [](const variable_list& v) { return one(conv3d(v[0], v[1], Tensor(), {1}, kSame)); });
   entry(
       "pad reflect / replicate / circular",
       [] {
