@@ -351,6 +351,8 @@ Tensor detail::reduce_loss(const Tensor& per_sample, Reduction r) {
       return per_sample.sum();
     case Reduction::Mean:
       return per_sample.mean();
+    case Reduction::BatchMean:
+      BRASA_ERROR("reduction kBatchMean is kl_div's alone; use kMean, kSum or kNone");
   }
   return per_sample;
 }
@@ -563,6 +565,8 @@ Tensor kl_div(const Tensor& input, const Tensor& target, Reduction r, bool log_t
           ? exp(target) * (target - input)
           : where(target > 0, target * (log(where(target > 0, target, ones_like(target))) - input),
                   zeros_like(input));
+  // batchmean: the sum over the batch size (the true KL divergence per sample).
+  if (r == Reduction::BatchMean) return input.dim() == 0 ? l.sum() : l.sum() / input.size(0);
   return detail::reduce_loss(l, r);
 }
 

@@ -8,10 +8,12 @@
 
 namespace brasa {
 
-enum class Reduction { None, Mean, Sum };
+// BatchMean (the sum over the batch's size) is kl_div's alone, as in libtorch.
+enum class Reduction { None, Mean, Sum, BatchMean };
 inline constexpr Reduction kNone = Reduction::None;
 inline constexpr Reduction kMean = Reduction::Mean;
 inline constexpr Reduction kSum = Reduction::Sum;
+inline constexpr Reduction kBatchMean = Reduction::BatchMean;
 // How EmbeddingBag reduces a bag: kSum, kMean (the Reduction values) or kMax.
 enum class EmbeddingBagMode { Sum, Mean, Max };
 inline constexpr EmbeddingBagMode kMax = EmbeddingBagMode::Max;

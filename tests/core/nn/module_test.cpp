@@ -739,6 +739,13 @@ TEST(Functional, LossesMatchPyTorchValues) {
   EXPECT_NEAR(F::huber_loss(l, t, kMean, 0.7).item<double>(), 0.5908333333333333, 1e-12);
   Tensor lp = l.log_softmax(1), q = l.flip({1}).softmax(1);
   EXPECT_NEAR(F::kl_div(lp, q, kSum).item<double>(), 0.15771910397379094, 1e-12);
+  // batchmean: the sum over the batch size (PyTorch's value), by function and module.
+  EXPECT_NEAR(F::kl_div(lp, q, F::KLDivFuncOptions().reduction(kBatchMean)).item<double>(),
+              0.07885955198689547, 1e-12);
+  EXPECT_NEAR(
+      nn::KLDivLoss(nn::KLDivLossOptions().reduction(kBatchMean))->forward(lp, q).item<double>(),
+      0.07885955198689547, 1e-12);
+  EXPECT_ERROR("kl_div's alone", F::mse_loss(lp, q, kBatchMean));
   EXPECT_CLOSE(F::cosine_similarity(l, t),
                (std::vector<double>{0.4774075628564708, 0.04897021068743918}), 1e-12);
   EXPECT_CLOSE(F::normalize(l)[0],
