@@ -196,7 +196,72 @@ void gemm_cpu(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& a
   });
 }
 
+// c[i] = a[i] @ b[i] for the batch range [b0, b1) by a plain loop: for
+// products too small for a BLAS call to pay (its setup outweighs a few
+// hundred multiply-adds). Rows of c accumulate along contiguous columns.
+template <class T>
+void small_products(const T* a, const int64_t* as, const T* b, const int64_t* bs, T* c, int64_t M,
+                    int64_t K, int64_t N, int64_t b0, int64_t b1) {
+  for (int64_t i = b0; i < b1; ++i) {
+    const T* ai = a + i * as[0];
+    const T* bi = b + i * bs[0];
+    T* ci = c + i * M * N;
+    for (int64_t m = 0; m < M; ++m) {
+      T* row = ci + m * N;
+      for (int64_t n = 0; n < N; ++n) row[n] = T(0);
+      for (int64_t k = 0; k < K; ++k) {
+        const T av = ai[m * as[1] + k * as[2]];
+        const T* brow = bi + k * bs[1];
+        for (int64_t n = 0; n < N; ++n) row[n] += av * brow[n * bs[2]];
+      }
+    }
+  }
+}
+
+// Float and double batches without a tensor per product (a view per matrix
+// cost more than the products of small ones: capsule routing's 184K
+// [16, 8] @ [8, 1]): BLAS on pointers, or the plain loop for small products.
+template <class T>
+void bmm_floating(const Tensor& a_in, const Tensor& b_in, const Tensor& c) {
+  const int64_t B = a_in.size(0), M = a_in.size(1), K = a_in.size(2), N = b_in.size(2);
+  const int64_t per = M * N * K;
+  // Each matrix as BLAS reads it (rows or columns contiguous), else a copy.
+  auto blas_ready = [](const Tensor& t) {
+    return (t.stride(2) == 1 && t.stride(1) >= std::max<int64_t>(1, t.size(2))) ||
+           (t.stride(1) == 1 && t.stride(2) >= std::max<int64_t>(1, t.size(1)));
+  };
+  const Tensor a = blas_ready(a_in) ? a_in : contiguous(a_in);
+  const Tensor b = blas_ready(b_in) ? b_in : contiguous(b_in);
+  const T* ap = a.data_ptr<T>();
+  const T* bp = b.data_ptr<T>();
+  T* cp = c.data_ptr<T>();
+  const int64_t as[3] = {a.stride(0), a.stride(1), a.stride(2)};
+  const int64_t bs[3] = {b.stride(0), b.stride(1), b.stride(2)};
+  if (per <= 4096) {
+    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(per, 1));
+    parallel_for(0, B, grain, [&](int64_t b0, int64_t b1) {
+      small_products<T>(ap, as, bp, bs, cp, M, K, N, b0, b1);
+    });
+    return;
+  }
+  detail::pin_blas_threads();
+  const bool ta = a.stride(2) != 1, tb = b.stride(2) != 1;
+  const int64_t lda = ta ? a.stride(2) : a.stride(1), ldb = tb ? b.stride(2) : b.stride(1);
+  // Many products: one per thread; few large ones: each split inside gemm_cpu.
+  if (per >= (int64_t(1) << 20)) {
+    for (int64_t i = 0; i < B; ++i) gemm_cpu(a.select(0, i), b.select(0, i), c.select(0, i), 1, 0);
+    return;
+  }
+  parallel_for(0, B, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i)
+      blas_gemm<T>(ta, tb, M, N, K, T(1), ap + i * as[0], std::max<int64_t>(lda, 1), bp + i * bs[0],
+                   std::max<int64_t>(ldb, 1), T(0), cp + i * M * N, N);
+  });
+}
+
 void bmm_cpu(const Tensor& a, const Tensor& b, const Tensor& c) {
+  if (c.dtype() == kFloat) return bmm_floating<float>(a, b, c);
+  if (c.dtype() == kDouble) return bmm_floating<double>(a, b, c);
   const int64_t B = a.size(0), per = a.size(1) * a.size(2) * b.size(2);
   // Many small products: one per thread; few large ones: each split inside gemm.
   parallel_for(0, B, per >= (int64_t(1) << 20) ? B : 1, [&](int64_t b0, int64_t b1) {

@@ -1,5 +1,7 @@
 #include <brasa/device/cpu_capability.h>
 
+#include <array>
+
 #include "../test_util.h"
 
 using namespace brasa;
@@ -237,3 +239,38 @@ TEST(Linalg, GemmBackendsAgree) {
 
 }  // namespace
 }  // namespace brasa
+
+// bmm against one mm per batch: small products (the plain loop), mid-size
+// ones (BLAS per product on pointers) and large ones, with transposed,
+// strided and batch-broadcast (stride 0) operands, float and double, 1 and
+// 2 threads.
+TEST(Linalg, BmmMatchesAProductPerBatchOnEveryLayout) {
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (ScalarType t : {kFloat, kDouble}) {
+      for (auto [B, M, K, N] : {std::array<int64_t, 4>{300, 16, 8, 1},
+                                {7, 3, 5, 4},
+                                {5, 40, 33, 20},
+                                {2, 130, 100, 90}}) {
+        SCOPED_TRACE(::testing::Message() << "threads " << threads << " " << t << " [" << B << ", "
+                                          << M << ", " << K << "] @ [" << K << ", " << N << "]");
+        manual_seed(1);
+        Tensor a = randn({B, M, K}, TensorOptions().dtype(t));
+        Tensor b = randn({B, K, N}, TensorOptions().dtype(t));
+        Tensor a_t = randn({B, K, M}, TensorOptions().dtype(t)).transpose(1, 2);
+        Tensor b_wide = randn({B, K, 2 * N}, TensorOptions().dtype(t)).slice(2, 0, 2 * N, 2);
+        Tensor b_shared = randn({1, K, N}, TensorOptions().dtype(t)).expand({B, K, N});
+        for (const auto& [x, y] :
+             {std::pair{a, b}, std::pair{a_t, b}, std::pair{a, b_wide}, std::pair{a_t, b_shared},
+              std::pair{a, b.transpose(1, 2).contiguous().transpose(1, 2)}}) {
+          Tensor got = bmm(x, y);
+          double worst = 0;
+          for (int64_t i = 0; i < B; ++i)
+            worst = std::max(worst, (got[i] - mm(x[i], y[i])).abs().max().item<double>());
+          EXPECT_LT(worst, t == kFloat ? 1e-4 : 1e-12);
+        }
+      }
+    }
+  }
+  set_num_threads(2);
+}
