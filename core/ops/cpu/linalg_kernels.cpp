@@ -202,10 +202,31 @@ void gemm_cpu(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& a
 template <class T>
 void small_products(const T* a, const int64_t* as, const T* b, const int64_t* bs, T* c, int64_t M,
                     int64_t K, int64_t N, int64_t b0, int64_t b1) {
+  const bool rows = as[2] == 1 && as[1] == K && bs[2] == 1 && bs[1] == N;
   for (int64_t i = b0; i < b1; ++i) {
     const T* ai = a + i * as[0];
     const T* bi = b + i * bs[0];
     T* ci = c + i * M * N;
+    if (rows && N == 1) {  // matrix-vector products: a dot per row, in k order as below
+      for (int64_t m = 0; m < M; ++m) {
+        T acc = T(0);
+        for (int64_t k = 0; k < K; ++k) acc += ai[m * K + k] * bi[k];
+        ci[m] = acc;
+      }
+      continue;
+    }
+    if (rows) {  // (the same loop on unit strides, which the compiler vectorizes)
+      for (int64_t m = 0; m < M; ++m) {
+        T* row = ci + m * N;
+        for (int64_t n = 0; n < N; ++n) row[n] = T(0);
+        for (int64_t k = 0; k < K; ++k) {
+          const T av = ai[m * K + k];
+          const T* brow = bi + k * N;
+          for (int64_t n = 0; n < N; ++n) row[n] += av * brow[n];
+        }
+      }
+      continue;
+    }
     for (int64_t m = 0; m < M; ++m) {
       T* row = ci + m * N;
       for (int64_t n = 0; n < N; ++n) row[n] = T(0);
