@@ -22,12 +22,13 @@ inline void valid_range(int64_t j, const ConvGeometry& g, int64_t& lo, int64_t& 
   if (hi < lo) hi = lo;
 }
 
-// col[c*kh*kw + i*kw + j][oh*OW + ow] = x[c][oh*sh - ph + i*dh][ow*sw - pw + j*dw] (0 outside).
-// Rows of `col` are `row_stride` apart (N*L when all samples share one matrix).
+// col[c*kh*kw + i*kw + j][oh*OW + ow] = x[c][oh*sh - ph + i*dh][ow*sw - pw + j*dw] (0 outside),
+// for channels c in [c0, c1). Rows of `col` are `row_stride` apart (N*L when
+// all samples share one matrix).
 template <class T>
-void im2col(const T* x, T* col, const ConvGeometry& g, int64_t row_stride) {
+void im2col(const T* x, T* col, const ConvGeometry& g, int64_t row_stride, int64_t c0, int64_t c1) {
   const int64_t L = row_stride;
-  for (int64_t c = 0; c < g.C; ++c)
+  for (int64_t c = c0; c < c1; ++c)
     for (int64_t i = 0; i < g.kh; ++i)
       for (int64_t j = 0; j < g.kw; ++j) {
         T* row = col + ((c * g.kh + i) * g.kw + j) * L;
@@ -54,12 +55,13 @@ void im2col(const T* x, T* col, const ConvGeometry& g, int64_t row_stride) {
       }
 }
 
-// The adjoint of im2col: adds every column entry back into its input position.
+// The adjoint of im2col: adds every column entry back into its input
+// position, for the planes of channels [c0, c1) (which it clears first).
 template <class T>
-void col2im(const T* col, T* x, const ConvGeometry& g, int64_t row_stride) {
+void col2im(const T* col, T* x, const ConvGeometry& g, int64_t row_stride, int64_t c0, int64_t c1) {
   const int64_t L = row_stride;
-  std::fill(x, x + g.C * g.H * g.W, T(0));
-  for (int64_t c = 0; c < g.C; ++c)
+  std::fill(x + c0 * g.H * g.W, x + c1 * g.H * g.W, T(0));
+  for (int64_t c = c0; c < c1; ++c)
     for (int64_t i = 0; i < g.kh; ++i)
       for (int64_t j = 0; j < g.kw; ++j) {
         const T* row = col + ((c * g.kh + i) * g.kw + j) * L;
@@ -80,6 +82,23 @@ void col2im(const T* col, T* x, const ConvGeometry& g, int64_t row_stride) {
       }
 }
 
+// f(n, c0, c1) over every sample n and run of its channels [c0, c1), in
+// parallel by (sample, channel) with about 16K values a task: a batch of
+// one (the weight gradient of a create_graph backward convolves with the
+// batch as channels) still spreads over the threads.
+template <class F>
+void for_each_sample_channels(const ConvGeometry& g, const F& f) {
+  const int64_t per_channel = std::max<int64_t>(1, g.kh * g.kw * g.L());
+  const int64_t grain = std::max<int64_t>(1, 16384 / per_channel);
+  parallel_for(0, g.N * g.C, grain, [&](int64_t b, int64_t e) {
+    while (b < e) {
+      const int64_t n = b / g.C, c0 = b % g.C, c1 = std::min(g.C, c0 + (e - b));
+      f(n, c0, c1);
+      b += c1 - c0;
+    }
+  });
+}
+
 // Calls f(T{}) with T = float or double (the dtypes geometry() accepts).
 template <class F>
 void float_or_double(ScalarType t, F&& f) {
@@ -96,8 +115,8 @@ void im2col_cpu(const Tensor& xc, const Tensor& cols, const ConvGeometry& g) {
     const T* x = xc.data_ptr<T>();
     T* c = cols.data_ptr<T>();
     const int64_t in_stride = g.C * g.H * g.W;
-    parallel_for(0, g.N, 1, [&](int64_t b, int64_t e) {
-      for (int64_t n = b; n < e; ++n) im2col(x + n * in_stride, c + n * g.L(), g, NL);
+    for_each_sample_channels(g, [&](int64_t n, int64_t c0, int64_t c1) {
+      im2col(x + n * in_stride, c + n * g.L(), g, NL, c0, c1);
     });
   });
 }
@@ -108,8 +127,8 @@ void col2im_cpu(const Tensor& cols, const Tensor& gx, const ConvGeometry& g) {
     using T = decltype(tag);
     const T* c = cols.data_ptr<T>();
     T* out = gx.data_ptr<T>();
-    parallel_for(0, g.N, 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t n = b0; n < b1; ++n) col2im(c + n * g.L(), out + n * g.C * g.H * g.W, g, NL);
+    for_each_sample_channels(g, [&](int64_t n, int64_t c0, int64_t c1) {
+      col2im(c + n * g.L(), out + n * g.C * g.H * g.W, g, NL, c0, c1);
     });
   });
 }
