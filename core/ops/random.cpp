@@ -31,6 +31,11 @@ void finish_fill(Tensor& t, const Tensor& c) {
 float word_to_float(uint64_t w) { return static_cast<float>(w >> 40) * 0x1.0p-24f; }
 double word_to_double(uint64_t w) { return static_cast<double>(w >> 11) * 0x1.0p-53; }
 
+// word_to_double(w) < p exactly when (w >> 11) < bernoulli_threshold(p), for
+// p in [0, 1]: both sides scaled by 2^53 (exact), and an integer is below x
+// when it is below ceil(x). An integer compare, without the conversion.
+uint64_t bernoulli_threshold(double p) { return static_cast<uint64_t>(std::ceil(p * 0x1.0p53)); }
+
 // log of x in (0, 1], in float, branch-free (so that loops of it vectorize):
 // x = 2^e m with m in [sqrt(1/2), sqrt(2)), and log m = 2 atanh(s) with
 // s = (m - 1) / (m + 1), |s| < 0.172, whose odd series to s^9 is within
@@ -201,7 +206,8 @@ Tensor& bernoulli_(Tensor& t, double p, Generator* gen) {
   Generator& g = pick(gen);
   std::lock_guard<std::mutex> lock(g.mutex());
   if (fill_on_device(t, RandomDistribution::kBernoulli, p, 1, g)) return t;
-  fill_from_words(t, g, [&](uint64_t w) { return word_to_double(w) < p ? 1 : 0; });
+  const uint64_t below = bernoulli_threshold(p);
+  fill_from_words(t, g, [&](uint64_t w) { return (w >> 11) < below ? 1 : 0; });
   return t;
 }
 
@@ -213,7 +219,8 @@ Tensor& dropout_mask_(Tensor& t, double keep, Generator* gen) {
     std::lock_guard<std::mutex> lock(g.mutex());
     if (fill_on_device(t, RandomDistribution::kBernoulli, keep, 1 / keep, g)) return t;
   }
-  // The CPU keeps its two steps (the numbers it always gave).
+  // The CPU's mask in two passes, bernoulli_ then div_: one pass that wrote
+  // 1 / keep directly was slower (its select of doubles did not vectorize).
   bernoulli_(t, keep, gen);
   return t.div_(keep);
 }

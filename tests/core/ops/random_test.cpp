@@ -130,3 +130,23 @@ TEST(Random, FloatNormalsHaveTheMomentsAndTails) {
   EXPECT_NEAR((x.abs() > 3).to(kDouble).mean().item<double>(), 0.0027, 0.0005);
   EXPECT_LE(x.abs().max().item<float>(), 5.8f);  // 24-bit uniforms: r <= sqrt(2 log 2^24)
 }
+
+// Dropout's mask is bernoulli_ then div_: kept elements 1 / keep as div_
+// rounds it in the tensor's dtype, others 0, on any layout.
+TEST(Random, DropoutMaskIsBernoulliThenDivide) {
+  for (ScalarType t : {kFloat, kDouble, kHalf, kBFloat16}) {
+    for (double keep : {0.9, 0.5, 1.0 / 3}) {
+      Generator g1(11), g2(11);
+      Tensor expected = empty({1001}, TensorOptions().dtype(t));
+      bernoulli_(expected, keep, &g1);
+      expected.div_(keep);
+      Tensor mask = empty({1001}, TensorOptions().dtype(t));
+      detail::dropout_mask_(mask, keep, &g2);
+      EXPECT_TRUE(mask.equal(expected)) << t << " keep " << keep;
+      Tensor strided = empty({1001, 2}, TensorOptions().dtype(t)).select(1, 0);
+      Generator g3(11);
+      detail::dropout_mask_(strided, keep, &g3);
+      EXPECT_TRUE(strided.equal(expected)) << t << " keep " << keep << ", strided";
+    }
+  }
+}
