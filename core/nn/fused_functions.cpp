@@ -346,6 +346,7 @@ Tensor group_norm(const Tensor& x, int64_t G, const Tensor& weight, const Tensor
               "group_norm: expected input [N, C, ...] with C (", x.dim() >= 2 ? x.size(1) : 0,
               ") divisible by num_groups (", G, ")");
   const int64_t N = x.size(0);
+  if (x.numel() == 0) return channel_affine(x, weight, bias);  // an empty batch
   // Each (sample, group) normalized as a layer norm of its elements: the
   // fused layer norm kernels where the device has them (the composite of
   // means and variances took 3x libtorch's time), then the channels' affine.

@@ -66,6 +66,7 @@ const autograd::BackwardName kMaxPoolBackward("MaxPool2DWithIndicesBackward0");
 // which the max-pool kernel made, so in range.
 Tensor unpool_grad(const Tensor& g, const Tensor& idx, IntArrayRef in_shape, int64_t planes,
                    int64_t HW) {
+  if (planes == 0) return zeros(in_shape, g.options());  // an empty batch
   IndicesInRangeGuard made_by_the_kernel;
   Tensor z = zeros({planes, HW}, g.options());
   if (!(is_grad_enabled() && g.requires_grad()) &&

@@ -156,6 +156,7 @@ Tensor direct_forward_cpu(const Tensor& x, const Tensor& w, const Tensor& b,
   if (!detail::onednn_conv_usable(x.dtype())) return Tensor();
   Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b.defined() ? b.contiguous() : Tensor();
   Tensor y = empty({g.N, g.O, g.OH, g.OW}, x.options());
+  if (g.N == 0) return y;  // an empty batch: nothing for oneDNN to do
   detail::onednn_conv_forward(xc.data_ptr<float>(), wc.data_ptr<float>(),
                               bc.defined() ? bc.data_ptr<float>() : nullptr, y.data_ptr<float>(), g,
                               blocked_layouts_pay(g));
@@ -171,6 +172,10 @@ std::pair<Tensor, Tensor> direct_backward_cpu(const Tensor& grad_out, const Tens
   Tensor xc = want_weight ? x.contiguous() : Tensor();
   Tensor gx = want_input ? empty({g.N, g.C, g.H, g.W}, grad_out.options()) : Tensor();
   Tensor gw = want_weight ? empty(w.sizes(), w.options()) : Tensor();
+  if (g.N == 0) {  // an empty batch: no input gradient to fill, a zero weight gradient
+    if (want_weight) gw.zero_();
+    return {gx, gw};
+  }
   detail::onednn_conv_backward(go.data_ptr<float>(), want_weight ? xc.data_ptr<float>() : nullptr,
                                wc.data_ptr<float>(), want_input ? gx.data_ptr<float>() : nullptr,
                                want_weight ? gw.data_ptr<float>() : nullptr, g);

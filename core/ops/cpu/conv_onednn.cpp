@@ -479,6 +479,7 @@ void execute(const dnnl::primitive& primitive, std::unordered_map<int, memory>& 
 // The batch split as the forward splits it: one slice per thread of our pool.
 template <class F>
 void for_each_slice(int64_t N, const F& f) {
+  if (N <= 0) return;
   const int64_t slices = in_parallel_region() ? 1 : std::min<int64_t>(N, get_num_threads());
   const int64_t per = (N + slices - 1) / slices;
   parallel_for(0, slices, 1, [&](int64_t s0, int64_t s1) {
@@ -584,7 +585,8 @@ void onednn_conv_backward(const float* grad_out, const float* x, const float* w,
                           float* grad_w, const ConvGeometry& g) {
   const int64_t in = g.C * g.H * g.W, out = g.O * g.OH * g.OW;
   const int64_t wsize = g.O * g.K();
-  const int64_t slices = in_parallel_region() ? 1 : std::min<int64_t>(g.N, get_num_threads());
+  const int64_t slices =
+      in_parallel_region() ? 1 : std::max<int64_t>(1, std::min<int64_t>(g.N, get_num_threads()));
   const bool winograd = use_winograd(g);
   // A depthwise weight gradient that oneDNN would do by GEMM is ours (see
   // cpu/depthwise_kernels.cpp), after the slices, over all channels at once.

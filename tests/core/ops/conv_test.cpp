@@ -203,6 +203,48 @@ TEST(Conv, DepthwiseWeightGradientsAgreeWithAFloat64Reference) {
   set_num_threads(2);
 }
 
+// An empty batch is an empty output and zero weight and bias gradients on
+// every path (oneDNN's used to divide by its zero slices), depthwise and
+// transposed included.
+TEST(Conv, AnEmptyBatchGivesEmptyOutputsAndZeroGradients) {
+  for (ConvTrainingPath path : {ConvTrainingPath::kOneDNN, ConvTrainingPath::kIm2col}) {
+    set_conv_training_path(path);
+    for (int64_t groups : {1, 8}) {
+      Tensor x = randn({0, 8, 10, 10}).requires_grad_(true);
+      Tensor w = randn({8, 8 / groups, 7, 7}).requires_grad_(true), b = randn({8});
+      b.requires_grad_(true);
+      Tensor y = conv2d(x, w, b, {1, 1}, {3, 3}, {1, 1}, groups);
+      EXPECT_SHAPE(y, {0, 8, 10, 10});
+      y.sum().backward();
+      EXPECT_SHAPE(x.grad(), {0, 8, 10, 10});
+      EXPECT_EQ(w.grad().abs().sum().item<float>(), 0.0f);
+      EXPECT_EQ(b.grad().abs().sum().item<float>(), 0.0f);
+      {
+        NoGradGuard no_grad;
+        EXPECT_SHAPE(conv2d(x, w, b, {1, 1}, {3, 3}, {1, 1}, groups), {0, 8, 10, 10});
+      }
+    }
+    Tensor xt = randn({0, 4, 5, 5}).requires_grad_(true), wt = randn({4, 2, 3, 3});
+    wt.requires_grad_(true);
+    Tensor yt = conv_transpose2d(xt, wt, {}, {2, 2});
+    EXPECT_SHAPE(yt, {0, 2, 11, 11});
+    yt.sum().backward();
+    EXPECT_EQ(wt.grad().abs().sum().item<float>(), 0.0f);
+  }
+  set_conv_training_path(ConvTrainingPath::kAuto);
+  // Max pooling and group norm of an empty batch: empty outputs, a gradient of the input's shape.
+  Tensor x = randn({0, 8, 10, 10}).requires_grad_(true);
+  Tensor pooled = max_pool2d(x, {2, 2});
+  EXPECT_SHAPE(pooled, {0, 8, 5, 5});
+  pooled.sum().backward();
+  EXPECT_SHAPE(x.grad(), {0, 8, 10, 10});
+  Tensor gamma = ones({8}).requires_grad_(true);
+  Tensor normed = nn::functional::group_norm(x, 2, gamma, Tensor());
+  EXPECT_SHAPE(normed, {0, 8, 10, 10});
+  normed.sum().backward();
+  EXPECT_EQ(gamma.grad().abs().sum().item<float>(), 0.0f);
+}
+
 TEST(Conv, TrainingPathSwitch) {
   EXPECT_EQ(conv_training_path(), ConvTrainingPath::kAuto);
   set_conv_training_path(ConvTrainingPath::kIm2col);
