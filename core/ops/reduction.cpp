@@ -254,8 +254,16 @@ Tensor mean_named(const BackwardName& name, const Tensor& x, IntArrayRef dim, bo
               t);
   autograd::Recorder r(name, x);
   Tensor s = sum_impl("mean", x, dim, keepdim, t);
-  int64_t count = s.numel() == 0 ? 0 : x.numel() / s.numel();
-  if (s.numel() == 0 && x.numel() == 0) return s;
+  // The values averaged into each output: from the reduced dims' sizes, so
+  // that an empty result (an empty batch) is still recorded for autograd.
+  int64_t count = x.numel();
+  if (!dim.empty()) {
+    count = 1;
+    std::vector<bool> reduced(static_cast<size_t>(std::max<int64_t>(x.dim(), 1)), false);
+    for (int64_t d : dim) reduced[static_cast<size_t>(maybe_wrap_dim(d, x.dim(), "mean"))] = true;
+    for (int64_t d = 0; d < x.dim(); ++d)
+      if (reduced[static_cast<size_t>(d)]) count *= x.size(d);
+  }
   Tensor out = div(s, static_cast<double>(count));
   record_reduction(r, x, out, dim, keepdim, false, false,
                    [count](const Tensor& g, const Tensor&, const Tensor&, const DimVector&) {

@@ -243,6 +243,14 @@ TEST(Conv, AnEmptyBatchGivesEmptyOutputsAndZeroGradients) {
   EXPECT_SHAPE(normed, {0, 8, 10, 10});
   normed.sum().backward();
   EXPECT_EQ(gamma.grad().abs().sum().item<float>(), 0.0f);
+  // The global average (a mean over the spatial dims) stays in the graph.
+  Tensor empty_input = randn({0, 8, 10, 10}).requires_grad_(true);
+  Tensor averaged = empty_input.mean({2, 3}, true);
+  EXPECT_TRUE(averaged.requires_grad());
+  EXPECT_SHAPE(averaged, {0, 8, 1, 1});
+  averaged.sum().backward();
+  EXPECT_SHAPE(empty_input.grad(), {0, 8, 10, 10});
+  EXPECT_TRUE(std::isnan(randn({3, 0}).mean(1)[0].item<float>()));  // 0 / 0, as PyTorch
 }
 
 TEST(Conv, TrainingPathSwitch) {
