@@ -246,33 +246,49 @@ std::tuple<Tensor, Tensor> gru(const Tensor& data, const Tensor& batch_sizes, co
                                dropout, train, bidirectional, gru_step());
   return {out, fin[0]};
 }
+namespace {
+// The Elman RNN (tanh or relu) on a padded or a packed batch.
+std::tuple<Tensor, Tensor> simple_sequence(const char* op, bool use_relu, const Tensor& input,
+                                           const Tensor& hx, TensorList params, bool has_biases,
+                                           int64_t num_layers, double dropout, bool train,
+                                           bool bidirectional, bool batch_first) {
+  auto [out, fin] = run_sequence(op, input, {hx}, params, has_biases, num_layers, dropout, train,
+                                 bidirectional, batch_first, simple_step(op, use_relu));
+  return {out, fin[0]};
+}
+std::tuple<Tensor, Tensor> simple_packed(const char* op, bool use_relu, const Tensor& data,
+                                         const Tensor& batch_sizes, const Tensor& hx,
+                                         TensorList params, bool has_biases, int64_t num_layers,
+                                         double dropout, bool train, bool bidirectional) {
+  auto [out, fin] = run_packed(op, data, batch_sizes, {hx}, params, has_biases, num_layers, dropout,
+                               train, bidirectional, simple_step(op, use_relu));
+  return {out, fin[0]};
+}
+}  // namespace
+
 std::tuple<Tensor, Tensor> rnn_tanh(const Tensor& input, const Tensor& hx, TensorList params,
                                     bool has_biases, int64_t num_layers, double dropout, bool train,
                                     bool bidirectional, bool batch_first) {
-  auto [out, fin] = run_sequence("rnn_tanh", input, {hx}, params, has_biases, num_layers, dropout,
-                                 train, bidirectional, batch_first, simple_step("rnn_tanh", false));
-  return {out, fin[0]};
+  return simple_sequence("rnn_tanh", false, input, hx, params, has_biases, num_layers, dropout,
+                         train, bidirectional, batch_first);
 }
 std::tuple<Tensor, Tensor> rnn_tanh(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx,
                                     TensorList params, bool has_biases, int64_t num_layers,
                                     double dropout, bool train, bool bidirectional) {
-  auto [out, fin] = run_packed("rnn_tanh", data, batch_sizes, {hx}, params, has_biases, num_layers,
-                               dropout, train, bidirectional, simple_step("rnn_tanh", false));
-  return {out, fin[0]};
+  return simple_packed("rnn_tanh", false, data, batch_sizes, hx, params, has_biases, num_layers,
+                       dropout, train, bidirectional);
 }
 std::tuple<Tensor, Tensor> rnn_relu(const Tensor& input, const Tensor& hx, TensorList params,
                                     bool has_biases, int64_t num_layers, double dropout, bool train,
                                     bool bidirectional, bool batch_first) {
-  auto [out, fin] = run_sequence("rnn_relu", input, {hx}, params, has_biases, num_layers, dropout,
-                                 train, bidirectional, batch_first, simple_step("rnn_relu", true));
-  return {out, fin[0]};
+  return simple_sequence("rnn_relu", true, input, hx, params, has_biases, num_layers, dropout,
+                         train, bidirectional, batch_first);
 }
 std::tuple<Tensor, Tensor> rnn_relu(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx,
                                     TensorList params, bool has_biases, int64_t num_layers,
                                     double dropout, bool train, bool bidirectional) {
-  auto [out, fin] = run_packed("rnn_relu", data, batch_sizes, {hx}, params, has_biases, num_layers,
-                               dropout, train, bidirectional, simple_step("rnn_relu", true));
-  return {out, fin[0]};
+  return simple_packed("rnn_relu", true, data, batch_sizes, hx, params, has_biases, num_layers,
+                       dropout, train, bidirectional);
 }
 
 namespace nn {

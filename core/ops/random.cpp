@@ -27,9 +27,8 @@ void finish_fill(Tensor& t, const Tensor& c) {
   t.bump_version();
 }
 
-// The uniform [0, 1) values Generator::next_float/next_double make of a word.
-float word_to_float(uint64_t w) { return static_cast<float>(w >> 40) * 0x1.0p-24f; }
-double word_to_double(uint64_t w) { return static_cast<double>(w >> 11) * 0x1.0p-53; }
+constexpr auto word_to_float = &Generator::word_to_float;
+constexpr auto word_to_double = &Generator::word_to_double;
 
 // word_to_double(w) < p exactly when (w >> 11) < bernoulli_threshold(p), for
 // p in [0, 1]: both sides scaled by 2^53 (exact), and an integer is below x

@@ -26,9 +26,11 @@ class Generator {
   uint64_t current_seed() const { return seed_; }
   std::mutex& mutex() { return mu_; }
   MersenneTwister64& engine() { return engine_; }
-  // Uniform in [0, 1) with 24 (float) or 53 (double) random bits.
-  float next_float() { return static_cast<float>(engine_() >> 40) * 0x1.0p-24f; }
-  double next_double() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
+  // Uniform in [0, 1) with 24 (float) or 53 (double) random bits of a word.
+  static float word_to_float(uint64_t w) { return static_cast<float>(w >> 40) * 0x1.0p-24f; }
+  static double word_to_double(uint64_t w) { return static_cast<double>(w >> 11) * 0x1.0p-53; }
+  float next_float() { return word_to_float(engine_()); }
+  double next_double() { return word_to_double(engine_()); }
   // Devices draw from a counter-based generator keyed by the seed (CUDA's
   // Philox): this is the next unused counter, advanced by each draw.
   uint64_t& device_offset() { return device_offset_; }

@@ -81,14 +81,27 @@ struct BlasMatrix {
   int64_t ld = 1;
 };
 
+// Whether an r x c matrix with strides (s0, s1) is one BLAS reads in place:
+// rows contiguous (trans false) or columns contiguous (trans true), and its ld.
+bool blas_layout(int64_t r, int64_t c, int64_t s0, int64_t s1, bool& trans, int64_t& ld) {
+  if (s1 == 1 && (s0 >= std::max<int64_t>(1, c) || r == 1)) {
+    trans = false;
+    ld = std::max<int64_t>(s0, std::max<int64_t>(c, 1));
+    return true;
+  }
+  if (s0 == 1 && (s1 >= std::max<int64_t>(1, r) || c == 1)) {
+    trans = true;
+    ld = std::max<int64_t>(s1, std::max<int64_t>(r, 1));
+    return true;
+  }
+  return false;
+}
+
 BlasMatrix as_blas(const Tensor& m) {
-  int64_t r = m.size(0), c = m.size(1);
-  if (m.stride(1) == 1 && (m.stride(0) >= std::max<int64_t>(1, c) || r == 1))
-    return {m, false, std::max<int64_t>(m.stride(0), std::max<int64_t>(c, 1))};
-  if (m.stride(0) == 1 && (m.stride(1) >= std::max<int64_t>(1, r) || c == 1))
-    return {m, true, std::max<int64_t>(m.stride(1), std::max<int64_t>(r, 1))};
+  BlasMatrix b{m};
+  if (blas_layout(m.size(0), m.size(1), m.stride(0), m.stride(1), b.trans, b.ld)) return b;
   Tensor cm = contiguous(m);
-  return {cm, false, std::max<int64_t>(c, 1)};
+  return {cm, false, std::max<int64_t>(m.size(1), 1)};
 }
 
 template <class T>
@@ -247,12 +260,14 @@ void bmm_floating(const Tensor& a_in, const Tensor& b_in, const Tensor& c) {
   const int64_t B = a_in.size(0), M = a_in.size(1), K = a_in.size(2), N = b_in.size(2);
   const int64_t per = M * N * K;
   // Each matrix as BLAS reads it (rows or columns contiguous), else a copy.
-  auto blas_ready = [](const Tensor& t) {
-    return (t.stride(2) == 1 && t.stride(1) >= std::max<int64_t>(1, t.size(2))) ||
-           (t.stride(1) == 1 && t.stride(2) >= std::max<int64_t>(1, t.size(1)));
-  };
-  const Tensor a = blas_ready(a_in) ? a_in : contiguous(a_in);
-  const Tensor b = blas_ready(b_in) ? b_in : contiguous(b_in);
+  bool ta = false, tb = false;
+  int64_t lda = 1, ldb = 1;
+  const Tensor a =
+      blas_layout(M, K, a_in.stride(1), a_in.stride(2), ta, lda) ? a_in : contiguous(a_in);
+  const Tensor b =
+      blas_layout(K, N, b_in.stride(1), b_in.stride(2), tb, ldb) ? b_in : contiguous(b_in);
+  if (!a.is_same(a_in)) blas_layout(M, K, a.stride(1), a.stride(2), ta, lda);
+  if (!b.is_same(b_in)) blas_layout(K, N, b.stride(1), b.stride(2), tb, ldb);
   const T* ap = a.data_ptr<T>();
   const T* bp = b.data_ptr<T>();
   T* cp = c.data_ptr<T>();
@@ -266,8 +281,6 @@ void bmm_floating(const Tensor& a_in, const Tensor& b_in, const Tensor& c) {
     return;
   }
   detail::pin_blas_threads();
-  const bool ta = a.stride(2) != 1, tb = b.stride(2) != 1;
-  const int64_t lda = ta ? a.stride(2) : a.stride(1), ldb = tb ? b.stride(2) : b.stride(1);
   // Many products: one per thread; few large ones: each split inside gemm_cpu.
   if (per >= (int64_t(1) << 20)) {
     for (int64_t i = 0; i < B; ++i) gemm_cpu(a.select(0, i), b.select(0, i), c.select(0, i), 1, 0);
@@ -275,8 +288,8 @@ void bmm_floating(const Tensor& a_in, const Tensor& b_in, const Tensor& c) {
   }
   parallel_for(0, B, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t i = b0; i < b1; ++i)
-      blas_gemm<T>(ta, tb, M, N, K, T(1), ap + i * as[0], std::max<int64_t>(lda, 1), bp + i * bs[0],
-                   std::max<int64_t>(ldb, 1), T(0), cp + i * M * N, N);
+      blas_gemm<T>(ta, tb, M, N, K, T(1), ap + i * as[0], lda, bp + i * bs[0], ldb, T(0),
+                   cp + i * M * N, N);
   });
 }
 

@@ -595,7 +595,7 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
           return variable_list{packed.data(), padded,
                                rnn::pad_sequence({v[1], v[0].select(1, 0)}, false, -1)};
         });
-  entry("lstm / gru on packed sequences (lengths 3, 2, 2, 1)",
+  entry("lstm / gru / rnn_tanh on packed sequences (lengths 3, 2, 2, 1)",
         in2(
             [] {
               return R({8, 2});
@@ -612,7 +612,10 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
                                   {w8, w8 * 0.5}, false, 1, 0.0, false, false);
           auto [gout, gh] = gru(v[0], batch_sizes, h0.narrow(2, 0, 2).repeat({2, 1, 1}),
                                 {w6, w6 * 0.5, w6.flip({0}), w6 * 0.3}, false, 1, 0.0, false, true);
-          return variable_list{out, h, c, gout, gh};
+          auto [rout, rh] =
+              rnn_tanh(v[0], batch_sizes, h0.narrow(2, 0, 2),
+                       {v[1].narrow(0, 0, 2), v[1].narrow(0, 2, 2)}, false, 1, 0.0, false, false);
+          return variable_list{out, h, c, gout, gh, rout, rh};
         });
   entry("lstm with projections (proj_size 1, hidden 2, no biases)",
         in2(

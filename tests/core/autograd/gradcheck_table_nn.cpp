@@ -255,7 +255,8 @@ void add_nn_entries(std::vector<OpCase>& t) {
               F::binary_cross_entropy_with_logits(v[0], fixed, Tensor(), full({4}, 2.0, f64())),
               F::smooth_l1_loss(v[0], fixed * 0.2, kSum, 0.5),
               F::huber_loss(v[0], fixed, kMean, 0.3),
-              F::kl_div(v[0].log_softmax(1), p.softmax(1), kSum)};
+              F::kl_div(v[0].log_softmax(1), p.softmax(1), kSum),
+              F::kl_div(v[0].log_softmax(1), p.softmax(1), kBatchMean)};
         });
   entry("smooth_l1 / huber / bce_with_logits: the target's gradient too", in2(r34, r34),
         [](const variable_list& v) {

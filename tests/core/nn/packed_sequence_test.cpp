@@ -88,7 +88,27 @@ TEST(PackedSequence, BadInputIsAClearError) {
   EXPECT_ERROR("same trailing sizes", rnn::pad_sequence({randn({2, 3}), randn({2, 4})}));
   EXPECT_ERROR("batch_sizes should always be a 1-D int64 tensor on the CPU",
                rnn::PackedSequence(randn({3, 2}), tensor({2.0, 1.0})));
+  EXPECT_ERROR("the batch sizes add up to 3 steps but data has 4",
+               rnn::pad_packed_sequence(rnn::PackedSequence(randn({4, 2}), tensor({2, 1}))));
+  EXPECT_ERROR("expected a non-empty PackedSequence",
+               rnn::pad_packed_sequence(
+                   rnn::PackedSequence(randn({0, 2}), empty({0}, TensorOptions().dtype(kLong)))));
+  EXPECT_ERROR("expected a 1-D permutation", rnn::invert_permutation(zeros({2, 2}, kLong)));
+  // The packed torch::lstm / torch::gru check their batch sizes.
+  const Tensor w8 = randn({8, 2}), h = zeros({1, 2, 2});
+  EXPECT_ERROR("lstm: expected positive, non-increasing batch_sizes",
+               torch::lstm(randn({3, 2}), tensor({1, 2}, TensorOptions().dtype(kLong)), {h, h},
+                           {w8, w8}, false, 1, 0.0, false, false));
+  EXPECT_ERROR("gru: the batch sizes add up to 3 steps but the data has 4",
+               torch::gru(randn({4, 2}), tensor({2, 1}, TensorOptions().dtype(kLong)), h,
+                          {randn({6, 2}), randn({6, 2})}, false, 1, 0.0, false, false));
+  EXPECT_ERROR("rnn_tanh: expected packed data [sum of lengths, input_size]",
+               torch::rnn_tanh(randn({3}), tensor({2, 1}, TensorOptions().dtype(kLong)), h,
+                               {randn({2, 2}), randn({2, 2})}, false, 1, 0.0, false, false));
   torch::nn::LSTM lstm(2, 3);
+  EXPECT_ERROR("LSTM: expected packed data [sum of lengths, input_size]",
+               lstm->forward_with_packed_input(
+                   rnn::PackedSequence(randn({3}), tensor({2, 1}, TensorOptions().dtype(kLong)))));
   EXPECT_ERROR("input size 5 != input_size 2",
                lstm->forward_with_packed_input(rnn::pack_sequence({randn({2, 5})})));
   EXPECT_ERROR("expected hidden state of shape [1, 3, 3]",
