@@ -53,6 +53,7 @@
 #include <brasa/ops/from_file.h>
 #include <brasa/ops/indexing.h>
 #include <brasa/ops/linalg.h>
+#include <brasa/ops/linalg_functions.h>
 #include <brasa/ops/math_extra.h>
 #include <brasa/ops/random.h>
 #include <brasa/ops/reduction.h>

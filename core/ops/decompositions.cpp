@@ -6,6 +6,7 @@
 #include <brasa/ops/cpu/lapack.h>
 #include <brasa/ops/decompositions.h>
 #include <brasa/ops/factory.h>
+#include <brasa/ops/lapack_buffers.h>
 #include <brasa/ops/linalg.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
@@ -18,6 +19,8 @@
 
 namespace brasa {
 
+using namespace lapack_buffers;
+
 namespace {
 
 const autograd::BackwardName kInverseBackward("LinalgInvExBackward0");
@@ -28,63 +31,7 @@ const autograd::BackwardName kTriangularSolveBackward("TriangularSolveBackward0"
 const autograd::BackwardName kQrBackward("LinalgQrBackward0");
 const autograd::BackwardName kSvdBackward("LinalgSvdBackward0");
 const autograd::BackwardName kSymeigBackward("LinalgEighBackward0");
-
-Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
-
-void check_matrix(const char* op, const Tensor& t, bool square) {
-  BRASA_CHECK(t.defined(), op, ": expected a defined tensor");
-  BRASA_CHECK(t.dim() >= 2, op, ": The input tensor A must have at least 2 dimensions, got shape ",
-              t.sizes());
-  BRASA_CHECK(t.is_floating_point(), op, ": Expected a floating point tensor as input. Got ",
-              t.scalar_type());
-  if (square)
-    BRASA_CHECK(t.size(-1) == t.size(-2), op,
-                ": A must be batches of square matrices, but they are ", t.size(-2), " by ",
-                t.size(-1), " matrices");
-}
-int lapack_int(const char* op, int64_t v) {
-  BRASA_CHECK(v <= std::numeric_limits<int>::max(), op, ": a matrix dim of ", v,
-              " exceeds LAPACK's 32-bit sizes");
-  return static_cast<int>(v);
-}
-
-// The matrices of t as column-major float64 buffers on the CPU, one after
-// another: the returned tensor is [..., n, m] (row-major), each matrix's
-// buffer being the m x n matrix in LAPACK's layout.
-// Always a fresh buffer: LAPACK overwrites it, and the transpose of a
-// contiguous float64 CPU input is already contiguous (contiguous() would alias it).
-Tensor column_major(const Tensor& t) {
-  Tensor c = t.detach().to(kCPU).to(kDouble).transpose(-2, -1);
-  return c.is_contiguous() ? c.clone() : c.contiguous();
-}
-// Back from column_major's layout to a row-major tensor of like's dtype and device.
-Tensor from_column_major(const Tensor& cm, const Tensor& like) {
-  return cm.transpose(-2, -1).contiguous().to(like.scalar_type()).to(like.device());
-}
-int64_t batch_count(const Tensor& t) {
-  return t.dim() <= 2 ? 1 : t.numel() / (t.size(-1) * t.size(-2));
-}
-std::string batch_name(int64_t b, int64_t count) {
-  return count > 1 ? " (batch element " + std::to_string(b) + ")" : "";
-}
-
-// LU of each column-major n x n matrix in place; pivots [count, n]. Returns
-// per matrix LAPACK's info (> 0: U[info-1, info-1] is zero).
-std::vector<int> lu_in_place(const char* op, Tensor& cm, Tensor& pivots) {
-  const int64_t count = batch_count(cm);
-  const int m = lapack_int(op, cm.size(-1)), n = lapack_int(op, cm.size(-2));
-  const int k = std::min(m, n);
-  pivots = empty({count, k}, TensorOptions().dtype(kInt));
-  std::vector<int> infos(count);
-  double* a = cm.data_ptr<double>();
-  for (int64_t b = 0; b < count; ++b) {
-    int info = 0;
-    lapack::dgetrf_(&m, &n, a + b * m * n, &m, pivots.data_ptr<int32_t>() + b * k, &info);
-    BRASA_CHECK(info >= 0, op, ": LAPACK dgetrf rejected argument ", -info);
-    infos[b] = info;
-  }
-  return infos;
-}
+const autograd::BackwardName kPinvBackward("LinalgPinvBackward0");
 
 // (sign, log|det|) of each square matrix by LU, as float64 CPU tensors [count].
 std::pair<Tensor, Tensor> sign_logabsdet(const Tensor& A) {
@@ -107,10 +54,6 @@ std::pair<Tensor, Tensor> sign_logabsdet(const Tensor& A) {
     logabs.data_ptr<double>()[b] = l;
   }
   return {sign, logabs};
-}
-// The batch shape of a square matrix tensor.
-std::vector<int64_t> batch_shape(const Tensor& A) {
-  return std::vector<int64_t>(A.sizes().begin(), A.sizes().end() - 2);
 }
 Tensor unsqueeze2(const Tensor& t) { return t.unsqueeze(-1).unsqueeze(-1); }
 
@@ -587,7 +530,11 @@ std::tuple<Tensor, Tensor> symeig(const Tensor& self, bool eigenvectors, bool up
           Tensor e = node.saved(0), V = node.saved(1);
           const int64_t n = e.size(-1);
           Tensor inner = diag_embed(g[0]);
-          if (eigenvectors) {
+          // Without eigenvectors asked for, V still carries a gradient in a
+          // double backward (the first backward's result depends on it).
+          const bool vector_grad =
+              eigenvectors || (g[1].defined() && g[1].numel() > 0 && g[1].ne(0).any().item<bool>());
+          if (vector_grad) {
             // F_ij = 1 / (e_j - e_i) off the diagonal.
             Tensor off = 1 - eye(n, e.options());
             Tensor F = off / (e.unsqueeze(-2) - e.unsqueeze(-1) + (1 - off));
@@ -599,15 +546,53 @@ std::tuple<Tensor, Tensor> symeig(const Tensor& self, bool eigenvectors, bool up
   return {e, eigenvectors ? V : zeros({0}, self.options())};
 }
 
-Tensor pinverse(const Tensor& self, double rcond) {
-  check_matrix("pinverse", self, false);
-  auto [U, S, V] = svd(self);
-  if (S.numel() == 0)
-    return zeros(std::vector<int64_t>{self.size(-1), self.size(-2)}, self.options());
-  Tensor cutoff = std::get<0>(S.max(-1, true)) * rcond;
-  Tensor s_inv = where(S > cutoff, S.reciprocal(), zeros_like(S));
-  return matmul(V * s_inv.unsqueeze(-2), mT(U));
+namespace detail {
+Tensor pinv(const Tensor& self, double rcond, bool hermitian) {
+  check_matrix(hermitian ? "linalg.pinv" : "pinverse", self, hermitian);
+  autograd::Recorder r(kPinvBackward, self);
+  Tensor P;
+  {
+    NoGradGuard no_grad;
+    Tensor A = self.detach();
+    if (hermitian) {
+      // A = V diag(w) V^T: invert the eigenvalues that are not negligible.
+      auto [w, V] = symeig(A, true, false);
+      Tensor cutoff = std::get<0>(w.abs().max(-1, true)) * rcond;
+      Tensor w_inv = where(w.abs() > cutoff, w.reciprocal(), zeros_like(w));
+      P = matmul(V * w_inv.unsqueeze(-2), mT(V));
+    } else {
+      auto [U, S, V] = svd(A);
+      if (S.numel() == 0) {
+        auto shape = batch_shape(A);
+        shape.insert(shape.end(), {A.size(-1), A.size(-2)});
+        P = zeros(shape, A.options());
+      } else {
+        Tensor cutoff = std::get<0>(S.max(-1, true)) * rcond;
+        Tensor s_inv = where(S > cutoff, S.reciprocal(), zeros_like(S));
+        P = matmul(V * s_inv.unsqueeze(-2), mT(U));
+      }
+    }
+  }
+  if (r)
+    r.save(self, P).finish(P, [](autograd::FormulaNode& node, const autograd::variable_list& g) {
+      // The derivative of the pseudo-inverse where the rank stays put
+      // (Golub and Pereyra), with no division by the singular values, so
+      // rank-deficient inputs get finite gradients:
+      // gA = -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A).
+      Tensor A = node.saved(0), P = node.saved(1), G = g[0];
+      Tensor Pt = mT(P), Gt = mT(G);
+      Tensor left_residual = -matmul(A, P), right_residual = -matmul(P, A);
+      left_residual.diagonal(0, -2, -1).add_(1);
+      right_residual.diagonal(0, -2, -1).add_(1);
+      Tensor gA = -matmul(matmul(Pt, G), Pt) + matmul(matmul(left_residual, Gt), matmul(P, Pt)) +
+                  matmul(matmul(Pt, P), matmul(Gt, right_residual));
+      return autograd::variable_list{gA};
+    });
+  return P;
 }
+}  // namespace detail
+
+Tensor pinverse(const Tensor& self, double rcond) { return detail::pinv(self, rcond, false); }
 
 Tensor matrix_power(const Tensor& self, int64_t n) {
   check_matrix("linalg.matrix_power", self, true);

@@ -54,8 +54,14 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& self, bool some = true,
 // reading its upper (or lower) triangle.
 std::tuple<Tensor, Tensor> symeig(const Tensor& self, bool eigenvectors = false, bool upper = true);
 
-// The Moore-Penrose inverse: singular values below rcond times the largest count as zero.
+// The Moore-Penrose inverse: singular values below rcond times the largest
+// count as zero. Its derivative holds where the rank does not change, rank-
+// deficient inputs included.
 Tensor pinverse(const Tensor& self, double rcond = 1e-15);
+namespace detail {
+// pinverse, or for a symmetric input (hermitian) by its eigendecomposition.
+Tensor pinv(const Tensor& self, double rcond, bool hermitian);
+}  // namespace detail
 Tensor matrix_power(const Tensor& self, int64_t n);
 Tensor matrix_exp(const Tensor& self);
 // The sum of the singular values.

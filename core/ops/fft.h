@@ -10,6 +10,7 @@
 // large prime factors). All differentiable, gradients of complex tensors as
 // in PyTorch.
 #include <brasa/tensor/tensor.h>
+#include <brasa/util/optional_array_ref.h>
 
 #include <initializer_list>
 #include <optional>
@@ -17,28 +18,6 @@
 #include <vector>
 
 namespace brasa {
-
-// An optional list of sizes or dims (libtorch's at::OptionalIntArrayRef):
-// std::nullopt, or a list given as {8, 8}, a vector or an IntArrayRef. Like
-// IntArrayRef it does not own the values: a braced list lives until the end
-// of the call it is written in.
-class OptionalIntArrayRef {
- public:
-  OptionalIntArrayRef() = default;
-  OptionalIntArrayRef(std::nullopt_t) {}                 // NOLINT: implicit, as libtorch's
-  OptionalIntArrayRef(IntArrayRef v) : value_(v) {}      // NOLINT
-  OptionalIntArrayRef(std::initializer_list<int64_t> v)  // NOLINT
-      : value_(IntArrayRef(v.begin(), v.size())) {}
-  OptionalIntArrayRef(const std::vector<int64_t>& v) : value_(IntArrayRef(v)) {}  // NOLINT
-  bool has_value() const { return value_.has_value(); }
-  explicit operator bool() const { return has_value(); }
-  IntArrayRef operator*() const { return *value_; }
-  const IntArrayRef* operator->() const { return &*value_; }
-  IntArrayRef value() const { return value_.value(); }
-
- private:
-  std::optional<IntArrayRef> value_;
-};
 
 namespace fft {
 

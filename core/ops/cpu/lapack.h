@@ -30,6 +30,15 @@ void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int*
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
              double* work, const int* lwork, int* iwork, const int* liwork, int* info, size_t,
              size_t);
+void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda,
+             const int* ipiv, double* b, const int* ldb, int* info, size_t);
+void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda,
+            double* wr, double* wi, double* vl, const int* ldvl, double* vr, const int* ldvr,
+            double* work, const int* lwork, int* info, size_t, size_t);
+void dsytrf_(const char* uplo, const int* n, double* a, const int* lda, int* ipiv, double* work,
+             const int* lwork, int* info, size_t);
+void dsytrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda,
+             const int* ipiv, double* b, const int* ldb, int* info, size_t);
 }
 
 }  // namespace brasa::lapack

@@ -1,6 +1,8 @@
 // Gradcheck table entries of the ops and modules added for libtorch
 // programs (ops/arrange.h, ops/counting.h, nn/activations.h,
 // nn/loss_modules.h, nn/image_modules.h).
+#include <limits>
+
 #include "gradcheck_table.h"
 
 namespace brasa {
@@ -335,6 +337,54 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
   });
   entry("pinverse / nuclear_norm", in1(tall), [](const variable_list& v) {
     return variable_list{pinverse(v[0]), nuclear_norm(v[0])};
+  });
+  entry("linalg::solve / solve_triangular / lu / tensorsolve / tensorinv",
+        in2(sq,
+            [] {
+              return R({3, 2});
+            }),
+        [](const variable_list& v) {
+          Tensor a = v[0];
+          auto [P, L, U] = linalg::lu(a);
+          return variable_list{
+              linalg::solve(a, v[1]),
+              linalg::solve(a, v[1].t(), false),
+              linalg::solve(a.expand({2, 3, 3}), v[1].select(1, 0)),
+              linalg::solve_triangular(triu(a), v[1].t(), true, false),
+              L,
+              U,
+              linalg::tensorsolve(a.reshape({3, 1, 3}), v[1].select(1, 1).reshape({3, 1})),
+              linalg::tensorinv(a.reshape({3, 1, 3}), 2)};
+        });
+  entry("linalg::lstsq (QR and SVD paths) / svd / svdvals / eigh / pinv hermitian", in1(tall),
+        [](const variable_list& v) {
+          Tensor b = on_case_device(arange(8, f64()).reshape({4, 2}).sin());
+          // Rank 2 (deficient): the SVD path; its derivative holds away from the cut.
+          Tensor deficient = matmul(v[0].narrow(1, 0, 2), v[0].narrow(0, 0, 2));
+          auto [U, S, Vh] = linalg::svd(v[0]);
+          Tensor sym = matmul(v[0].t(), v[0]) + v[0].narrow(0, 0, 3);
+          sym = sym + sym.t();
+          return variable_list{std::get<0>(linalg::lstsq(v[0], b)),
+                               std::get<1>(linalg::lstsq(v[0], b, c10::nullopt, "gelsd")),
+                               std::get<0>(linalg::lstsq(v[0].t(), b.narrow(0, 0, 3))),
+                               std::get<0>(linalg::lstsq(deficient, b, 1e-8, "gelsd")),
+                               S,
+                               matmul(U.narrow(1, 0, 3) * S.unsqueeze(0), Vh),
+                               linalg::svdvals(v[0].t()),
+                               linalg::eigvalsh(sym, "U"),
+                               linalg::pinv(sym, 1e-15, true)};
+        });
+  entry("linalg norms / multi_dot", in1(tall), [](const variable_list& v) {
+    return variable_list{linalg::vector_norm(v[0], 2, {1}),
+                         linalg::vector_norm(v[0], -1.5),
+                         linalg::vector_norm(v[0], 3.5, {0}, true),
+                         linalg::matrix_norm(v[0]),
+                         linalg::matrix_norm(v[0], "nuc"),
+                         linalg::matrix_norm(v[0], 1),
+                         linalg::matrix_norm(v[0], -std::numeric_limits<double>::infinity()),
+                         linalg::matrix_norm(v[0], 2),
+                         linalg::norm(v[0], c10::nullopt, {0, 1}),
+                         linalg::multi_dot({v[0].select(1, 0), v[0], v[0].t(), v[0]})};
   });
   entry("cummax / cummin / nanmedian / aminmax / quantile / nanquantile", in1(r34),
         [](const variable_list& v) {

@@ -1,0 +1,275 @@
+// torch::linalg's LAPACK-backed additions: the general solver (getrf +
+// getrs), the general eigendecomposition (geev), the LDL factorization
+// (sytrf / sytrs) and the differentiable LU.
+#include <brasa/autograd/grad_mode.h>
+#include <brasa/autograd/record.h>
+#include <brasa/ops/complex.h>
+#include <brasa/ops/cpu/lapack.h>
+#include <brasa/ops/decompositions.h>
+#include <brasa/ops/elementwise.h>
+#include <brasa/ops/factory.h>
+#include <brasa/ops/lapack_buffers.h>
+#include <brasa/ops/linalg.h>
+#include <brasa/ops/linalg_functions.h>
+#include <brasa/ops/shape.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace brasa::linalg {
+
+using namespace lapack_buffers;
+
+namespace {
+
+const autograd::BackwardName kSolveBackward("LinalgSolveExBackward0");
+const autograd::BackwardName kLuBackward("LinalgLuBackward0");
+
+// A and B [..., n, k] with their batch dims broadcast to a common shape.
+std::pair<Tensor, Tensor> broadcast_batches(const char* op, const Tensor& A, const Tensor& B) {
+  auto common = detail::broadcast_shapes(op, batch_shape(A), batch_shape(B));
+  std::vector<int64_t> a_shape(common.begin(), common.end()), b_shape = a_shape;
+  a_shape.insert(a_shape.end(), {A.size(-2), A.size(-1)});
+  b_shape.insert(b_shape.end(), {B.size(-2), B.size(-1)});
+  return {A.expand(a_shape), B.expand(b_shape)};
+}
+
+// X with A X = B (batch dims already alike), and LAPACK's info per matrix;
+// recorded for autograd: gB = A^-T gX, gA = -gB X^T.
+std::pair<Tensor, std::vector<int>> solve_matrices(const Tensor& A, const Tensor& B) {
+  autograd::Recorder r(kSolveBackward, A, B);
+  Tensor acm = column_major(A), bcm = column_major(B), piv;
+  std::vector<int> infos = lu_in_place("linalg.solve", acm, piv);
+  const int64_t count = batch_count(acm);
+  const int n = lapack_int("linalg.solve", A.size(-1)), k = lapack_int("linalg.solve", B.size(-1));
+  const char trans = 'N';
+  for (int64_t b = 0; b < count && n > 0 && k > 0; ++b) {
+    int info = 0;
+    lapack::dgetrs_(&trans, &n, &k, acm.data_ptr<double>() + b * n * n, &n,
+                    piv.data_ptr<int32_t>() + b * n, bcm.data_ptr<double>() + b * n * k, &n, &info,
+                    lapack::kOne);
+  }
+  Tensor X = from_column_major(bcm, B);
+  if (r)
+    r.save(A, X).finish(X, [](autograd::FormulaNode& node, const autograd::variable_list& g) {
+      Tensor A = node.saved(0), X = node.saved(1);
+      Tensor gB = solve_matrices(mT(A), g[0]).first;
+      return autograd::variable_list{-matmul(gB, mT(X)), gB};
+    });
+  return {X, infos};
+}
+
+void check_same_dtype(const char* op, const Tensor& A, const Tensor& B) {
+  BRASA_CHECK(B.defined(), op, ": expected a defined B");
+  BRASA_CHECK(A.scalar_type() == B.scalar_type(), op,
+              ": Expected A and B to have the same dtype, but found A of type ", A.scalar_type(),
+              " and B of type ", B.scalar_type(), " instead");
+  BRASA_CHECK(A.device() == B.device(), op, ": Expected A and B on the same device, got ",
+              A.device(), " and ", B.device());
+}
+
+// PyTorch's rule: B is a (batch of) vector(s) when it is 1-D or has A's shape minus its last dim.
+bool is_vector_rhs(const Tensor& A, const Tensor& B) {
+  if (B.dim() == 1) return true;
+  return B.dim() == A.dim() - 1 && B.sizes().equals(A.sizes().slice(0, A.dim() - 1));
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> solve_ex(const Tensor& A, const Tensor& B, bool left,
+                                    bool check_errors) {
+  check_matrix("linalg.solve", A, true);
+  check_same_dtype("linalg.solve", A, B);
+  const bool vector = is_vector_rhs(A, B);
+  Tensor Bm = vector ? B.unsqueeze(left ? -1 : -2) : B;
+  BRASA_CHECK(Bm.dim() >= 2, "linalg.solve: B must have at least 1 dimension, got shape ",
+              B.sizes());
+  // X A = B is A^T X^T = B^T.
+  Tensor Al = left ? A : mT(A), Bl = left ? Bm : mT(Bm);
+  BRASA_CHECK(Bl.size(-2) == Al.size(-1), "linalg.solve: Incompatible shapes of A and B for the ",
+              "equation ", left ? "AX = B" : "XA = B", " (", A.size(-2), "x", A.size(-1), " and ",
+              Bm.size(-2), "x", Bm.size(-1), ")");
+  auto [Ae, Be] = broadcast_batches("linalg.solve", Al, Bl);
+  auto [X, infos] = solve_matrices(Ae, Be);
+  const int64_t count = static_cast<int64_t>(infos.size());
+  if (check_errors)
+    for (int64_t b = 0; b < count; ++b)
+      BRASA_CHECK(infos[b] == 0, "torch.linalg.solve: ",
+                  count > 1 ? "(Batch element " + std::to_string(b) + "): " : "",
+                  "The solver failed because the input matrix is singular.");
+  if (!left) X = mT(X);
+  if (vector) X = X.squeeze(left ? -1 : -2);
+  Tensor info =
+      tensor(std::vector<int32_t>(infos.begin(), infos.end()), TensorOptions().dtype(kInt))
+          .reshape(batch_shape(Ae))
+          .to(A.device());
+  return {X, info};
+}
+
+Tensor solve(const Tensor& A, const Tensor& B, bool left) {
+  return std::get<0>(solve_ex(A, B, left, true));
+}
+
+std::tuple<Tensor, Tensor> eig(const Tensor& A) {
+  check_matrix("linalg.eig", A, true);
+  BRASA_CHECK(!A.requires_grad() || !autograd::GradMode::is_enabled(),
+              "linalg.eig: the derivative is not implemented (its results are complex); for a ",
+              "symmetric matrix use linalg::eigh, which is differentiable");
+  Tensor cm = column_major(A);
+  const int64_t count = batch_count(cm);
+  const int n = lapack_int("linalg.eig", A.size(-1));
+  // Real and imaginary parts of the values [count, n] and vectors [count, n, n] (row-major).
+  Tensor wr = empty({count, n}, TensorOptions().dtype(kDouble)), wi = empty_like(wr);
+  Tensor vr = empty({count, n, n}, TensorOptions().dtype(kDouble));
+  Tensor vre = zeros({count, n, n}, TensorOptions().dtype(kDouble)), vim = zeros_like(vre);
+  if (n > 0) {
+    const char jobvl = 'N', jobvr = 'V';
+    const int one = 1;
+    double dummy = 0, query = 0;
+    int lwork = -1, info = 0;
+    lapack::dgeev_(&jobvl, &jobvr, &n, cm.data_ptr<double>(), &n, wr.data_ptr<double>(),
+                   wi.data_ptr<double>(), &dummy, &one, vr.data_ptr<double>(), &n, &query, &lwork,
+                   &info, lapack::kOne, lapack::kOne);
+    lwork = std::max(1, static_cast<int>(query));
+    std::vector<double> work(lwork);
+    for (int64_t b = 0; b < count; ++b) {
+      lapack::dgeev_(&jobvl, &jobvr, &n, cm.data_ptr<double>() + b * n * n, &n,
+                     wr.data_ptr<double>() + b * n, wi.data_ptr<double>() + b * n, &dummy, &one,
+                     vr.data_ptr<double>() + b * n * n, &n, work.data(), &lwork, &info,
+                     lapack::kOne, lapack::kOne);
+      BRASA_CHECK(info == 0, "linalg.eig", batch_name(b, count),
+                  ": The algorithm failed to converge because the input matrix is ill-conditioned ",
+                  "or has too many repeated eigenvalues (error code: ", info, ").");
+      // geev stores a complex pair's vectors as two real columns: re, im.
+      const double* v = vr.data_ptr<double>() + b * n * n;  // column-major
+      const double* im = wi.data_ptr<double>() + b * n;
+      double* re_out = vre.data_ptr<double>() + b * n * n;
+      double* im_out = vim.data_ptr<double>() + b * n * n;
+      for (int j = 0; j < n; ++j) {
+        const bool pair = im[j] != 0 && j + 1 < n;
+        for (int i = 0; i < n; ++i) {
+          re_out[i * n + j] = v[j * n + i];
+          if (pair) {
+            re_out[i * n + j + 1] = v[j * n + i];
+            im_out[i * n + j] = v[(j + 1) * n + i];
+            im_out[i * n + j + 1] = -v[(j + 1) * n + i];
+          }
+        }
+        if (pair) ++j;
+      }
+    }
+  }
+  const ScalarType complex_type = A.scalar_type() == kDouble ? kComplexDouble : kComplexFloat;
+  std::vector<int64_t> wshape = batch_shape(A), vshape = wshape;
+  wshape.push_back(n);
+  vshape.insert(vshape.end(), {n, n});
+  Tensor values = view_as_complex(stack({wr, wi}, -1)).reshape(wshape);
+  Tensor vectors = view_as_complex(stack({vre, vim}, -1)).reshape(vshape);
+  return {values.to(complex_type).to(A.device()), vectors.to(complex_type).to(A.device())};
+}
+
+Tensor eigvals(const Tensor& A) { return std::get<0>(eig(A)); }
+
+std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A, bool hermitian,
+                                                 bool check_errors) {
+  (void)hermitian;  // real matrices: symmetric and Hermitian are one
+  check_matrix("torch.linalg.ldl_factor_ex", A, true);
+  BRASA_CHECK(!A.requires_grad() || !autograd::GradMode::is_enabled(),
+              "torch.linalg.ldl_factor_ex: the derivative is not implemented");
+  Tensor cm = column_major(A);
+  const int64_t count = batch_count(cm);
+  const int n = lapack_int("torch.linalg.ldl_factor_ex", A.size(-1));
+  Tensor piv = zeros({count, n}, TensorOptions().dtype(kInt));
+  std::vector<int32_t> infos(count, 0);
+  const char uplo = 'L';
+  if (n > 0) {
+    int lwork = -1, info = 0;
+    double query = 0;
+    lapack::dsytrf_(&uplo, &n, cm.data_ptr<double>(), &n, piv.data_ptr<int32_t>(), &query, &lwork,
+                    &info, lapack::kOne);
+    lwork = std::max(1, static_cast<int>(query));
+    std::vector<double> work(lwork);
+    for (int64_t b = 0; b < count; ++b) {
+      lapack::dsytrf_(&uplo, &n, cm.data_ptr<double>() + b * n * n, &n,
+                      piv.data_ptr<int32_t>() + b * n, work.data(), &lwork, &info, lapack::kOne);
+      infos[b] = info;
+      BRASA_CHECK(!check_errors || info == 0, "torch.linalg.ldl_factor_ex", batch_name(b, count),
+                  ": The factorization could not be completed because ",
+                  "the input is singular (D[", info, ", ", info, "] is zero).");
+    }
+  }
+  std::vector<int64_t> bshape = batch_shape(A), pshape = bshape;
+  pshape.push_back(n);
+  // sytrf leaves the upper triangle untouched: PyTorch returns it zeroed.
+  Tensor LD = tril(from_column_major(cm, A));
+  return {LD, piv.reshape(pshape).to(A.device()),
+          tensor(infos, TensorOptions().dtype(kInt)).reshape(bshape).to(A.device())};
+}
+
+std::tuple<Tensor, Tensor> ldl_factor(const Tensor& A, bool hermitian) {
+  auto [LD, pivots, info] = ldl_factor_ex(A, hermitian, true);
+  return {LD, pivots};
+}
+
+Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian) {
+  (void)hermitian;
+  check_matrix("torch.linalg.ldl_solve", LD, true);
+  check_same_dtype("torch.linalg.ldl_solve", LD, B);
+  BRASA_CHECK(B.dim() >= 2 && B.size(-2) == LD.size(-1), "torch.linalg.ldl_solve: Incompatible ",
+              "shapes of LD and B (", LD.sizes(), " and ", B.sizes(), ")");
+  BRASA_CHECK(pivots.defined() && pivots.scalar_type() == kInt &&
+                  pivots.sizes().equals(LD.sizes().slice(0, LD.dim() - 1)),
+              "torch.linalg.ldl_solve: expected int32 pivots of shape ",
+              LD.sizes().slice(0, LD.dim() - 1), ", got ",
+              pivots.defined() ? pivots.sizes() : IntArrayRef{});
+  BRASA_CHECK(!B.requires_grad() || !autograd::GradMode::is_enabled(),
+              "torch.linalg.ldl_solve: the derivative is not implemented");
+  auto [LDe, Be] = broadcast_batches("torch.linalg.ldl_solve", LD, B);
+  auto pshape = batch_shape(LDe);
+  pshape.push_back(LD.size(-1));
+  Tensor piv = pivots.expand(pshape).to(kCPU).contiguous();
+  Tensor acm = column_major(LDe), bcm = column_major(Be);
+  const int64_t count = batch_count(acm);
+  const int n = lapack_int("torch.linalg.ldl_solve", LD.size(-1)),
+            k = lapack_int("torch.linalg.ldl_solve", B.size(-1));
+  const char uplo = 'L';
+  for (int64_t b = 0; b < count && n > 0 && k > 0; ++b) {
+    int info = 0;
+    lapack::dsytrs_(&uplo, &n, &k, acm.data_ptr<double>() + b * n * n, &n,
+                    piv.data_ptr<int32_t>() + b * n, bcm.data_ptr<double>() + b * n * k, &n, &info,
+                    lapack::kOne);
+    BRASA_CHECK(info == 0, "torch.linalg.ldl_solve: LAPACK dsytrs rejected argument ", -info);
+  }
+  return from_column_major(bcm, B);
+}
+
+std::tuple<Tensor, Tensor> lu_factor(const Tensor& A, bool pivot) {
+  return linalg_lu_factor(A, pivot);
+}
+
+std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A, bool pivot) {
+  check_matrix("linalg.lu", A, false);
+  autograd::Recorder r(kLuBackward, A);
+  Tensor P, L, U;
+  {
+    NoGradGuard no_grad;
+    auto [LU, piv] = linalg_lu_factor(A.detach(), pivot);
+    std::tie(P, L, U) = lu_unpack(LU, piv);
+  }
+  const bool square = A.size(-1) == A.size(-2);
+  if (r)
+    r.save(P, L, U).finish(
+        {P, L, U}, [square](autograd::FormulaNode& node, const autograd::variable_list& g) {
+          BRASA_CHECK(square, "linalg.lu: the derivative is implemented for square matrices only");
+          // A = P L U: dA = P (dL U + L dU), so with M = tril(L^T gL, -1) + triu(gU U^T),
+          // gA = P L^-T M U^-T.
+          Tensor P = node.saved(0), L = node.saved(1), U = node.saved(2);
+          Tensor M = tril(matmul(mT(L), g[1]), -1) + triu(matmul(g[2], mT(U)));
+          Tensor left = solve_triangular(mT(L), M, /*upper=*/true, /*left=*/true, true);
+          Tensor gA = solve_triangular(mT(U), left, /*upper=*/false, /*left=*/false);
+          return autograd::variable_list{matmul(P, gA)};
+        });
+  return {P, L, U};
+}
+
+}  // namespace brasa::linalg
