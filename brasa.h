@@ -61,6 +61,7 @@
 #include <brasa/ops/shape.h>
 #include <brasa/ops/sort.h>
 #include <brasa/ops/special.h>
+#include <brasa/ops/special_functions.h>
 #include <brasa/ops/fft.h>
 #include <brasa/ops/spectral.h>
 #include <brasa/ops/split_combine.h>

@@ -4,6 +4,8 @@
 #include <brasa/ops/factory.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/special.h>
+#include <brasa/ops/special_map.h>
+#include <brasa/ops/special_scalars.h>
 #include <brasa/ops/unary.h>
 
 #include <cmath>
@@ -32,34 +34,11 @@ double digamma_scalar(double x) {
   return shift + std::log(x) - 0.5 / x - series;
 }
 
-// Hurwitz zeta(s, x) for integer s >= 2: a direct sum up to x + N, then the
-// Euler-Maclaurin tail.
-static double hurwitz_zeta(int64_t s, double x) {
-  if (x <= 0 && x == std::floor(x)) return std::numeric_limits<double>::infinity();
-  const int64_t N = 12 + (x < 0 ? static_cast<int64_t>(std::ceil(-x)) : 0);
-  double sum = 0;
-  for (int64_t k = 0; k < N; ++k) sum += std::pow(x + k, static_cast<double>(-s));
-  const double a = x + N, sd = static_cast<double>(s);
-  sum += std::pow(a, 1 - sd) / (sd - 1) + 0.5 * std::pow(a, -sd);
-  // B_2j / (2j)! for j = 1..7.
-  static const double kB[] = {1.0 / 12,         -1.0 / 720,     1.0 / 30240,
-                              -1.0 / 1209600,   1.0 / 47900160, -691.0 / 1307674368000,
-                              1.0 / 74724249600};
-  double rising = sd;                   // s (s + 1) ... (s + 2j - 2)
-  double power = std::pow(a, -sd - 1);  // a^(-s - 2j + 1)
-  for (int j = 0; j < 7; ++j) {
-    sum += kB[j] * rising * power;
-    rising *= (sd + 2 * j + 1) * (sd + 2 * j + 2);
-    power /= a * a;
-  }
-  return sum;
-}
-
 double polygamma_scalar(int64_t n, double x) {
   if (n == 0) return digamma_scalar(x);
   // psi^(n)(x) = (-1)^(n + 1) n! zeta(n + 1, x)
   const double factorial = std::tgamma(static_cast<double>(n) + 1);
-  return (n % 2 ? 1.0 : -1.0) * factorial * hurwitz_zeta(n + 1, x);
+  return (n % 2 ? 1.0 : -1.0) * factorial * hurwitz_zeta_scalar(static_cast<double>(n + 1), x);
 }
 
 // Power series sum_k (x/2)^(2k + nu) / (k! (k + nu)!): every term has one
@@ -70,7 +49,7 @@ static double bessel_i_series(double x, int nu) {
   for (int k = 1; k < 1000; ++k) {
     term *= q / (static_cast<double>(k) * (k + nu));
     sum += term;
-    if (term < sum * 1e-17) break;
+    if (std::abs(term) < std::abs(sum) * 1e-17) break;
   }
   return sum;
 }
@@ -126,6 +105,8 @@ double igamma_scalar(double a, double x, bool upper) {
 
 }  // namespace detail
 
+using detail::special_op;
+
 namespace {
 
 const autograd::BackwardName kErfcBackward("ErfcBackward0");
@@ -135,40 +116,11 @@ const autograd::BackwardName kPolygammaBackward("PolygammaBackward0");
 const autograd::BackwardName kI0Backward("I0Backward0");
 const autograd::BackwardName kI1Backward("SpecialI1Backward0");
 
-// f applied to every element in double on the CPU; the result has self's
-// floating dtype (float for integer input) and device.
-template <class F>
-Tensor map_values(const char* op, const Tensor& self, F f) {
-  BRASA_CHECK(self.defined(), op, ": expected a defined tensor");
-  BRASA_CHECK(self.scalar_type() != kBool, op, ": not implemented for dtype Bool");
-  const ScalarType out_type = self.is_floating_point() ? self.scalar_type() : kFloat;
-  Tensor x = self.detach().to(kCPU).to(kDouble).contiguous();
-  Tensor y = empty_like(x);
-  const double* in = x.data_ptr<double>();
-  double* out = y.data_ptr<double>();
-  for (int64_t i = 0; i < x.numel(); ++i) out[i] = f(in[i]);
-  return y.to(out_type).to(self.device());
-}
-
-// map_values with a recorded backward: grad * derivative(self).
-template <class F, class D>
-Tensor special_op(const autograd::BackwardName& name, const char* op, const Tensor& self, F f,
-                  D derivative) {
-  autograd::Recorder r(name, self);
-  Tensor y = map_values(op, self, f);
-  if (r)
-    r.save(self).finish(y,
-                        [derivative](autograd::FormulaNode& n, const autograd::variable_list& g) {
-                          return autograd::variable_list{g[0] * derivative(n.saved(0))};
-                        });
-  return y;
-}
-
-Tensor i1(const Tensor& self) {
+Tensor bessel_i1(const Tensor& self) {
   return special_op(kI1Backward, "i1", self, detail::i1_scalar, [](const Tensor& x) {
     // i1'(x) = i0(x) - i1(x) / x, and 1/2 at 0.
     Tensor safe = where(x == 0, ones_like(x), x);
-    return where(x == 0, full_like(x, 0.5), i0(x) - i1(x) / safe);
+    return where(x == 0, full_like(x, 0.5), i0(x) - bessel_i1(x) / safe);
   });
 }
 
@@ -253,7 +205,11 @@ Tensor igammac(const Tensor& self, const Tensor& other) {
 
 Tensor i0(const Tensor& self) {
   return special_op(kI0Backward, "i0", self, detail::i0_scalar,
-                    [](const Tensor& x) { return i1(x); });
+                    [](const Tensor& x) { return bessel_i1(x); });
 }
+
+namespace special {
+Tensor i1(const Tensor& self) { return bessel_i1(self); }
+}  // namespace special
 
 }  // namespace brasa

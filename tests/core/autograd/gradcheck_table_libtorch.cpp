@@ -386,6 +386,15 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
                          linalg::norm(v[0], c10::nullopt, {0, 1}),
                          linalg::multi_dot({v[0].select(1, 0), v[0], v[0].t(), v[0]})};
   });
+  entry("special:: i0e / i1e / erfcx / ndtr / log_ndtr / entr / ndtri / xlog1py / zeta", in1(r4),
+        [](const variable_list& v) {
+          Tensor x = v[0] * 3, unit = v[0].sigmoid();
+          Tensor s = on_case_device(tensor(std::vector<double>{2.0, 3.5, 4.0, 2.5}, f64()));
+          return variable_list{
+              special::i0e(x),      special::i1e(x),           special::erfcx(x),
+              special::ndtr(x),     special::log_ndtr(x),      special::entr(unit),
+              special::ndtri(unit), special::xlog1py(x, unit), special::zeta(s, unit + 0.5)};
+        });
   entry("cummax / cummin / nanmedian / aminmax / quantile / nanquantile", in1(r34),
         [](const variable_list& v) {
           Tensor q = on_case_device(tensor(std::vector<double>{0.2, 0.75}, f64()));

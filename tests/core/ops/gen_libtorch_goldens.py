@@ -143,6 +143,58 @@ def spd(n):
     return x @ x.T + torch.eye(n)
 
 
+SPECIAL_X = torch.tensor([-30.0, -8.5, -3.0, -1.2, -0.5, -1e-3, 0.0, 1e-9, 0.3, 1.0, 2.5, 7.0, 24.9, 25.1, 40.0, 120.0])
+SPECIAL_POLY_X = torch.tensor([-1.0, -0.7, -0.2, 0.0, 0.3, 0.5, 1.0, 1.7, -2.5, 0.9, 0.4, 3.0])
+SPECIAL_POLY_N = torch.tensor([3.0, 0.0, 5.0, 2.0, 7.0, 12.0, 4.0, 6.0, 3.0, -1.0, 1.0, 9.0])
+
+
+def special_grads():
+    """Gradients of the differentiable special functions at a few points."""
+    out = []
+    for f, x in [(torch.special.i0e, [-2.0, 0.0, 0.5, 35.0]), (torch.special.i1e, [-2.0, 0.0, 0.5, 35.0]),
+                 (torch.special.entr, [0.5, 2.0]), (torch.special.erfcx, [-1.0, 0.5, 30.0]),
+                 (torch.special.ndtr, [-2.0, 0.3]), (torch.special.log_ndtr, [-40.0, -2.0, 3.0]),
+                 (torch.special.ndtri, [1e-10, 0.3, 0.8])]:
+        t = torch.tensor(x, requires_grad=True)
+        f(t).sum().backward()
+        out.append(t.grad)
+    q = torch.tensor([0.7, 2.0], requires_grad=True)
+    torch.special.zeta(torch.tensor([3.5, 2.0]), q).sum().backward()
+    out.append(q.grad)
+    return torch.cat(out)
+
+
+def special_exact():
+    """The special functions at SPECIAL_X (and Airy's points) by mpmath at 30
+    digits: PyTorch 1.13's Bessel functions are off by up to 3e-8 for
+    5 < |x| < 25, so Brasa's are checked against these too."""
+    import mpmath as mp
+    mp.mp.dps = 30
+    nan, inf = float("nan"), float("inf")
+
+    def positive(f, at_zero):
+        return lambda x: nan if x < 0 else (at_zero if x == 0 else float(f(x)))
+
+    rows = [
+        lambda x: float(mp.besselj(0, x)),
+        lambda x: float(mp.besselj(1, x)),
+        positive(lambda x: mp.bessely(0, x), -inf),
+        positive(lambda x: mp.bessely(1, x), -inf),
+        positive(lambda x: mp.besselk(0, x), inf),
+        positive(lambda x: mp.besselk(1, x), inf),
+        positive(lambda x: mp.besselk(0, x) * mp.exp(x), inf),
+        positive(lambda x: mp.besselk(1, x) * mp.exp(x), inf),
+        lambda x: float(mp.besseli(0, x) * mp.exp(-abs(x))),
+        lambda x: float(mp.besseli(1, x) * mp.exp(-abs(x))),
+        lambda x: float(mp.exp(mp.mpf(x) ** 2) * mp.erfc(x)),
+        lambda x: float(mp.log(mp.ncdf(x))),
+    ]
+    values = [[f(x) for x in SPECIAL_X.tolist()] for f in rows]
+    airy = [float(mp.airyai(x)) for x in [-30.0, -12.0, -10.9, -10.7, -8.0, -5.0, -2.0, -0.5, 0.0, 1e-9, 0.5, 2.0, 5.0, 10.0, 30.0, 110.0]]
+    ndtri = [float(mp.sqrt(2) * mp.erfinv(2 * mp.mpf(p) - 1)) for p in [1e-20, 1e-5, 0.02, 0.3, 0.51, 0.9, 0.999999]]
+    return torch.cat([torch.tensor(values).flatten(), torch.tensor(airy), torch.tensor(ndtri)])
+
+
 def lbfgs_rosenbrock(steps, **options):
     x = torch.tensor([-1.5, 2.0], requires_grad=True)
     opt = torch.optim.LBFGS([x], **options)
@@ -694,6 +746,22 @@ CASES = {
     "linalg_tensorsolve": lambda: torch.linalg.tensorsolve((W([6, 6]) + 2 * torch.eye(6)).reshape(2, 3, 6), S([2, 3], 0.5, 0.3)),
     "linalg_tensorsolve_dims": lambda: torch.linalg.tensorsolve((W([6, 6]) + 2 * torch.eye(6)).reshape(6, 2, 3), S([2, 3], 0.5, 0.3), dims=(0,)),
     "linalg_svd_full_S": lambda: torch.linalg.svd(W([2, 5, 3]))[1],
+
+    # torch::special (ops/special_functions.h), over each function's ranges.
+    "special_i0e_i1e": lambda: torch.stack([torch.special.i0e(SPECIAL_X), torch.special.i1e(SPECIAL_X)]),
+    "special_k": lambda: torch.stack([f(SPECIAL_X) for f in [torch.special.modified_bessel_k0, torch.special.modified_bessel_k1, torch.special.scaled_modified_bessel_k0, torch.special.scaled_modified_bessel_k1]]),
+    "special_j_y": lambda: torch.stack([f(SPECIAL_X) for f in [torch.special.bessel_j0, torch.special.bessel_j1, torch.special.bessel_y0, torch.special.bessel_y1, torch.special.spherical_bessel_j0]]),
+    "special_modified_i": lambda: torch.stack([torch.special.modified_bessel_i0(SPECIAL_X), torch.special.modified_bessel_i1(SPECIAL_X)]),
+    "special_airy_ai": lambda: torch.special.airy_ai(torch.tensor([-30.0, -12.0, -10.9, -10.7, -8.0, -5.0, -2.0, -0.5, 0.0, 1e-9, 0.5, 2.0, 5.0, 10.0, 30.0, 110.0])),
+    "special_normal": lambda: torch.stack([f(SPECIAL_X) for f in [torch.special.erfcx, torch.special.ndtr, torch.special.log_ndtr]]),
+    "special_ndtri": lambda: torch.special.ndtri(torch.tensor([0.0, 1e-300, 1e-20, 1e-5, 0.02, 0.3, 0.5, 0.51, 0.9, 0.999999, 1.0, 1.5, -0.1])),
+    "special_entr_expit": lambda: torch.stack([torch.special.entr(SPECIAL_X), torch.special.expit(SPECIAL_X)]),
+    "special_xlog1py": lambda: torch.special.xlog1py(torch.tensor([0.0, 0.0, 2.0, -1.5, 3.0]), torch.tensor([float("nan"), 0.5, 0.5, 3.0, -1.0])),
+    "special_zeta": lambda: torch.special.zeta(torch.tensor([2.0, 3.5, 1.0, 0.5, 2.0, 4.0, 30.0, 2.0]), torch.tensor([1.0, 0.7, 2.0, 1.0, -1.0, -1.5, 1.3, 50.0])),
+    "special_polynomials": lambda: torch.stack([f(SPECIAL_POLY_X, SPECIAL_POLY_N) for f in [torch.special.chebyshev_polynomial_t, torch.special.chebyshev_polynomial_u, torch.special.chebyshev_polynomial_v, torch.special.chebyshev_polynomial_w, torch.special.shifted_chebyshev_polynomial_t, torch.special.shifted_chebyshev_polynomial_u, torch.special.shifted_chebyshev_polynomial_v, torch.special.shifted_chebyshev_polynomial_w, torch.special.hermite_polynomial_h, torch.special.hermite_polynomial_he, torch.special.laguerre_polynomial_l, torch.special.legendre_polynomial_p]]),
+    "special_polynomial_scalar_n": lambda: torch.special.legendre_polynomial_p(S([5]), 3),
+    "special_grads": lambda: special_grads(),
+    "special_exact": lambda: special_exact(),
 
     "lbfgs_strong_wolfe": lambda: lbfgs_rosenbrock(steps=2, lr=1.0, line_search_fn="strong_wolfe"),
     "lbfgs_fixed_step": lambda: lbfgs_rosenbrock(steps=3, lr=0.05, max_iter=6),
