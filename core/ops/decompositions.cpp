@@ -35,7 +35,7 @@ const autograd::BackwardName kPinvBackward("LinalgPinvBackward0");
 
 // (sign, log|det|) of each square matrix by LU, as float64 CPU tensors [count].
 std::pair<Tensor, Tensor> sign_logabsdet(const Tensor& A) {
-  Tensor cm = column_major(A), piv;
+  Tensor cm = column_major(A, kDouble), piv;  // in double: a product of n pivots
   lu_in_place("slogdet", cm, piv);
   const int64_t count = batch_count(cm), n = cm.size(-1);
   Tensor sign = empty({count}, TensorOptions().dtype(kDouble)),
@@ -70,18 +70,20 @@ Tensor inverse(const Tensor& self) {
     BRASA_CHECK(infos[b] == 0, "linalg.inv", batch_name(b, count), ": The diagonal element ",
                 infos[b], " is zero, the inversion could not be completed because the input ",
                 "matrix is singular.");
-  if (n > 0) {
-    int lwork = -1, info = 0;
-    double query = 0;
-    lapack::dgetri_(&n, cm.data_ptr<double>(), &n, piv.data_ptr<int32_t>(), &query, &lwork, &info);
-    lwork = std::max(1, static_cast<int>(query));
-    std::vector<double> work(lwork);
-    for (int64_t b = 0; b < count; ++b) {
-      lapack::dgetri_(&n, cm.data_ptr<double>() + b * n * n, &n, piv.data_ptr<int32_t>() + b * n,
+  if (n > 0)
+    dispatch_real(cm.scalar_type(), [&](auto zero) {
+      using T = decltype(zero);
+      int lwork = -1, info = 0;
+      T query = 0;
+      lapack::getri(&n, cm.data_ptr<T>(), &n, piv.data_ptr<int32_t>(), &query, &lwork, &info);
+      lwork = std::max(1, static_cast<int>(query));
+      std::vector<T> work(lwork);
+      for (int64_t b = 0; b < count; ++b) {
+        lapack::getri(&n, cm.data_ptr<T>() + b * n * n, &n, piv.data_ptr<int32_t>() + b * n,
                       work.data(), &lwork, &info);
-      BRASA_CHECK(info == 0, "linalg.inv: LAPACK dgetri failed with info ", info);
-    }
-  }
+        BRASA_CHECK(info == 0, "linalg.inv: LAPACK getri failed with info ", info);
+      }
+    });
   Tensor y = from_column_major(cm, self);
   if (r)
     r.save(y).finish(y, [](autograd::FormulaNode& node, const autograd::variable_list& g) {
@@ -147,14 +149,17 @@ Tensor cholesky(const Tensor& self, bool upper) {
   const int64_t count = batch_count(cm);
   const int n = lapack_int("linalg.cholesky", self.size(-1));
   const char lower = 'L';
-  for (int64_t b = 0; b < count && n > 0; ++b) {
-    int info = 0;
-    lapack::dpotrf_(&lower, &n, cm.data_ptr<double>() + b * n * n, &n, &info, lapack::kOne);
-    BRASA_CHECK(info == 0, "linalg.cholesky", batch_name(b, count),
-                ": The factorization could not be completed because the input is not ",
-                "positive-definite (the leading minor of order ", info,
-                " is not positive-definite).");
-  }
+  dispatch_real(cm.scalar_type(), [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t b = 0; b < count && n > 0; ++b) {
+      int info = 0;
+      lapack::potrf(&lower, &n, cm.data_ptr<T>() + b * n * n, &n, &info, lapack::kOne);
+      BRASA_CHECK(info == 0, "linalg.cholesky", batch_name(b, count),
+                  ": The factorization could not be completed because the input is not ",
+                  "positive-definite (the leading minor of order ", info,
+                  " is not positive-definite).");
+    }
+  });
   Tensor L = tril(from_column_major(cm, self));
   if (r)
     r.save(L).finish(L, [](autograd::FormulaNode& node, const autograd::variable_list& g) {
@@ -185,21 +190,25 @@ std::tuple<Tensor, Tensor> triangular_solve(const Tensor& self, const Tensor& A,
   b_shape.insert(b_shape.end(), {self.size(-2), self.size(-1)});
   Tensor Ae = A.expand(a_shape), Be = self.expand(b_shape);
   autograd::Recorder r(kTriangularSolveBackward, Be, Ae);
-  Tensor acm = column_major(Ae), bcm = column_major(Be);
+  const ScalarType type = working_type(Ae, Be);
+  Tensor acm = column_major(Ae, type), bcm = column_major(Be, type);
   const int64_t count = batch_count(acm);
   const int n = lapack_int("triangular_solve", A.size(-1)),
             k = lapack_int("triangular_solve", self.size(-1));
   const char uplo = upper ? 'U' : 'L', trans = transpose ? 'T' : 'N',
              diag = unitriangular ? 'U' : 'N';
-  for (int64_t b = 0; b < count && n > 0 && k > 0; ++b) {
-    int info = 0;
-    lapack::dtrtrs_(&uplo, &trans, &diag, &n, &k, acm.data_ptr<double>() + b * n * n, &n,
-                    bcm.data_ptr<double>() + b * n * k, &n, &info, lapack::kOne, lapack::kOne,
+  dispatch_real(type, [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t b = 0; b < count && n > 0 && k > 0; ++b) {
+      int info = 0;
+      lapack::trtrs(&uplo, &trans, &diag, &n, &k, acm.data_ptr<T>() + b * n * n, &n,
+                    bcm.data_ptr<T>() + b * n * k, &n, &info, lapack::kOne, lapack::kOne,
                     lapack::kOne);
-    BRASA_CHECK(info == 0, "triangular_solve", batch_name(b, count), ": The diagonal element ",
-                info, " is zero, the solve could not be completed because the input matrix is ",
-                "singular.");
-  }
+      BRASA_CHECK(info == 0, "triangular_solve", batch_name(b, count), ": The diagonal element ",
+                  info, " is zero, the solve could not be completed because the input matrix is ",
+                  "singular.");
+    }
+  });
   Tensor X = from_column_major(bcm, self);
   if (r)
     r.save(Ae, X).finish(X, [upper, transpose, unitriangular](autograd::FormulaNode& node,
@@ -288,18 +297,21 @@ namespace {
 Tensor householder_in_place(const char* op, Tensor& cm) {
   const int64_t count = batch_count(cm);
   const int m = lapack_int(op, cm.size(-1)), n = lapack_int(op, cm.size(-2)), k = std::min(m, n);
-  Tensor tau = zeros({count, k}, TensorOptions().dtype(kDouble));
+  Tensor tau = zeros({count, k}, TensorOptions().dtype(cm.scalar_type()));
   if (m == 0 || n == 0) return tau;
-  int lwork = -1, info = 0;
-  double query = 0;
-  lapack::dgeqrf_(&m, &n, cm.data_ptr<double>(), &m, tau.data_ptr<double>(), &query, &lwork, &info);
-  lwork = std::max(1, static_cast<int>(query));
-  std::vector<double> work(lwork);
-  for (int64_t b = 0; b < count; ++b) {
-    lapack::dgeqrf_(&m, &n, cm.data_ptr<double>() + b * m * n, &m, tau.data_ptr<double>() + b * k,
+  dispatch_real(cm.scalar_type(), [&](auto zero) {
+    using T = decltype(zero);
+    int lwork = -1, info = 0;
+    T query = 0;
+    lapack::geqrf(&m, &n, cm.data_ptr<T>(), &m, tau.data_ptr<T>(), &query, &lwork, &info);
+    lwork = std::max(1, static_cast<int>(query));
+    std::vector<T> work(lwork);
+    for (int64_t b = 0; b < count; ++b) {
+      lapack::geqrf(&m, &n, cm.data_ptr<T>() + b * m * n, &m, tau.data_ptr<T>() + b * k,
                     work.data(), &lwork, &info);
-    BRASA_CHECK(info == 0, op, ": LAPACK dgeqrf failed with info ", info);
-  }
+      BRASA_CHECK(info == 0, op, ": LAPACK geqrf failed with info ", info);
+    }
+  });
   return tau;
 }
 // Q's first `cols` columns from the reflectors in the first k columns of
@@ -309,17 +321,19 @@ void form_q_in_place(const char* op, Tensor& cm, const Tensor& tau, int cols) {
   const int m = lapack_int(op, cm.size(-1)), stride = lapack_int(op, cm.size(-2)),
             k = lapack_int(op, tau.size(-1));
   if (m == 0 || cols == 0) return;
-  int lwork = -1, info = 0;
-  double query = 0;
-  lapack::dorgqr_(&m, &cols, &k, cm.data_ptr<double>(), &m, tau.data_ptr<double>(), &query, &lwork,
-                  &info);
-  lwork = std::max(1, static_cast<int>(query));
-  std::vector<double> work(lwork);
-  for (int64_t b = 0; b < count; ++b) {
-    lapack::dorgqr_(&m, &cols, &k, cm.data_ptr<double>() + b * m * stride, &m,
-                    tau.data_ptr<double>() + b * k, work.data(), &lwork, &info);
-    BRASA_CHECK(info == 0, op, ": LAPACK dorgqr failed with info ", info);
-  }
+  dispatch_real(cm.scalar_type(), [&](auto zero) {
+    using T = decltype(zero);
+    int lwork = -1, info = 0;
+    T query = 0;
+    lapack::orgqr(&m, &cols, &k, cm.data_ptr<T>(), &m, tau.data_ptr<T>(), &query, &lwork, &info);
+    lwork = std::max(1, static_cast<int>(query));
+    std::vector<T> work(lwork);
+    for (int64_t b = 0; b < count; ++b) {
+      lapack::orgqr(&m, &cols, &k, cm.data_ptr<T>() + b * m * stride, &m, tau.data_ptr<T>() + b * k,
+                    work.data(), &lwork, &info);
+      BRASA_CHECK(info == 0, op, ": LAPACK orgqr failed with info ", info);
+    }
+  });
 }
 void check_no_grad(const char* op, std::initializer_list<Tensor> ts) {
   for (const Tensor& t : ts)
@@ -385,8 +399,11 @@ Tensor orgqr(const Tensor& self, const Tensor& input2) {
   BRASA_CHECK(input2.defined() && input2.size(-1) <= self.size(-1),
               "orgqr: tau.shape[-1] must be less than or equal to input.shape[-1]");
   Tensor cm = column_major(self);
-  Tensor tau =
-      input2.detach().to(kCPU).to(kDouble).reshape({batch_count(cm), input2.size(-1)}).contiguous();
+  Tensor tau = input2.detach()
+                   .to(kCPU)
+                   .to(cm.scalar_type())
+                   .reshape({batch_count(cm), input2.size(-1)})
+                   .contiguous();
   form_q_in_place("orgqr", cm, tau, static_cast<int>(self.size(-1)));
   return from_column_major(cm, self);
 }
@@ -399,7 +416,7 @@ Tensor ormqr(const Tensor& self, const Tensor& input2, const Tensor& input3, boo
   const int64_t count = batch_count(self);
   BRASA_CHECK(batch_count(input3) == count && input2.defined(),
               "ormqr: input, tau and other must have the same batch dims");
-  Tensor a = column_major(self), c = column_major(input3);
+  Tensor a = column_major(self, kDouble), c = column_major(input3, kDouble);
   Tensor tau = input2.detach().to(kCPU).to(kDouble).reshape({count, input2.size(-1)}).contiguous();
   const int m = lapack_int("ormqr", input3.size(-2)), n = lapack_int("ormqr", input3.size(-1)),
             k = lapack_int("ormqr", tau.size(-1)), lda = lapack_int("ormqr", self.size(-2));
@@ -433,33 +450,33 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& self, bool some, bool compu
     s.insert(s.end(), tail.begin(), tail.end());
     return s;
   };
-  Tensor s = empty({count, k}, TensorOptions().dtype(kDouble));
+  const TensorOptions buffer = TensorOptions().dtype(cm.scalar_type());
+  Tensor s = empty({count, k}, buffer);
   // U is m x ucols and V^T is vrows x n, column-major: stored as [ucols, m] and [n, vrows].
-  Tensor u = zeros({count, ucols, m}, TensorOptions().dtype(kDouble)),
-         vt = zeros({count, n, vrows}, TensorOptions().dtype(kDouble));
+  Tensor u = zeros({count, ucols, m}, buffer), vt = zeros({count, n, vrows}, buffer);
   const char jobz = compute_uv ? (some ? 'S' : 'A') : 'N';
   const int im = lapack_int("linalg.svd", m), in = lapack_int("linalg.svd", n),
             ldvt = std::max(1, static_cast<int>(vrows)), ldu = std::max(1, im);
-  if (k > 0) {
-    std::vector<int> iwork(8 * k);
-    int lwork = -1, info = 0;
-    double query = 0;
-    lapack::dgesdd_(&jobz, &im, &in, cm.data_ptr<double>(), &im, s.data_ptr<double>(),
-                    u.data_ptr<double>(), &ldu, vt.data_ptr<double>(), &ldvt, &query, &lwork,
-                    iwork.data(), &info, lapack::kOne);
-    lwork = std::max(1, static_cast<int>(query));
-    std::vector<double> work(lwork);
-    for (int64_t b = 0; b < count; ++b) {
-      lapack::dgesdd_(&jobz, &im, &in, cm.data_ptr<double>() + b * m * n, &im,
-                      s.data_ptr<double>() + b * k, u.data_ptr<double>() + b * m * ucols, &ldu,
-                      vt.data_ptr<double>() + b * vrows * n, &ldvt, work.data(), &lwork,
-                      iwork.data(), &info, lapack::kOne);
-      BRASA_CHECK(info == 0, "linalg.svd", batch_name(b, count),
-                  ": The algorithm failed to converge because the input matrix is "
-                  "ill-conditioned or has too many repeated singular values (error code: ",
-                  info, ").");
-    }
-  }
+  if (k > 0)
+    dispatch_real(cm.scalar_type(), [&](auto zero) {
+      using T = decltype(zero);
+      std::vector<int> iwork(8 * k);
+      int lwork = -1, info = 0;
+      T query = 0;
+      lapack::gesdd(&jobz, &im, &in, cm.data_ptr<T>(), &im, s.data_ptr<T>(), u.data_ptr<T>(), &ldu,
+                    vt.data_ptr<T>(), &ldvt, &query, &lwork, iwork.data(), &info, lapack::kOne);
+      lwork = std::max(1, static_cast<int>(query));
+      std::vector<T> work(lwork);
+      for (int64_t b = 0; b < count; ++b) {
+        lapack::gesdd(&jobz, &im, &in, cm.data_ptr<T>() + b * m * n, &im, s.data_ptr<T>() + b * k,
+                      u.data_ptr<T>() + b * m * ucols, &ldu, vt.data_ptr<T>() + b * vrows * n,
+                      &ldvt, work.data(), &lwork, iwork.data(), &info, lapack::kOne);
+        BRASA_CHECK(info == 0, "linalg.svd", batch_name(b, count),
+                    ": The algorithm failed to converge because the input matrix is "
+                    "ill-conditioned or has too many repeated singular values (error code: ",
+                    info, ").");
+      }
+    });
   Tensor S = s.reshape(with_batch({k})).to(self.scalar_type()).to(self.device());
   Tensor U = from_column_major(u.reshape(with_batch({ucols, m})), self);
   Tensor V = mT(from_column_major(vt.reshape(with_batch({n, vrows})), self)).contiguous();
@@ -499,27 +516,29 @@ std::tuple<Tensor, Tensor> symeig(const Tensor& self, bool eigenvectors, bool up
   Tensor cm = column_major(self);
   const int64_t count = batch_count(cm);
   const int n = lapack_int("symeig", self.size(-1));
-  Tensor w = empty({count, n}, TensorOptions().dtype(kDouble));
+  Tensor w = empty({count, n}, TensorOptions().dtype(cm.scalar_type()));
   const char jobz = eigenvectors || r ? 'V' : 'N', uplo = upper ? 'U' : 'L';
-  if (n > 0) {
-    int lwork = -1, liwork = -1, info = 0, iquery = 0;
-    double query = 0;
-    lapack::dsyevd_(&jobz, &uplo, &n, cm.data_ptr<double>(), &n, w.data_ptr<double>(), &query,
-                    &lwork, &iquery, &liwork, &info, lapack::kOne, lapack::kOne);
-    lwork = std::max(1, static_cast<int>(query));
-    liwork = std::max(1, iquery);
-    std::vector<double> work(lwork);
-    std::vector<int> iwork(liwork);
-    for (int64_t b = 0; b < count; ++b) {
-      lapack::dsyevd_(&jobz, &uplo, &n, cm.data_ptr<double>() + b * n * n, &n,
-                      w.data_ptr<double>() + b * n, work.data(), &lwork, iwork.data(), &liwork,
-                      &info, lapack::kOne, lapack::kOne);
-      BRASA_CHECK(info == 0, "symeig", batch_name(b, count), ": the algorithm failed to converge; ",
-                  info,
-                  " off-diagonal elements of an intermediate tridiagonal form did not converge "
-                  "to zero.");
-    }
-  }
+  if (n > 0)
+    dispatch_real(cm.scalar_type(), [&](auto zero) {
+      using T = decltype(zero);
+      int lwork = -1, liwork = -1, info = 0, iquery = 0;
+      T query = 0;
+      lapack::syevd(&jobz, &uplo, &n, cm.data_ptr<T>(), &n, w.data_ptr<T>(), &query, &lwork,
+                    &iquery, &liwork, &info, lapack::kOne, lapack::kOne);
+      lwork = std::max(1, static_cast<int>(query));
+      liwork = std::max(1, iquery);
+      std::vector<T> work(lwork);
+      std::vector<int> iwork(liwork);
+      for (int64_t b = 0; b < count; ++b) {
+        lapack::syevd(&jobz, &uplo, &n, cm.data_ptr<T>() + b * n * n, &n, w.data_ptr<T>() + b * n,
+                      work.data(), &lwork, iwork.data(), &liwork, &info, lapack::kOne,
+                      lapack::kOne);
+        BRASA_CHECK(info == 0, "symeig", batch_name(b, count),
+                    ": the algorithm failed to converge; ", info,
+                    " off-diagonal elements of an intermediate tridiagonal form did not converge "
+                    "to zero.");
+      }
+    });
   std::vector<int64_t> wshape = batch_shape(self);
   wshape.push_back(n);
   Tensor e = w.reshape(wshape).to(self.scalar_type()).to(self.device());

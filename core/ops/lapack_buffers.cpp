@@ -27,8 +27,14 @@ int lapack_int(const char* op, int64_t v) {
 
 // The transpose of a contiguous float64 CPU input is already contiguous
 // (contiguous() would alias it), hence the clone.
-Tensor column_major(const Tensor& t) {
-  Tensor c = t.detach().to(kCPU).to(kDouble).transpose(-2, -1);
+ScalarType working_type(const Tensor& t) { return t.scalar_type() == kFloat ? kFloat : kDouble; }
+ScalarType working_type(const Tensor& a, const Tensor& b) {
+  return working_type(a) == kFloat && working_type(b) == kFloat ? kFloat : kDouble;
+}
+
+Tensor column_major(const Tensor& t) { return column_major(t, working_type(t)); }
+Tensor column_major(const Tensor& t, ScalarType type) {
+  Tensor c = t.detach().to(kCPU).to(type).transpose(-2, -1);
   return c.is_contiguous() ? c.clone() : c.contiguous();
 }
 
@@ -54,13 +60,16 @@ std::vector<int> lu_in_place(const char* op, Tensor& cm, Tensor& pivots) {
   const int k = std::min(m, n);
   pivots = empty({count, k}, TensorOptions().dtype(kInt));
   std::vector<int> infos(count);
-  double* a = cm.data_ptr<double>();
-  for (int64_t b = 0; b < count; ++b) {
-    int info = 0;
-    lapack::dgetrf_(&m, &n, a + b * m * n, &m, pivots.data_ptr<int32_t>() + b * k, &info);
-    BRASA_CHECK(info >= 0, op, ": LAPACK dgetrf rejected argument ", -info);
-    infos[b] = info;
-  }
+  dispatch_real(cm.scalar_type(), [&](auto zero) {
+    using T = decltype(zero);
+    T* a = cm.data_ptr<T>();
+    for (int64_t b = 0; b < count; ++b) {
+      int info = 0;
+      lapack::getrf(&m, &n, a + b * m * n, &m, pivots.data_ptr<int32_t>() + b * k, &info);
+      BRASA_CHECK(info >= 0, op, ": LAPACK getrf rejected argument ", -info);
+      infos[b] = info;
+    }
+  });
   return infos;
 }
 

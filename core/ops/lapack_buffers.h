@@ -16,11 +16,27 @@ void check_matrix(const char* op, const Tensor& t, bool square);
 // v as a LAPACK int, or an error naming op.
 int lapack_int(const char* op, int64_t v);
 
-// The matrices of t as column-major float64 buffers on the CPU, one after
-// another: the returned tensor is [..., n, m] (row-major), each matrix's
-// buffer being the m x n matrix in LAPACK's layout. Always a fresh buffer
-// (LAPACK overwrites it).
+// The precision LAPACK works in: float for float inputs (its s routines, as
+// PyTorch), double for everything else.
+ScalarType working_type(const Tensor& t);
+ScalarType working_type(const Tensor& a, const Tensor& b);  // float only if both are
+
+// f(T{}) with T the C++ type of a working type (float or double): one body
+// written as a generic lambda serves both precisions.
+template <class F>
+void dispatch_real(ScalarType type, F&& f) {
+  if (type == kFloat)
+    f(float{});
+  else
+    f(double{});
+}
+
+// The matrices of t as column-major buffers of the working type on the CPU,
+// one after another: the returned tensor is [..., n, m] (row-major), each
+// matrix's buffer being the m x n matrix in LAPACK's layout. Always a fresh
+// buffer (LAPACK overwrites it).
 Tensor column_major(const Tensor& t);
+Tensor column_major(const Tensor& t, ScalarType type);
 // Back from column_major's layout to a row-major tensor of like's dtype and device.
 Tensor from_column_major(const Tensor& cm, const Tensor& like);
 // The number of matrices in t.

@@ -38,17 +38,21 @@ std::pair<Tensor, Tensor> broadcast_batches(const char* op, const Tensor& A, con
 // recorded for autograd: gB = A^-T gX, gA = -gB X^T.
 std::pair<Tensor, std::vector<int>> solve_matrices(const Tensor& A, const Tensor& B) {
   autograd::Recorder r(kSolveBackward, A, B);
-  Tensor acm = column_major(A), bcm = column_major(B), piv;
+  const ScalarType type = working_type(A, B);
+  Tensor acm = column_major(A, type), bcm = column_major(B, type), piv;
   std::vector<int> infos = lu_in_place("linalg.solve", acm, piv);
   const int64_t count = batch_count(acm);
   const int n = lapack_int("linalg.solve", A.size(-1)), k = lapack_int("linalg.solve", B.size(-1));
   const char trans = 'N';
-  for (int64_t b = 0; b < count && n > 0 && k > 0; ++b) {
-    int info = 0;
-    lapack::dgetrs_(&trans, &n, &k, acm.data_ptr<double>() + b * n * n, &n,
-                    piv.data_ptr<int32_t>() + b * n, bcm.data_ptr<double>() + b * n * k, &n, &info,
+  dispatch_real(type, [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t b = 0; b < count && n > 0 && k > 0; ++b) {
+      int info = 0;
+      lapack::getrs(&trans, &n, &k, acm.data_ptr<T>() + b * n * n, &n,
+                    piv.data_ptr<int32_t>() + b * n, bcm.data_ptr<T>() + b * n * k, &n, &info,
                     lapack::kOne);
-  }
+    }
+  });
   Tensor X = from_column_major(bcm, B);
   if (r)
     r.save(A, X).finish(X, [](autograd::FormulaNode& node, const autograd::variable_list& g) {
@@ -115,7 +119,7 @@ std::tuple<Tensor, Tensor> eig(const Tensor& A) {
   BRASA_CHECK(!A.requires_grad() || !autograd::GradMode::is_enabled(),
               "linalg.eig: the derivative is not implemented (its results are complex); for a ",
               "symmetric matrix use linalg::eigh, which is differentiable");
-  Tensor cm = column_major(A);
+  Tensor cm = column_major(A, kDouble);
   const int64_t count = batch_count(cm);
   const int n = lapack_int("linalg.eig", A.size(-1));
   // Real and imaginary parts of the values [count, n] and vectors [count, n, n] (row-major).
@@ -176,7 +180,7 @@ std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A, bool hermitian
   check_matrix("torch.linalg.ldl_factor_ex", A, true);
   BRASA_CHECK(!A.requires_grad() || !autograd::GradMode::is_enabled(),
               "torch.linalg.ldl_factor_ex: the derivative is not implemented");
-  Tensor cm = column_major(A);
+  Tensor cm = column_major(A, kDouble);
   const int64_t count = batch_count(cm);
   const int n = lapack_int("torch.linalg.ldl_factor_ex", A.size(-1));
   Tensor piv = zeros({count, n}, TensorOptions().dtype(kInt));
@@ -228,7 +232,7 @@ Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool h
   auto pshape = batch_shape(LDe);
   pshape.push_back(LD.size(-1));
   Tensor piv = pivots.expand(pshape).to(kCPU).contiguous();
-  Tensor acm = column_major(LDe), bcm = column_major(Be);
+  Tensor acm = column_major(LDe, kDouble), bcm = column_major(Be, kDouble);
   const int64_t count = batch_count(acm);
   const int n = lapack_int("torch.linalg.ldl_solve", LD.size(-1)),
             k = lapack_int("torch.linalg.ldl_solve", B.size(-1));

@@ -217,6 +217,29 @@ TEST(LinalgFunctions, MatrixFunctionsMatchPyTorch) {
                   .allclose(torch::linalg_cross(S({2, 3}), W({2, 3}))));
 }
 
+// Float inputs run LAPACK's single-precision routines (as PyTorch): float
+// results, within float precision of the double ones.
+TEST(LinalgFunctions, FloatInputsComputeInFloat) {
+  Tensor A = W({3, 4, 4}) + eye(4) * 3, Af = A.to(kFloat), B = S({3, 4, 2}), Bf = B.to(kFloat);
+  auto near = [](const Tensor& f, const Tensor& d) {
+    EXPECT_EQ(f.scalar_type(), kFloat);
+    EXPECT_TRUE(f.to(kDouble).allclose(d, 1e-4, 1e-5)) << (f.to(kDouble) - d).abs().max();
+  };
+  near(torch::linalg::inv(Af), torch::linalg::inv(A));
+  near(torch::linalg::solve(Af, Bf), torch::linalg::solve(A, B));
+  near(torch::linalg::cholesky(torch::matmul(Af, mT(Af))),
+       torch::linalg::cholesky(torch::matmul(A, mT(A))));
+  near(torch::linalg::svdvals(Af), torch::linalg::svdvals(A));
+  near(torch::linalg::eigvalsh(Af + mT(Af)), torch::linalg::eigvalsh(A + mT(A)));
+  near(std::get<1>(torch::linalg::qr(Af)), std::get<1>(torch::linalg::qr(A)));
+  near(torch::linalg::solve_triangular(torch::triu(Af), Bf, true),
+       torch::linalg::solve_triangular(torch::triu(A), B, true));
+  near(torch::linalg::det(Af), torch::linalg::det(A));
+  // Mixed float and double operands compute in double.
+  EXPECT_TRUE(std::get<0>(torch::triangular_solve(B, torch::triu(Af)))
+                  .allclose(std::get<0>(torch::triangular_solve(B, torch::triu(A))), 1e-6, 1e-6));
+}
+
 TEST(LinalgFunctions, BadInputGivesPyTorchsErrors) {
   Tensor A = W({5, 3}), B = S({5, 2});
   EXPECT_ERROR("The solver failed because the input matrix is singular",
