@@ -156,14 +156,24 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq(const Tensor& A, const Tensor& 
   const bool vector = B.dim() == A.dim() - 1;
   Tensor Bm = vector ? B.unsqueeze(-1) : B;
   BRASA_CHECK(Bm.size(-2) == A.size(-2), op, ": input.size(-2) should match other.size(-2)");
-  auto batch =
-      detail::broadcast_shapes(op, lapack_buffers::batch_shape(A), lapack_buffers::batch_shape(Bm));
+  auto batch = brasa::detail::broadcast_shapes(op, lapack_buffers::batch_shape(A),
+                                               lapack_buffers::batch_shape(Bm));
   std::vector<int64_t> a_shape(batch.begin(), batch.end()), b_shape = a_shape;
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
   a_shape.insert(a_shape.end(), {m, n});
   b_shape.insert(b_shape.end(), {m, Bm.size(-1)});
   Tensor Ae = A.expand(a_shape), Be = Bm.expand(b_shape);
   const double cutoff_ratio = rcond.value_or(epsilon_of(A.scalar_type()) * std::max(m, n));
+  if (!autograd::GradMode::is_enabled() || !(Ae.requires_grad() || Be.requires_grad())) {
+    auto [X, residuals, rank, values] =
+        detail::lstsq_by_driver(Ae.contiguous(), Be.contiguous(), cutoff_ratio, drv);
+    if (vector) {
+      X = X.squeeze(-1);
+      if (residuals.numel() > 0) residuals = residuals.squeeze(-1);
+    }
+    return {X, residuals, rank, values};
+  }
+  // With a derivative: QR (full rank) or the pseudo-inverse, which record theirs.
 
   // The rank, from the singular values (gels assumes full rank).
   Tensor S, rank;

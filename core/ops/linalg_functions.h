@@ -134,4 +134,11 @@ Tensor linalg_norm(const Tensor& A, const char (&ord)[N], OptionalIntArrayRef di
   return norm(A, std::string_view(ord), dim, keepdim, dtype);
 }
 
+namespace detail {
+// lstsq without a derivative: LAPACK's driver itself on A [..., m, n] and
+// B [..., m, k] whose batch dims already agree.
+std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq_by_driver(const Tensor& A, const Tensor& B,
+                                                           double rcond, std::string_view driver);
+}  // namespace detail
+
 }  // namespace brasa::linalg

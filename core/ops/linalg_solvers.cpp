@@ -11,6 +11,7 @@
 #include <brasa/ops/lapack_buffers.h>
 #include <brasa/ops/linalg.h>
 #include <brasa/ops/linalg_functions.h>
+#include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
 
 #include <algorithm>
@@ -27,7 +28,7 @@ const autograd::BackwardName kLuBackward("LinalgLuBackward0");
 
 // A and B [..., n, k] with their batch dims broadcast to a common shape.
 std::pair<Tensor, Tensor> broadcast_batches(const char* op, const Tensor& A, const Tensor& B) {
-  auto common = detail::broadcast_shapes(op, batch_shape(A), batch_shape(B));
+  auto common = brasa::detail::broadcast_shapes(op, batch_shape(A), batch_shape(B));
   std::vector<int64_t> a_shape(common.begin(), common.end()), b_shape = a_shape;
   a_shape.insert(a_shape.end(), {A.size(-2), A.size(-1)});
   b_shape.insert(b_shape.end(), {B.size(-2), B.size(-1)});
@@ -275,5 +276,92 @@ std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A, bool pivot) {
         });
   return {P, L, U};
 }
+
+namespace detail {
+
+std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq_by_driver(const Tensor& A, const Tensor& B,
+                                                           double rcond, std::string_view driver) {
+  const char* op = "torch.linalg.lstsq";
+  const ScalarType type = working_type(A, B);
+  const int64_t count = batch_count(A);
+  const int m = lapack_int(op, A.size(-2)), n = lapack_int(op, A.size(-1)),
+            k = lapack_int(op, B.size(-1)), ldb = std::max({1, m, n});
+  Tensor acm = column_major(A, type);
+  // B's columns, each ldb long: the drivers write X into their first n rows.
+  Tensor bcm = zeros({count, k, ldb}, TensorOptions().dtype(type));
+  if (m > 0) bcm.narrow(-1, 0, m).copy_(column_major(B, type).reshape({count, k, m}));
+  const bool with_values = driver == "gelsd" || driver == "gelss";
+  const int min_mn = std::min(m, n);
+  Tensor sv = empty({count, min_mn}, TensorOptions().dtype(type));
+  std::vector<int64_t> ranks(count, min_mn);
+  const int lda = std::max(1, m);
+  dispatch_real(type, [&](auto zero) {
+    using T = decltype(zero);
+    const T cond = static_cast<T>(rcond);
+    T* a = acm.data_ptr<T>();
+    T* b = bcm.data_ptr<T>();
+    T* s = sv.data_ptr<T>();
+    std::vector<int> jpvt(std::max(1, n)), iwork(1);
+    int info = 0, rank = 0, lwork = -1;
+    T query = 0;
+    const char trans = 'N';
+    // Workspace queries, then one call per matrix.
+    auto run = [&](int64_t i, T* work, int* iw) {
+      T* ai = a + i * m * n;
+      T* bi = b + i * k * ldb;
+      if (driver == "gels") {
+        lapack::gels(&trans, &m, &n, &k, ai, &lda, bi, &ldb, work, &lwork, &info, lapack::kOne);
+      } else if (driver == "gelsy") {
+        std::fill(jpvt.begin(), jpvt.end(), 0);
+        lapack::gelsy(&m, &n, &k, ai, &lda, bi, &ldb, jpvt.data(), &cond, &rank, work, &lwork,
+                      &info);
+      } else if (driver == "gelsd") {
+        lapack::gelsd(&m, &n, &k, ai, &lda, bi, &ldb, s + i * min_mn, &cond, &rank, work, &lwork,
+                      iw, &info);
+      } else {
+        lapack::gelss(&m, &n, &k, ai, &lda, bi, &ldb, s + i * min_mn, &cond, &rank, work, &lwork,
+                      &info);
+      }
+    };
+    if (count == 0 || min_mn == 0) return;
+    run(0, &query, iwork.data());
+    lwork = std::max(1, static_cast<int>(query));
+    if (driver == "gelsd") iwork.resize(std::max(1, iwork[0]));
+    std::vector<T> work(lwork);
+    for (int64_t i = 0; i < count; ++i) {
+      run(i, work.data(), iwork.data());
+      BRASA_CHECK(info == 0, op, batch_name(i, count), ": LAPACK ", driver, " failed with info ",
+                  info,
+                  info > 0 ? " (the algorithm did not converge, or A is rank-deficient "
+                             "for gels)"
+                           : "");
+      if (driver != "gels") ranks[i] = rank;
+    }
+  });
+  std::vector<int64_t> bshape = batch_shape(A), xshape = bshape, vshape = bshape;
+  xshape.insert(xshape.end(), {k, n});
+  Tensor X = from_column_major(bcm.narrow(-1, 0, n).reshape(xshape), B);
+  const bool full_rank = std::all_of(ranks.begin(), ranks.end(), [&](int64_t r) { return r == n; });
+  Tensor residuals = empty({0}, B.options());
+  if (m > n && driver != "gelsy" && full_rank) {
+    std::vector<int64_t> rshape = bshape;
+    rshape.push_back(k);
+    residuals = bcm.narrow(-1, n, m - n)
+                    .pow(2)
+                    .sum({-1})
+                    .reshape(rshape)
+                    .to(B.scalar_type())
+                    .to(B.device());
+  }
+  Tensor rank = driver == "gels"
+                    ? empty({0}, TensorOptions().dtype(kLong))
+                    : tensor(ranks, TensorOptions().dtype(kLong)).reshape(bshape).to(A.device());
+  vshape.push_back(min_mn);
+  Tensor values =
+      with_values ? sv.reshape(vshape).to(A.scalar_type()).to(A.device()) : empty({0}, A.options());
+  return {X, residuals, rank, values};
+}
+
+}  // namespace detail
 
 }  // namespace brasa::linalg

@@ -68,6 +68,31 @@ void ssytrf_(const char* uplo, const int* n, float* a, const int* lda, int* ipiv
              const int* lwork, int* info, size_t);
 void ssytrs_(const char* uplo, const int* n, const int* nrhs, const float* a, const int* lda,
              const int* ipiv, float* b, const int* ldb, int* info, size_t);
+// The least-squares drivers.
+void dgels_(const char* trans, const int* m, const int* n, const int* nrhs, double* a,
+            const int* lda, double* b, const int* ldb, double* work, const int* lwork, int* info,
+            size_t);
+void sgels_(const char* trans, const int* m, const int* n, const int* nrhs, float* a,
+            const int* lda, float* b, const int* ldb, float* work, const int* lwork, int* info,
+            size_t);
+void dgelsy_(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b,
+             const int* ldb, int* jpvt, const double* rcond, int* rank, double* work,
+             const int* lwork, int* info);
+void sgelsy_(const int* m, const int* n, const int* nrhs, float* a, const int* lda, float* b,
+             const int* ldb, int* jpvt, const float* rcond, int* rank, float* work,
+             const int* lwork, int* info);
+void dgelsd_(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b,
+             const int* ldb, double* s, const double* rcond, int* rank, double* work,
+             const int* lwork, int* iwork, int* info);
+void sgelsd_(const int* m, const int* n, const int* nrhs, float* a, const int* lda, float* b,
+             const int* ldb, float* s, const float* rcond, int* rank, float* work, const int* lwork,
+             int* iwork, int* info);
+void dgelss_(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b,
+             const int* ldb, double* s, const double* rcond, int* rank, double* work,
+             const int* lwork, int* info);
+void sgelss_(const int* m, const int* n, const int* nrhs, float* a, const int* lda, float* b,
+             const int* ldb, float* s, const float* rcond, int* rank, float* work, const int* lwork,
+             int* info);
 }
 
 // One name per routine for both precisions: the double overload calls
@@ -183,6 +208,48 @@ inline void sytrs(const char* uplo, const int* n, const int* nrhs, const double*
 inline void sytrs(const char* uplo, const int* n, const int* nrhs, const float* a, const int* lda,
                   const int* ipiv, float* b, const int* ldb, int* info, size_t len1) {
   ssytrs_(uplo, n, nrhs, a, lda, ipiv, b, ldb, info, len1);
+}
+
+// The drivers' overloads take the same arguments (rcond as the buffer's type).
+inline void gels(const char* trans, const int* m, const int* n, const int* nrhs, double* a,
+                 const int* lda, double* b, const int* ldb, double* work, const int* lwork,
+                 int* info, size_t len1) {
+  dgels_(trans, m, n, nrhs, a, lda, b, ldb, work, lwork, info, len1);
+}
+inline void gels(const char* trans, const int* m, const int* n, const int* nrhs, float* a,
+                 const int* lda, float* b, const int* ldb, float* work, const int* lwork, int* info,
+                 size_t len1) {
+  sgels_(trans, m, n, nrhs, a, lda, b, ldb, work, lwork, info, len1);
+}
+inline void gelsy(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b,
+                  const int* ldb, int* jpvt, const double* rcond, int* rank, double* work,
+                  const int* lwork, int* info) {
+  dgelsy_(m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, work, lwork, info);
+}
+inline void gelsy(const int* m, const int* n, const int* nrhs, float* a, const int* lda, float* b,
+                  const int* ldb, int* jpvt, const float* rcond, int* rank, float* work,
+                  const int* lwork, int* info) {
+  sgelsy_(m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, work, lwork, info);
+}
+inline void gelsd(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b,
+                  const int* ldb, double* s, const double* rcond, int* rank, double* work,
+                  const int* lwork, int* iwork, int* info) {
+  dgelsd_(m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork, iwork, info);
+}
+inline void gelsd(const int* m, const int* n, const int* nrhs, float* a, const int* lda, float* b,
+                  const int* ldb, float* s, const float* rcond, int* rank, float* work,
+                  const int* lwork, int* iwork, int* info) {
+  sgelsd_(m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork, iwork, info);
+}
+inline void gelss(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b,
+                  const int* ldb, double* s, const double* rcond, int* rank, double* work,
+                  const int* lwork, int* info) {
+  dgelss_(m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork, info);
+}
+inline void gelss(const int* m, const int* n, const int* nrhs, float* a, const int* lda, float* b,
+                  const int* ldb, float* s, const float* rcond, int* rank, float* work,
+                  const int* lwork, int* info) {
+  sgelss_(m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork, info);
 }
 
 }  // namespace brasa::lapack
