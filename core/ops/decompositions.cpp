@@ -264,7 +264,7 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU_data, const Tensor
   }
   if (unpack_pivots) {
     Tensor piv = LU_pivots.to(kCPU).contiguous();
-    const int64_t count = piv.numel() / std::max<int64_t>(k, 1);
+    const int64_t count = batch_count(LU_data);
     Tensor p = zeros({count, m, m}, TensorOptions().dtype(kDouble));
     for (int64_t b = 0; b < count; ++b) {
       std::vector<int64_t> perm(m);
@@ -351,14 +351,12 @@ std::tuple<Tensor, Tensor> qr(const Tensor& self, bool some) {
   Tensor tau = householder_in_place("linalg.qr", cm);
   Tensor R = triu(from_column_major(cm, self).narrow(-2, 0, qcols));
   // Q needs m x qcols storage: the reflectors, widened with zeros when complete and n < m.
-  Tensor qbuf = qcols <= n ? cm.narrow(-2, 0, qcols).contiguous()
-                           : cat({cm, zeros_like(cm).narrow(-2, 0, 1).expand([&] {
-                                    auto s = cm.sizes().vec();
-                                    s[s.size() - 2] = qcols - n;
-                                    return s;
-                                  }())},
-                                 -2)
-                                 .contiguous();
+  Tensor qbuf = cm.narrow(-2, 0, std::min(qcols, n)).contiguous();
+  if (qcols > n) {
+    auto extra = cm.sizes().vec();
+    extra[extra.size() - 2] = qcols - n;
+    qbuf = cat({qbuf, zeros(extra, cm.options())}, -2).contiguous();
+  }
   form_q_in_place("linalg.qr", qbuf, tau, static_cast<int>(qcols));
   Tensor Q = from_column_major(qbuf, self);
   if (r)
@@ -423,6 +421,7 @@ Tensor ormqr(const Tensor& self, const Tensor& input2, const Tensor& input3, boo
   BRASA_CHECK(lda == (left ? m : n), "ormqr: input.shape[-2] (", lda, ") must equal other.shape[",
               left ? -2 : -1, "] (", left ? m : n, ")");
   const char side = left ? 'L' : 'R', trans = transpose ? 'T' : 'N';
+  if (m == 0 || n == 0 || k == 0) return input3.clone();  // Q is the identity, or C empty
   int lwork = -1, info = 0;
   double query = 0;
   lapack::dormqr_(&side, &trans, &m, &n, &k, a.data_ptr<double>(), &lda, tau.data_ptr<double>(),

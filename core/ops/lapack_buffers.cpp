@@ -43,7 +43,9 @@ Tensor from_column_major(const Tensor& cm, const Tensor& like) {
 }
 
 int64_t batch_count(const Tensor& t) {
-  return t.dim() <= 2 ? 1 : t.numel() / (t.size(-1) * t.size(-2));
+  int64_t count = 1;  // the batch dims' product (numel / matrix size fails for empty matrices)
+  for (int64_t d = 0; d + 2 < t.dim(); ++d) count *= t.size(d);
+  return count;
 }
 
 std::string batch_name(int64_t b, int64_t count) {
@@ -59,7 +61,8 @@ std::vector<int> lu_in_place(const char* op, Tensor& cm, Tensor& pivots) {
   const int m = lapack_int(op, cm.size(-1)), n = lapack_int(op, cm.size(-2));
   const int k = std::min(m, n);
   pivots = empty({count, k}, TensorOptions().dtype(kInt));
-  std::vector<int> infos(count);
+  std::vector<int> infos(count, 0);
+  if (m == 0 || n == 0) return infos;  // nothing to factor (and LAPACK rejects lda = 0)
   dispatch_real(cm.scalar_type(), [&](auto zero) {
     using T = decltype(zero);
     T* a = cm.data_ptr<T>();

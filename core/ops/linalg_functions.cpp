@@ -332,6 +332,13 @@ Tensor vector_norm(const Tensor& x, const Scalar& ord, OptionalIntArrayRef dim, 
   if (t.is_complex()) t = t.abs();
   const double p = ord.toDouble();
   const IntArrayRef dims = dim.value_or(IntArrayRef{});
+  if (std::isinf(p) && t.numel() == 0) {
+    bool empty_reduction = dims.empty();
+    for (int64_t d : dims)
+      empty_reduction |= t.size(maybe_wrap_dim(d, t.dim(), "linalg.vector_norm")) == 0;
+    BRASA_CHECK(!empty_reduction, "linalg.vector_norm cannot compute the ", ord,
+                " norm on an empty tensor because the operation does not have an identity");
+  }
   // Negative orders: (sum |x|^p)^(1/p), which brasa::norm does not take.
   if (p < 0 && !std::isinf(p)) return t.abs().pow(p).sum(dims, keepdim).pow(1.0 / p);
   return brasa::norm(t, Scalar(p), dims, keepdim);

@@ -233,6 +233,16 @@ Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool h
   auto pshape = batch_shape(LDe);
   pshape.push_back(LD.size(-1));
   Tensor piv = pivots.expand(pshape).to(kCPU).contiguous();
+  // sytrs trusts the pivots: entries are row numbers 1..n, negative for the
+  // two rows of a 2x2 block (both entries alike). Anything else would make
+  // LAPACK read and write out of bounds.
+  {
+    const int32_t* p = piv.data_ptr<int32_t>();
+    const int64_t n = LD.size(-1);
+    for (int64_t i = 0; i < piv.numel(); ++i)
+      BRASA_CHECK(p[i] != 0 && p[i] >= -n && p[i] <= n, "torch.linalg.ldl_solve: pivots must ",
+                  "be in [-", n, ", -1] or [1, ", n, "] as ldl_factor gives them, got ", p[i]);
+  }
   Tensor acm = column_major(LDe, kDouble), bcm = column_major(Be, kDouble);
   const int64_t count = batch_count(acm);
   const int n = lapack_int("torch.linalg.ldl_solve", LD.size(-1)),

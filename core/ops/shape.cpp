@@ -660,8 +660,9 @@ static Tensor triangle(const Tensor& t, int64_t k, bool lower, const char* op) {
   autograd::Recorder r(lower ? kTrilBackward : kTriuBackward, t);
   Tensor out = clone(t);
   int64_t rows = t.size(-2), cols = t.size(-1);
-  Tensor m = out.view({-1, rows, cols});
-  for (int64_t i = 0; i < rows; ++i) {
+  // An empty tensor has nothing to zero (and no [-1, rows, cols] view).
+  Tensor m = out.numel() > 0 ? out.view({-1, rows, cols}) : out;
+  for (int64_t i = 0; i < rows && out.numel() > 0; ++i) {
     // lower: keep j <= i + k; upper: keep j >= i + k.
     int64_t b = lower ? std::clamp<int64_t>(i + k + 1, 0, cols) : 0;
     int64_t e = lower ? cols : std::clamp<int64_t>(i + k, 0, cols);

@@ -203,6 +203,11 @@ double bessel_k_scaled(double nu, double x) {
   if (x == 0) return kInf;
   if (std::isinf(x)) return 0;
   if (x > 30) return bessel_asymptotic_sum(nu, x, false) * std::sqrt(kPi / (2 * x));
+  // Below 1e-8 the series' first terms (times e^x = 1 + x) are exact to
+  // double precision, where the integrand's range would overflow cosh:
+  // K0 = -(log(x/2) + gamma), K1 = 1/x + (x/2)(log(x/2) + gamma - 1/2).
+  if (x < 1e-8 && nu == 0) return -(std::log(x / 2) + kEulerGamma) * (1 + x);
+  if (x < 1e-8 && nu == 1) return (1 / x + x / 2 * (std::log(x / 2) + kEulerGamma - 0.5)) * (1 + x);
   return bessel_k_scaled_trapezoid(nu, x);
 }
 
@@ -237,6 +242,9 @@ double bessel_y0_scalar(double x) {
   if (x == 0) return -kInf;
   if (std::isinf(x)) return 0;
   if (x > 25) return hankel_j_y(0, x).second;
+  // Below 1e-8 the series' first terms are exact to double precision (and
+  // the recurrence would overflow): Y0 = (2/pi) (log(x/2) + gamma) + O(x^2 log x).
+  if (x < 1e-8) return 2 / kPi * (std::log(x / 2) + kEulerGamma);
   const int count = static_cast<int>(x) + 40;
   std::vector<double> J = bessel_j_sequence(0, x, count);
   double sum = 0;
@@ -249,6 +257,8 @@ double bessel_y1_scalar(double x) {
   if (x == 0) return -kInf;
   if (std::isinf(x)) return 0;
   if (x > 25) return hankel_j_y(1, x).second;
+  // Y1 = -2 / (pi x) + (x / pi) (log(x/2) + gamma - 1/2) + O(x^3 log x).
+  if (x < 1e-8) return -2 / (kPi * x) + x / kPi * (std::log(x / 2) + kEulerGamma - 0.5);
   const int count = static_cast<int>(x) + 40;
   std::vector<double> J = bessel_j_sequence(0, x, count);
   double sum = 0;
@@ -261,7 +271,13 @@ double airy_ai_scalar(double x) {
   if (std::isnan(x)) return x;
   if (std::isinf(x)) return 0;
   // Ai(0) = 1 / (3^(2/3) Gamma(2/3)).
-  if (x == 0) return 1 / (std::cbrt(9.0) * std::tgamma(2.0 / 3));
+  // Near 0 the Maclaurin series Ai(0) + Ai'(0) x + Ai(0) x^3 / 6, with
+  // Ai(0) = 1 / (3^(2/3) Gamma(2/3)) and Ai'(0) = -1 / (3^(1/3) Gamma(1/3)).
+  if (std::abs(x) < 1e-5) {
+    const double ai0 = 1 / (std::cbrt(9.0) * std::tgamma(2.0 / 3));
+    const double ai1 = -1 / (std::cbrt(3.0) * std::tgamma(1.0 / 3));
+    return ai0 + ai1 * x + ai0 * x * x * x / 6;
+  }
   const double z = std::abs(x), zeta = 2.0 / 3 * z * std::sqrt(z);
   if (x > 0) {
     // Ai(x) = sqrt(x / 3) K_1/3(zeta) / pi.

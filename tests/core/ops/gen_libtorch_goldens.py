@@ -195,6 +195,17 @@ def special_exact():
     return torch.cat([torch.tensor(values).flatten(), torch.tensor(airy), torch.tensor(ndtri)])
 
 
+def special_tiny_exact():
+    """Bessel, Airy and K functions at tiny arguments (where series take over), by mpmath."""
+    import mpmath as mp
+    mp.mp.dps = 40
+    xs = [1e-300, 1e-12, 3e-9]
+    fs = [lambda x: mp.bessely(0, x), lambda x: mp.bessely(1, x), lambda x: mp.besselk(0, x),
+          lambda x: mp.besselk(1, x), lambda x: mp.besselk(0, x) * mp.exp(x), mp.airyai,
+          lambda x: mp.airyai(-x)]
+    return torch.tensor([float(f(mp.mpf(x))) for f in fs for x in xs])
+
+
 def lbfgs_rosenbrock(steps, **options):
     x = torch.tensor([-1.5, 2.0], requires_grad=True)
     opt = torch.optim.LBFGS([x], **options)
@@ -762,6 +773,7 @@ CASES = {
     "special_polynomial_scalar_n": lambda: torch.special.legendre_polynomial_p(S([5]), 3),
     "special_grads": lambda: special_grads(),
     "special_exact": lambda: special_exact(),
+    "special_tiny_exact": lambda: special_tiny_exact(),
 
     "lbfgs_strong_wolfe": lambda: lbfgs_rosenbrock(steps=2, lr=1.0, line_search_fn="strong_wolfe"),
     "lbfgs_fixed_step": lambda: lbfgs_rosenbrock(steps=3, lr=0.05, max_iter=6),

@@ -252,6 +252,35 @@ TEST(LinalgFunctions, FloatInputsComputeInFloat) {
                   .allclose(std::get<0>(torch::triangular_solve(B, torch::triu(A))), 1e-6, 1e-6));
 }
 
+// Empty matrices and empty batches give empty results (and det 1, as
+// PyTorch), never a LAPACK argument error or a division by zero.
+TEST(LinalgFunctions, EmptyMatricesGiveEmptyResults) {
+  EXPECT_VALUES(torch::linalg::det(torch::zeros({0, 0})), {1});
+  EXPECT_SHAPE(torch::linalg::solve(torch::zeros({0, 0}), torch::zeros({0, 2})), {0, 2});
+  EXPECT_SHAPE(torch::linalg::inv(torch::zeros({0, 3, 3})), {0, 3, 3});
+  auto [U, S, Vh] = torch::linalg::svd(torch::zeros({2, 3, 0}));
+  EXPECT_SHAPE(U, {2, 3, 3});
+  EXPECT_SHAPE(S, {2, 0});
+  EXPECT_SHAPE(Vh, {2, 0, 0});
+  EXPECT_TRUE(torch::matmul(U, mT(U)).allclose(torch::eye(3).expand({2, 3, 3})));
+  auto [P, L, Uu] = torch::linalg::lu(torch::zeros({2, 3, 0}));
+  EXPECT_SHAPE(P, {2, 3, 3});
+  EXPECT_SHAPE(L, {2, 3, 0});
+  EXPECT_SHAPE(Uu, {2, 0, 0});
+  EXPECT_SHAPE(std::get<0>(torch::linalg::qr(torch::zeros({2, 3, 0}), "complete")), {2, 3, 3});
+  auto ls = torch::linalg::lstsq(torch::zeros({2, 3, 0}), torch::ones({2, 3, 2}));
+  EXPECT_SHAPE(std::get<0>(ls), {2, 0, 2});
+  EXPECT_SHAPE(torch::linalg::pinv(torch::zeros({2, 3, 0})), {2, 0, 3});
+  EXPECT_SHAPE(torch::tril(torch::zeros({3, 0})), {3, 0});
+  EXPECT_SHAPE(torch::triu(torch::zeros({2, 0, 4})), {2, 0, 4});
+  EXPECT_ERROR("cannot compute the inf norm on an empty tensor",
+               torch::linalg::vector_norm(torch::zeros({0}), kInf));
+  // ldl_solve checks the pivots LAPACK would trust (a zero pivot corrupted memory).
+  EXPECT_ERROR(
+      "pivots must be in [-3, -1] or [1, 3]",
+      torch::linalg::ldl_solve(torch::ones({3, 3}), torch::zeros({3}, kInt), torch::ones({3, 1})));
+}
+
 TEST(LinalgFunctions, BadInputGivesPyTorchsErrors) {
   Tensor A = W({5, 3}), B = S({5, 2});
   EXPECT_ERROR("The solver failed because the input matrix is singular",

@@ -57,6 +57,15 @@ TEST(SpecialFunctions, ExactValues) {
                                            1e-9, 0.5, 2.0, 5.0, 10.0, 30.0, 110.0}));
   Tensor ndtri = torch::special::ndtri(D({1e-20, 1e-5, 0.02, 0.3, 0.51, 0.9, 0.999999}));
   expect_golden("special_exact", torch::cat({rows.flatten(), airy, ndtri}), 1e-13);
+  // Tiny arguments, where the functions switch to their series.
+  Tensor tiny = D({1e-300, 1e-12, 3e-9});
+  expect_golden("special_tiny_exact",
+                torch::cat({torch::special::bessel_y0(tiny), torch::special::bessel_y1(tiny),
+                            torch::special::modified_bessel_k0(tiny),
+                            torch::special::modified_bessel_k1(tiny),
+                            torch::special::scaled_modified_bessel_k0(tiny),
+                            torch::special::airy_ai(tiny), torch::special::airy_ai(-tiny)}),
+                1e-13);
 }
 
 TEST(SpecialFunctions, NormalDistributionAndEntropyMatchPyTorch) {
