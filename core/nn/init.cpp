@@ -1,5 +1,7 @@
 #include <brasa/autograd/grad_mode.h>
+#include <brasa/nn/functional.h>
 #include <brasa/nn/init.h>
+#include <brasa/nn/sequence_modules.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/random.h>
@@ -19,7 +21,7 @@ Tensor normal_(Tensor t, double mean, double std) {
   t.normal_(mean, std);
   return t;
 }
-Tensor constant_(Tensor t, double value) {
+Tensor constant_(Tensor t, const Scalar& value) {
   NoGradGuard g;
   t.fill_(value);
   return t;
@@ -37,15 +39,34 @@ std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t) {
   return {t.size(1) * receptive, t.size(0) * receptive};
 }
 
-namespace {
-double gain_of(const std::string& nonlinearity, double a) {
-  if (nonlinearity == "relu") return std::sqrt(2.0);
-  if (nonlinearity == "leaky_relu") return std::sqrt(2.0 / (1 + a * a));
-  if (nonlinearity == "linear" || nonlinearity == "sigmoid") return 1.0;
-  if (nonlinearity == "tanh") return 5.0 / 3;
-  BRASA_ERROR("init: unsupported nonlinearity '", nonlinearity, "'");
+NonlinearityType::NonlinearityType(ActivationKind a) {
+  BRASA_CHECK(a != ActivationKind::GELU, "init: calculate_gain knows no gain for GELU (PyTorch's ",
+              "nonlinearities: linear, conv1d..3d, conv_transpose1d..3d, sigmoid, tanh, relu, ",
+              "leaky_relu)");
+  kind_ = a == ActivationKind::Tanh ? Nonlinearity::Tanh : Nonlinearity::ReLU;
 }
-}  // namespace
+NonlinearityType::NonlinearityType(InterpolateMode m) : kind_(Nonlinearity::Linear) {
+  BRASA_CHECK(m == InterpolateMode::Linear, "init: an interpolation mode is not a nonlinearity ",
+              "(torch::kLinear is the one that doubles as both)");
+}
+
+double calculate_gain(NonlinearityType nonlinearity, double param) {
+  switch (nonlinearity.kind()) {
+    case Nonlinearity::Tanh:
+      return 5.0 / 3;
+    case Nonlinearity::ReLU:
+      return std::sqrt(2.0);
+    case Nonlinearity::LeakyReLU:
+      return std::sqrt(2.0 / (1 + param * param));
+    default:  // linear, the convolutions, sigmoid
+      return 1.0;
+  }
+}
+
+std::tuple<int64_t, int64_t> _calculate_fan_in_and_fan_out(const Tensor& t) {
+  auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(t);
+  return {fan_in, fan_out};
+}
 
 Tensor xavier_uniform_(Tensor t, double gain) {
   auto [fi, fo] = calculate_fan_in_and_fan_out(t);
@@ -56,16 +77,56 @@ Tensor xavier_normal_(Tensor t, double gain) {
   auto [fi, fo] = calculate_fan_in_and_fan_out(t);
   return normal_(std::move(t), 0, gain * std::sqrt(2.0 / static_cast<double>(fi + fo)));
 }
-Tensor kaiming_uniform_(Tensor t, double a, bool fan_in_mode, const std::string& nonlinearity) {
+Tensor kaiming_uniform_(Tensor t, double a, FanModeType mode, NonlinearityType nonlinearity) {
   auto [fi, fo] = calculate_fan_in_and_fan_out(t);
-  double std = gain_of(nonlinearity, a) / std::sqrt(static_cast<double>(fan_in_mode ? fi : fo));
+  double std =
+      calculate_gain(nonlinearity, a) / std::sqrt(static_cast<double>(mode == kFanIn ? fi : fo));
   double bound = std::sqrt(3.0) * std;
   return uniform_(std::move(t), -bound, bound);
 }
-Tensor kaiming_normal_(Tensor t, double a, bool fan_in_mode, const std::string& nonlinearity) {
+Tensor kaiming_normal_(Tensor t, double a, FanModeType mode, NonlinearityType nonlinearity) {
   auto [fi, fo] = calculate_fan_in_and_fan_out(t);
-  return normal_(std::move(t), 0,
-                 gain_of(nonlinearity, a) / std::sqrt(static_cast<double>(fan_in_mode ? fi : fo)));
+  return normal_(
+      std::move(t), 0,
+      calculate_gain(nonlinearity, a) / std::sqrt(static_cast<double>(mode == kFanIn ? fi : fo)));
+}
+
+Tensor dirac_(Tensor t) {
+  BRASA_CHECK(t.dim() >= 3 && t.dim() <= 5, "dirac_: Only tensors with 3, 4, or 5 dimensions ",
+              "are supported, got shape ", t.sizes());
+  NoGradGuard g;
+  t.zero_();
+  const int64_t channels = std::min(t.size(0), t.size(1));
+  for (int64_t c = 0; c < channels; ++c) {
+    Tensor tap = t.select(0, c).select(0, c);  // [k...]
+    while (tap.dim() > 0) tap = tap.select(0, tap.size(0) / 2);
+    tap.fill_(1);
+  }
+  return t;
+}
+
+Tensor eye_(Tensor t) {
+  BRASA_CHECK(t.dim() == 2, "eye_: Only tensors with 2 dimensions are supported, got shape ",
+              t.sizes());
+  NoGradGuard g;
+  t.copy_(eye(t.size(0), t.size(1), t.options()));
+  return t;
+}
+
+Tensor sparse_(Tensor t, double sparsity, double std) {
+  BRASA_CHECK(t.dim() == 2, "sparse_: Only tensors with 2 dimensions are supported, got shape ",
+              t.sizes());
+  BRASA_CHECK(sparsity >= 0 && sparsity <= 1, "sparse_: sparsity must be in [0, 1], got ",
+              sparsity);
+  NoGradGuard g;
+  const int64_t rows = t.size(0), columns = t.size(1);
+  const auto zeros = static_cast<int64_t>(std::ceil(sparsity * static_cast<double>(rows)));
+  t.normal_(0, std);
+  for (int64_t c = 0; c < columns; ++c) {
+    Tensor rows_to_zero = randperm(rows, TensorOptions().dtype(kLong)).narrow(0, 0, zeros);
+    t.select(1, c).index_fill_(0, rows_to_zero.to(t.device()), 0);
+  }
+  return t;
 }
 
 Tensor orthogonal_(Tensor t, double gain) {

@@ -172,6 +172,28 @@ std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& self, bool r
   return {out, inverse, counts};
 }
 
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, bool sorted,
+                                              bool return_inverse, bool return_counts) {
+  (void)sorted;  // always sorted, as PyTorch's
+  check_defined("unique_dim", self);
+  const int64_t d = maybe_wrap_dim(dim, self.dim(), "unique_dim");
+  Tensor x = self.movedim(d, 0);
+  const int64_t n = x.size(0);
+  const auto long_opts = TensorOptions().dtype(kLong).device(self.device());
+  Tensor rows = x.reshape({n, n == 0 ? 0 : -1});
+  // Lexicographic order of the slices: stable sorts by each column, last first.
+  Tensor order = arange(n, long_opts);
+  for (int64_t c = rows.size(1) - 1; c >= 0 && n > 1; --c) {
+    Tensor keys = index_select(rows.select(1, c), 0, order);
+    order = index_select(order, 0, std::get<1>(sort(keys, std::optional<bool>(true), 0)));
+  }
+  auto [out, run_of_sorted, counts] =
+      unique_consecutive(index_select(x, 0, order), return_inverse, return_counts, 0);
+  Tensor inverse = zeros({0}, long_opts);
+  if (return_inverse) inverse = zeros({n}, long_opts).index_put_({order}, run_of_sorted);
+  return {out.movedim(0, d), inverse, counts};
+}
+
 Tensor cov(const Tensor& self, int64_t correction, const std::optional<Tensor>& fweights,
            const std::optional<Tensor>& aweights) {
   check_defined("cov", self);

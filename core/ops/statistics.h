@@ -46,6 +46,13 @@ std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& self,
                                                       bool return_inverse = false,
                                                       bool return_counts = false,
                                                       std::optional<int64_t> dim = std::nullopt);
+// The distinct slices of self along dim, sorted lexicographically, where
+// each slice went (inverse) and how often each occurs (counts); the last two
+// are empty unless asked for. `sorted` is accepted for libtorch's signature:
+// the slices always come out sorted, as in PyTorch.
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, bool sorted = true,
+                                              bool return_inverse = false,
+                                              bool return_counts = false);
 
 // The covariance matrix of the variables in self's rows (observations in
 // columns), with integer frequency and/or real observation weights.

@@ -775,6 +775,10 @@ CASES = {
     "special_exact": lambda: special_exact(),
     "special_tiny_exact": lambda: special_tiny_exact(),
 
+    "unique_dim_values": lambda: torch.unique(L([[1, 2, 1, 3, 2], [0, 5, 0, 5, 5], [2, 2, 2, 2, 2]]), dim=1).double(),
+    "unique_dim_inverse": lambda: torch.unique(L([[1, 2, 1, 3, 2], [0, 5, 0, 5, 5], [2, 2, 2, 2, 2]]), dim=1, return_inverse=True)[1].double(),
+    "unique_dim_counts": lambda: torch.unique(L([[1, 2, 1, 3, 2], [0, 5, 0, 5, 5], [2, 2, 2, 2, 2]]), dim=1, return_counts=True)[1].double(),
+    "unique_dim_float_rows": lambda: torch.unique(torch.tensor([[0.5, -1.0], [0.5, -2.0], [-3.0, 7.0], [0.5, -1.0]]), dim=0),
     "lbfgs_strong_wolfe": lambda: lbfgs_rosenbrock(steps=2, lr=1.0, line_search_fn="strong_wolfe"),
     "lbfgs_fixed_step": lambda: lbfgs_rosenbrock(steps=3, lr=0.05, max_iter=6),
 }

@@ -75,6 +75,21 @@ TEST(Statistics, SetsCovarianceIntegralsAndHistogramsMatchPyTorch) {
   EXPECT_TRUE(torch::view_copy(S({2, 3}), {3, 2}).equal(S({2, 3}).view({3, 2})));
 }
 
+TEST(Statistics, UniqueDimMatchesPyTorch) {
+  Tensor x = golden::L({1, 2, 1, 3, 2, 0, 5, 0, 5, 5, 2, 2, 2, 2, 2}).view({3, 5});
+  auto [values, inverse, counts] = torch::unique_dim(x, 1, true, true, true);
+  expect_golden("unique_dim_values", values);
+  expect_golden("unique_dim_inverse", inverse);
+  expect_golden("unique_dim_counts", counts);
+  // Every column is its unique column.
+  EXPECT_TRUE(torch::index_select(values, 1, inverse).equal(x));
+  Tensor rows = golden::D({0.5, -1.0, 0.5, -2.0, -3.0, 7.0, 0.5, -1.0}).view({4, 2});
+  expect_golden("unique_dim_float_rows", std::get<0>(torch::unique_dim(rows, 0)));
+  EXPECT_EQ(std::get<1>(torch::unique_dim(rows, 0)).numel(), 0);  // not asked for
+  EXPECT_SHAPE(std::get<0>(torch::unique_dim(torch::zeros({0, 3}), 0)), {0, 3});
+  EXPECT_ERROR("unique_dim: dimension out of range", torch::unique_dim(rows, 2));
+}
+
 TEST(Statistics, WindowsShiftsAndSamplersMatchPyTorch) {
   expect_golden("hann_window", torch::hann_window(6, true, torch::kDouble));
   expect_golden("hamming_window_symmetric",
