@@ -88,6 +88,14 @@ class Tensor {
   Layout layout() const { return kStrided; }
   TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()); }
   bool is_contiguous() const { return impl()->is_contiguous(); }
+  // Whether the strides are those of the format (MemoryFormat::ChannelsLast:
+  // a 4-d tensor stored as NHWC).
+  bool is_contiguous(MemoryFormat format) const;
+  // ChannelsLast(3d) when the strides are channels last and not row-major, else Contiguous.
+  MemoryFormat suggest_memory_format(bool channels_last_strides_exact_match = false) const;
+  // Sparse and quantized tensors do not exist here.
+  bool is_sparse() const { return false; }
+  bool is_quantized() const { return false; }
   bool is_floating_point() const { return isFloatingType(dtype()); }
   bool is_complex() const { return isComplexType(dtype()); }
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
@@ -196,6 +204,8 @@ class Tensor {
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
   Tensor clone() const;
   Tensor contiguous() const;
+  // This tensor with the format's strides (a copy unless it has them already).
+  Tensor contiguous(MemoryFormat format) const;
   Tensor& fill_(const Scalar& v);
   Tensor& fill_(const Tensor& v);
   Tensor& zero_();
@@ -216,6 +226,10 @@ class Tensor {
   Tensor t() const;
   Tensor& t_();
   Tensor mT() const { return transpose(-2, -1); }
+  // All dims reversed (x.T of NumPy).
+  Tensor numpy_T() const;
+  // Summed down to a shape this tensor's shape broadcasts from.
+  Tensor sum_to_size(IntArrayRef size) const;
   Tensor squeeze() const;
   Tensor squeeze(int64_t dim) const;
   Tensor& squeeze_();

@@ -68,6 +68,77 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
 }
 Tensor Tensor::clone() const { return brasa::clone(*this); }
 Tensor Tensor::contiguous() const { return brasa::contiguous(*this); }
+
+namespace {
+// The dims of a channels-last layout from the innermost out: C, then the
+// spatial dims, then N.
+std::vector<int64_t> channels_last_order(int64_t dim) {
+  std::vector<int64_t> order{1};
+  for (int64_t d = dim - 1; d >= 2; --d) order.push_back(d);
+  order.push_back(0);
+  return order;
+}
+int64_t channels_last_rank(MemoryFormat format) {
+  return format == MemoryFormat::ChannelsLast ? 4 : 5;
+}
+}  // namespace
+
+bool Tensor::is_contiguous(MemoryFormat format) const {
+  if (format == MemoryFormat::Contiguous || format == MemoryFormat::Preserve)
+    return is_contiguous();
+  if (dim() != channels_last_rank(format)) return false;
+  // Row-major in the order C, W, H(, D), N, size-1 dims taking any stride.
+  int64_t expected = 1;
+  for (int64_t d : channels_last_order(dim())) {
+    if (size(d) != 1 && stride(d) != expected) return false;
+    expected *= size(d);
+  }
+  return true;
+}
+
+MemoryFormat Tensor::suggest_memory_format(bool channels_last_strides_exact_match) const {
+  (void)channels_last_strides_exact_match;
+  for (MemoryFormat f : {MemoryFormat::ChannelsLast, MemoryFormat::ChannelsLast3d})
+    if (dim() == channels_last_rank(f) && is_contiguous(f) && !is_contiguous()) return f;
+  return MemoryFormat::Contiguous;
+}
+
+Tensor Tensor::contiguous(MemoryFormat format) const {
+  if (format == MemoryFormat::Preserve)
+    return is_contiguous() || suggest_memory_format() != MemoryFormat::Contiguous ? *this
+                                                                                  : contiguous();
+  if (format == MemoryFormat::Contiguous) return contiguous();
+  const int64_t rank = channels_last_rank(format);
+  BRASA_CHECK(dim() == rank, "contiguous: required rank ", rank, " tensor to use ",
+              format == MemoryFormat::ChannelsLast ? "channels_last" : "channels_last_3d",
+              " format, got shape ", sizes());
+  if (is_contiguous(format)) return *this;
+  // Permute to the storage order, make that row-major, and permute back: a
+  // [N, C, ...] tensor whose memory is [N, ..., C].
+  std::vector<int64_t> to_storage{0}, back(rank);
+  for (int64_t d = 2; d < rank; ++d) to_storage.push_back(d);
+  to_storage.push_back(1);
+  for (int64_t i = 0; i < rank; ++i) back[to_storage[i]] = i;
+  return permute(to_storage).contiguous().permute(back);
+}
+
+Tensor Tensor::numpy_T() const {
+  std::vector<int64_t> order(dim());
+  for (int64_t d = 0; d < dim(); ++d) order[d] = dim() - 1 - d;
+  return permute(order);
+}
+
+Tensor Tensor::sum_to_size(IntArrayRef size) const {
+  // size must broadcast to this shape: aligned from the right, each dim equal or 1.
+  bool expandable = size.size() <= static_cast<size_t>(dim());
+  for (size_t i = 0; expandable && i < size.size(); ++i) {
+    const int64_t mine = sizes()[dim() - size.size() + i];
+    expandable = size[i] == mine || size[i] == 1;
+  }
+  BRASA_CHECK(expandable, "sum_to_size: size {", size, "} is not expandable to size {", sizes(),
+              "}.");
+  return autograd::sum_to(*this, size);
+}
 Tensor Tensor::detach() const {
   auto impl2 = make_intrusive<TensorImpl>(storage(), dtype(), sizes(), strides(), storage_offset());
   return Tensor(std::move(impl2));

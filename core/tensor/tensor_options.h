@@ -11,6 +11,11 @@ namespace brasa {
 enum class Layout : int8_t { Strided };
 constexpr Layout kStrided = Layout::Strided;
 
+// How a tensor's elements are laid out in memory (libtorch's MemoryFormat):
+// row-major (Contiguous), channels last ([N, C, H, W] stored as NHWC, or
+// NDHWC for ChannelsLast3d), or whichever the input has (Preserve).
+enum class MemoryFormat : int8_t { Contiguous, Preserve, ChannelsLast, ChannelsLast3d };
+
 // The dtype factories use when none is given (float32, as in PyTorch).
 ScalarType get_default_dtype();
 void set_default_dtype(ScalarType t);

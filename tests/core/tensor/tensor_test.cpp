@@ -416,3 +416,38 @@ TEST(Tensor, InPlaceMethodSpellings) {
   g.sum().backward();
   EXPECT_VALUES(leaf.grad(), {3, 5});
 }
+
+// libtorch's memory formats: channels-last strides, kept through
+// elementwise ops and convolutions (which read any strides).
+TEST(Tensor, ChannelsLastMemoryFormat) {
+  Tensor x = torch::arange(2 * 3 * 4 * 5, torch::kFloat).view({2, 3, 4, 5});
+  Tensor cl = x.contiguous(torch::MemoryFormat::ChannelsLast);
+  EXPECT_SHAPE(cl, {2, 3, 4, 5});
+  EXPECT_EQ(cl.strides().vec(), (std::vector<int64_t>{60, 1, 15, 3}));
+  EXPECT_TRUE(cl.is_contiguous(torch::MemoryFormat::ChannelsLast));
+  EXPECT_FALSE(cl.is_contiguous());
+  EXPECT_TRUE(cl.equal(x));
+  EXPECT_EQ(cl.suggest_memory_format(), torch::MemoryFormat::ChannelsLast);
+  EXPECT_EQ(x.suggest_memory_format(), torch::MemoryFormat::Contiguous);
+  EXPECT_TRUE(cl.contiguous(torch::MemoryFormat::ChannelsLast).is_same(cl));  // no copy
+  EXPECT_TRUE(cl.contiguous(torch::MemoryFormat::Preserve).is_same(cl));
+  EXPECT_TRUE(cl.contiguous().is_contiguous());
+  Tensor w = torch::randn({4, 3, 3, 3});
+  EXPECT_TRUE(torch::conv2d(cl, w).allclose(torch::conv2d(x, w), 1e-4, 1e-4));
+  EXPECT_TRUE((cl * 2 + 1).equal(x * 2 + 1));
+  Tensor v = torch::zeros({1, 2, 3, 4, 5}).contiguous(torch::MemoryFormat::ChannelsLast3d);
+  EXPECT_TRUE(v.is_contiguous(torch::MemoryFormat::ChannelsLast3d));
+  EXPECT_ERROR("required rank 4 tensor to use channels_last format",
+               torch::zeros({3, 4}).contiguous(torch::MemoryFormat::ChannelsLast));
+}
+
+TEST(Tensor, NumpyTransposeSumToSizeAndLayoutQueries) {
+  Tensor x = torch::arange(24, torch::kFloat).view({2, 3, 4});
+  EXPECT_SHAPE(x.numpy_T(), {4, 3, 2});
+  EXPECT_EQ(x.numpy_T()[3][2][1].item<float>(), x[1][2][3].item<float>());
+  EXPECT_TRUE(x.sum_to_size({3, 1}).equal(x.sum(0).sum(1, true)));
+  EXPECT_TRUE(x.sum_to_size({2, 3, 4}).equal(x));
+  EXPECT_ERROR("sum_to_size: size {[5]} is not expandable", x.sum_to_size({5}));
+  EXPECT_FALSE(x.is_sparse());
+  EXPECT_FALSE(x.is_quantized());
+}
