@@ -254,12 +254,20 @@ Tensor pinv(const Tensor& A, double rcond, bool hermitian) {
   return brasa::detail::pinv(A, rcond, hermitian);
 }
 
-Tensor matrix_rank(const Tensor& A, std::optional<double> atol, std::optional<double> rtol,
-                   bool hermitian) {
+namespace {
+// What matrix_rank counts: the singular values, or for a symmetric input
+// the eigenvalues' magnitudes (the same numbers, cheaper).
+Tensor rank_spectrum(const Tensor& A, bool hermitian) {
   check_matrix("torch.linalg.matrix_rank", A, hermitian);
   NoGradGuard no_grad;
-  Tensor S = hermitian ? std::get<0>(symeig(A.detach(), false, false)).abs()
-                       : std::get<1>(brasa::svd(A.detach(), true, false));
+  return hermitian ? std::get<0>(symeig(A.detach(), false, false)).abs()
+                   : std::get<1>(brasa::svd(A.detach(), true, false));
+}
+}  // namespace
+
+Tensor matrix_rank(const Tensor& A, std::optional<double> atol, std::optional<double> rtol,
+                   bool hermitian) {
+  Tensor S = rank_spectrum(A, hermitian);
   if (S.size(-1) == 0) return zeros(S.sizes().slice(0, S.dim() - 1), TensorOptions().dtype(kLong));
   // rtol defaults to eps * max(m, n), or to 0 when only atol is given.
   const double r = rtol.value_or(
@@ -274,11 +282,7 @@ Tensor matrix_rank(const Tensor& A, double tol, bool hermitian) {
 }
 
 Tensor matrix_rank(const Tensor& A, const Tensor& tol, bool hermitian) {
-  check_matrix("torch.linalg.matrix_rank", A, hermitian);
-  NoGradGuard no_grad;
-  Tensor S = hermitian ? std::get<0>(symeig(A.detach(), false, false)).abs()
-                       : std::get<1>(brasa::svd(A.detach(), true, false));
-  return (S > tol.detach().unsqueeze(-1)).sum(-1);
+  return (rank_spectrum(A, hermitian) > tol.detach().unsqueeze(-1)).sum(-1);
 }
 
 Tensor multi_dot(TensorList tensors) {

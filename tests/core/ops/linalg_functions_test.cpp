@@ -324,6 +324,49 @@ TEST(LinalgFunctions, BadInputGivesPyTorchsErrors) {
                torch::linalg::eig(eye(3).requires_grad_()));
   EXPECT_ERROR("linalg.solve_triangular: Incompatible shapes",
                torch::linalg::solve_triangular(eye(3), B, true));
+  EXPECT_ERROR("linalg.solve_triangular: B must have at least 2 dimensions",
+               torch::linalg::solve_triangular(eye(3), torch::ones({3}, kDouble), true));
+  EXPECT_ERROR("torch.linalg.lstsq: Expected input and other to have the same dtype",
+               torch::linalg::lstsq(A, B.to(kFloat)));
+  EXPECT_ERROR("torch.linalg.lstsq: input.size(-2) should match other.size(-2)",
+               torch::linalg::lstsq(A, torch::ones({4, 2}, kDouble)));
+  EXPECT_ERROR("linalg.matrix_norm: dims must be different",
+               torch::linalg::matrix_norm(A, 2, {0, -2}));
+  EXPECT_ERROR("linalg.matrix_norm: The input tensor A must have at least 2 dimensions",
+               torch::linalg::matrix_norm(torch::ones({3}, kDouble)));
+  EXPECT_ERROR("linalg.norm: If dim is specified, it must be of length 1 or 2. Got [0, 1, 2]",
+               torch::linalg::norm(torch::ones({2, 2, 2}, kDouble), 2, {0, 1, 2}));
+  EXPECT_ERROR("it must be of length 2 when ord is a string", torch::linalg::norm(A, "fro", {0}));
+  EXPECT_ERROR("the input must be 2D. Got 1D.",
+               torch::linalg::norm(torch::ones({3}, kDouble), "nuc"));
+  EXPECT_ERROR("Expected UPLO argument to be 'L' or 'U', but got x",
+               torch::linalg::eigvalsh(eye(3), "x"));
+  EXPECT_ERROR("torch.linalg.svdvals: keyword argument `driver=` is only supported on CUDA",
+               torch::linalg::svdvals(A, "gesvd"));
+  EXPECT_ERROR("linalg.tensorsolve: A must have at least B's 3 dims",
+               torch::linalg::tensorsolve(eye(2), torch::ones({2, 1, 1}, kDouble)));
+  EXPECT_ERROR("linalg.tensorinv: ind (3) must be at most the number of dims of A (2)",
+               torch::linalg::tensorinv(eye(2), 3));
+  EXPECT_ERROR(
+      "torch.linalg.ldl_solve: Incompatible shapes of LD and B",
+      torch::linalg::ldl_solve(eye(3), torch::ones({3}, kInt), torch::ones({2, 1}, kDouble)));
+  EXPECT_ERROR(
+      "torch.linalg.ldl_solve: expected int32 pivots of shape [3]",
+      torch::linalg::ldl_solve(eye(3), torch::ones({3}, kLong), torch::ones({3, 1}, kDouble)));
+  EXPECT_ERROR(
+      "torch.linalg.ldl_solve: Expected A and B to have the same dtype",
+      torch::linalg::ldl_solve(eye(3), torch::ones({3}, kInt), torch::ones({3, 1}, kFloat)));
+  EXPECT_ERROR("linalg.lu: the derivative is implemented for square matrices only",
+               std::get<1>(torch::linalg::lu(W({4, 3}).requires_grad_())).sum().backward());
+  EXPECT_ERROR("torch.linalg.ldl_factor_ex: the derivative is not implemented",
+               torch::linalg::ldl_factor(eye(3).requires_grad_()));
+  EXPECT_ERROR("torch.linalg.ldl_solve: the derivative is not implemented",
+               torch::linalg::ldl_solve(eye(3), torch::ones({3}, kInt),
+                                        torch::ones({3, 1}, kDouble).requires_grad_()));
+  // A tensor of tolerances, one per matrix.
+  EXPECT_VALUES(torch::linalg::matrix_rank(torch::stack({W({5, 3}), W({5, 3})}),
+                                           torch::tensor({1e-3, 1e6}, kDouble), false),
+                {3, 0});
 }
 
 }  // namespace

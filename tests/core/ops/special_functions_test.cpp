@@ -159,6 +159,10 @@ TEST(SpecialFunctions, BadInputGivesClearErrors) {
   EXPECT_ERROR("special_i0e: not implemented for dtype Bool",
                torch::special::i0e(torch::ones({2}, kBool)));
   EXPECT_ERROR("special_zeta: shapes", torch::special::zeta(D({2.0, 3.0}), D({1.0, 2.0, 3.0})));
+  EXPECT_ERROR("special_i0e: not implemented for complex tensors",
+               torch::special::i0e(torch::complex(D({1.0}), D({1.0}))));
+  EXPECT_ERROR("special_zeta: not implemented for complex tensors",
+               torch::special::zeta(torch::complex(D({1.0}), D({1.0})), D({1.0})));
 }
 
 }  // namespace
