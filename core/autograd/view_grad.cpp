@@ -51,26 +51,48 @@ void accumulate_by_offsets(const Tensor& region, const Tensor& grad) {
 
 // region += grad one element at a time (region may alias itself).
 void accumulate_serial(const Tensor& region, const Tensor& grad) {
-  if (!region.is_cpu()) return accumulate_by_offsets(region, grad);
   Tensor g = grad.expand(region.sizes()).contiguous().to(region.dtype());
+  const int64_t n = region.numel(), nd = region.dim();
+  if (n == 0) return;
+  DimVector sizes(region.sizes().begin(), region.sizes().end());
+  DimVector strides(region.strides().begin(), region.strides().end());
   BRASA_DISPATCH_FLOATING_TYPES(region.dtype(), "view backward", [&] {
     const scalar_t* src = g.data_ptr<scalar_t>();
     scalar_t* dst = region.data_ptr<scalar_t>();
-    const int64_t n = region.numel(), nd = region.dim();
-    DimVector idx(nd, 0);
+    const int64_t inner = nd == 0 ? 1 : sizes[nd - 1], inner_stride = nd == 0 ? 0 : strides[nd - 1];
+    DimVector idx(std::max<int64_t>(nd - 1, 0), 0);
     int64_t off = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      dst[off] = static_cast<scalar_t>(static_cast<double>(dst[off]) + static_cast<double>(src[i]));
-      for (int64_t d = nd - 1; d >= 0; --d) {
-        if (++idx[d] < region.size(d)) {
-          off += region.stride(d);
+    for (int64_t i = 0; i < n; i += inner) {
+      for (int64_t j = 0; j < inner; ++j) {
+        scalar_t& d = dst[off + j * inner_stride];
+        d = static_cast<scalar_t>(static_cast<double>(d) + static_cast<double>(src[i + j]));
+      }
+      for (int64_t d = nd - 2; d >= 0; --d) {
+        if (++idx[d] < sizes[d]) {
+          off += strides[d];
           break;
         }
-        off -= region.stride(d) * (idx[d] - 1);
+        off -= strides[d] * (idx[d] - 1);
         idx[d] = 0;
       }
     }
   });
+}
+
+// region += grad where region's positions may share memory. When fixing
+// one dim leaves slices that do not overlap themselves (unfold's window dim,
+// a strided view with overlapping rows), the slices are added one after
+// another with vectorized in-place adds; otherwise element by element.
+void accumulate_overlapping(const Tensor& region, const Tensor& grad) {
+  if (!region.is_cpu()) return accumulate_by_offsets(region, grad);
+  int64_t best = -1;
+  for (int64_t d = 0; d < region.dim(); ++d)
+    if (region.size(d) > 1 && (best < 0 || region.size(d) < region.size(best)) &&
+        !maybe_overlapping(region.select(d, 0)))
+      best = d;
+  if (best < 0) return accumulate_serial(region, grad);
+  Tensor g = grad.expand(region.sizes()).to(region.dtype());
+  for (int64_t i = 0; i < region.size(best); ++i) region.select(best, i).add_(g.select(best, i));
 }
 
 }  // namespace
@@ -111,7 +133,7 @@ Tensor view_scatter(const Tensor& grad, IntArrayRef sizes, IntArrayRef strides, 
     out.zero_();
     Tensor region = fn(out);
     if (maybe_overlapping(region))
-      accumulate_serial(region, grad);
+      accumulate_overlapping(region, grad);
     else
       copy_(region, grad);
   }

@@ -3,6 +3,7 @@
 #include <brasa/ops/cpu/variant.h>
 #include <brasa/ops/cpu/elementwise_run.h>
 #include <brasa/ops/cpu/register.h>
+#include <brasa/ops/cpu/vec_math.h>
 #include <brasa/ops/kernels/elementwise.h>
 
 #include <algorithm>
@@ -110,7 +111,10 @@ void arith_cpu(detail::Elementwise& e, BinaryOp op, ScalarType t, const Scalar& 
           cpu::run<T, T, T>(e, [](M a, M b) { return floor_div_float(a, b); });
           break;
         case BinaryOp::Pow:
-          cpu::run<T, T, T>(e, [](M a, M b) { return std::pow(a, b); });
+          if constexpr (std::is_same_v<M, float>)
+            cpu::run<T, T, T>(e, [](M a, M b) { return fast_powf(a, b); });
+          else
+            cpu::run<T, T, T>(e, [](M a, M b) { return std::pow(a, b); });
           break;
         case BinaryOp::Atan2:
           cpu::run<T, T, T>(e, [](M a, M b) { return std::atan2(a, b); });

@@ -269,6 +269,10 @@ std::vector<OpCase> make_table() {
   entry("as_strided (overlapping)", in1([] { return R({6}); }), [](const variable_list& v) {
     return one(v[0].as_strided({3, 3}, {1, 1}, 0));
   });
+  entry("as_strided (every slice overlapping)", in1([] { return R({5}); }),
+        [](const variable_list& v) {
+          return one(v[0].as_strided({2, 2, 2}, {1, 1, 1}, 1));
+        });
   entry("chunk/split/unbind", in1(r34), [](const variable_list& v) {
     auto c = v[0].chunk(2, 1);
     auto u = v[0].unbind(0);

@@ -141,5 +141,49 @@ TEST(VecMath, Exp8WholeRange) {
 }
 #endif
 
+// pow: libm's special cases bit for bit (signs of zeros and infinities,
+// NaNs, the integer-exponent rules of negative bases), and ordinary values
+// over the whole float range rounded as pow in double rounds them.
+TEST(VecMath, FastPowfMatchesLibm) {
+  SKIP_WITHOUT_AVX2();
+  const float specials[] = {0.0f,  -0.0f, 1.0f,   -1.0f, 2.0f,     -2.0f,     0.5f,
+                            -0.5f, 3.0f,  -3.0f,  0.75f, -0.25f,   1e-40f,    -1e-40f,
+                            1e30f, 1e38f, -1e38f, 0.3f,  INFINITY, -INFINITY, NAN};
+  for (float a : specials)
+    for (float b : specials) {
+      const float want = std::pow(a, b), got = fast_powf(a, b);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << a << " ^ " << b;
+      } else {
+        EXPECT_EQ(got, want) << a << " ^ " << b;
+        EXPECT_EQ(std::signbit(got), std::signbit(want)) << a << " ^ " << b;
+      }
+    }
+  uint32_t state = 12345;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  int off_by_rounding = 0;
+  for (int i = 0; i < 200000; ++i) {
+    // Bases over every exponent of the floats, subnormals included;
+    // exponents in [-12, 12], half of them integers.
+    const float a = std::bit_cast<float>(next() & 0x7fffffffu);
+    if (!std::isfinite(a)) continue;
+    float b = static_cast<float>(static_cast<int32_t>(next() % 24001) - 12000) / 1000.0f;
+    if (i % 2) b = std::round(b);
+    const float base = i % 4 == 1 ? -a : a;  // negative bases with integer exponents
+    const float want = static_cast<float>(std::pow(static_cast<double>(base), double(b)));
+    const float got = fast_powf(base, b);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got)) << base << " ^ " << b;
+      continue;
+    }
+    if (got != want) {
+      ++off_by_rounding;
+      EXPECT_LE(std::fabs(double(got) - double(want)), std::fabs(double(want)) * 1.2e-7)
+          << base << " ^ " << b;
+    }
+  }
+  EXPECT_LE(off_by_rounding, 2);
+}
+
 }  // namespace
 }  // namespace brasa::cpu
