@@ -59,6 +59,12 @@ const std::vector<Geometry> kCases{
     {{2, 16, 15, 15}, {16, 1, 3, 3}, {2, 2}, {1, 1}, {1, 1}, 16, false},
     {{2, 8, 9, 9}, {16, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 8, true},
     {{3, 24, 10, 10}, {48, 6, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 4, true},
+    // Grouped layers on maps under 7x7 (ShuffleNet's and MobileNet's last
+    // stages), which take the blocked kernels too: depthwise 3x3 at 3x3,
+    // stride 2 from 6x6, and 4 groups at 5x5.
+    {{4, 32, 3, 3}, {32, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 32, true},
+    {{3, 48, 6, 6}, {48, 1, 3, 3}, {2, 2}, {1, 1}, {1, 1}, 48, false},
+    {{2, 16, 5, 5}, {32, 4, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 4, true},
 };
 
 TEST(Conv, OneDnnForwardAgreesWithIm2col) {
