@@ -1,6 +1,7 @@
 #include <brasa/ops/cpu/variant.h>
 #include <brasa/ops/cpu/channel_rows.h>
 #include <brasa/ops/cpu/register.h>
+#include <brasa/ops/cpu/vec_math.h>
 
 #include <algorithm>
 #include <cmath>
@@ -457,6 +458,121 @@ void channel_affine_backward_cpu(const Tensor& grad, const Tensor& x, const Tens
   });
 }
 
+// x^e: float through the vectorizable fast_powf, double through libm.
+template <class T>
+inline T raise(T x, T e) {
+  if constexpr (std::is_same_v<T, float>)
+    return fast_powf(x, e);
+  else
+    return std::pow(x, e);
+}
+
+// The channels [first, last] of a window from `lead` channels before c to
+// `trail` after it, clipped to [0, C).
+inline std::pair<int64_t, int64_t> channel_window(int64_t c, int64_t C, int64_t lead,
+                                                  int64_t trail) {
+  return {std::max<int64_t>(0, c - lead), std::min<int64_t>(C - 1, c + trail)};
+}
+
+// Row by row (a row: one sample's channel, S values): the window's squares
+// summed into a row buffer, then scale and y.
+template <class T>
+void local_response_norm_typed(const T* x, T* y, T* scale, T* power, int64_t N, int64_t C,
+                               int64_t S, int64_t size, T alpha, T beta, T k) {
+  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(S * size, 1));
+  parallel_for(0, N * C, grain, [&](int64_t begin, int64_t end) {
+    std::vector<T> sums(static_cast<size_t>(S));
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t n = r / C, c = r % C;
+      const auto [first, last] = channel_window(c, C, size / 2, (size - 1) / 2);
+      std::fill(sums.begin(), sums.end(), T(0));
+      for (int64_t j = first; j <= last; ++j) {
+        const T* xj = x + (n * C + j) * S;
+        for (int64_t s = 0; s < S; ++s) sums[s] += xj[s] * xj[s];
+      }
+      // Distinct rows: __restrict lets the loop vectorize without alias checks.
+      const T* __restrict xr = x + r * S;
+      const T* __restrict sum = sums.data();
+      T* __restrict yr = y + r * S;
+      T* __restrict sr = scale + r * S;
+      T* __restrict pr = power + r * S;
+      // Locals, not the captured references, which the stores could alias.
+      const T per = alpha / static_cast<T>(size), offset = k, exponent = -beta;
+      for (int64_t s = 0; s < S; ++s) {
+        const T sc = offset + per * sum[s], p = raise(sc, exponent);
+        sr[s] = sc;
+        pr[s] = p;
+        yr[s] = xr[s] * p;
+      }
+    }
+  });
+}
+
+void local_response_norm_cpu(const Tensor& x, const Tensor& y, const Tensor& scale,
+                             const Tensor& power, int64_t N, int64_t C, int64_t S, int64_t size,
+                             double alpha, double beta, double k) {
+  BRASA_DISPATCH_FLOATING_TYPES(x.dtype(), "local_response_norm", [&] {
+    using T = scalar_t;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      local_response_norm_typed<T>(x.data_ptr<T>(), y.data_ptr<T>(), scale.data_ptr<T>(),
+                                   power.data_ptr<T>(), N, C, S, size, static_cast<T>(alpha),
+                                   static_cast<T>(beta), static_cast<T>(k));
+    } else {
+      BRASA_ERROR("local_response_norm: the CPU kernel takes float and double, got ", x.dtype());
+    }
+  });
+}
+
+// t = g * x * power / scale first (each row is read by `size` windows), then per
+// row the sum of t over the channels whose windows hold it: the window
+// mirrored, (size - 1) / 2 before and size / 2 after.
+template <class T>
+void local_response_norm_backward_typed(const T* g, const T* x, const T* scale, const T* power,
+                                        T* gx, T* t, int64_t N, int64_t C, int64_t S, int64_t size,
+                                        T alpha, T beta) {
+  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(S, 1));
+  parallel_for(0, N * C * S, grain * S, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) t[i] = g[i] * x[i] * power[i] / scale[i];
+  });
+  const T factor = 2 * alpha * beta / static_cast<T>(size);
+  parallel_for(0, N * C, std::max<int64_t>(1, grain / size), [&](int64_t begin, int64_t end) {
+    std::vector<T> sums(static_cast<size_t>(S));
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t n = r / C, c = r % C;
+      const auto [first, last] = channel_window(c, C, (size - 1) / 2, size / 2);
+      std::fill(sums.begin(), sums.end(), T(0));
+      for (int64_t i = first; i <= last; ++i) {
+        const T* ti = t + (n * C + i) * S;
+        for (int64_t s = 0; s < S; ++s) sums[s] += ti[s];
+      }
+      const T* gr = g + r * S;
+      const T* xr = x + r * S;
+      const T* pr = power + r * S;
+      T* out = gx + r * S;
+      for (int64_t s = 0; s < S; ++s) out[s] = gr[s] * pr[s] - factor * xr[s] * sums[s];
+    }
+  });
+}
+
+void local_response_norm_backward_cpu(const Tensor& grad_y, const Tensor& x, const Tensor& scale,
+                                      const Tensor& power, const Tensor& grad_x, int64_t N,
+                                      int64_t C, int64_t S, int64_t size, double alpha,
+                                      double beta) {
+  BRASA_DISPATCH_FLOATING_TYPES(x.dtype(), "local_response_norm backward", [&] {
+    using T = scalar_t;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      Tensor t = empty({N * C * S}, x.options());  // g * x * power / scale
+      local_response_norm_backward_typed<T>(grad_y.data_ptr<T>(), x.data_ptr<T>(),
+                                            scale.data_ptr<T>(), power.data_ptr<T>(),
+                                            grad_x.data_ptr<T>(), t.data_ptr<T>(), N, C, S, size,
+                                            static_cast<T>(alpha), static_cast<T>(beta));
+    } else {
+      BRASA_ERROR("local_response_norm backward: the CPU kernel takes float and double, got ",
+                  x.dtype());
+    }
+  });
+}
+
 }  // namespace
 
 void register_normalization_kernels() {
@@ -466,6 +582,8 @@ void register_normalization_kernels() {
   register_kernel<LayerNormBackwardKernel>(kCPU, layer_norm_backward_cpu);
   register_kernel<ChannelAffineKernel>(kCPU, channel_affine_cpu);
   register_kernel<ChannelAffineBackwardKernel>(kCPU, channel_affine_backward_cpu);
+  register_kernel<LocalResponseNormKernel>(kCPU, local_response_norm_cpu);
+  register_kernel<LocalResponseNormBackwardKernel>(kCPU, local_response_norm_backward_cpu);
 }
 
 }  // namespace BRASA_CPU_VARIANT

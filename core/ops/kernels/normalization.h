@@ -62,4 +62,26 @@ struct ChannelAffineBackwardKernel {
                       const Tensor& gw, const Tensor& gb, int64_t N, int64_t C, int64_t S);
 };
 
+// Local response normalization across the channels of a contiguous x seen
+// as [N, C, S]: scale = k + alpha / size * (the sum of x^2 over channels
+// c - size / 2 .. c + (size - 1) / 2, zeros past the ends), y = x *
+// scale^-beta. Fills y, and scale and scale^-beta for the backward.
+// Optional: a device without it runs nn::functional::local_response_norm's
+// composite.
+struct LocalResponseNormKernel {
+  static constexpr const char* name = "local_response_norm";
+  using Fn = void (*)(const Tensor& x, const Tensor& y, const Tensor& scale, const Tensor& power,
+                      int64_t N, int64_t C, int64_t S, int64_t size, double alpha, double beta,
+                      double k);
+};
+// grad_x from grad_y and the forward's x, scale and power = scale^-beta (all
+// contiguous): grad_y * power - 2 alpha beta / size * x * (the sum of
+// grad_y * x * power / scale over the channels whose windows hold c).
+struct LocalResponseNormBackwardKernel {
+  static constexpr const char* name = "local_response_norm backward";
+  using Fn = void (*)(const Tensor& grad_y, const Tensor& x, const Tensor& scale,
+                      const Tensor& power, const Tensor& grad_x, int64_t N, int64_t C, int64_t S,
+                      int64_t size, double alpha, double beta);
+};
+
 }  // namespace brasa

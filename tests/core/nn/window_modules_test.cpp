@@ -3,8 +3,10 @@
 // margin losses (nn/loss_modules.h) and the top-level nn spellings
 // (nn/aten_functions.h) against PyTorch's outputs; their error paths.
 // Gradients are in the gradcheck table.
+#include <brasa/autograd/gradcheck.h>
 #include <brasa/torch.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "../ops/golden_util.h"
@@ -253,6 +255,53 @@ TEST(AtenSpellings, PreluFusedKernelMatchesTheComposite) {
     Tensor gw = where(positive, zeros_like(xd), gd * xd);
     gw = per_channel ? gw.sum({0, 2}) : gw.sum().reshape({1});
     EXPECT_TRUE(allclose(w.grad().to(kDouble), gw, 1e-5, 1e-5)) << w.grad() << gw;
+  }
+}
+
+// The fused local response norm (any window size, odd, even or wider than
+// the channels; 3-d to 5-d inputs) against the definition computed element
+// by element in double, its float gradient against the double one, and the
+// double one (and the composite double backward) by finite differences.
+TEST(WindowModules, LocalResponseNormFusedKernelMatchesTheDefinition) {
+  struct Case {
+    std::vector<int64_t> shape;
+    int64_t size;
+    double alpha, beta, k;
+  };
+  const Case cases[] = {{{3, 7, 4, 5}, 5, 1e-2, 0.75, 2},
+                        {{2, 6, 2, 3, 2}, 2, 0.3, 0.5, 1},
+                        {{2, 5, 9}, 9, 0.2, 1.3, 1.5},
+                        {{1, 3, 4}, 1, 0.5, 0.75, 1}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "shape " << IntArrayRef(c.shape) << " size " << c.size);
+    const auto opts = F::LocalResponseNormFuncOptions(c.size).alpha(c.alpha).beta(c.beta).k(c.k);
+    Tensor xd = S(c.shape, 0.61, 0.2) * 3;
+    const int64_t N = c.shape[0], C = c.shape[1], rest = xd.numel() / (N * C);
+    Tensor flat = xd.reshape({N, C, rest}), want = empty_like(flat);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ch = 0; ch < C; ++ch)
+        for (int64_t s = 0; s < rest; ++s) {
+          double sum = 0;
+          for (int64_t j = ch - c.size / 2; j <= ch + (c.size - 1) / 2; ++j)
+            if (j >= 0 && j < C) sum += std::pow(flat[n][j][s].item<double>(), 2);
+          const double scale = c.k + c.alpha / c.size * sum;
+          want[n][ch][s] = flat[n][ch][s].item<double>() * std::pow(scale, -c.beta);
+        }
+    Tensor x = xd.to(kFloat).requires_grad_();
+    Tensor y = F::local_response_norm(x, opts);
+    EXPECT_TRUE(allclose(y.to(kDouble), want.view(c.shape), 1e-5, 1e-6));
+    Tensor g = S(c.shape, 0.37, 0.4);
+    y.backward(g.to(kFloat));
+    Tensor xr = xd.clone().requires_grad_();
+    Tensor yd = F::local_response_norm(xr, opts);
+    EXPECT_TRUE(allclose(yd, want.view(c.shape), 1e-12, 1e-12));
+    yd.backward(g);
+    EXPECT_TRUE(allclose(x.grad().to(kDouble), xr.grad(), 1e-4, 1e-5));
+    auto fn = [&](const autograd::variable_list& v) {
+      return autograd::variable_list{F::local_response_norm(v[0], opts)};
+    };
+    EXPECT_TRUE(autograd::gradcheck(fn, {xd.clone().requires_grad_()}));
+    EXPECT_TRUE(autograd::gradgradcheck(fn, {xd.clone().requires_grad_()}));
   }
 }
 
