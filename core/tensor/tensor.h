@@ -696,6 +696,48 @@ class Tensor {
   std::tuple<Tensor, Tensor> qr(bool some = true) const;
   std::tuple<Tensor, Tensor, Tensor> svd(bool some = true, bool compute_uv = true) const;
   Tensor corrcoef() const;
+  Tensor cholesky_inverse(bool upper = false) const;
+  Tensor cholesky_solve(const Tensor& input2, bool upper = false) const;
+  Tensor lu_solve(const Tensor& LU_data, const Tensor& LU_pivots) const;
+  std::tuple<Tensor, Tensor> triangular_solve(const Tensor& A, bool upper = true,
+                                              bool transpose = false,
+                                              bool unitriangular = false) const;
+  std::tuple<Tensor, Tensor> geqrf() const;
+  Tensor orgqr(const Tensor& input2) const;
+  Tensor ormqr(const Tensor& input2, const Tensor& input3, bool left = true,
+               bool transpose = false) const;
+  std::tuple<Tensor, Tensor> symeig(bool eigenvectors = false, bool upper = true) const;
+  Tensor cov(int64_t correction = 1, const std::optional<Tensor>& fweights = {},
+             const std::optional<Tensor>& aweights = {}) const;
+  Tensor quantile(double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                  const std::string& interpolation = "linear") const;
+  Tensor quantile(const Tensor& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                  const std::string& interpolation = "linear") const;
+  Tensor nanquantile(double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                     const std::string& interpolation = "linear") const;
+  Tensor nanquantile(const Tensor& q, std::optional<int64_t> dim = std::nullopt,
+                     bool keepdim = false, const std::string& interpolation = "linear") const;
+  std::tuple<Tensor, Tensor> histogram(int64_t bins = 100,
+                                       std::optional<std::vector<double>> range = std::nullopt,
+                                       const std::optional<Tensor>& weight = {},
+                                       bool density = false) const;
+  std::tuple<Tensor, Tensor> histogram(const Tensor& bins, const std::optional<Tensor>& weight = {},
+                                       bool density = false) const;
+  Tensor stft(int64_t n_fft, std::optional<int64_t> hop_length, std::optional<int64_t> win_length,
+              const std::optional<Tensor>& window, bool normalized,
+              std::optional<bool> onesided = std::nullopt,
+              std::optional<bool> return_complex = std::nullopt) const;
+  Tensor stft(int64_t n_fft, std::optional<int64_t> hop_length = std::nullopt,
+              std::optional<int64_t> win_length = std::nullopt,
+              const std::optional<Tensor>& window = {}, bool center = true,
+              const std::string& pad_mode = "reflect", bool normalized = false,
+              std::optional<bool> onesided = std::nullopt,
+              std::optional<bool> return_complex = std::nullopt) const;
+  Tensor istft(int64_t n_fft, std::optional<int64_t> hop_length = std::nullopt,
+               std::optional<int64_t> win_length = std::nullopt,
+               const std::optional<Tensor>& window = {}, bool center = true,
+               bool normalized = false, std::optional<bool> onesided = std::nullopt,
+               std::optional<int64_t> length = std::nullopt, bool return_complex = false) const;
   Tensor bernoulli() const;
   Tensor bernoulli(double p) const;
   Tensor multinomial(int64_t num_samples, bool replacement = false) const;
@@ -733,6 +775,52 @@ class Tensor {
   Tensor& normal_(double mean = 0, double std = 1);
   Tensor& bernoulli_(double p = 0.5);
   Tensor& random_(int64_t from, int64_t to);
+  Tensor& exponential_(double lambd = 1);
+  Tensor& cauchy_(double median = 0, double sigma = 1);
+  Tensor& log_normal_(double mean = 1, double std = 2);
+  Tensor& geometric_(double p);
+
+  // ---- storage and metadata (libtorch's spellings) ----
+  // New sizes with contiguous strides (channels-last ones for that format);
+  // the storage grows, keeping its bytes, when the new size needs more.
+  // Not for tensors that require grad, as in libtorch.
+  Tensor& resize_(IntArrayRef size, std::optional<MemoryFormat> memory_format = std::nullopt);
+  Tensor& resize_as_(const Tensor& the_template,
+                     std::optional<MemoryFormat> memory_format = std::nullopt);
+  // Shares source's storage, sizes, strides and offset; set_() empties it.
+  Tensor& set_(const Tensor& source);
+  Tensor& set_();
+  bool is_set_to(const Tensor& other) const;
+  Tensor alias() const;
+  Tensor tensor_data() const;
+  Tensor variable_data() const;
+  bool is_variable() const { return true; }
+  Tensor to_dense(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor narrow_copy(int64_t dim, int64_t start, int64_t length) const;
+  Tensor new_empty_strided(IntArrayRef size, IntArrayRef stride,
+                           const TensorOptions& options = {}) const;
+  Tensor as_strided_scatter(const Tensor& src, IntArrayRef size, IntArrayRef stride,
+                            std::optional<int64_t> storage_offset = std::nullopt) const;
+  std::vector<Tensor> unsafe_chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> unsafe_split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> unsafe_split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
+  Tensor index_put(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                   bool accumulate = false) const;
+  // The main diagonal (of a matrix, or of a tensor whose dims are all equal)
+  // set to fill_value; wrap continues past a tall matrix's square as numpy.
+  Tensor& fill_diagonal_(const Scalar& fill_value, bool wrap = false);
+  Tensor& renorm_(const Scalar& p, int64_t dim, const Scalar& maxnorm);
+  Tensor& cumprod_(int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+  Tensor& float_power_(const Tensor& exponent);
+  Tensor& float_power_(const Scalar& exponent);
+  Tensor& igamma_(const Tensor& other);
+  Tensor& igammac_(const Tensor& other);
+  Tensor& swapaxes_(int64_t axis0, int64_t axis1);
+  Tensor& swapdims_(int64_t dim0, int64_t dim1);
+  Tensor& bitwise_left_shift_(const Tensor& other);
+  Tensor& bitwise_left_shift_(const Scalar& other);
+  Tensor& bitwise_right_shift_(const Tensor& other);
+  Tensor& bitwise_right_shift_(const Scalar& other);
 
   // ---- operators ----
   Tensor& operator+=(const Tensor& o) { return add_(o); }

@@ -122,6 +122,44 @@ Tensor Tensor::contiguous(MemoryFormat format) const {
   return permute(to_storage).contiguous().permute(back);
 }
 
+Tensor& Tensor::resize_(IntArrayRef size, std::optional<MemoryFormat> memory_format) {
+  BRASA_CHECK(!requires_grad(), "cannot resize variables that require grad");
+  int64_t numel = 1;
+  for (int64_t s : size) {
+    BRASA_CHECK(s >= 0, "resize_: Trying to create tensor with negative dimension ", s, ": ", size);
+    numel *= s;
+  }
+  const MemoryFormat format = memory_format.value_or(MemoryFormat::Contiguous);
+  std::vector<int64_t> strides(size.size(), 1);
+  if (format == MemoryFormat::ChannelsLast || format == MemoryFormat::ChannelsLast3d) {
+    const int64_t rank = channels_last_rank(format);
+    BRASA_CHECK(static_cast<int64_t>(size.size()) == rank, "resize_: required rank ", rank,
+                " tensor to use channels_last", rank == 5 ? "_3d" : "", " format, got size ", size);
+    int64_t expected = 1;
+    for (int64_t d : channels_last_order(rank)) {
+      strides[d] = expected;
+      expected *= std::max<int64_t>(size[d], 1);
+    }
+  } else {
+    BRASA_CHECK(format == MemoryFormat::Contiguous || format == MemoryFormat::Preserve,
+                "resize_: unsupported memory format");
+    DimVector c = contiguous_strides(size);
+    strides.assign(c.begin(), c.end());
+  }
+  const size_t needed = numel == 0 ? 0 : (storage_offset() + numel) * element_size();
+  if (needed > storage()->nbytes()) {
+    BRASA_CHECK(is_cpu(), "resize_: growing the storage of a ", device(),
+                " tensor is not supported; make a new tensor (", sizes(), " -> ", size, ")");
+    storage()->resize(needed);
+  }
+  impl()->set_sizes_and_strides(size, strides);
+  return *this;
+}
+
+Tensor& Tensor::resize_as_(const Tensor& the_template, std::optional<MemoryFormat> memory_format) {
+  return resize_(the_template.sizes(), memory_format);
+}
+
 Tensor Tensor::numpy_T() const {
   std::vector<int64_t> order(dim());
   for (int64_t d = 0; d < dim(); ++d) order[d] = dim() - 1 - d;
