@@ -271,22 +271,20 @@ TEST(WindowModules, LocalResponseNormFusedKernelMatchesTheDefinition) {
   const Case cases[] = {{{3, 7, 4, 5}, 5, 1e-2, 0.75, 2},
                         {{2, 6, 2, 3, 2}, 2, 0.3, 0.5, 1},
                         {{2, 5, 9}, 9, 0.2, 1.3, 1.5},
-                        {{1, 3, 4}, 1, 0.5, 0.75, 1}};
+                        {{1, 3, 4}, 1, 0.5, 0.75, 1},
+                        // Enough rows that 2 threads split them.
+                        {{4, 16, 12, 12}, 3, 0.1, 0.75, 1}};
   for (const Case& c : cases) {
     SCOPED_TRACE(::testing::Message() << "shape " << IntArrayRef(c.shape) << " size " << c.size);
     const auto opts = F::LocalResponseNormFuncOptions(c.size).alpha(c.alpha).beta(c.beta).k(c.k);
     Tensor xd = S(c.shape, 0.61, 0.2) * 3;
     const int64_t N = c.shape[0], C = c.shape[1], rest = xd.numel() / (N * C);
-    Tensor flat = xd.reshape({N, C, rest}), want = empty_like(flat);
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t ch = 0; ch < C; ++ch)
-        for (int64_t s = 0; s < rest; ++s) {
-          double sum = 0;
-          for (int64_t j = ch - c.size / 2; j <= ch + (c.size - 1) / 2; ++j)
-            if (j >= 0 && j < C) sum += std::pow(flat[n][j][s].item<double>(), 2);
-          const double scale = c.k + c.alpha / c.size * sum;
-          want[n][ch][s] = flat[n][ch][s].item<double>() * std::pow(scale, -c.beta);
-        }
+    // The definition, channel by channel: the window's squares summed.
+    Tensor flat = xd.reshape({N, C, rest}), sums = zeros_like(flat);
+    for (int64_t ch = 0; ch < C; ++ch)
+      for (int64_t j = ch - c.size / 2; j <= ch + (c.size - 1) / 2; ++j)
+        if (j >= 0 && j < C) sums.select(1, ch).add_(flat.select(1, j).pow(2));
+    Tensor want = flat * (sums * (c.alpha / c.size) + c.k).pow(-c.beta);
     Tensor x = xd.to(kFloat).requires_grad_();
     Tensor y = F::local_response_norm(x, opts);
     EXPECT_TRUE(allclose(y.to(kDouble), want.view(c.shape), 1e-5, 1e-6));
@@ -300,6 +298,7 @@ TEST(WindowModules, LocalResponseNormFusedKernelMatchesTheDefinition) {
     auto fn = [&](const autograd::variable_list& v) {
       return autograd::variable_list{F::local_response_norm(v[0], opts)};
     };
+    if (xd.numel() > 500) continue;  // finite differences on the small cases
     EXPECT_TRUE(autograd::gradcheck(fn, {xd.clone().requires_grad_()}));
     EXPECT_TRUE(autograd::gradgradcheck(fn, {xd.clone().requires_grad_()}));
   }
