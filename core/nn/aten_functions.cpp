@@ -6,6 +6,7 @@
 #include <brasa/nn/aten_functions.h>
 #include <brasa/nn/image_modules.h>
 #include <brasa/nn/loss_modules.h>
+#include <brasa/nn/window_modules.h>
 #include <brasa/ops/conv.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/indexing.h>
@@ -277,6 +278,72 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef o
 }
 std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& self, IntArrayRef output_size) {
   return F::adaptive_max_pool3d_with_indices(self, output_size.vec());
+}
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
+  return F::adaptive_avg_pool2d(self, output_size.vec());
+}
+Tensor adaptive_avg_pool3d(const Tensor& self, IntArrayRef output_size) {
+  return F::adaptive_avg_pool3d(self, output_size.vec());
+}
+Tensor avg_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                  std::optional<int64_t> divisor_override) {
+  F::AvgPool3dFuncOptions o(kernel_size.vec());
+  if (!stride.empty()) o.stride(stride.vec());
+  o.padding(padding.vec()).ceil_mode(ceil_mode).count_include_pad(count_include_pad);
+  if (divisor_override) o.divisor_override(*divisor_override);
+  return F::avg_pool3d(self, o);
+}
+Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  return F::linear(input, weight, or_undefined(bias));
+}
+Tensor one_hot(const Tensor& self, int64_t num_classes) { return F::one_hot(self, num_classes); }
+Tensor relu6(const Tensor& self) { return F::relu6(self); }
+Tensor log_sigmoid(const Tensor& self) { return F::logsigmoid(self); }
+Tensor glu(const Tensor& self, int64_t dim) { return F::glu(self, F::GLUFuncOptions(dim)); }
+Tensor softshrink(const Tensor& self, const Scalar& lambd) {
+  return F::softshrink(self, F::SoftshrinkFuncOptions(lambd.toDouble()));
+}
+namespace {
+// F::pad in `mode` after checking that padding covers `dims` dims (as the ATen ops do).
+Tensor pad_last_dims(const char* op, const Tensor& self, IntArrayRef padding, int64_t dims,
+                     PaddingMode mode) {
+  BRASA_CHECK(static_cast<int64_t>(padding.size()) == 2 * dims, op,
+              ": padding size is expected to be ", 2 * dims, ", but got: ", padding.size());
+  return F::pad(self, F::PadFuncOptions(padding.vec()).mode(mode));
+}
+}  // namespace
+Tensor reflection_pad1d(const Tensor& self, IntArrayRef padding) {
+  return pad_last_dims("reflection_pad1d", self, padding, 1, kReflect);
+}
+Tensor reflection_pad2d(const Tensor& self, IntArrayRef padding) {
+  return pad_last_dims("reflection_pad2d", self, padding, 2, kReflect);
+}
+Tensor reflection_pad3d(const Tensor& self, IntArrayRef padding) {
+  return pad_last_dims("reflection_pad3d", self, padding, 3, kReflect);
+}
+Tensor replication_pad1d(const Tensor& self, IntArrayRef padding) {
+  return pad_last_dims("replication_pad1d", self, padding, 1, kReplicate);
+}
+Tensor replication_pad2d(const Tensor& self, IntArrayRef padding) {
+  return pad_last_dims("replication_pad2d", self, padding, 2, kReplicate);
+}
+Tensor replication_pad3d(const Tensor& self, IntArrayRef padding) {
+  return pad_last_dims("replication_pad3d", self, padding, 3, kReplicate);
+}
+Tensor im2col(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation,
+              IntArrayRef padding, IntArrayRef stride) {
+  return F::unfold(self, F::UnfoldFuncOptions(kernel_size.vec())
+                             .dilation(dilation.vec())
+                             .padding(padding.vec())
+                             .stride(stride.vec()));
+}
+Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_size,
+              IntArrayRef dilation, IntArrayRef padding, IntArrayRef stride) {
+  return F::fold(self, F::FoldFuncOptions(output_size.vec(), kernel_size.vec())
+                           .dilation(dilation.vec())
+                           .padding(padding.vec())
+                           .stride(stride.vec()));
 }
 
 std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(

@@ -111,6 +111,30 @@ std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& self, IntArrayR
 std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& self, IntArrayRef output_size);
 std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef output_size);
 std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& self, IntArrayRef output_size);
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size);
+Tensor adaptive_avg_pool3d(const Tensor& self, IntArrayRef output_size);
+Tensor avg_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = 0, bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+// input @ weight^T + bias.
+Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = {});
+Tensor one_hot(const Tensor& self, int64_t num_classes = -1);
+Tensor relu6(const Tensor& self);
+Tensor log_sigmoid(const Tensor& self);
+Tensor glu(const Tensor& self, int64_t dim = -1);
+Tensor softshrink(const Tensor& self, const Scalar& lambd = 0.5);
+// padding: (left, right[, top, bottom[, front, back]]) of the last 1, 2 or 3 dims.
+Tensor reflection_pad1d(const Tensor& self, IntArrayRef padding);
+Tensor reflection_pad2d(const Tensor& self, IntArrayRef padding);
+Tensor reflection_pad3d(const Tensor& self, IntArrayRef padding);
+Tensor replication_pad1d(const Tensor& self, IntArrayRef padding);
+Tensor replication_pad2d(const Tensor& self, IntArrayRef padding);
+Tensor replication_pad3d(const Tensor& self, IntArrayRef padding);
+// The sliding blocks of [N, C, H, W] as columns [N, C kh kw, L] (F::unfold), and back (F::fold).
+Tensor im2col(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation,
+              IntArrayRef padding, IntArrayRef stride);
+Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_size,
+              IntArrayRef dilation, IntArrayRef padding, IntArrayRef stride);
 // at::embedding_bag: (output, offset2bag: each index's bag, bag_size: the
 // indices per bag, max_indices: with mode 2 (max) the row chosen per bag and
 // feature, else bag_size); mode 0 sum, 1 mean, 2 max.

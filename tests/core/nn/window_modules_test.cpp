@@ -304,4 +304,52 @@ TEST(WindowModules, LocalResponseNormFusedKernelMatchesTheDefinition) {
   }
 }
 
+// The ATen top-level spellings of nn functions (torch::adaptive_avg_pool2d
+// as libtorch's ResNet code calls it, torch::linear, the padding ops, ...)
+// give what their nn::functional forms give.
+TEST(AtenSpellings, TopLevelNnFunctionsMatchTheFunctionalForms) {
+  Tensor x = S({2, 3, 5, 6});
+  EXPECT_TRUE(equal(torch::adaptive_avg_pool2d(x, {1, 1}), x.mean({2, 3}, true)));
+  Tensor v = S({1, 2, 4, 4, 4});
+  EXPECT_TRUE(equal(torch::adaptive_avg_pool3d(v, {2, 2, 2}),
+                    F::adaptive_avg_pool3d(v, F::AdaptiveAvgPool3dFuncOptions({2, 2, 2}))));
+  EXPECT_TRUE(
+      equal(torch::avg_pool3d(v, {2, 2, 2}), F::avg_pool3d(v, F::AvgPool3dFuncOptions({2, 2, 2}))));
+  EXPECT_TRUE(allclose(torch::avg_pool3d(v, {2, 2, 2}, {}, 0, false, true, 1),
+                       F::avg_pool3d(v, F::AvgPool3dFuncOptions({2, 2, 2})) * 8));
+  Tensor w = S({4, 6}), b = S({4});
+  EXPECT_TRUE(allclose(torch::linear(x, w, b), torch::matmul(x, w.t()) + b));
+  EXPECT_TRUE(allclose(torch::linear(x, w), torch::matmul(x, w.t())));
+  EXPECT_TRUE(equal(torch::one_hot(torch::tensor({0, 2}, torch::kLong), 3),
+                    torch::tensor({1, 0, 0, 0, 0, 1}, torch::kLong).view({2, 3})));
+  Tensor y = S({2, 6}) * 10;
+  EXPECT_TRUE(equal(torch::relu6(y), y.clamp(0, 6)));
+  EXPECT_TRUE(allclose(torch::log_sigmoid(y), torch::log(torch::sigmoid(y))));
+  EXPECT_TRUE(allclose(torch::glu(y), y.slice(1, 0, 3) * torch::sigmoid(y.slice(1, 3))));
+  EXPECT_TRUE(allclose(torch::glu(y, 0), y[0].unsqueeze(0) * torch::sigmoid(y[1].unsqueeze(0))));
+  EXPECT_TRUE(equal(torch::softshrink(y, 2), F::softshrink(y, F::SoftshrinkFuncOptions(2))));
+  const auto reflect = [](std::vector<int64_t> p) {
+    return F::PadFuncOptions(p).mode(torch::kReflect);
+  };
+  const auto replicate = [](std::vector<int64_t> p) {
+    return F::PadFuncOptions(p).mode(torch::kReplicate);
+  };
+  EXPECT_TRUE(equal(torch::reflection_pad2d(x, {1, 2, 2, 1}), F::pad(x, reflect({1, 2, 2, 1}))));
+  EXPECT_TRUE(equal(torch::reflection_pad1d(y.unsqueeze(0), {2, 1}),
+                    F::pad(y.unsqueeze(0), reflect({2, 1}))));
+  EXPECT_TRUE(equal(torch::replication_pad2d(x, {0, 3, 1, 0}), F::pad(x, replicate({0, 3, 1, 0}))));
+  EXPECT_TRUE(equal(torch::replication_pad3d(v, {1, 1, 1, 1, 1, 1}),
+                    F::pad(v, replicate({1, 1, 1, 1, 1, 1}))));
+  EXPECT_EQ(torch::reflection_pad3d(v, {1, 0, 0, 1, 1, 1}).sizes(), IntArrayRef({1, 2, 6, 5, 5}));
+  EXPECT_EQ(torch::replication_pad1d(y.unsqueeze(0), {3, 0}).sizes(), IntArrayRef({1, 2, 9}));
+  EXPECT_ERROR("reflection_pad2d: padding size is expected to be 4, but got: 2",
+               torch::reflection_pad2d(x, {1, 1}));
+  Tensor cols = torch::im2col(x, {2, 3}, {1, 1}, {1, 0}, {2, 1});
+  EXPECT_TRUE(
+      equal(cols, F::unfold(x, F::UnfoldFuncOptions({2, 3}).padding({1, 0}).stride({2, 1}))));
+  EXPECT_TRUE(
+      equal(torch::col2im(cols, {5, 6}, {2, 3}, {1, 1}, {1, 0}, {2, 1}),
+            F::fold(cols, F::FoldFuncOptions({5, 6}, {2, 3}).padding({1, 0}).stride({2, 1}))));
+}
+
 }  // namespace
