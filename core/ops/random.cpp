@@ -1,3 +1,4 @@
+#include <brasa/autograd/grad_mode.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/factory.h>
@@ -6,6 +7,7 @@
 #include <brasa/ops/random.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
+#include <brasa/ops/unary.h>
 
 #include <algorithm>
 #include <bit>
@@ -239,6 +241,45 @@ Tensor& random_(Tensor& t, int64_t from, int64_t to, Generator* gen) {
   uint64_t range = static_cast<uint64_t>(to - from);
   fill_from_words(t, g, [&](uint64_t w) { return from + static_cast<int64_t>(w % range); });
   return t;
+}
+
+namespace {
+// `t` <- f(u) for u uniform in [0, 1), computed in double and converted
+// (not recorded by autograd, as uniform_).
+template <class F>
+Tensor& fill_from_uniform(Tensor& t, Generator* gen, F&& f) {
+  NoGradGuard no_grad;
+  Tensor u = empty(t.sizes(), TensorOptions().dtype(kDouble).device(t.device()));
+  uniform_(u, 0, 1, gen);
+  t.copy_(f(u));
+  return t;
+}
+}  // namespace
+
+Tensor& exponential_(Tensor& t, double lambd, Generator* gen) {
+  check_float("exponential_", t);
+  BRASA_CHECK(lambd >= 0, "exponential_ expects lambda >= 0.0, but found lambda=", lambd);
+  return fill_from_uniform(t, gen, [lambd](const Tensor& u) { return -log1p(-u) / lambd; });
+}
+Tensor& cauchy_(Tensor& t, double median, double sigma, Generator* gen) {
+  check_float("cauchy_", t);
+  return fill_from_uniform(t, gen,
+                           [=](const Tensor& u) { return tan((u - 0.5) * M_PI) * sigma + median; });
+}
+Tensor& log_normal_(Tensor& t, double mean, double std, Generator* gen) {
+  check_float("log_normal_", t);
+  BRASA_CHECK(std > 0, "log_normal_ expects std > 0.0, but found std=", std);
+  NoGradGuard no_grad;
+  Tensor z = empty(t.sizes(), TensorOptions().dtype(kDouble).device(t.device()));
+  normal_(z, mean, std, gen);
+  return t.copy_(exp(z));
+}
+Tensor& geometric_(Tensor& t, double p, Generator* gen) {
+  BRASA_CHECK(p > 0 && p < 1, "geometric_ expects p to be in (0, 1), but got p=", p);
+  const double log_q = std::log1p(-p);
+  return fill_from_uniform(t, gen, [log_q](const Tensor& u) {
+    return ceil(log1p(-u) / log_q).clamp_min(1);  // 1 - u in (0, 1]
+  });
 }
 
 Tensor rand(IntArrayRef size, const TensorOptions& o) { return rand(size, nullptr, o); }

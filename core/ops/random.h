@@ -75,6 +75,13 @@ Tensor& uniform_(Tensor& t, double from = 0, double to = 1, Generator* gen = nul
 Tensor& normal_(Tensor& t, double mean = 0, double std = 1, Generator* gen = nullptr);
 Tensor& bernoulli_(Tensor& t, double p = 0.5, Generator* gen = nullptr);
 Tensor& random_(Tensor& t, int64_t from, int64_t to, Generator* gen = nullptr);
+// -log(1 - u) / lambd, median + sigma tan(pi (u - 1/2)), exp of normal(mean,
+// std), and the number of Bernoulli(p) trials up to the first success (1,
+// 2, ...; integer tensors too), for u uniform in [0, 1).
+Tensor& exponential_(Tensor& t, double lambd = 1, Generator* gen = nullptr);
+Tensor& cauchy_(Tensor& t, double median = 0, double sigma = 1, Generator* gen = nullptr);
+Tensor& log_normal_(Tensor& t, double mean = 1, double std = 2, Generator* gen = nullptr);
+Tensor& geometric_(Tensor& t, double p, Generator* gen = nullptr);
 
 namespace detail {
 // Dropout's mask: t <- 1 / keep with probability keep, else 0 (one pass on a device).

@@ -180,6 +180,10 @@ static TensorOptions new_options(const Tensor& t, const TensorOptions& o) {
 Tensor Tensor::new_empty(IntArrayRef size, const TensorOptions& o) const {
   return brasa::empty(size, new_options(*this, o));
 }
+Tensor Tensor::new_empty_strided(IntArrayRef size, IntArrayRef stride,
+                                 const TensorOptions& o) const {
+  return brasa::empty_strided(size, stride, new_options(*this, o));
+}
 Tensor Tensor::new_zeros(IntArrayRef size, const TensorOptions& o) const {
   return brasa::zeros(size, new_options(*this, o));
 }

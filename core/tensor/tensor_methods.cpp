@@ -140,9 +140,7 @@ Tensor& Tensor::resize_(IntArrayRef size, std::optional<MemoryFormat> memory_for
       strides[d] = expected;
       expected *= std::max<int64_t>(size[d], 1);
     }
-  } else {
-    BRASA_CHECK(format == MemoryFormat::Contiguous || format == MemoryFormat::Preserve,
-                "resize_: unsupported memory format");
+  } else {  // Contiguous, or Preserve (which libtorch treats as contiguous here)
     DimVector c = contiguous_strides(size);
     strides.assign(c.begin(), c.end());
   }

@@ -1,9 +1,8 @@
 // libtorch's Tensor methods about storage and metadata (set_, is_set_to,
-// alias, tensor_data, to_dense, new_empty_strided, fill_diagonal_), the
-// remaining in-place sampling methods, and further method spellings of free
+// alias, tensor_data, to_dense, fill_diagonal_), the remaining in-place
+// sampling methods (ops/random.cpp), and further method spellings of free
 // functions (linear algebra, statistics, spectral, in-place forms). resize_
 // lives in tensor_methods.cpp beside the memory formats it uses.
-#include <brasa/autograd/grad_mode.h>
 #include <brasa/ops/aliases.h>
 #include <brasa/ops/arrange.h>
 #include <brasa/ops/binary.h>
@@ -68,14 +67,6 @@ Tensor Tensor::to_dense(std::optional<ScalarType> dtype) const {
 Tensor Tensor::narrow_copy(int64_t d, int64_t start, int64_t length) const {
   return brasa::narrow_copy(*this, d, start, length);
 }
-Tensor Tensor::new_empty_strided(IntArrayRef size, IntArrayRef stride,
-                                 const TensorOptions& o) const {
-  return empty_strided(size, stride,
-                       TensorOptions()
-                           .dtype(o.has_dtype() ? o.dtype() : scalar_type())
-                           .device(o.has_device() ? o.device() : device())
-                           .requires_grad(o.requires_grad()));
-}
 Tensor Tensor::as_strided_scatter(const Tensor& src, IntArrayRef size, IntArrayRef stride,
                                   std::optional<int64_t> offset) const {
   return brasa::as_strided_scatter(*this, src, size, stride, offset);
@@ -112,51 +103,16 @@ Tensor& Tensor::fill_diagonal_(const Scalar& fill_value, bool wrap) {
   return index_put_(at, fill_value);
 }
 
-// ---- sampling in place (not recorded by autograd, as uniform_) ----
+// ---- sampling in place ----
 
-namespace {
-// `t` <- f(u) for u uniform in [0, 1), computed in double and converted.
-template <class F>
-Tensor& fill_from_uniform(Tensor& t, F&& f) {
-  NoGradGuard no_grad;
-  Tensor u = empty(t.sizes(), TensorOptions().dtype(kDouble).device(t.device()));
-  brasa::uniform_(u);
-  t.copy_(f(u));
-  return t;
-}
-void check_floating(const char* op, const Tensor& t) {
-  BRASA_CHECK(isFloatingType(t.scalar_type()), "\"", op, "\" not implemented for '",
-              t.scalar_type(), "'");
-}
-}  // namespace
-
-Tensor& Tensor::exponential_(double lambd) {
-  check_floating("exponential_", *this);
-  BRASA_CHECK(lambd >= 0, "exponential_ expects lambda >= 0.0, but found lambda=", lambd);
-  return fill_from_uniform(*this, [lambd](const Tensor& u) { return -brasa::log1p(-u) / lambd; });
-}
+Tensor& Tensor::exponential_(double lambd) { return brasa::exponential_(*this, lambd); }
 Tensor& Tensor::cauchy_(double median, double sigma) {
-  check_floating("cauchy_", *this);
-  return fill_from_uniform(
-      *this, [=](const Tensor& u) { return brasa::tan((u - 0.5) * M_PI) * sigma + median; });
+  return brasa::cauchy_(*this, median, sigma);
 }
 Tensor& Tensor::log_normal_(double mean, double std) {
-  check_floating("log_normal_", *this);
-  BRASA_CHECK(std > 0, "log_normal_ expects std > 0.0, but found std=", std);
-  NoGradGuard no_grad;
-  Tensor z = empty(sizes(), TensorOptions().dtype(kDouble).device(device()));
-  brasa::normal_(z, mean, std);
-  return copy_(brasa::exp(z));
+  return brasa::log_normal_(*this, mean, std);
 }
-// The number of Bernoulli(p) trials up to the first success (1, 2, ...);
-// integer tensors take it too.
-Tensor& Tensor::geometric_(double p) {
-  BRASA_CHECK(p > 0 && p < 1, "geometric_ expects p to be in (0, 1), but got p=", p);
-  const double log_q = std::log1p(-p);
-  return fill_from_uniform(*this, [log_q](const Tensor& u) {
-    return brasa::ceil(brasa::log1p(-u) / log_q).clamp_min(1);  // 1 - u in (0, 1]
-  });
-}
+Tensor& Tensor::geometric_(double p) { return brasa::geometric_(*this, p); }
 
 // ---- further spellings of free functions ----
 

@@ -4,6 +4,8 @@
 // tensor_methods.cpp), with their errors.
 #include <cmath>
 
+#include <brasa/ops/random.h>
+
 #include "../test_util.h"
 
 namespace brasa {
@@ -93,8 +95,17 @@ TEST(StorageMethods, InPlaceSamplersFollowTheirDistributions) {
   EXPECT_NEAR(c.median().item<double>(), 3.0, 0.05);
   // Half the mass within one scale of the median.
   EXPECT_NEAR(((c - 3).abs() < 2).to(kDouble).mean().item<double>(), 0.5, 0.01);
+  // The free functions take a generator: the same seed, the same draws.
+  Generator g1(42), g2(42);
+  Tensor a = empty({5}), b = empty({5});
+  exponential_(a, 1.0, &g1);
+  exponential_(b, 1.0, &g2);
+  EXPECT_TRUE(equal(a, b));
+  cauchy_(a, 0, 1, &g1);
+  EXPECT_FALSE(equal(a, b));
   EXPECT_ERROR("exponential_ expects lambda >= 0.0", empty({2}).exponential_(-1));
-  EXPECT_ERROR("not implemented for 'Long'", empty({2}, kLong).exponential_());
+  EXPECT_ERROR("exponential_: expected a floating point tensor, got Long",
+               empty({2}, kLong).exponential_());
   EXPECT_ERROR("log_normal_ expects std > 0.0", empty({2}).log_normal_(1, 0));
   EXPECT_ERROR("geometric_ expects p to be in (0, 1)", empty({2}).geometric_(1));
 }
