@@ -221,7 +221,11 @@ void StorageImpl::resize(size_t nbytes) {
               "resize: storage is not resizable (from_blob or foreign memory)");
   if (nbytes <= nbytes_) return;
   DataPtr nd = allocator_->allocate(nbytes);
-  if (nbytes_ > 0) std::memcpy(nd.get(), data_.get(), nbytes_);
+  // Device memory is not host-addressable: its runtime moves the old bytes.
+  if (nbytes_ > 0 && device().is_cpu())
+    std::memcpy(nd.get(), data_.get(), nbytes_);
+  else if (nbytes_ > 0)
+    copy_bytes(nd.get(), nd.device(), data_.get(), device(), nbytes_);
   data_ = std::move(nd);
   nbytes_ = nbytes;
 }

@@ -145,11 +145,7 @@ Tensor& Tensor::resize_(IntArrayRef size, std::optional<MemoryFormat> memory_for
     strides.assign(c.begin(), c.end());
   }
   const size_t needed = numel == 0 ? 0 : (storage_offset() + numel) * element_size();
-  if (needed > storage()->nbytes()) {
-    BRASA_CHECK(is_cpu(), "resize_: growing the storage of a ", device(),
-                " tensor is not supported; make a new tensor (", sizes(), " -> ", size, ")");
-    storage()->resize(needed);
-  }
+  if (needed > storage()->nbytes()) storage()->resize(needed);
   impl()->set_sizes_and_strides(size, strides);
   return *this;
 }

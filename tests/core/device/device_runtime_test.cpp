@@ -149,6 +149,31 @@ TEST_F(DeviceSeam, WhatTheDeviceLacksIsAClearError) {
                register_device_runtime(&runtime_));
 }
 
+// Growing a device storage (resize_, or an out= result that is too small)
+// allocates through the runtime and moves the old bytes with its copy: the
+// memory may not be host-addressable.
+TEST_F(DeviceSeam, GrowingADeviceStorageCopiesThroughTheRuntime) {
+  Tensor t = tensor({1.0f, 2.0f, 3.0f}).to(kTestDevice);
+  const int allocations = counts.allocations, copies = counts.copies;
+  t.resize_({2, 3});
+  EXPECT_EQ(counts.allocations, allocations + 1);
+  EXPECT_EQ(counts.copies, copies + 1);
+  EXPECT_EQ(t.device(), kTestDevice);
+  EXPECT_SHAPE(t, {2, 3});
+  EXPECT_VALUES(t.cpu().view({-1}).slice(0, 0, 3), {1, 2, 3});
+  t.resize_({2});  // shrinking keeps the storage
+  EXPECT_EQ(counts.allocations, allocations + 1);
+
+  Tensor a = tensor({1.0f, 2.0f, 3.0f, 4.0f}).to(kTestDevice);
+  Tensor out = empty({0}, kTestDevice);
+  add_out(out, a, a);
+  EXPECT_SHAPE(out, {4});
+  EXPECT_VALUES(out.cpu(), {2, 4, 6, 8});
+
+  EXPECT_ERROR("set_: expected source on privateuseone:0, got cpu",
+               zeros({2}, kTestDevice).set_(zeros({2})));
+}
+
 TEST_F(DeviceSeam, MixingDevicesIsAClearError) {
   Tensor m = ones({2, 2}, kTestDevice);
   EXPECT_ERROR("mm: expected mat1 and mat2 on the same device, got privateuseone:0 and cpu",
