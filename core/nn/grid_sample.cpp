@@ -1,10 +1,16 @@
+#include <brasa/autograd/engine.h>
+#include <brasa/autograd/grad_mode.h>
+#include <brasa/autograd/record.h>
 #include <brasa/nn/grid_sample.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/factory.h>
+#include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/sampling.h>
 #include <brasa/ops/linalg.h>
 #include <brasa/ops/shape.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace brasa {
@@ -64,8 +70,8 @@ std::vector<Tensor> cubic_weights(const Tensor& t) {
   return {far(t + 1), near(t), near(1 - t), far(2 - t)};
 }
 
-Tensor sample(const Tensor& input, const Tensor& grid, Interp mode, PaddingMode padding,
-              bool align_corners) {
+void check_sample_arguments(const Tensor& input, const Tensor& grid, Interp mode,
+                            PaddingMode padding) {
   const char* op = "grid_sampler()";
   BRASA_CHECK(input.defined() && grid.defined(), op, ": expected defined input and grid");
   BRASA_CHECK(input.device() == grid.device(), op,
@@ -95,6 +101,12 @@ Tensor sample(const Tensor& input, const Tensor& grid, Interp mode, PaddingMode 
   BRASA_CHECK(padding == PaddingMode::Zeros || padding == PaddingMode::Border ||
                   padding == PaddingMode::Reflection,
               op, ": padding_mode must be kZeros, kBorder or kReflection");
+}
+
+// The composite of gathers: every mode, dimension and device.
+Tensor sample_composite(const Tensor& input, const Tensor& grid, Interp mode, PaddingMode padding,
+                        bool align_corners) {
+  const int64_t dims = input.dim() - 2;
   const int64_t n = input.size(0), c = input.size(1);
   std::vector<int64_t> sizes(input.sizes().begin() + 2, input.sizes().end());
   std::vector<int64_t> out_shape{n, c};
@@ -147,6 +159,63 @@ Tensor sample(const Tensor& input, const Tensor& grid, Interp mode, PaddingMode 
       }
   }
   return out.view(out_shape);
+}
+
+const autograd::BackwardName kGridSampler2dBackward("GridSampler2DBackward0");
+
+GridPadding grid_padding(PaddingMode padding) {
+  return padding == PaddingMode::Border       ? GridPadding::Border
+         : padding == PaddingMode::Reflection ? GridPadding::Reflection
+                                              : GridPadding::Zeros;
+}
+
+// Bilinear 2-d sampling through the device's fused kernels. The backward
+// is the fused one too, unless it must itself be differentiable
+// (create_graph): then it is the composite's, taken by a nested backward.
+Tensor sample_bilinear_2d(const Tensor& input, const Tensor& grid, PaddingMode padding,
+                          bool align_corners) {
+  autograd::Recorder r(kGridSampler2dBackward, input, grid);
+  Tensor out = empty({input.size(0), input.size(1), grid.size(1), grid.size(2)}, input.options());
+  {
+    NoGradGuard no_grad;
+    kernel<GridSampler2dKernel>(input.device())(input.contiguous(), grid.contiguous(), out,
+                                                grid_padding(padding), align_corners);
+  }
+  if (r)
+    r.save(input, grid)
+        .finish(out, [padding, align_corners](autograd::FormulaNode& n,
+                                              const autograd::variable_list& g) {
+          Tensor x = n.saved(0), gr = n.saved(1);
+          if (is_grad_enabled()) {
+            Tensor again = sample_composite(x, gr, Interp::Bilinear, padding, align_corners);
+            autograd::variable_list wrt;
+            for (const Tensor& t : {x, gr})
+              if (t.requires_grad()) wrt.push_back(t);
+            autograd::variable_list got = autograd::grad({again}, wrt, {g[0]}, true, true, true);
+            Tensor gx = x.requires_grad() ? got[0] : Tensor();
+            Tensor gg = gr.requires_grad() ? got.back() : Tensor();
+            return autograd::variable_list{gx, gg};
+          }
+          Tensor gx = n.needs(0) ? zeros(x.sizes(), x.options()) : Tensor();
+          Tensor gg = n.needs(1) ? empty(gr.sizes(), gr.options()) : Tensor();
+          kernel<GridSampler2dBackwardKernel>(x.device())(g[0].contiguous(), x.contiguous(),
+                                                          gr.contiguous(), gx, gg,
+                                                          grid_padding(padding), align_corners);
+          return autograd::variable_list{gx, gg};
+        });
+  return out;
+}
+
+Tensor sample(const Tensor& input, const Tensor& grid, Interp mode, PaddingMode padding,
+              bool align_corners) {
+  check_sample_arguments(input, grid, mode, padding);
+  const bool fused = mode == Interp::Bilinear && input.dim() == 4 &&
+                     (input.dtype() == kFloat || input.dtype() == kDouble) &&
+                     input.size(2) * input.size(3) <= std::numeric_limits<int32_t>::max() &&
+                     has_kernel<GridSampler2dKernel>(input.device()) &&
+                     has_kernel<GridSampler2dBackwardKernel>(input.device());
+  if (fused) return sample_bilinear_2d(input, grid, padding, align_corners);
+  return sample_composite(input, grid, mode, padding, align_corners);
 }
 
 Interp interp_of(int64_t mode) {

@@ -4,7 +4,9 @@
 // coordinates in [-1, 1]: bilinear, nearest, or bicubic for 4-D input;
 // padding kZeros, kBorder or kReflection), with libtorch's top-level
 // spellings grid_sampler / grid_sampler_2d / grid_sampler_3d and
-// affine_grid_generator. Composite ops: both input and grid get gradients.
+// affine_grid_generator. Both input and grid get gradients. Bilinear 2-d
+// float/double sampling runs the device's fused kernels where it has them
+// (the CPU does); every other case is a composite of gathers.
 #include <brasa/nn/functional.h>
 #include <brasa/nn/module_options.h>
 #include <brasa/tensor/tensor.h>

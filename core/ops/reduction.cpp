@@ -265,10 +265,15 @@ Tensor mean_named(const BackwardName& name, const Tensor& x, IntArrayRef dim, bo
       if (reduced[static_cast<size_t>(d)]) count *= x.size(d);
   }
   Tensor out = div(s, static_cast<double>(count));
-  record_reduction(r, x, out, dim, keepdim, false, false,
-                   [count](const Tensor& g, const Tensor&, const Tensor&, const DimVector&) {
-                     return g / static_cast<double>(count);
-                   });
+  if (r) {
+    // Divided before it is expanded: the gradient stays a broadcast view of
+    // the reduced shape, as sum's does, instead of a full-size quotient.
+    DimVector ds = reduced_dims(x, dim);
+    DimVector in(x.sizes().begin(), x.sizes().end());
+    r.finish(out, [ds, in, keepdim, count](FormulaNode&, const variable_list& g) {
+      return variable_list{expand_back(g[0] / static_cast<double>(count), in, ds, keepdim)};
+    });
+  }
   return out;
 }
 }  // namespace

@@ -7,7 +7,9 @@
 #include <brasa/ops/factory.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
+#include <brasa/util/parallel.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 
@@ -483,6 +485,40 @@ std::vector<Tensor> unbind(const Tensor& t, int64_t dim) {
   return out;
 }
 
+namespace {
+// cat of contiguous CPU inputs of the result's dtype: for each index before
+// `d`, every input's run is copied in turn, so that the result is written
+// front to back once (a strided copy per input went over it once each).
+bool cat_contiguous_cpu(TensorList tensors, const std::vector<int64_t>& offsets, int64_t d,
+                        const Tensor& out) {
+  if (!out.is_cpu() || out.numel() == 0) return false;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (offsets[i] >= 0 &&
+        (!tensors[i].is_cpu() || tensors[i].dtype() != out.dtype() || !tensors[i].is_contiguous()))
+      return false;
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < d; ++k) outer *= out.size(k);
+  for (int64_t k = d + 1; k < out.dim(); ++k) inner *= out.size(k);
+  const int64_t item = out.element_size(), row = out.size(d) * inner * item;
+  char* dst = static_cast<char*>(out.data_ptr());
+  std::vector<const char*> src;
+  std::vector<int64_t> bytes, at;  // each input's run per outer index, and where it lands
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (offsets[i] >= 0 && tensors[i].numel() > 0) {
+      src.push_back(static_cast<const char*>(tensors[i].data_ptr()));
+      bytes.push_back(tensors[i].size(d) * inner * item);
+      at.push_back(offsets[i] * inner * item);
+    }
+  const int64_t grain = std::max<int64_t>(1, (int64_t(64) << 10) / std::max<int64_t>(row, 1));
+  parallel_for(0, outer, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o)
+      for (size_t i = 0; i < src.size(); ++i)
+        std::memcpy(dst + o * row + at[i], src[i] + o * bytes[i], bytes[i]);
+  });
+  return true;
+}
+}  // namespace
+
 Tensor cat(TensorList tensors, int64_t dim) {
   BRASA_CHECK(!tensors.empty(), "cat: expected a non-empty list of Tensors");
   // Legacy rule kept by PyTorch: 1-D empty tensors are skipped.
@@ -520,9 +556,12 @@ Tensor cat(TensorList tensors, int64_t dim) {
       continue;
     }
     offsets.push_back(off);
-    detail::copy_kernel(slice(out, d, off, off + t.size(d)), t);
     off += t.size(d);
   }
+  if (!cat_contiguous_cpu(tensors, offsets, d, out))
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (offsets[i] >= 0)
+        detail::copy_kernel(slice(out, d, offsets[i], offsets[i] + tensors[i].size(d)), tensors[i]);
   if (r) {
     std::vector<int64_t> lengths;
     for (const auto& t : tensors) lengths.push_back(t.dim() == 1 && t.numel() == 0 ? 0 : t.size(d));

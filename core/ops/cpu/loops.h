@@ -9,6 +9,8 @@
 #include <brasa/util/parallel.h>
 
 #include <algorithm>
+#include <array>
+#include <tuple>
 #include <utility>
 #ifdef BRASA_CPU_HAS_AVX2
 #include <immintrin.h>
@@ -108,17 +110,47 @@ class StridedLoop {
 // ---- typed 1-D kernels ----
 
 // out[i] = f(in0[i], in1[i], ...) with Out/In the storage types; f works on opmath types.
+// Each call of f here and in binary_run/unary_run is a site GCC weighs for
+// inlining: one site more once left a whole activation's lambda called per
+// element (7x slower), so new cases reuse the sites there are.
 template <class Out, class... In, class F, size_t... I>
 inline void nary_run(char** data, const int64_t* s, int64_t n, const F& op,
                      std::index_sequence<I...>) {
   const F f = op;  // a local copy: see binary_run
-  bool contiguous = s[0] == sizeof(Out) && ((s[I + 1] == sizeof(In)) && ...);
-  if (contiguous) {
-    Out* o = reinterpret_cast<Out*>(data[0]);
-    for (int64_t i = 0; i < n; ++i)
-      o[i] = static_cast<Out>(
-          f(static_cast<opmath_t<In>>(reinterpret_cast<const In*>(data[I + 1])[i])...));
-    return;
+  if constexpr (sizeof...(In) >= 3) {
+    // Contiguous, or contiguous but for broadcast inputs (a gradient
+    // expanded from a sum or mean): those are read from a chunk-long copy
+    // of their value, so that the loop sees only contiguous arrays and
+    // vectorizes.
+    const bool dense = s[0] == sizeof(Out) && ((s[I + 1] == sizeof(In) || s[I + 1] == 0) && ...);
+    if (dense) {
+      constexpr int64_t kChunk = 256;
+      const int64_t filled = std::min(kChunk, n);
+      std::tuple<std::array<In, kChunk>...> repeated;
+      ((s[I + 1] == 0 ? std::fill_n(std::get<I>(repeated).data(), filled,
+                                    *reinterpret_cast<const In*>(data[I + 1]))
+                      : nullptr),
+       ...);
+      Out* o = reinterpret_cast<Out*>(data[0]);
+      for (int64_t c = 0; c < n; c += kChunk) {
+        const int64_t m = std::min(kChunk, n - c);
+        const std::tuple<const In*...> in{(s[I + 1] == 0
+                                               ? std::get<I>(repeated).data()
+                                               : reinterpret_cast<const In*>(data[I + 1]) + c)...};
+        Out* oc = o + c;
+        for (int64_t i = 0; i < m; ++i)
+          oc[i] = static_cast<Out>(f(static_cast<opmath_t<In>>(std::get<I>(in)[i])...));
+      }
+      return;
+    }
+  } else {
+    if (s[0] == sizeof(Out) && ((s[I + 1] == sizeof(In)) && ...)) {
+      Out* o = reinterpret_cast<Out*>(data[0]);
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = static_cast<Out>(
+            f(static_cast<opmath_t<In>>(reinterpret_cast<const In*>(data[I + 1])[i])...));
+      return;
+    }
   }
   for (int64_t i = 0; i < n; ++i)
     *reinterpret_cast<Out*>(data[0] + i * s[0]) = static_cast<Out>(
@@ -188,6 +220,13 @@ inline void binary_run(char** data, const int64_t* s, int64_t n, const F& op, bo
       write_run(o, n, stream, [&](int64_t i) BRASA_INLINE_LAMBDA {
         return static_cast<Out>(f(av, opmath_t<B>(b[i])));
       });
+      return;
+    }
+    if (s[1] == 0 && s[2] == 0 && n > 1) {
+      // Both broadcast (an expanded gradient and a number): one value, then
+      // a fill (through nary_run's call of f: see there).
+      nary_run<Out, A, B>(data, s, 1, f, std::index_sequence_for<A, B>{});
+      std::fill(o + 1, o + n, o[0]);
       return;
     }
   }

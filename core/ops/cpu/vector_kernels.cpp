@@ -15,6 +15,7 @@ void register_vector_kernels() {
   register_column_map_kernels();
   register_fft_kernels();
   register_depthwise_kernels();
+  register_grid_sample_kernels();
 }
 
 }  // namespace BRASA_CPU_VARIANT

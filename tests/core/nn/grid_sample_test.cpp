@@ -112,3 +112,117 @@ TEST(GridSample, MoreBadInputGetsClearErrors) {
 }
 
 }  // namespace
+
+// The CPU's fused bilinear 2-d kernels (ops/cpu/grid_sample_kernels.cpp)
+// against the composite of gathers, reached through a 3-d sampling of a
+// depth-1 volume at depth coordinate 0: its depth weights are exactly 1 and
+// 0, so it is the 2-d composite. Sizes span several blocks of points.
+namespace {
+
+using namespace brasa;
+namespace F = torch::nn::functional;
+
+struct Sampled {
+  Tensor out, grad_input, grad_grid;
+};
+
+Sampled fused(const Tensor& x, const Tensor& grid, const Tensor& go, int64_t padding, bool align) {
+  Tensor xs = x.detach().requires_grad_(), gs = grid.detach().requires_grad_();
+  Tensor out = torch::grid_sampler_2d(xs, gs, 0, padding, align);
+  out.backward(go);
+  return {out.detach(), xs.grad(), gs.grad()};
+}
+
+Sampled composite(const Tensor& x, const Tensor& grid, const Tensor& go, int64_t padding,
+                  bool align) {
+  Tensor xs = x.detach().requires_grad_(), gs = grid.detach().requires_grad_();
+  Tensor grid3 = torch::cat({gs, torch::zeros_like(gs.narrow(3, 0, 1))}, 3).unsqueeze(1);
+  Tensor out = torch::grid_sampler_3d(xs.unsqueeze(2), grid3, 0, padding, align).squeeze(2);
+  out.backward(go);
+  return {out.detach(), xs.grad(), gs.grad()};
+}
+
+TEST(GridSampleFused, MatchesTheCompositeInEveryPaddingMode) {
+  torch::manual_seed(3);
+  for (ScalarType t : {kDouble, kFloat})
+    for (int64_t padding : {0, 1, 2})
+      for (bool align : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << t << " padding " << padding << " align " << align);
+        Tensor x = torch::randn({2, 3, 9, 11}, t);
+        // 23 x 17 points (two blocks and a part) reaching well outside [-1, 1].
+        Tensor grid = (torch::rand({2, 23, 17, 2}, t) * 2 - 1) * 1.8;
+        Tensor go = torch::randn({2, 3, 23, 17}, t);
+        Sampled a = fused(x, grid, go, padding, align);
+        Sampled b = composite(x, grid, go, padding, align);
+        const double tol = t == kDouble ? 1e-12 : 2e-5;
+        EXPECT_TRUE(torch::allclose(a.out, b.out, tol, tol));
+        EXPECT_TRUE(torch::allclose(a.grad_input, b.grad_input, tol, tol));
+        EXPECT_TRUE(torch::allclose(a.grad_grid, b.grad_grid, tol, tol));
+      }
+}
+
+TEST(GridSampleFused, NonContiguousInputsAndOneGradientAtATime) {
+  torch::manual_seed(4);
+  Tensor x = torch::randn({2, 9, 4, 3}, kDouble).permute({0, 3, 1, 2});  // [2, 3, 9, 4]
+  Tensor grid = (torch::rand({2, 2, 5, 6}, kDouble) * 2.4 - 1.2).permute({0, 2, 3, 1});
+  Tensor go = torch::randn({2, 3, 5, 6}, kDouble);
+  Sampled b = composite(x, grid, go, 0, false);
+  Tensor xs = x.detach().requires_grad_();
+  torch::grid_sampler_2d(xs, grid, 0, 0, false).backward(go);
+  EXPECT_TRUE(torch::allclose(xs.grad(), b.grad_input, 1e-12, 1e-12));
+  Tensor gs = grid.detach().requires_grad_();
+  Tensor out = torch::grid_sampler_2d(x, gs, 0, 0, false);
+  EXPECT_TRUE(torch::allclose(out, b.out, 1e-12, 1e-12));
+  out.backward(go);
+  EXPECT_TRUE(torch::allclose(gs.grad(), b.grad_grid, 1e-12, 1e-12));
+}
+
+TEST(GridSampleFused, NonFinitePositionsSampleZerosInEveryMode) {
+  Tensor x = torch::ones({1, 1, 3, 3});
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor grid =
+      torch::tensor({std::nanf(""), 0.f, inf, 0.f, -inf, 0.5f, 0.f, 0.f}).view({1, 1, 4, 2});
+  for (int64_t padding : {0, 1, 2}) {
+    Tensor g = grid.clone().requires_grad_();
+    Tensor out = torch::grid_sampler_2d(x, g, 0, padding, false);
+    SCOPED_TRACE(padding);
+    EXPECT_EQ(out[0][0][0][3].item<float>(), 1.0f);  // the centre
+    EXPECT_EQ(out[0][0][0][0].item<float>(), 0.0f);  // NaN samples nothing
+    EXPECT_TRUE(torch::isfinite(out).all().item<bool>());
+    out.sum().backward();
+    EXPECT_TRUE(torch::isfinite(g.grad()).all().item<bool>());
+  }
+  // Far outside with kZeros: zeros.
+  Tensor far = torch::full({1, 1, 2, 2}, 1e30f);
+  EXPECT_VALUES(torch::grid_sampler_2d(x, far, 0, 0, false), {0, 0});
+}
+
+TEST(GridSampleFused, ResultsDoNotDependOnTheThreadCount) {
+  torch::manual_seed(5);
+  Tensor x = torch::randn({3, 4, 16, 16});
+  Tensor grid = torch::rand({3, 20, 20, 2}) * 2.2 - 1.1;
+  Tensor go = torch::randn({3, 4, 20, 20});
+  const int threads = torch::get_num_threads();
+  torch::set_num_threads(1);
+  Sampled one = fused(x, grid, go, 2, false);
+  torch::set_num_threads(2);
+  Sampled two = fused(x, grid, go, 2, false);
+  torch::set_num_threads(threads);
+  EXPECT_TRUE(torch::equal(one.out, two.out));
+  EXPECT_TRUE(torch::equal(one.grad_input, two.grad_input));
+  EXPECT_TRUE(torch::equal(one.grad_grid, two.grad_grid));
+}
+
+TEST(GridSampleFused, SecondDerivativesGoThroughTheComposite) {
+  torch::manual_seed(6);
+  Tensor x = torch::randn({1, 2, 3, 4}, kDouble).requires_grad_();
+  Tensor grid = (torch::rand({1, 2, 3, 2}, kDouble) * 2.4 - 1.2).requires_grad_();
+  for (int64_t padding : {0, 1, 2})
+    EXPECT_TRUE(autograd::gradgradcheck(
+        [padding](const autograd::variable_list& v) {
+          return autograd::variable_list{torch::grid_sampler_2d(v[0], v[1], 0, padding, true)};
+        },
+        {x, grid}));
+}
+
+}  // namespace

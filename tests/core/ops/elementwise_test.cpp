@@ -474,3 +474,31 @@ TEST(ElementwiseOverlap, CopyAndFillIntoExpandedTensorsAreErrorsOverlappingCopie
 
 }  // namespace
 }  // namespace brasa
+
+// Broadcast operands inside an otherwise contiguous loop (a gradient
+// expanded from sum or mean): ternary ops read them from a repeated copy,
+// and a binary op of two broadcast values is a fill. Lengths around the
+// copy's chunk of 256, against the same ops on materialized operands.
+TEST(Elementwise, BroadcastOperandsInContiguousLoops) {
+  manual_seed(8);
+  for (int64_t n : {1, 7, 255, 256, 257, 1000, 70000}) {
+    SCOPED_TRACE(n);
+    Tensor a = randn({n}), c = randn({n});
+    Tensor g = tensor(0.75f).expand({n});
+    Tensor dense = g.contiguous();
+    EXPECT_TRUE(allclose(addcmul(a, g, c, 0.5), addcmul(a, dense, c, 0.5), 0, 0));
+    EXPECT_TRUE(allclose(addcdiv(g, a, c.abs() + 1), addcdiv(dense, a, c.abs() + 1), 0, 0));
+    EXPECT_TRUE(allclose(lerp(a, c, g), lerp(a, c, dense), 0, 0));
+    Tensor q = g / tensor(3.0f).expand({n});
+    EXPECT_TRUE(q.is_contiguous());
+    EXPECT_TRUE(allclose(q, full({n}, 0.25f), 0, 0));
+    EXPECT_TRUE(
+        equal(pow(tensor(2.0).expand({n}), tensor(3.0).expand({n})), full({n}, 8.0, kDouble)));
+  }
+  // The mean's gradient is a broadcast view into smooth_l1's fused backward.
+  Tensor x = randn({300, 7}).requires_grad_(), y = randn({300, 7});
+  nn::functional::smooth_l1_loss(x, y).backward();
+  Tensor d = (x.detach() - y);
+  Tensor expect = where(d.abs() < 1, d, d.sign()) / 2100.0;
+  EXPECT_TRUE(allclose(x.grad(), expect, 1e-6, 1e-9));
+}

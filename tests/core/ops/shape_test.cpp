@@ -96,6 +96,35 @@ TEST(Shape, CatStackAndFriends) {
   EXPECT_SHAPE(vstack({tensor({1, 2}), tensor({3, 4})}), {2, 2});
 }
 
+// Contiguous inputs of the result's dtype are copied run by run (the CPU's
+// fast path); others element by element. Both against slices of the result,
+// over every dim, with empty inputs, and split across threads.
+TEST(Shape, CatOfContiguousInputsRunByRun) {
+  manual_seed(7);
+  Tensor a = randn({5, 3, 4}), b = randn({5, 2, 4}), e = randn({5, 0, 4});
+  Tensor c = cat({a, e, b, a}, 1);
+  EXPECT_SHAPE(c, {5, 8, 4});
+  EXPECT_TRUE(equal(c.narrow(1, 0, 3), a));
+  EXPECT_TRUE(equal(c.narrow(1, 3, 2), b));
+  EXPECT_TRUE(equal(c.narrow(1, 5, 3), a));
+  EXPECT_TRUE(equal(cat({a, a.flip({0})}, 0).narrow(0, 5, 5), a.flip({0})));
+  EXPECT_TRUE(equal(cat({a, randn({5, 3, 1})}, 2).narrow(2, 0, 4), a));
+  // A non-contiguous input and one of another dtype take the general copy.
+  Tensor t = randn({4, 5}).t();
+  EXPECT_TRUE(equal(cat({a.select(2, 0), t}, 1).narrow(1, 3, 4), t));
+  Tensor mixed = cat({a, b.to(kDouble)}, 1);
+  EXPECT_EQ(mixed.dtype(), kDouble);
+  EXPECT_TRUE(equal(mixed.narrow(1, 0, 3), a.to(kDouble)));
+  // Large enough for the pool to split the rows.
+  Tensor big = randn({512, 100}), other = randint(0, 9, {512, 30}).to(kFloat);
+  const int threads = get_num_threads();
+  set_num_threads(2);
+  Tensor joined = cat({big, other}, 1);
+  set_num_threads(threads);
+  EXPECT_TRUE(equal(joined.narrow(1, 0, 100), big));
+  EXPECT_TRUE(equal(joined.narrow(1, 100, 30), other));
+}
+
 TEST(Shape, FlipRollRepeatTile) {
   auto m = arange(6).view({2, 3});
   EXPECT_VALUES(m.flip({1}), {2, 1, 0, 5, 4, 3});
