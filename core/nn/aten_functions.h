@@ -130,6 +130,30 @@ Tensor reflection_pad3d(const Tensor& self, IntArrayRef padding);
 Tensor replication_pad1d(const Tensor& self, IntArrayRef padding);
 Tensor replication_pad2d(const Tensor& self, IntArrayRef padding);
 Tensor replication_pad3d(const Tensor& self, IntArrayRef padding);
+// Resizing to output_size (the last 1, 2 or 3 dims); a scale (output over
+// input) given for an axis sets the positions sampled along it, as
+// F::interpolate's scale_factor does.
+Tensor upsample_nearest1d(const Tensor& self, IntArrayRef output_size,
+                          std::optional<double> scales = std::nullopt);
+Tensor upsample_nearest2d(const Tensor& self, IntArrayRef output_size,
+                          std::optional<double> scales_h = std::nullopt,
+                          std::optional<double> scales_w = std::nullopt);
+Tensor upsample_nearest3d(const Tensor& self, IntArrayRef output_size,
+                          std::optional<double> scales_d = std::nullopt,
+                          std::optional<double> scales_h = std::nullopt,
+                          std::optional<double> scales_w = std::nullopt);
+Tensor upsample_linear1d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                         std::optional<double> scales = std::nullopt);
+Tensor upsample_bilinear2d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                           std::optional<double> scales_h = std::nullopt,
+                           std::optional<double> scales_w = std::nullopt);
+Tensor upsample_bicubic2d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                          std::optional<double> scales_h = std::nullopt,
+                          std::optional<double> scales_w = std::nullopt);
+Tensor upsample_trilinear3d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                            std::optional<double> scales_d = std::nullopt,
+                            std::optional<double> scales_h = std::nullopt,
+                            std::optional<double> scales_w = std::nullopt);
 // The sliding blocks of [N, C, H, W] as columns [N, C kh kw, L] (F::unfold), and back (F::fold).
 Tensor im2col(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation,
               IntArrayRef padding, IntArrayRef stride);

@@ -187,6 +187,32 @@ const ResampleNames& names_of(InterpolateMode mode, int64_t spatial, bool antial
   return antialias ? kBilinear2dAa : kBilinear2d;
 }
 
+// Resizes x's trailing spatial dims to `size`, with each axis's scale from
+// factors[d] where given (the sizes' ratio otherwise): the taps of `mode`
+// run by detail::resample. Arguments already checked.
+Tensor resize(const Tensor& x, InterpolateMode mode, const std::vector<int64_t>& size,
+              const std::vector<std::optional<double>>& factors, bool align, bool antialias) {
+  const int64_t spatial = x.dim() - 2;
+  const std::vector<int64_t> in_sizes(x.sizes().begin() + 2, x.sizes().end());
+  BRASA_CHECK(mode == kNearest || mode == kNearestExact || x.is_floating_point(),
+              "interpolate: mode ", mode_name(mode), " needs a floating-point input, got ",
+              x.dtype());
+  auto plan = std::make_shared<brasa::detail::ResamplePlan>();
+  plan->in_sizes = in_sizes;
+  for (int64_t d = 0; d < spatial; ++d) {
+    const int64_t in = in_sizes[d], out = size[d];
+    if (mode == kNearest || mode == kNearestExact)
+      plan->axes.push_back(nearest_taps(in, out, factors[d], mode == kNearestExact));
+    else if (mode == kBicubic && !antialias)
+      plan->axes.push_back(cubic_taps(in, out, align, factors[d]));
+    else if (antialias)
+      plan->axes.push_back(antialias_taps(in, out, align, factors[d], mode == kBicubic));
+    else
+      plan->axes.push_back(linear_taps(in, out, align, factors[d]));
+  }
+  return brasa::detail::resample(x, plan, names_of(mode, spatial, antialias));
+}
+
 }  // namespace
 
 Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o) {
@@ -249,24 +275,7 @@ Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o) {
     if (spatial == 2) return adaptive_avg_pool2d(x, size);
     return adaptive_avg_pool3d(x, size);
   }
-  BRASA_CHECK(mode == kNearest || mode == kNearestExact || x.is_floating_point(),
-              "interpolate: mode ", mode_name(mode), " needs a floating-point input, got ",
-              x.dtype());
-  const bool align = o.align_corners_.value_or(false);
-  auto plan = std::make_shared<brasa::detail::ResamplePlan>();
-  plan->in_sizes = in_sizes;
-  for (int64_t d = 0; d < spatial; ++d) {
-    const int64_t in = in_sizes[d], out = size[d];
-    if (mode == kNearest || mode == kNearestExact)
-      plan->axes.push_back(nearest_taps(in, out, factors[d], mode == kNearestExact));
-    else if (mode == kBicubic && !o.antialias_)
-      plan->axes.push_back(cubic_taps(in, out, align, factors[d]));
-    else if (o.antialias_)
-      plan->axes.push_back(antialias_taps(in, out, align, factors[d], mode == kBicubic));
-    else
-      plan->axes.push_back(linear_taps(in, out, align, factors[d]));
-  }
-  return brasa::detail::resample(x, plan, names_of(mode, spatial, o.antialias_));
+  return resize(x, mode, size, factors, o.align_corners_.value_or(false), o.antialias_);
 }
 
 Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode, bool align_corners) {
@@ -292,4 +301,69 @@ Tensor interpolate(const Tensor& x, IntArrayRef size, const std::string& mode, b
   return interpolate(x, o);
 }
 
+namespace {
+
+// The at::upsample_* spellings: a given output size, and per axis an
+// optional scale factor (output over input) that, as in interpolate, sets
+// the positions the output samples.
+Tensor upsample(const char* op, const Tensor& x, IntArrayRef output_size, InterpolateMode mode,
+                bool align_corners, const std::vector<std::optional<double>>& scales) {
+  const int64_t spatial = static_cast<int64_t>(scales.size());
+  BRASA_CHECK(static_cast<int64_t>(output_size.size()) == spatial, op,
+              ": It is expected output_size equals to ", spatial, ", but got size ",
+              output_size.size());
+  BRASA_CHECK(x.defined() && x.dim() == spatial + 2 && x.numel() > 0, op, ": Non-empty ",
+              spatial + 2, "D data tensor expected but got a tensor with sizes ",
+              x.defined() ? x.sizes() : IntArrayRef{});
+  for (int64_t s : output_size)
+    BRASA_CHECK(s > 0, op, ": Input and output sizes should be greater than 0, but got output ",
+                output_size);
+  BRASA_CHECK(mode == kNearest || x.is_floating_point(), op,
+              ": expected a floating-point input, got ", x.dtype());
+  return resize(x, mode, std::vector<int64_t>(output_size.begin(), output_size.end()), scales,
+                align_corners, false);
+}
+
+}  // namespace
 }  // namespace brasa::nn::functional
+
+namespace brasa {
+
+using nn::functional::upsample;
+
+Tensor upsample_nearest1d(const Tensor& self, IntArrayRef output_size,
+                          std::optional<double> scales) {
+  return upsample("upsample_nearest1d", self, output_size, kNearest, false, {scales});
+}
+Tensor upsample_nearest2d(const Tensor& self, IntArrayRef output_size,
+                          std::optional<double> scales_h, std::optional<double> scales_w) {
+  return upsample("upsample_nearest2d", self, output_size, kNearest, false, {scales_h, scales_w});
+}
+Tensor upsample_nearest3d(const Tensor& self, IntArrayRef output_size,
+                          std::optional<double> scales_d, std::optional<double> scales_h,
+                          std::optional<double> scales_w) {
+  return upsample("upsample_nearest3d", self, output_size, kNearest, false,
+                  {scales_d, scales_h, scales_w});
+}
+Tensor upsample_linear1d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                         std::optional<double> scales) {
+  return upsample("upsample_linear1d", self, output_size, kLinear, align_corners, {scales});
+}
+Tensor upsample_bilinear2d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                           std::optional<double> scales_h, std::optional<double> scales_w) {
+  return upsample("upsample_bilinear2d", self, output_size, kBilinear, align_corners,
+                  {scales_h, scales_w});
+}
+Tensor upsample_bicubic2d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                          std::optional<double> scales_h, std::optional<double> scales_w) {
+  return upsample("upsample_bicubic2d", self, output_size, kBicubic, align_corners,
+                  {scales_h, scales_w});
+}
+Tensor upsample_trilinear3d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                            std::optional<double> scales_d, std::optional<double> scales_h,
+                            std::optional<double> scales_w) {
+  return upsample("upsample_trilinear3d", self, output_size, kTrilinear, align_corners,
+                  {scales_d, scales_h, scales_w});
+}
+
+}  // namespace brasa

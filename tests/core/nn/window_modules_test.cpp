@@ -352,4 +352,45 @@ TEST(AtenSpellings, TopLevelNnFunctionsMatchTheFunctionalForms) {
             F::fold(cols, F::FoldFuncOptions({5, 6}, {2, 3}).padding({1, 0}).stride({2, 1}))));
 }
 
+// at::upsample_*: the output size given, and scales (output over input)
+// that set the sampled positions where they differ from the sizes' ratio.
+TEST(AtenSpellings, UpsampleMatchesPyTorch) {
+  expect_golden("upsample_nearest1d_scale", torch::upsample_nearest1d(S({2, 3, 4}), {7}, 1.5));
+  expect_golden("upsample_nearest2d", torch::upsample_nearest2d(S({1, 2, 3, 4}), {5, 7}));
+  expect_golden("upsample_nearest2d_scales",
+                torch::upsample_nearest2d(S({1, 2, 3, 4}), {5, 7}, 1.5, 2.0));
+  expect_golden("upsample_nearest3d", torch::upsample_nearest3d(S({1, 1, 2, 3, 4}), {3, 5, 7}));
+  expect_golden("upsample_linear1d_align", torch::upsample_linear1d(S({2, 3, 4}), {7}, true));
+  expect_golden("upsample_linear1d_scale", torch::upsample_linear1d(S({2, 3, 4}), {7}, false, 1.5));
+  expect_golden("upsample_bilinear2d_scales",
+                torch::upsample_bilinear2d(S({1, 2, 3, 4}), {5, 7}, false, 1.5, 2.0));
+  expect_golden("upsample_bicubic2d_align",
+                torch::upsample_bicubic2d(S({1, 2, 3, 4}), {5, 7}, true));
+  expect_golden("upsample_bicubic2d_scales",
+                torch::upsample_bicubic2d(S({1, 2, 3, 4}), {5, 7}, false, 1.5, 2.0));
+  expect_golden("upsample_trilinear3d_scales",
+                torch::upsample_trilinear3d(S({1, 1, 2, 3, 4}), {3, 5, 7}, false, 2.0, 1.5, 2.0));
+  // Without scales: F::interpolate to the same size.
+  Tensor x = S({2, 3, 4, 5});
+  EXPECT_TRUE(torch::allclose(torch::upsample_bilinear2d(x, {7, 3}, false),
+                              F::interpolate(x, F::InterpolateFuncOptions()
+                                                    .size(std::vector<int64_t>{7, 3})
+                                                    .mode(torch::kBilinear)
+                                                    .align_corners(false))));
+  // Differentiable, as interpolate.
+  Tensor v = S({1, 1, 3, 4}).requires_grad_();
+  torch::upsample_bicubic2d(v, {6, 8}, true).sum().backward();
+  EXPECT_TRUE(v.grad().defined());
+  EXPECT_ERROR("upsample_bilinear2d: It is expected output_size equals to 2, but got size 1",
+               torch::upsample_bilinear2d(x, {7}, false));
+  EXPECT_ERROR(
+      "upsample_bilinear2d: Non-empty 4D data tensor expected but got a tensor with "
+      "sizes [2, 3, 4]",
+      torch::upsample_bilinear2d(S({2, 3, 4}), {7, 3}, false));
+  EXPECT_ERROR("upsample_nearest2d: Input and output sizes should be greater than 0",
+               torch::upsample_nearest2d(x, {0, 3}));
+  EXPECT_ERROR("upsample_linear1d: expected a floating-point input, got Long",
+               torch::upsample_linear1d(L({1, 2, 3}).view({1, 1, 3}), {5}, false));
+}
+
 }  // namespace

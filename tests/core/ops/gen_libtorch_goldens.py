@@ -781,6 +781,17 @@ CASES = {
     "unique_dim_float_rows": lambda: torch.unique(torch.tensor([[0.5, -1.0], [0.5, -2.0], [-3.0, 7.0], [0.5, -1.0]]), dim=0),
     "lbfgs_strong_wolfe": lambda: lbfgs_rosenbrock(steps=2, lr=1.0, line_search_fn="strong_wolfe"),
     "lbfgs_fixed_step": lambda: lbfgs_rosenbrock(steps=3, lr=0.05, max_iter=6),
+    # at::upsample_*: scales other than the sizes' ratio set the sampled positions.
+    "upsample_nearest1d_scale": lambda: torch._C._nn.upsample_nearest1d(S([2, 3, 4]), [7], 1.5),
+    "upsample_nearest2d": lambda: torch._C._nn.upsample_nearest2d(S([1, 2, 3, 4]), [5, 7]),
+    "upsample_nearest2d_scales": lambda: torch._C._nn.upsample_nearest2d(S([1, 2, 3, 4]), [5, 7], 1.5, 2.0),
+    "upsample_nearest3d": lambda: torch._C._nn.upsample_nearest3d(S([1, 1, 2, 3, 4]), [3, 5, 7]),
+    "upsample_linear1d_align": lambda: torch._C._nn.upsample_linear1d(S([2, 3, 4]), [7], True),
+    "upsample_linear1d_scale": lambda: torch._C._nn.upsample_linear1d(S([2, 3, 4]), [7], False, 1.5),
+    "upsample_bilinear2d_scales": lambda: torch._C._nn.upsample_bilinear2d(S([1, 2, 3, 4]), [5, 7], False, 1.5, 2.0),
+    "upsample_bicubic2d_align": lambda: torch._C._nn.upsample_bicubic2d(S([1, 2, 3, 4]), [5, 7], True),
+    "upsample_bicubic2d_scales": lambda: torch._C._nn.upsample_bicubic2d(S([1, 2, 3, 4]), [5, 7], False, 1.5, 2.0),
+    "upsample_trilinear3d_scales": lambda: torch._C._nn.upsample_trilinear3d(S([1, 1, 2, 3, 4]), [3, 5, 7], False, 2.0, 1.5, 2.0),
 }
 
 
