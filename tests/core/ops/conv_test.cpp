@@ -65,6 +65,9 @@ const std::vector<Geometry> kCases{
     {{4, 32, 3, 3}, {32, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 32, true},
     {{3, 48, 6, 6}, {48, 1, 3, 3}, {2, 2}, {1, 1}, {1, 1}, 48, false},
     {{2, 16, 5, 5}, {32, 4, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 4, true},
+    // A classifier's 1x1 head with few outputs on a small map, which trains
+    // on oneDNN (few_output_channels).
+    {{3, 64, 6, 6}, {10, 64, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, true},
 };
 
 TEST(Conv, OneDnnForwardAgreesWithIm2col) {
