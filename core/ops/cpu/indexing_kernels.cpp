@@ -8,7 +8,9 @@
 #include <brasa/ops/kernels/indexing.h>
 #include <brasa/ops/shape.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -324,16 +326,71 @@ void index_select_cpu(const Tensor& out, const Tensor& self, int64_t d, const Te
   for (int64_t i = 0; i < n; ++i) detail::copy_kernel(select(out, d, i), select(self, d, ix[i]));
 }
 
+// A 16-byte element (complex double), moved as one value.
+struct Bytes16 {
+  alignas(8) unsigned char b[16];
+};
+
+// Chunk [start, end) of a masked select writing from dst[first] up to
+// dst[last]: every element is stored and the slot advances only past selected
+// ones (no branch to mispredict on a random mask); a store past `last` (the
+// next chunk's first slot) goes to a sink.
+template <class T>
+void select_chunk(const T* src, const bool* mask, T* dst, int64_t start, int64_t end, int64_t first,
+                  int64_t last) {
+  T sink;
+  int64_t j = first;
+  for (int64_t i = start; i < end; ++i) {
+    *(j < last ? dst + j : &sink) = src[i];
+    j += mask[i];
+  }
+}
+
+// Two passes over chunks, as nonzero: count each chunk's selected elements
+// (in parallel), then each chunk copies from its offset.
 Tensor masked_select_cpu(const Tensor& s, const Tensor& m) {
   const bool* mp = m.data_ptr<bool>();
-  int64_t n = m.numel(), count = 0;
-  for (int64_t i = 0; i < n; ++i) count += mp[i];
-  Tensor out = empty({count}, s.options());
-  const int64_t es = s.element_size();
-  const char* src = static_cast<const char*>(s.data_ptr());
-  char* dst = static_cast<char*>(out.data_ptr());
-  for (int64_t i = 0, j = 0; i < n; ++i)
-    if (mp[i]) std::memcpy(dst + (j++) * es, src + i * es, es);
+  const int64_t n = m.numel();
+  constexpr int64_t kChunk = 1 << 16;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<int64_t> offset(static_cast<size_t>(chunks) + 1, 0);
+  parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t ch = b; ch < e; ++ch) {
+      int64_t count = 0;
+      for (int64_t i = ch * kChunk, end = std::min(n, i + kChunk); i < end; ++i) count += mp[i];
+      offset[ch + 1] = count;
+    }
+  });
+  for (int64_t ch = 0; ch < chunks; ++ch) offset[ch + 1] += offset[ch];
+  Tensor out = empty({offset[chunks]}, s.options());
+  auto copy = [&](auto element) {
+    using T = decltype(element);
+    const T* src = static_cast<const T*>(s.data_ptr());
+    T* dst = static_cast<T*>(out.data_ptr());
+    parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t ch = b; ch < e; ++ch)
+        select_chunk(src, mp, dst, ch * kChunk, std::min(n, (ch + 1) * kChunk), offset[ch],
+                     offset[ch + 1]);
+    });
+  };
+  switch (s.element_size()) {
+    case 1:
+      copy(uint8_t{});
+      break;
+    case 2:
+      copy(uint16_t{});
+      break;
+    case 4:
+      copy(uint32_t{});
+      break;
+    case 8:
+      copy(uint64_t{});
+      break;
+    default:
+      BRASA_CHECK(s.element_size() == 16, "masked_select: unexpected element size ",
+                  s.element_size());
+      copy(Bytes16{});
+  }
   return out;
 }
 

@@ -229,3 +229,29 @@ TEST(Indexing, IndexAddOfAnExpandedSource) {
   table.index_select(0, idx).sum().backward();
   EXPECT_VALUES(table.grad().select(1, 2), {1, 0, 1, 0, 3, 0});
 }
+
+// masked_select in chunks of 2^16 counted and copied in parallel, with a
+// store per element: every element size (1, 2, 4, 8, 16 bytes) against the
+// positions nonzero finds, on 1 and 2 threads.
+TEST(Indexing, MaskedSelectOverManyChunksEveryElementSize) {
+  manual_seed(9);
+  Tensor mask = rand({3, 70001}) < 0.4;
+  mask.index_put_({2, Slice(65000, None)}, false);  // trailing unselected elements
+  Tensor at = nonzero(mask.flatten()).squeeze(1);
+  Tensor base = randn({3, 70001}, kDouble) * 100;
+  const int threads = get_num_threads();
+  for (int t : {1, 2}) {
+    set_num_threads(t);
+    for (ScalarType type :
+         {kBool, kChar, kShort, kHalf, kFloat, kInt, kDouble, kLong, kComplexDouble}) {
+      SCOPED_TRACE(::testing::Message() << t << " threads, " << type);
+      Tensor x = base.to(type);
+      Tensor picked = masked_select(x, mask);
+      EXPECT_EQ(picked.numel(), at.numel());
+      EXPECT_TRUE(equal(picked, x.flatten().index_select(0, at)));
+    }
+  }
+  set_num_threads(threads);
+  EXPECT_EQ(masked_select(ones({5}), zeros({5}, kBool)).numel(), 0);
+  EXPECT_VALUES(masked_select(arange(4), ones({4}, kBool)), {0, 1, 2, 3});
+}
