@@ -1,6 +1,7 @@
 // CPU kernels of the indexing family: advanced indexing by element offsets
 // (rows copied with memcpy when the trailing dims are contiguous), scatter,
 // gather, index_select, masked_select and nonzero.
+#include <brasa/autograd/grad_mode.h>
 #include <brasa/ops/copy.h>
 #include <brasa/ops/cpu/loops.h>
 #include <brasa/ops/factory.h>
@@ -100,8 +101,11 @@ void index_put_cpu(const Tensor& self, const AdvancedIndex& p, const Tensor& v, 
   });
 }
 
-void scatter_cpu(const Tensor& self, int64_t d, const Tensor& index, const Tensor& s, bool add) {
-  const char* op = add ? "scatter_add_" : "scatter_";
+// One thread's scatter of every position of `index` (in its order, so that
+// repeated targets accumulate, or the last one wins, deterministically);
+// an index out of range is stored in `bad`.
+void scatter_serial(const char* op, const Tensor& self, int64_t d, const Tensor& index,
+                    const Tensor& s, bool add, std::atomic<int64_t>& bad) {
   StridedLoop loop(index.sizes());
   DimVector st(self.strides().begin(), self.strides().end());
   if (self.dim() > 0) st[d] = 0;
@@ -116,7 +120,6 @@ void scatter_cpu(const Tensor& self, int64_t d, const Tensor& index, const Tenso
     loop.add(s.as_strided(index.sizes(), s.strides()));
   const int64_t size = self.dim() == 0 ? 1 : self.size(d),
                 stride = self.dim() == 0 ? 0 : self.stride(d);
-  std::atomic<int64_t> bad{INT64_MIN};
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(self.dtype(), op, [&] {
     using T = scalar_t;
     loop.run_serial([&](char** p, const int64_t* s, int64_t n) {
@@ -141,6 +144,30 @@ void scatter_cpu(const Tensor& self, int64_t d, const Tensor& index, const Tenso
       }
     });
   });
+}
+
+// Threads take slices along the largest dim other than d: positions that
+// differ only along d (which may target one element) stay in one thread, in
+// the serial order, so the result does not depend on the thread count.
+void scatter_cpu(const Tensor& self, int64_t d, const Tensor& index, const Tensor& s, bool add) {
+  const char* op = add ? "scatter_add_" : "scatter_";
+  std::atomic<int64_t> bad{INT64_MIN};
+  int64_t split = -1;
+  for (int64_t k = 0; k < index.dim(); ++k)
+    if (k != d && index.size(k) > 1 && (split < 0 || index.size(k) > index.size(split))) split = k;
+  const int64_t n = index.numel();
+  if (split < 0 || n < 32768 || self.dim() == 0) {
+    scatter_serial(op, self, d, index, s, add, bad);
+  } else {
+    const int64_t slices = index.size(split);
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(n / slices, 1));
+    parallel_for(0, slices, grain, [&](int64_t b, int64_t e) {
+      NoGradGuard no_grad;  // the slices are views for the kernel alone (grad mode is per thread)
+      scatter_serial(op, self.narrow(split, b, e - b), d, index.narrow(split, b, e - b),
+                     s.dim() == 0 ? s : s.narrow(split, b, e - b), add, bad);
+    });
+  }
+  const int64_t size = self.dim() == 0 ? 1 : self.size(d);
   BRASA_CHECK(bad.load() == INT64_MIN, op, ": index ", bad.load(),
               " is out of bounds for dimension ", d, " with size ", size);
 }

@@ -255,3 +255,41 @@ TEST(Indexing, MaskedSelectOverManyChunksEveryElementSize) {
   EXPECT_EQ(masked_select(ones({5}), zeros({5}, kBool)).numel(), 0);
   EXPECT_VALUES(masked_select(arange(4), ones({4}, kBool)), {0, 1, 2, 3});
 }
+
+// Large scatters run in slices along a dim other than the scatter dim, one
+// thread each: the same result on 1 and 2 threads (repeated targets
+// accumulate, or the last one wins, in the serial order), equal to index_add
+// on the flattened targets (integer values: exact sums), and an index out of
+// range is still a clear error.
+TEST(Indexing, ScatterInParallelSlices) {
+  manual_seed(10);
+  Tensor src = randint(-50, 50, {64, 130, 32}).to(kDouble);  // larger than the index along 1
+  Tensor idx = randint(0, 128, {64, 128, 32});
+  Tensor pos = arange(64 * 128 * 32).view({64, 128, 32}).to(kDouble);
+  const int threads = get_num_threads();
+  std::vector<Tensor> added, placed, along0;
+  for (int t : {1, 2}) {
+    set_num_threads(t);
+    added.push_back(zeros({64, 128, 32}, kDouble).scatter_add_(1, idx, src.narrow(1, 0, 128)));
+    placed.push_back(zeros({64, 128, 32}, kDouble).scatter_(1, idx, pos));
+    along0.push_back(zeros({64, 128, 32}, kDouble).scatter_add_(0, idx.remainder(64), pos));
+  }
+  set_num_threads(threads);
+  EXPECT_TRUE(equal(added[0], added[1]));
+  EXPECT_TRUE(equal(placed[0], placed[1]));
+  EXPECT_TRUE(equal(along0[0], along0[1]));
+  Tensor target = (arange(64).view({64, 1, 1}) * 128 + idx) * 32 + arange(32);
+  Tensor expect = zeros({64 * 128 * 32}, kDouble)
+                      .index_add_(0, target.flatten(), src.narrow(1, 0, 128).flatten())
+                      .view({64, 128, 32});
+  EXPECT_TRUE(equal(added[0], expect));
+  // The last write wins: at each written target, the largest position aimed at it.
+  Tensor last = zeros({64 * 128 * 32}, kDouble)
+                    .scatter_reduce_(0, target.flatten(), pos.flatten(), "amax")
+                    .view({64, 128, 32});
+  EXPECT_TRUE(equal(placed[0], last));
+  Tensor bad = idx.clone();
+  bad.index_put_({63, 5, 7}, 128);
+  EXPECT_ERROR("scatter_add_: index 128 is out of bounds for dimension 1 with size 128",
+               zeros({64, 128, 32}, kDouble).scatter_add_(1, bad, src.narrow(1, 0, 128)));
+}
