@@ -18,11 +18,15 @@ bool is_identity(const Taps& t, int64_t in) {
   return true;
 }
 
+// Whether every output index takes one input index whole (nearest).
+bool is_gather(const Taps& t) {
+  return t.k == 1 && std::all_of(t.weight.begin(), t.weight.end(), [](double w) { return w == 1; });
+}
+
 // Resamples dim `d` of x through the taps.
 Tensor apply_taps(const Tensor& x, int64_t d, const Taps& t) {
   Tensor picked = x.index_select(d, tensor(t.index, TensorOptions().device(x.device())));
-  if (t.k == 1 && std::all_of(t.weight.begin(), t.weight.end(), [](double w) { return w == 1; }))
-    return picked;
+  if (is_gather(t)) return picked;
   std::vector<int64_t> split(x.sizes().begin(), x.sizes().end());
   split[d] = t.out;
   split.insert(split.begin() + d + 1, t.k);
@@ -133,14 +137,49 @@ void resample_rows(const T* x, T* y, int64_t outer, int64_t in, int64_t inner, c
   });
 }
 
+// Nearest resizing of the last two dims in one pass: each output row gathers
+// the input row its index names, or repeats the row before it when the index
+// repeats (every other row of a 2x enlargement). Two passes wrote and read
+// back an intermediate half the result's size: 1.3x libtorch's time on
+// nearest 2x of [8, 32, 64, 64] at 2 threads.
+template <class T>
+void gather_planes(const T* x, T* y, int64_t planes, int64_t H, int64_t W, const Taps& rows,
+                   const Taps& cols) {
+  const int64_t OH = rows.out, OW = cols.out;
+  const int64_t* ih = rows.index.data();
+  const int64_t* iw = cols.index.data();
+  parallel_for(0, planes, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, OH * OW)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t p = b; p < e; ++p) {
+                   const T* src = x + p * H * W;
+                   T* dst = y + p * OH * OW;
+                   for (int64_t oh = 0; oh < OH; ++oh) {
+                     T* d = dst + oh * OW;
+                     if (oh > 0 && ih[oh] == ih[oh - 1]) {
+                       std::copy(d - OW, d, d);
+                       continue;
+                     }
+                     const T* s = src + ih[oh] * W;
+                     for (int64_t ow = 0; ow < OW; ++ow) d[ow] = s[iw[ow]];
+                   }
+                 }
+               });
+}
+
 // Every axis resampled (transposed: from the output sizes back to the input's).
 Tensor run_plan(const Tensor& x, const ResamplePlan& plan, bool transposed) {
   Tensor y = x.contiguous();
-  const int64_t first = x.dim() - static_cast<int64_t>(plan.axes.size());
+  const int64_t n = static_cast<int64_t>(plan.axes.size());
+  const int64_t first = x.dim() - n;
+  // The last two axes both nearest (and not both unchanged): one pass, after the others.
+  const bool fuse_last_two = !transposed && n >= 2 && is_gather(plan.axes[n - 2]) &&
+                             is_gather(plan.axes[n - 1]) &&
+                             !(is_identity(plan.axes[n - 2], plan.in_sizes[n - 2]) &&
+                               is_identity(plan.axes[n - 1], plan.in_sizes[n - 1]));
   for (int64_t a : pass_order(plan.axes, plan.in_sizes)) {
     const int64_t d = first + a;
     const Taps& t = plan.axes[a];
-    if (is_identity(t, plan.in_sizes[a])) continue;
+    if (is_identity(t, plan.in_sizes[a]) || (fuse_last_two && a >= n - 2)) continue;
     const int64_t in = plan.in_sizes[a], to = transposed ? in : t.out;
     std::vector<int64_t> sizes(y.sizes().begin(), y.sizes().end());
     int64_t outer = 1, inner = 1;
@@ -152,6 +191,20 @@ Tensor run_plan(const Tensor& x, const ResamplePlan& plan, bool transposed) {
       resample_rows(y.data_ptr<double>(), z.data_ptr<double>(), outer, in, inner, t, transposed);
     else
       resample_rows(y.data_ptr<float>(), z.data_ptr<float>(), outer, in, inner, t, transposed);
+    y = z;
+  }
+  if (fuse_last_two) {
+    const Taps &rows = plan.axes[n - 2], &cols = plan.axes[n - 1];
+    const int64_t H = plan.in_sizes[n - 2], W = plan.in_sizes[n - 1];
+    std::vector<int64_t> sizes(y.sizes().begin(), y.sizes().end());
+    sizes[y.dim() - 2] = rows.out;
+    sizes[y.dim() - 1] = cols.out;
+    Tensor z = empty(sizes, y.options());
+    const int64_t planes = H * W == 0 ? 0 : y.numel() / (H * W);
+    if (y.dtype() == kDouble)
+      gather_planes(y.data_ptr<double>(), z.data_ptr<double>(), planes, H, W, rows, cols);
+    else
+      gather_planes(y.data_ptr<float>(), z.data_ptr<float>(), planes, H, W, rows, cols);
     y = z;
   }
   // Every pass skipped: still a tensor of its own, as an op's output must be.

@@ -494,3 +494,36 @@ TEST(GlobalPoolingAndUpsampling, ValuesAndGradients) {
 
 }  // namespace
 }  // namespace brasa
+
+// Nearest resizing of the last two dims in one pass on the CPU (float and
+// double), against the per-axis gathers other dtypes take (half here, on
+// integers it holds exactly): enlarging, shrinking and mixed, 4-D and 5-D,
+// nearest and nearest-exact, on 1 and 2 threads.
+namespace {
+
+using namespace brasa;
+namespace F = torch::nn::functional;
+
+TEST(Interpolate, NearestInOnePassMatchesThePerAxisGathers) {
+  manual_seed(12);
+  const int threads = get_num_threads();
+  for (int t : {1, 2}) {
+    set_num_threads(t);
+    for (auto mode : {InterpolateMode(torch::kNearest), InterpolateMode(torch::kNearestExact)})
+      for (std::vector<int64_t> size : {std::vector<int64_t>{14, 18}, {5, 4}, {7, 20}, {3, 9}}) {
+        SCOPED_TRACE(::testing::Message() << t << " threads, size " << IntArrayRef(size));
+        Tensor x = randint(-100, 100, {2, 3, 7, 9}).to(kFloat);
+        auto o = F::InterpolateFuncOptions().size(size).mode(mode);
+        Tensor fused = F::interpolate(x, o);
+        EXPECT_TRUE(equal(fused, F::interpolate(x.to(kHalf), o).to(kFloat)));
+        EXPECT_TRUE(equal(F::interpolate(x.to(kDouble), o), fused.to(kDouble)));
+        Tensor v = randint(-100, 100, {1, 2, 3, 7, 9}).to(kFloat);
+        auto o3 =
+            F::InterpolateFuncOptions().size(std::vector<int64_t>{5, size[0], size[1]}).mode(mode);
+        EXPECT_TRUE(equal(F::interpolate(v, o3), F::interpolate(v.to(kHalf), o3).to(kFloat)));
+      }
+  }
+  set_num_threads(threads);
+}
+
+}  // namespace
