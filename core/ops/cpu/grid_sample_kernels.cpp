@@ -191,34 +191,54 @@ void grid_sampler_2d_backward_typed(const Tensor& grad_out, const Tensor& input,
   const T* go = grad_out.data_ptr<T>();
   T* gi = grad_input.defined() ? grad_input.data_ptr<T>() : nullptr;
   T* gg = grad_grid.defined() ? grad_grid.data_ptr<T>() : nullptr;
-  // Threads take samples when input's gradient is wanted (its planes are
-  // scattered into), else samples and blocks of points.
-  const int64_t tasks = gi ? N : N * blocks;
+  // Threads take samples and groups of kChannels channels when input's
+  // gradient is wanted (each plane is scattered into by one thread), else
+  // samples and blocks of points. With several channel groups, each writes
+  // its share of the grid's gradient apart and the shares are summed in
+  // group order: the grouping depends on C alone, so the result does not
+  // depend on the thread count.
+  constexpr int64_t kChannels = 32;
+  const int64_t groups = gi ? std::max<int64_t>(1, (C + kChannels - 1) / kChannels) : 1;
+  std::vector<T> shares(gg && groups > 1 ? static_cast<size_t>(N * groups * P * 2) : 0);
+  T* grid_out = groups > 1 ? shares.data() : gg;
+  const int64_t tasks = gi ? N * groups : N * blocks;
   parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
     std::vector<Taps<T>> scratch(1);
     Taps<T>& taps = scratch[0];
     T gx[kBlock], gy[kBlock];
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t n = gi ? task : task / blocks;
+      const int64_t n = gi ? task / groups : task / blocks, group = gi ? task % groups : 0;
+      const int64_t c0 = group * kChannels, c1 = gi ? std::min(C, c0 + kChannels) : C;
       const int64_t first = gi ? 0 : task % blocks, last = gi ? blocks : first + 1;
+      T* out = gg ? grid_out + (n * groups + group) * P * 2 : nullptr;
       for (int64_t b = first; b < last; ++b) {
         const int64_t p0 = b * kBlock, count = std::min(kBlock, P - p0);
         compute_taps(g + (n * P + p0) * 2, count, H, W, padding, align_corners, taps);
         std::fill(gx, gx + count, T(0));
         std::fill(gy, gy + count, T(0));
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = c0; c < c1; ++c) {
           const int64_t plane = (n * C + c) * H * W;
           plane_gradients(in + plane, go + (n * C + c) * P + p0, taps, count,
                           gi ? gi + plane : nullptr, gg ? gx : nullptr, gy);
         }
-        if (gg)
+        if (out)
           for (int64_t p = 0; p < count; ++p) {
-            gg[(n * P + p0 + p) * 2] = gx[p] * taps.mult_x[p];
-            gg[(n * P + p0 + p) * 2 + 1] = gy[p] * taps.mult_y[p];
+            out[(p0 + p) * 2] = gx[p] * taps.mult_x[p];
+            out[(p0 + p) * 2 + 1] = gy[p] * taps.mult_y[p];
           }
       }
     }
   });
+  if (gg && groups > 1)
+    parallel_for(0, N, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t n = begin; n < end; ++n)
+        for (int64_t q = 0; q < P * 2; ++q) {
+          T sum = 0;
+          for (int64_t group = 0; group < groups; ++group)
+            sum += shares[(n * groups + group) * P * 2 + q];
+          gg[n * P * 2 + q] = sum;
+        }
+    });
 }
 
 void grid_sampler_2d_cpu(const Tensor& input, const Tensor& grid, const Tensor& out,

@@ -211,6 +211,21 @@ TEST(GridSampleFused, ResultsDoNotDependOnTheThreadCount) {
   EXPECT_TRUE(torch::equal(one.out, two.out));
   EXPECT_TRUE(torch::equal(one.grad_input, two.grad_input));
   EXPECT_TRUE(torch::equal(one.grad_grid, two.grad_grid));
+  // One sample of 70 channels: its gradients go by groups of channels, the
+  // grid's summed from the groups' shares.
+  Tensor wide = torch::randn({1, 70, 9, 10}, kDouble);
+  Tensor where = torch::rand({1, 11, 12, 2}, kDouble) * 2.4 - 1.2;
+  Tensor wide_go = torch::randn({1, 70, 11, 12}, kDouble);
+  torch::set_num_threads(1);
+  Sampled a = fused(wide, where, wide_go, 1, true);
+  torch::set_num_threads(2);
+  Sampled b = fused(wide, where, wide_go, 1, true);
+  torch::set_num_threads(threads);
+  EXPECT_TRUE(torch::equal(a.grad_input, b.grad_input));
+  EXPECT_TRUE(torch::equal(a.grad_grid, b.grad_grid));
+  Sampled c = composite(wide, where, wide_go, 1, true);
+  EXPECT_TRUE(torch::allclose(a.grad_input, c.grad_input, 1e-12, 1e-12));
+  EXPECT_TRUE(torch::allclose(a.grad_grid, c.grad_grid, 1e-10, 1e-10));
 }
 
 TEST(GridSampleFused, SecondDerivativesGoThroughTheComposite) {
