@@ -197,33 +197,36 @@ TEST(GridSampleFused, NonFinitePositionsSampleZerosInEveryMode) {
   EXPECT_VALUES(torch::grid_sampler_2d(x, far, 0, 0, false), {0, 0});
 }
 
+// Bit-identical on 1 and 2 threads: three samples (threads take samples),
+// and one sample of 70 channels (its gradients go by groups of channels,
+// the grid's summed from the groups' shares), which also matches the composite.
 TEST(GridSampleFused, ResultsDoNotDependOnTheThreadCount) {
   torch::manual_seed(5);
-  Tensor x = torch::randn({3, 4, 16, 16});
-  Tensor grid = torch::rand({3, 20, 20, 2}) * 2.2 - 1.1;
-  Tensor go = torch::randn({3, 4, 20, 20});
+  struct Case {
+    Tensor x, grid, go;
+    int64_t padding;
+    bool align;
+  };
+  const Case cases[] = {
+      {torch::randn({3, 4, 16, 16}), torch::rand({3, 20, 20, 2}) * 2.2 - 1.1,
+       torch::randn({3, 4, 20, 20}), 2, false},
+      {torch::randn({1, 70, 9, 10}, kDouble), torch::rand({1, 11, 12, 2}, kDouble) * 2.4 - 1.2,
+       torch::randn({1, 70, 11, 12}, kDouble), 1, true}};
   const int threads = torch::get_num_threads();
-  torch::set_num_threads(1);
-  Sampled one = fused(x, grid, go, 2, false);
-  torch::set_num_threads(2);
-  Sampled two = fused(x, grid, go, 2, false);
-  torch::set_num_threads(threads);
-  EXPECT_TRUE(torch::equal(one.out, two.out));
-  EXPECT_TRUE(torch::equal(one.grad_input, two.grad_input));
-  EXPECT_TRUE(torch::equal(one.grad_grid, two.grad_grid));
-  // One sample of 70 channels: its gradients go by groups of channels, the
-  // grid's summed from the groups' shares.
-  Tensor wide = torch::randn({1, 70, 9, 10}, kDouble);
-  Tensor where = torch::rand({1, 11, 12, 2}, kDouble) * 2.4 - 1.2;
-  Tensor wide_go = torch::randn({1, 70, 11, 12}, kDouble);
-  torch::set_num_threads(1);
-  Sampled a = fused(wide, where, wide_go, 1, true);
-  torch::set_num_threads(2);
-  Sampled b = fused(wide, where, wide_go, 1, true);
-  torch::set_num_threads(threads);
-  EXPECT_TRUE(torch::equal(a.grad_input, b.grad_input));
-  EXPECT_TRUE(torch::equal(a.grad_grid, b.grad_grid));
-  Sampled c = composite(wide, where, wide_go, 1, true);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.x.sizes());
+    Sampled on[2];
+    for (int t : {1, 2}) {
+      torch::set_num_threads(t);
+      on[t - 1] = fused(c.x, c.grid, c.go, c.padding, c.align);
+    }
+    torch::set_num_threads(threads);
+    EXPECT_TRUE(torch::equal(on[0].out, on[1].out));
+    EXPECT_TRUE(torch::equal(on[0].grad_input, on[1].grad_input));
+    EXPECT_TRUE(torch::equal(on[0].grad_grid, on[1].grad_grid));
+  }
+  Sampled c = composite(cases[1].x, cases[1].grid, cases[1].go, 1, true);
+  Sampled a = fused(cases[1].x, cases[1].grid, cases[1].go, 1, true);
   EXPECT_TRUE(torch::allclose(a.grad_input, c.grad_input, 1e-12, 1e-12));
   EXPECT_TRUE(torch::allclose(a.grad_grid, c.grad_grid, 1e-10, 1e-10));
 }

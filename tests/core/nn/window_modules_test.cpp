@@ -364,8 +364,8 @@ TEST(AtenSpellings, UpsampleMatchesPyTorch) {
   expect_golden("upsample_linear1d_scale", torch::upsample_linear1d(S({2, 3, 4}), {7}, false, 1.5));
   expect_golden("upsample_bilinear2d_scales",
                 torch::upsample_bilinear2d(S({1, 2, 3, 4}), {5, 7}, false, 1.5, 2.0));
-  expect_golden("upsample_bicubic2d_align",
-                torch::upsample_bicubic2d(S({1, 2, 3, 4}), {5, 7}, true));
+  // The same resizing as F::interpolate's bicubic golden.
+  expect_golden("interp_bicubic_align", torch::upsample_bicubic2d(S({1, 2, 3, 4}), {5, 7}, true));
   expect_golden("upsample_bicubic2d_scales",
                 torch::upsample_bicubic2d(S({1, 2, 3, 4}), {5, 7}, false, 1.5, 2.0));
   expect_golden("upsample_trilinear3d_scales",

@@ -789,7 +789,6 @@ CASES = {
     "upsample_linear1d_align": lambda: torch._C._nn.upsample_linear1d(S([2, 3, 4]), [7], True),
     "upsample_linear1d_scale": lambda: torch._C._nn.upsample_linear1d(S([2, 3, 4]), [7], False, 1.5),
     "upsample_bilinear2d_scales": lambda: torch._C._nn.upsample_bilinear2d(S([1, 2, 3, 4]), [5, 7], False, 1.5, 2.0),
-    "upsample_bicubic2d_align": lambda: torch._C._nn.upsample_bicubic2d(S([1, 2, 3, 4]), [5, 7], True),
     "upsample_bicubic2d_scales": lambda: torch._C._nn.upsample_bicubic2d(S([1, 2, 3, 4]), [5, 7], False, 1.5, 2.0),
     "upsample_trilinear3d_scales": lambda: torch._C._nn.upsample_trilinear3d(S([1, 1, 2, 3, 4]), [3, 5, 7], False, 2.0, 1.5, 2.0),
 }
