@@ -12,6 +12,7 @@
 #include <brasa/util/error.h>
 
 #include <any>
+#include <concepts>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -103,11 +104,33 @@ class AnyModuleHolder final : public AnyModulePlaceholder {
   std::shared_ptr<M> module_;
 };
 
-template <class M, class R, class... Args>
+// C is the class that declares forward: M itself or a base of it.
+template <class M, class C, class R, class... Args>
 std::unique_ptr<AnyModulePlaceholder> make_any_module_holder(std::shared_ptr<M> module,
-                                                             R (M::*)(Args...)) {
+                                                             R (C::*)(Args...)) {
   static_assert(!std::is_void_v<R>, "AnyModule: the module's forward() must return a value");
   return std::make_unique<AnyModuleHolder<M, R, Args...>>(std::move(module));
+}
+template <class M, class C, class R, class... Args>
+std::unique_ptr<AnyModulePlaceholder> make_any_module_holder(std::shared_ptr<M> module,
+                                                             R (C::*)(Args...) const) {
+  static_assert(!std::is_void_v<R>, "AnyModule: the module's forward() must return a value");
+  return std::make_unique<AnyModuleHolder<M, R, Args...>>(std::move(module));
+}
+// A forward that has no single address (a template, as Sequential's, or
+// overloads) is called as Tensor forward(const Tensor&).
+template <class M>
+std::unique_ptr<AnyModulePlaceholder> make_any_module_holder(std::shared_ptr<M> module) {
+  if constexpr (requires { &M::forward; }) {
+    return make_any_module_holder(std::move(module), &M::forward);
+  } else {
+    static_assert(
+        requires(M & m, const Tensor& x) {
+          { m.forward(x) } -> std::convertible_to<Tensor>;
+        },
+        "AnyModule: the module's forward() is a template or overloaded; it must take one Tensor");
+    return std::make_unique<AnyModuleHolder<M, Tensor, const Tensor&>>(std::move(module));
+  }
 }
 
 }  // namespace detail
@@ -117,7 +140,7 @@ class AnyModule {
   AnyModule() = default;
   template <class M, class = std::enable_if_t<std::is_base_of_v<Module, M>>>
   explicit AnyModule(std::shared_ptr<M> module)
-      : content_(detail::make_any_module_holder(std::move(module), &M::forward)) {}
+      : content_(detail::make_any_module_holder(std::move(module))) {}
   template <class M, class = std::enable_if_t<std::is_base_of_v<Module, M>>>
   explicit AnyModule(M&& module) : AnyModule(std::make_shared<M>(std::forward<M>(module))) {}
   template <class Impl>

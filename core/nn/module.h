@@ -189,6 +189,11 @@ class ModuleHolder {
   auto operator()(Args&&... args) const {
     return get()->forward(std::forward<Args>(args)...);
   }
+  // Indexing goes to the module: list[0], dict["key"], seq[2].
+  template <class Arg>
+  decltype(auto) operator[](Arg&& arg) const {
+    return (*get())[std::forward<Arg>(arg)];
+  }
 
  private:
   std::shared_ptr<Impl> impl_;

@@ -651,32 +651,4 @@ std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, const Tensor& h
   return gru(input, initial_states(input, {hx})[0], flat_weights(), o.bias_, o.num_layers_,
              o.dropout_, is_training(), o.bidirectional_, o.batch_first_);
 }
-
-// ---- containers ----
-// The copies' items are clones; clone() then copies the values in again,
-// which costs a second copy but keeps one path for every module.
-static void clone_children(OrderedDict<std::string, std::shared_ptr<Module>>& children) {
-  for (auto& c : children) c.value() = c.value()->clone();
-}
-
-SequentialImpl::SequentialImpl(const SequentialImpl& o) : Cloneable(o), steps_(o.steps_) {
-  clone_children(children_);
-}
-
-Tensor SequentialImpl::forward(const Tensor& x) {
-  Tensor h = x;
-  size_t i = 0;
-  for (auto& c : children_) h = steps_[i++](*c.value(), h);
-  return h;
-}
-
-ModuleListImpl::ModuleListImpl(const ModuleListImpl& o) : Cloneable(o) {
-  clone_children(children_);
-  items_ = children_.values();
-}
-
-ModuleDictImpl::ModuleDictImpl(const ModuleDictImpl& o) : Cloneable(o) {
-  clone_children(children_);
-}
-
 }  // namespace brasa::nn

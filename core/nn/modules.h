@@ -1,6 +1,8 @@
 #pragma once
 // The layers of the main job and their holders: Linear, Conv2d, MaxPool2d,
-// ReLU, Dropout, Flatten, Sequential.
+// ReLU, Dropout, Flatten; the containers (Sequential, ModuleList, ModuleDict)
+// come with it.
+#include <brasa/nn/containers.h>
 #include <brasa/nn/conv3d.h>
 #include <brasa/nn/functional.h>
 #include <brasa/nn/module.h>
@@ -485,36 +487,6 @@ class UnflattenImpl : public Cloneable<UnflattenImpl> {
 };
 BRASA_MODULE(Unflatten);
 
-// A list of submodules, registered as "0", "1", ...
-class ModuleListImpl : public Cloneable<ModuleListImpl> {
- public:
-  ModuleListImpl() : Cloneable("ModuleList") {}
-  // A copy holds clones of the items.
-  ModuleListImpl(const ModuleListImpl& o);
-  template <class... Holders>
-  explicit ModuleListImpl(Holders&&... hs) : Cloneable("ModuleList") {
-    (push_back(std::forward<Holders>(hs)), ...);
-  }
-  template <class Holder>
-  void push_back(Holder h) {
-    auto p = h.ptr();
-    register_module(std::to_string(items_.size()), p);
-    items_.push_back(p);
-  }
-  size_t size() const { return items_.size(); }
-  std::shared_ptr<Module> operator[](size_t i) const { return items_.at(i); }
-  template <class Impl>
-  std::shared_ptr<Impl> ptr(size_t i) const {
-    return std::dynamic_pointer_cast<Impl>(items_.at(i));
-  }
-  auto begin() const { return items_.begin(); }
-  auto end() const { return items_.end(); }
-
- private:
-  std::vector<std::shared_ptr<Module>> items_;
-};
-BRASA_MODULE(ModuleList);
-
 struct Conv1dOptions {
   // Getters, as libtorch's options have: options.name().
   const auto& in_channels() const noexcept { return in_channels_; }
@@ -708,50 +680,6 @@ class FunctionalImpl : public Cloneable<FunctionalImpl> {
   std::function<Tensor(const Tensor&)> fn_;
 };
 BRASA_MODULE(Functional);
-
-// Submodules by name.
-class ModuleDictImpl : public Cloneable<ModuleDictImpl> {
- public:
-  ModuleDictImpl() : Cloneable("ModuleDict") {}
-  ModuleDictImpl(const ModuleDictImpl& o);  // holds clones of the items
-  template <class Holder>
-  void insert(const std::string& key, Holder h) {
-    register_module(key, h.ptr());
-  }
-  std::shared_ptr<Module> operator[](const std::string& key) const { return named_children()[key]; }
-  bool contains(const std::string& key) const { return named_children().contains(key); }
-  size_t size() const { return children().size(); }
-  std::vector<std::string> keys() const { return named_children().keys(); }
-};
-BRASA_MODULE(ModuleDict);
-
-// Runs its modules in order; each must have Tensor forward(const Tensor&).
-class SequentialImpl : public Cloneable<SequentialImpl> {
- public:
-  SequentialImpl() : Cloneable("Sequential") {}
-  SequentialImpl(const SequentialImpl& o);  // holds clones of the modules
-  template <class... Holders>
-  explicit SequentialImpl(Holders&&... hs) : Cloneable("Sequential") {
-    (push_back(std::forward<Holders>(hs)), ...);
-  }
-  template <class Holder>
-  void push_back(Holder h) {
-    push_back(std::to_string(steps_.size()), std::move(h));
-  }
-  template <class Holder>
-  void push_back(const std::string& name, Holder h) {
-    using Impl = typename Holder::ContainedType;
-    register_module(name, h.ptr());
-    // The step calls the module registered at its position (a clone's own).
-    steps_.push_back([](Module& m, const Tensor& x) { return static_cast<Impl&>(m).forward(x); });
-  }
-  Tensor forward(const Tensor& x);
-  size_t size() const { return steps_.size(); }
-
- private:
-  std::vector<Tensor (*)(Module&, const Tensor&)> steps_;
-};
-BRASA_MODULE(Sequential);
 
 // libtorch's templated spellings of the convolution options: ConvOptions<2>
 // is Conv2dOptions, ConvTransposeOptions<3> is ConvTranspose3dOptions.
