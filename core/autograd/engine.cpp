@@ -18,6 +18,8 @@ std::atomic<bool> anomaly_enabled{false};
 struct GraphTask {
   std::vector<std::function<void()>> callbacks;
   bool accumulates_in_place = false;
+  // The gradients gathered for the nodes that have not run yet.
+  std::unordered_map<Node*, variable_list>* buffers = nullptr;
 };
 thread_local GraphTask* current_task = nullptr;
 
@@ -25,6 +27,37 @@ struct ReadyItem {
   Node* node;
   bool operator<(const ReadyItem& o) const { return node->sequence_nr() < o.node->sequence_nr(); }
 };
+
+// Whether a gradient of `shape`, dtype and device of `like` may be added
+// into `into` in place: nothing else sees its memory (one handle, one owner
+// of the storage) and it is dense and of that shape, dtype and device.
+bool can_take_sum(const Tensor& into, const Tensor& like, IntArrayRef shape) {
+  return into.use_count() == 1 && into.storage().use_count() == 1 && !into.requires_grad() &&
+         into.is_contiguous() && into.sizes() == shape && into.dtype() == like.dtype() &&
+         into.device() == like.device();
+}
+bool can_take_sum(const Tensor& into, const Tensor& other) {
+  return can_take_sum(into, other, other.sizes());
+}
+
+// Adds a further gradient for one input of a node. Without a graph being
+// recorded it sums into whichever of the two no one else sees (as
+// PyTorch's InputBuffer), so that a large gradient reached several times
+// (an embedding table looked up three times) is not copied for each sum.
+void accumulate_input(Tensor& slot, Tensor&& grad) {
+  if (!GradMode::is_enabled()) {
+    if (can_take_sum(slot, grad)) {
+      slot.add_(grad);
+      return;
+    }
+    if (can_take_sum(grad, slot)) {
+      grad.add_(slot);
+      slot = std::move(grad);
+      return;
+    }
+  }
+  slot = slot + grad;
+}
 
 std::string shape_str(IntArrayRef s) {
   std::ostringstream os;
@@ -85,6 +118,15 @@ Engine& Engine::get_default_engine() {
 
 bool Engine::is_running_backward() { return current_task != nullptr; }
 bool Engine::accumulates_in_place() { return current_task && current_task->accumulates_in_place; }
+
+Tensor* Engine::pending_gradient(const Edge& edge, const Tensor& like, IntArrayRef shape) {
+  if (!current_task || !current_task->buffers || GradMode::is_enabled() || !edge.is_valid())
+    return nullptr;
+  auto it = current_task->buffers->find(edge.function.get());
+  if (it == current_task->buffers->end() || it->second.size() <= edge.input_nr) return nullptr;
+  Tensor& slot = it->second[edge.input_nr];
+  return slot.defined() && can_take_sum(slot, like, shape) ? &slot : nullptr;
+}
 
 void Engine::queue_callback(std::function<void()> fn) {
   BRASA_CHECK(current_task,
@@ -155,6 +197,7 @@ variable_list Engine::execute(const std::vector<Edge>& roots, const variable_lis
 
   variable_list captured(outputs.size());
   std::unordered_map<Node*, variable_list> buffers;
+  task.buffers = &buffers;
   std::priority_queue<ReadyItem> ready;
   buffers[root.get()] = {};
   ready.push({root.get()});
@@ -197,7 +240,7 @@ variable_list Engine::execute(const std::vector<Edge>& roots, const variable_lis
       if (!slot.defined())
         slot = std::move(outs[i]);
       else if (outs[i].defined())
-        slot = slot + outs[i];
+        accumulate_input(slot, std::move(outs[i]));
       if (--deps[next] == 0) ready.push({next});
     }
   }

@@ -28,6 +28,13 @@ class Engine {
   // mode off, over the whole graph, outside anomaly mode: a node may then add
   // its gradient into a leaf's .grad itself (see fusable_leaf_grad).
   static bool accumulates_in_place();
+  // The gradient the running backward has gathered so far for `edge` (from
+  // other uses of the same tensor), when a node may add its own gradient
+  // for that edge, of `shape` and like's dtype and device, into it in place
+  // and pass on an undefined gradient instead: no graph is being recorded
+  // and that gradient is private and dense. Null otherwise. (An embedding
+  // looked up several times then builds one dense gradient, not one each.)
+  static Tensor* pending_gradient(const Edge& edge, const Tensor& like, IntArrayRef shape);
 };
 
 void backward(const variable_list& tensors, const variable_list& grad_tensors = {},

@@ -1,3 +1,4 @@
+#include <brasa/autograd/engine.h>
 #include <brasa/autograd/record.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/copy.h>
@@ -106,13 +107,41 @@ Tensor index_kernel(const Tensor& self, const IndexList& indices_in);
 
 }  // namespace
 
+// Adds the gradient g of an indexing op into a dense gradient of its input
+// (of `self_shape`) that already exists, when there is one: the leaf's .grad
+// (autograd::fusable_leaf_grad), or what the running backward has gathered
+// from another use of the input (Engine::pending_gradient). A table looked
+// up several times (TransE's entities, skip-gram's context words) then gets
+// one dense gradient instead of zeros and a sum for each lookup. `add(into)`
+// adds g there. False when there is none; the caller returns its own
+// gradient then.
+namespace {
+template <class Add>
+bool add_grad_in_place(FormulaNode& n, const Tensor& g, IntArrayRef self_shape, Add&& add) {
+  autograd::FusableGrad leaf = autograd::fusable_leaf_grad(n, 0, g.dtype());
+  if (leaf && !leaf.transposed && !leaf.grad->is_alias_of(g)) {
+    add(*leaf.grad);
+    leaf.sink->accumulated_in_place();
+    return true;
+  }
+  if (Tensor* pending = autograd::Engine::pending_gradient(n.next_edge(0), g, self_shape)) {
+    add(*pending);
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
 // Gradient: scattered back (summing repeated indices) into zeros.
 Tensor index(const Tensor& self, const IndexList& indices) {
   autograd::Recorder r(kIndexBackward, self);
   Tensor out = index_kernel(self, indices);
   if (r) {
     DimVector in(self.sizes().begin(), self.sizes().end());
-    r.finish(out, [in, indices](FormulaNode&, const variable_list& g) {
+    r.finish(out, [in, indices](FormulaNode& n, const variable_list& g) {
+      if (add_grad_in_place(n, g[0], in,
+                            [&](Tensor& into) { index_put_(into, indices, g[0], true); }))
+        return variable_list{Tensor()};
       return variable_list{
           index_put(zeros(in, g[0].options()), indices, g[0], /*accumulate=*/true)};
     });
@@ -499,6 +528,10 @@ static Tensor index_select_impl(const Tensor& self, int64_t dim, const Tensor& i
     DimVector in(self.sizes().begin(), self.sizes().end());
     r.save(index).finish(out, [in, dim](FormulaNode& n, const variable_list& g) {
       if (in.empty()) return variable_list{g[0].reshape({})};
+      if (add_grad_in_place(n, g[0], in, [&](Tensor& into) {
+            detail::index_add_inplace(into, dim, n.saved(0), g[0], 1);
+          }))
+        return variable_list{Tensor()};
       // Added into fresh zeros in place (no copy of the zeros; with
       // create_graph the in-place op records its own formula).
       Tensor z = zeros(in, g[0].options());
