@@ -118,6 +118,8 @@ TEST(ModuleDict, InsertReplacesUpdatePopAndClear) {
                dict["decoder"]);
   EXPECT_ERROR("ModuleDict::at: the module at key 'act' is a Tanh, not the type asked for",
                dict->at<nn::LinearImpl>("act"));
+  EXPECT_ERROR("ModuleDict::insert: the module is null",
+               dict->insert("none", std::shared_ptr<nn::Module>()));
   dict->clear();
   EXPECT_TRUE(dict->empty());
   EXPECT_TRUE(dict->parameters().empty());
@@ -154,6 +156,10 @@ TEST(Sequential, NamedModulesAndIndexing) {
   EXPECT_ERROR("Sequential: index 3 is out of range for 3 modules", seq[3]);
   EXPECT_ERROR("Sequential::at: the module at index 1 is a ReLU", seq->at<nn::LinearImpl>(1));
   EXPECT_ERROR("Cannot call forward() on an empty Sequential", nn::Sequential()->forward(x));
+  EXPECT_ERROR("Sequential::push_back: the module 'gap' is empty",
+               seq->push_back("gap", nn::AnyModule()));
+  EXPECT_ERROR("ModuleList::insert: the module is null",
+               nn::ModuleList()->insert(0, std::shared_ptr<nn::Module>()));
 }
 
 TEST(Sequential, ForwardsThatAreNotTensorToTensorGoThroughAnyModule) {
