@@ -340,6 +340,32 @@ void check_no_grad(const char* op, std::initializer_list<Tensor> ts) {
     BRASA_CHECK(!t.defined() || !t.requires_grad() || !autograd::GradMode::is_enabled(), op,
                 ": the derivative is not implemented");
 }
+bool wants_grad(std::initializer_list<Tensor> ts) {
+  if (!autograd::GradMode::is_enabled()) return false;
+  for (const Tensor& t : ts)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+// Q C (or Q^T C) for Q = H_0 H_1 ... H_{k-1}, H_i = I - tau_i v_i v_i^T, v_i
+// being column i of A below the diagonal with 1 on it (A's upper triangle is
+// not read), written with differentiable ops so that autograd derives
+// householder_product and ormqr. Each reflector costs O(m n), as in LAPACK;
+// used only when a gradient is wanted.
+Tensor apply_reflectors(const Tensor& A, const Tensor& tau, Tensor C, bool transpose) {
+  const int64_t m = A.size(-2), k = tau.size(-1);
+  Tensor rows = arange(m, TensorOptions().dtype(kLong).device(A.device()));
+  auto reflect = [&](int64_t i) {
+    Tensor below = rows.gt(i).to(A.scalar_type()), diagonal = rows.eq(i).to(A.scalar_type());
+    Tensor v = (A.select(-1, i) * below + diagonal).unsqueeze(-1);  // [..., m, 1]
+    Tensor scaled_v = v * tau.select(-1, i).unsqueeze(-1).unsqueeze(-1);
+    C = C - matmul(scaled_v, matmul(v.transpose(-2, -1), C));
+  };
+  if (transpose)
+    for (int64_t i = 0; i < k; ++i) reflect(i);
+  else
+    for (int64_t i = k - 1; i >= 0; --i) reflect(i);
+  return C;
+}
 }  // namespace
 
 std::tuple<Tensor, Tensor> qr(const Tensor& self, bool some) {
@@ -391,11 +417,20 @@ std::tuple<Tensor, Tensor> geqrf(const Tensor& self) {
 
 Tensor orgqr(const Tensor& self, const Tensor& input2) {
   check_matrix("orgqr", self, false);
-  check_no_grad("orgqr", {self, input2});
   BRASA_CHECK(self.size(-2) >= self.size(-1), "orgqr: input.shape[-2] must be greater than or ",
               "equal to input.shape[-1], got ", self.sizes());
   BRASA_CHECK(input2.defined() && input2.size(-1) <= self.size(-1),
               "orgqr: tau.shape[-1] must be less than or equal to input.shape[-1]");
+  std::vector<int64_t> tau_batch = input2.sizes().vec();
+  tau_batch.pop_back();
+  BRASA_CHECK(tau_batch == batch_shape(self), "orgqr: tau's batch dims ", input2.sizes(),
+              " must equal input's ", self.sizes());
+  if (wants_grad({self, input2})) {
+    BRASA_CHECK(input2.scalar_type() == self.scalar_type(), "orgqr: tau's dtype ",
+                input2.scalar_type(), " must equal input's ", self.scalar_type());
+    Tensor identity = eye(self.size(-2), self.size(-1), self.options()).expand(self.sizes());
+    return apply_reflectors(self, input2, identity, false);
+  }
   Tensor cm = column_major(self);
   Tensor tau = input2.detach()
                    .to(kCPU)
@@ -410,16 +445,27 @@ Tensor ormqr(const Tensor& self, const Tensor& input2, const Tensor& input3, boo
              bool transpose) {
   check_matrix("ormqr", self, false);
   check_matrix("ormqr", input3, false);
-  check_no_grad("ormqr", {self, input2, input3});
   const int64_t count = batch_count(self);
   BRASA_CHECK(batch_count(input3) == count && input2.defined(),
               "ormqr: input, tau and other must have the same batch dims");
+  BRASA_CHECK(self.size(-2) == (left ? input3.size(-2) : input3.size(-1)),
+              "ormqr: input.shape[-2] (", self.size(-2), ") must equal other.shape[",
+              left ? -2 : -1, "] (", left ? input3.size(-2) : input3.size(-1), ")");
+  BRASA_CHECK(input2.size(-1) <= self.size(-1),
+              "ormqr: tau.shape[-1] must be less than or equal to input.shape[-1]");
+  if (wants_grad({self, input2, input3})) {
+    BRASA_CHECK(
+        input2.scalar_type() == self.scalar_type() && input3.scalar_type() == self.scalar_type(),
+        "ormqr: input, tau and other must have one dtype, got ", self.scalar_type(), ", ",
+        input2.scalar_type(), " and ", input3.scalar_type());
+    // C Q = (Q^T C^T)^T and C Q^T = (Q C^T)^T.
+    if (left) return apply_reflectors(self, input2, input3, transpose);
+    return apply_reflectors(self, input2, input3.transpose(-2, -1), !transpose).transpose(-2, -1);
+  }
   Tensor a = column_major(self, kDouble), c = column_major(input3, kDouble);
   Tensor tau = input2.detach().to(kCPU).to(kDouble).reshape({count, input2.size(-1)}).contiguous();
   const int m = lapack_int("ormqr", input3.size(-2)), n = lapack_int("ormqr", input3.size(-1)),
             k = lapack_int("ormqr", tau.size(-1)), lda = lapack_int("ormqr", self.size(-2));
-  BRASA_CHECK(lda == (left ? m : n), "ormqr: input.shape[-2] (", lda, ") must equal other.shape[",
-              left ? -2 : -1, "] (", left ? m : n, ")");
   const char side = left ? 'L' : 'R', trans = transpose ? 'T' : 'N';
   if (m == 0 || n == 0 || k == 0) return input3.clone();  // Q is the identity, or C empty
   int lwork = -1, info = 0;

@@ -5,8 +5,8 @@
 // qr takes a mode string, norms take ord / dim / keepdim / dtype. Built on
 // the decompositions of ops/decompositions.h (LAPACK in float64). Every
 // result PyTorch differentiates is differentiable here too except eig /
-// eigvals (complex results) and householder_product; the LDL factors are
-// not differentiable in PyTorch either.
+// eigvals (complex results); the LDL factors are not differentiable in
+// PyTorch either.
 #include <brasa/tensor/tensor.h>
 #include <brasa/util/optional_array_ref.h>
 

@@ -325,6 +325,19 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
     Tensor s = Rq.diagonal().sign().detach();
     return variable_list{Q * s, Rq * s.unsqueeze(1)};
   });
+  // The reflectors and scales as free inputs (the diagonal and upper triangle
+  // of A are not read, so their gradient is zero, as in PyTorch).
+  entry("householder_product / orgqr / ormqr", in2(tall, [] { return R({3}); }),
+        [](const variable_list& v) {
+          Tensor other = on_case_device(arange(8, f64()).reshape({4, 2}) * 0.1 - 0.3);
+          Tensor wide = on_case_device(arange(12, f64()).reshape({3, 4}) * 0.05 + 0.1);
+          return variable_list{linalg::householder_product(v[0], v[1]),
+                               orgqr(v[0].narrow(-1, 0, 2), v[1].narrow(-1, 0, 2)),
+                               ormqr(v[0], v[1], other),
+                               ormqr(v[0], v[1], other, true, true),
+                               ormqr(v[0], v[1], wide, false),
+                               ormqr(v[0], v[1], wide, false, true)};
+        });
   entry("svd", in1(tall), [](const variable_list& v) {
     auto [U, S, V] = svd(v[0]);
     return variable_list{S, matmul(U * S.unsqueeze(0), V.t()), U * U, V * V};

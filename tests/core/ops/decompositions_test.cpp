@@ -76,6 +76,27 @@ TEST(Decompositions, QrSvdAndEigenvaluesMatchPyTorch) {
   expect_golden("geqrf_tau", tau);
   expect_golden("orgqr", torch::orgqr(a, tau));
   expect_golden("ormqr", torch::ormqr(a, tau, S({4, 2}, 0.5, 0.3), true, true));
+  // With a gradient wanted they are composed from differentiable ops instead
+  // of LAPACK: the same values, in every side and transpose, batched too.
+  Tensor a_grad = a.detach().requires_grad_(), tau_grad = tau.detach().requires_grad_();
+  expect_golden("orgqr", torch::orgqr(a_grad, tau_grad));
+  expect_golden("ormqr", torch::ormqr(a_grad, tau_grad, S({4, 2}, 0.5, 0.3), true, true));
+  for (bool left : {true, false})
+    for (bool transpose : {true, false}) {
+      Tensor c = left ? S({4, 2}, 0.5, 0.3) : S({2, 4}, 0.5, 0.3);
+      EXPECT_TRUE(torch::ormqr(a_grad, tau_grad, c, left, transpose)
+                      .allclose(torch::ormqr(a, tau, c, left, transpose), 1e-12, 1e-12))
+          << "left " << left << " transpose " << transpose;
+    }
+  Tensor batch_a = torch::stack({a, a * 0.5}), batch_tau = torch::stack({tau, tau * 0.5});
+  EXPECT_TRUE(torch::orgqr(batch_a.requires_grad_(), batch_tau)
+                  .allclose(torch::orgqr(batch_a.detach(), batch_tau), 1e-12, 1e-12));
+  EXPECT_ERROR("orgqr: tau's batch dims [3] must equal input's [2, 4, 3]",
+               torch::orgqr(batch_a, tau));
+  EXPECT_ERROR("orgqr: tau's dtype Float must equal input's Double",
+               torch::orgqr(a_grad, tau.to(torch::kFloat)));
+  EXPECT_ERROR("ormqr: input.shape[-2] (4) must equal other.shape[-1] (2)",
+               torch::ormqr(a_grad, tau_grad, S({4, 2}, 0.5, 0.3), false));
   auto [Us, Ss, Vs] = torch::svd(W({4, 3}));
   expect_golden("svd_S", Ss);
   expect_golden("svd_U_abs", Us.abs());
