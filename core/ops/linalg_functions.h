@@ -4,9 +4,8 @@
 // Vh (not V) and defaults to full matrices, eigh reads the lower triangle,
 // qr takes a mode string, norms take ord / dim / keepdim / dtype. Built on
 // the decompositions of ops/decompositions.h (LAPACK in float64). Every
-// result PyTorch differentiates is differentiable here too except eig /
-// eigvals (complex results); the LDL factors are not differentiable in
-// PyTorch either.
+// result PyTorch differentiates is differentiable here too; the LDL factors
+// are not differentiable in PyTorch either.
 #include <brasa/tensor/tensor.h>
 #include <brasa/util/optional_array_ref.h>
 
@@ -26,7 +25,8 @@ std::tuple<Tensor, Tensor> slogdet(const Tensor& A);  // (sign, logabsdet)
 Tensor inv(const Tensor& A);
 // (eigenvalues, eigenvectors as columns) of a general square matrix, complex
 // (complex64 for float input, complex128 for double), as LAPACK's geev gives
-// them: each eigenvector of unit norm.
+// them: each eigenvector of unit norm. Differentiable for losses that do not
+// depend on the eigenvectors' phases (others are an error, as in PyTorch).
 std::tuple<Tensor, Tensor> eig(const Tensor& A);
 Tensor eigvals(const Tensor& A);
 // A symmetric matrix's eigenvalues (ascending) and eigenvectors, reading the

@@ -1,8 +1,9 @@
 // torch::linalg's LAPACK-backed additions: the general solver (getrf +
-// getrs), the general eigendecomposition (geev), the LDL factorization
-// (sytrf / sytrs) and the differentiable LU.
+// getrs), the general eigendecomposition (geev) with its gradient, the LDL
+// factorization (sytrf / sytrs) and the differentiable LU.
 #include <brasa/autograd/grad_mode.h>
 #include <brasa/autograd/record.h>
+#include <brasa/ops/binary.h>
 #include <brasa/ops/complex.h>
 #include <brasa/ops/cpu/lapack.h>
 #include <brasa/ops/decompositions.h>
@@ -13,6 +14,7 @@
 #include <brasa/ops/linalg_functions.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
+#include <brasa/ops/type_queries.h>
 
 #include <algorithm>
 #include <vector>
@@ -25,6 +27,7 @@ namespace {
 
 const autograd::BackwardName kSolveBackward("LinalgSolveExBackward0");
 const autograd::BackwardName kLuBackward("LinalgLuBackward0");
+const autograd::BackwardName kEigBackward("LinalgEigBackward0");
 
 // A and B [..., n, k] with their batch dims broadcast to a common shape.
 std::pair<Tensor, Tensor> broadcast_batches(const char* op, const Tensor& A, const Tensor& B) {
@@ -115,11 +118,55 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left) {
   return std::get<0>(solve_ex(A, B, left, true));
 }
 
+namespace {
+
+Tensor conj_transpose(const Tensor& M) { return conj(M.transpose(-2, -1)); }
+
+// X with M X = B for complex M [..., n, n] and B [..., n, k], as the real
+// system [[Re M, -Im M], [Im M, Re M]] [Re X; Im X] = [Re B; Im B].
+Tensor complex_solve(const Tensor& M, const Tensor& B) {
+  const int64_t n = M.size(-1);
+  Tensor Mr = real(M), Mi = imag(M);
+  Tensor block = cat({cat({Mr, -Mi}, -1), cat({Mi, Mr}, -1)}, -2);
+  Tensor X = solve(block, cat({real(B), imag(B)}, -2));
+  return complex(X.narrow(-2, 0, n), X.narrow(-2, n, n));
+}
+
+// The gradient of A = V diag(L) V^-1 (unit-norm eigenvectors) as PyTorch
+// derives it: with W = V^H gV,
+//   gA = V^-H (diag(gL) + (W - V^H V diag(Re diag W)) / conj(L_j - L_i)) V^H,
+// the part off the diagonal divided elementwise; its real part, A being real.
+// Eigenvectors are unique only up to a phase e^{i phi}, so a loss that
+// depends on the phase (Im diag W != 0) has no gradient.
+Tensor eig_backward(const Tensor& L, const Tensor& V, const Tensor& gL, const Tensor& gV) {
+  const int64_t n = V.size(-1);
+  Tensor identity = eye(n, TensorOptions().dtype(toRealValueType(V.scalar_type())));
+  identity = identity.to(V.device());
+  Tensor Vh = conj_transpose(V);
+  Tensor inner = zeros_like(V);
+  if (gV.defined()) {
+    Tensor W = matmul(Vh, gV);
+    Tensor diag_W = W.diagonal(0, -2, -1);
+    Tensor phase = imag(diag_W);
+    BRASA_CHECK(allclose(phase, zeros_like(phase), 1e-2, 1e-3),
+                "linalg_eig_backward: The eigenvectors in the complex case are specified up to ",
+                "multiplication by e^{i phi}. The specified loss function depends on this ",
+                "quantity, so it is ill-defined.");
+    Tensor projected = W - matmul(Vh, V * real(diag_W).unsqueeze(-2));
+    Tensor Lc = conj(L);
+    Tensor gaps = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + identity;  // 1 on the diagonal
+    inner = projected / gaps * (1 - identity);
+  }
+  if (gL.defined()) inner = inner + gL.unsqueeze(-1) * identity;
+  Tensor gA = complex_solve(Vh, matmul(inner, Vh));
+  return real(gA).contiguous();
+}
+
+}  // namespace
+
 std::tuple<Tensor, Tensor> eig(const Tensor& A) {
   check_matrix("linalg.eig", A, true);
-  BRASA_CHECK(!A.requires_grad() || !autograd::GradMode::is_enabled(),
-              "linalg.eig: the derivative is not implemented (its results are complex); for a ",
-              "symmetric matrix use linalg::eigh, which is differentiable");
+  autograd::Recorder r(kEigBackward, A);
   Tensor cm = column_major(A, kDouble);
   const int64_t count = batch_count(cm);
   const int n = lapack_int("linalg.eig", A.size(-1));
@@ -170,7 +217,15 @@ std::tuple<Tensor, Tensor> eig(const Tensor& A) {
   vshape.insert(vshape.end(), {n, n});
   Tensor values = view_as_complex(stack({wr, wi}, -1)).reshape(wshape);
   Tensor vectors = view_as_complex(stack({vre, vim}, -1)).reshape(vshape);
-  return {values.to(complex_type).to(A.device()), vectors.to(complex_type).to(A.device())};
+  values = values.to(complex_type).to(A.device());
+  vectors = vectors.to(complex_type).to(A.device());
+  if (r)
+    r.save(values, vectors)
+        .finish({values, vectors}, [](autograd::FormulaNode& node,
+                                      const autograd::variable_list& g) {
+          return autograd::variable_list{eig_backward(node.saved(0), node.saved(1), g[0], g[1])};
+        });
+  return {values, vectors};
 }
 
 Tensor eigvals(const Tensor& A) { return std::get<0>(eig(A)); }

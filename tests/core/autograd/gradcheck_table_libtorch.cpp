@@ -338,6 +338,27 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
                                ormqr(v[0], v[1], wide, false),
                                ormqr(v[0], v[1], wide, false, true)};
         });
+  // Real eigenvalues, and a complex pair; the eigenvectors through a function
+  // free of their phase, each one's outer product v v^H (unit norm keeps it
+  // well conditioned, unlike ratios of entries).
+  entry("linalg::eig / eigvals",
+        in2(sq,
+            [] {
+              return R({2, 2});
+            }),
+        [](const variable_list& v) {
+          Tensor distinct = v[0] * 0.2 + on_case_device(diag(arange(1, 4, f64())));
+          Tensor rotation =
+              v[1] * 0.2 +
+              on_case_device(tensor(std::vector<double>{0, -2, 2, 0.5}, f64()).view({2, 2}));
+          auto outer = [](const Tensor& V) {  // [i, j, k] = V[i, k] conj(V[j, k])
+            return view_as_real(V.unsqueeze(-2) * conj(V).unsqueeze(-3));
+          };
+          auto [L, V] = linalg::eig(distinct);
+          auto [Lc, Vc] = linalg::eig(rotation);
+          return variable_list{view_as_real(L), outer(V), view_as_real(linalg::eigvals(rotation)),
+                               outer(Vc)};
+        });
   entry("svd", in1(tall), [](const variable_list& v) {
     auto [U, S, V] = svd(v[0]);
     return variable_list{S, matmul(U * S.unsqueeze(0), V.t()), U * U, V * V};
@@ -402,9 +423,12 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
   entry("special:: i0e / i1e / erfcx / ndtr / log_ndtr / entr / ndtri / xlog1py / zeta", in1(r4),
         [](const variable_list& v) {
           Tensor x = v[0] * 3, unit = v[0].sigmoid();
+          // erfcx grows as exp(x^2) for negative x: its argument stays above -1
+          // so that the second-order finite differences are not lost to rounding.
+          Tensor above_minus_one = unit * 3 - 1;
           Tensor s = on_case_device(tensor(std::vector<double>{2.0, 3.5, 4.0, 2.5}, f64()));
           return variable_list{
-              special::i0e(x),      special::i1e(x),           special::erfcx(x),
+              special::i0e(x),      special::i1e(x),           special::erfcx(above_minus_one),
               special::ndtr(x),     special::log_ndtr(x),      special::entr(unit),
               special::ndtri(unit), special::xlog1py(x, unit), special::zeta(s, unit + 0.5)};
         });

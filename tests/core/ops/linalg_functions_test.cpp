@@ -93,6 +93,30 @@ TEST(LinalgFunctions, LeastSquaresMatchesPyTorchForEachDriver) {
                 std::get<0>(torch::linalg::lstsq(A, S({5}, 0.5, 0.3), c10::nullopt, "gels")));
 }
 
+// Gradients through eig and eigvals as PyTorch 1.13 gives them (its values
+// printed to 4 decimals): a matrix with a complex pair, a loss of the
+// eigenvalues and of the phase-free ratios of each eigenvector's entries.
+TEST(LinalgFunctions, EigGradientsMatchPyTorch) {
+  Tensor A = torch::tensor({2.0, 1.0, 0.0, 0.5, 3.0, 1.0, 0.0, -1.0, 1.0}, kDouble)
+                 .view({3, 3})
+                 .requires_grad_();
+  auto [L, V] = torch::linalg::eig(A);
+  Tensor loss = torch::view_as_real(L).pow(2).sum() * 0.5 + (V / V.narrow(-2, 0, 1)).abs().sum();
+  loss.backward();
+  EXPECT_TRUE(A.grad().allclose(
+      torch::tensor({3.1314, -2.4899, 2.3485, 4.8485, 2.4343, -1.2172, 5.1314, -1.2828, 0.4343},
+                    kDouble)
+          .view({3, 3}),
+      0, 1e-4))
+      << A.grad();
+  Tensor B = torch::tensor({0.0, -2.0, 2.0, 0.5}, kDouble).view({2, 2}).requires_grad_();
+  Tensor values = torch::linalg::eigvals(B);
+  (torch::imag(values).sum() + torch::real(values).prod()).backward();
+  EXPECT_TRUE(
+      B.grad().allclose(torch::tensor({0.25, 0.0, 0.0, 0.25}, kDouble).view({2, 2}), 0, 1e-12))
+      << B.grad();
+}
+
 TEST(LinalgFunctions, EigenvaluesMatchPyTorch) {
   auto [values, vectors] = torch::linalg::eig(W({2, 4, 4}));
   EXPECT_EQ(values.scalar_type(), kComplexDouble);
@@ -320,8 +344,12 @@ TEST(LinalgFunctions, BadInputGivesPyTorchsErrors) {
                torch::linalg::svd(A, true, "gesvd"));
   EXPECT_ERROR("The factorization could not be completed because the input is singular",
                torch::linalg::ldl_factor(torch::zeros({3, 3}, kDouble)));
-  EXPECT_ERROR("linalg.eig: the derivative is not implemented",
-               torch::linalg::eig(eye(3).requires_grad_()));
+  // A loss that depends on the eigenvectors' arbitrary phases.
+  Tensor upper = torch::tensor({2.0, 1.0, 0.0, 3.0}, kDouble).view({2, 2}).requires_grad_();
+  EXPECT_ERROR(
+      "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+      "multiplication by e^{i phi}",
+      torch::view_as_real(std::get<1>(torch::linalg::eig(upper))).sum().backward());
   EXPECT_ERROR("linalg.solve_triangular: Incompatible shapes",
                torch::linalg::solve_triangular(eye(3), B, true));
   EXPECT_ERROR("linalg.solve_triangular: B must have at least 2 dimensions",
