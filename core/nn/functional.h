@@ -15,8 +15,19 @@ inline constexpr Reduction kMean = Reduction::Mean;
 inline constexpr Reduction kSum = Reduction::Sum;
 inline constexpr Reduction kBatchMean = Reduction::BatchMean;
 // How EmbeddingBag reduces a bag: kSum, kMean (the Reduction values) or kMax.
-enum class EmbeddingBagMode { Sum, Mean, Max };
+// A class rather than an enum so that, as libtorch's variant, it is made
+// from kSum and kMean too: torch::nn::EmbeddingBagMode mode = torch::kSum.
+struct EmbeddingBagMode {
+  enum Kind { Sum, Mean, Max };
+  constexpr EmbeddingBagMode(Kind k) : kind(k) {}  // NOLINT: implicit, as libtorch's variant
+  EmbeddingBagMode(Reduction r);                   // NOLINT: kSum or kMean; others are an error
+  constexpr bool operator==(const EmbeddingBagMode&) const = default;
+  Kind kind;
+};
 inline constexpr EmbeddingBagMode kMax = EmbeddingBagMode::Max;
+namespace nn {
+using brasa::EmbeddingBagMode;  // libtorch's spelling, torch::nn::EmbeddingBagMode
+}
 // F::pad modes (kConstant, kReflect, kReplicate, kCircular), the
 // convolutions' padding_mode (kZeros, kReflect, kReplicate, kCircular) and
 // F::grid_sample's (kZeros, kBorder, kReflection).

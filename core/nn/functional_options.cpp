@@ -1,6 +1,15 @@
 #include <brasa/nn/functional_options.h>
 #include <brasa/ops/binary.h>
 
+namespace brasa {
+
+EmbeddingBagMode::EmbeddingBagMode(Reduction r) : kind(r == Reduction::Sum ? Sum : Mean) {
+  BRASA_CHECK(r == Reduction::Sum || r == Reduction::Mean,
+              "EmbeddingBagMode: expected torch::kSum, torch::kMean or torch::kMax");
+}
+
+}  // namespace brasa
+
 namespace brasa::nn::functional {
 
 Tensor detail::apply_inplace(const Tensor& x, const Tensor& y, bool inplace) {
@@ -70,7 +79,8 @@ Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncO
                    options.scale_grad_by_freq_);
 }
 EmbeddingBagFuncOptions& EmbeddingBagFuncOptions::mode(Reduction r) {
-  BRASA_CHECK(r != Reduction::None, "embedding_bag: mode must be kSum, kMean or kMax");
+  BRASA_CHECK(r == Reduction::Sum || r == Reduction::Mean,
+              "embedding_bag: mode must be kSum, kMean or kMax");
   mode_ = r == Reduction::Sum ? EmbeddingBagMode::Sum : EmbeddingBagMode::Mean;
   return *this;
 }

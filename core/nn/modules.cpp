@@ -315,7 +315,8 @@ EmbeddingBag EmbeddingBag::from_pretrained(const Tensor& embeddings,
 }
 
 EmbeddingBagOptions& EmbeddingBagOptions::mode(Reduction r) {
-  BRASA_CHECK(r != Reduction::None, "EmbeddingBag: mode must be kSum, kMean or kMax");
+  BRASA_CHECK(r == Reduction::Sum || r == Reduction::Mean,
+              "EmbeddingBag: mode must be kSum, kMean or kMax");
   mode_ = r == Reduction::Sum ? EmbeddingBagMode::Sum : EmbeddingBagMode::Mean;
   return *this;
 }
@@ -479,10 +480,39 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
           .average_attn_weights(average_attn_weights));
 }
 
+TransformerEncoderLayerOptions& TransformerEncoderLayerOptions::activation(
+    const std::string& name) {
+  unknown_activation_.clear();
+  if (name == "relu")
+    activation_ = kReLU;
+  else if (name == "gelu")
+    activation_ = kGELU;
+  else
+    unknown_activation_ = name;
+  return *this;
+}
+
+void detail::check_activation(const char* layer, const activation_t& a) {
+  if (const auto* fn = std::get_if<std::function<Tensor(const Tensor&)>>(&a)) {
+    BRASA_CHECK(static_cast<bool>(*fn), layer, ": the activation callable is empty");
+    return;
+  }
+  const ActivationKind kind = std::get<ActivationKind>(a);
+  BRASA_CHECK(kind == kReLU || kind == kGELU, layer,
+              ": activation must be torch::kReLU, torch::kGELU or a callable, got torch::kTanh");
+}
+
+Tensor detail::apply_activation(const activation_t& a, const Tensor& x) {
+  if (const auto* fn = std::get_if<std::function<Tensor(const Tensor&)>>(&a)) return (*fn)(x);
+  return std::get<ActivationKind>(a) == kGELU ? F::gelu(x) : relu(x);
+}
+
 TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& o)
     : Cloneable("TransformerEncoderLayer"), options(o) {
-  BRASA_CHECK(o.activation_ == "relu" || o.activation_ == "gelu",
-              "TransformerEncoderLayer: activation must be relu or gelu, got ", o.activation_);
+  BRASA_CHECK(o.unknown_activation_.empty(),
+              "TransformerEncoderLayer: activation must be relu or gelu, got ",
+              o.unknown_activation_);
+  detail::check_activation("TransformerEncoderLayer", o.activation_);
   // Registered in libtorch's order, so that printing and state_dict match.
   self_attn = register_module("self_attn", MultiheadAttention(o.d_model_, o.nhead_, o.dropout_));
   linear1 = register_module("linear1", Linear(o.d_model_, o.dim_feedforward_));
@@ -507,7 +537,7 @@ Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src
   };
   auto ff = [&](const Tensor& x) {
     Tensor h = linear1->forward(x);
-    h = options.activation_ == "gelu" ? F::gelu(h) : relu(h);
+    h = detail::apply_activation(options.activation_, h);
     return dropout2->forward(linear2->forward(dropout->forward(h)));
   };
   if (options.norm_first_) {

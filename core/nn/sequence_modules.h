@@ -6,8 +6,11 @@
 #include <brasa/nn/modules.h>
 #include <brasa/nn/packed_sequence.h>
 
+#include <functional>
 #include <optional>
+#include <string>
 #include <tuple>
+#include <variant>
 #include <vector>
 
 namespace brasa {
@@ -18,6 +21,17 @@ enum class ActivationKind { Tanh, ReLU, GELU };
 inline constexpr ActivationKind kTanh = ActivationKind::Tanh;
 inline constexpr ActivationKind kReLU = ActivationKind::ReLU;
 inline constexpr ActivationKind kGELU = ActivationKind::GELU;
+namespace nn {
+// The transformer layers' feed-forward activation, as libtorch's
+// activation_t: torch::kReLU, torch::kGELU or any unary callable
+// (.activation([](const Tensor& x) { return x * torch::sigmoid(x); })).
+using activation_t = std::variant<ActivationKind, std::function<Tensor(const Tensor&)>>;
+namespace detail {
+// An error naming the layer unless `a` is kReLU, kGELU or a callable.
+void check_activation(const char* layer, const activation_t& a);
+Tensor apply_activation(const activation_t& a, const Tensor& x);
+}  // namespace detail
+}  // namespace nn
 }  // namespace brasa
 
 namespace brasa::nn {
@@ -85,21 +99,21 @@ struct TransformerEncoderLayerOptions {
     dropout_ = v;
     return *this;
   }
-  TransformerEncoderLayerOptions& activation(std::string v) {
-    activation_ = std::move(v);
+  TransformerEncoderLayerOptions& activation(activation_t a) {
+    activation_ = std::move(a);
     return *this;
   }
-  TransformerEncoderLayerOptions& activation(ActivationKind a) {
-    activation_ = a == kGELU ? "gelu" : a == kReLU ? "relu" : "tanh";
-    return *this;
-  }
+  // Python's spelling: "relu" or "gelu" (anything else is an error when the
+  // layer is built).
+  TransformerEncoderLayerOptions& activation(const std::string& name);
   TransformerEncoderLayerOptions& norm_first(bool v) {
     norm_first_ = v;
     return *this;
   }
   int64_t d_model_, nhead_, dim_feedforward_ = 2048;
   double dropout_ = 0.1;
-  std::string activation_ = "relu";  // or "gelu"
+  activation_t activation_ = kReLU;
+  std::string unknown_activation_;  // a name given that is neither relu nor gelu
   bool norm_first_ = false;
 };
 // Self-attention and a feed-forward block, each with a residual and LayerNorm.

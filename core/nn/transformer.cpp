@@ -23,7 +23,6 @@ LayerNorm clone_norm(const LayerNorm& norm) {
   return norm.is_empty() ? LayerNorm(nullptr)
                          : LayerNorm(std::dynamic_pointer_cast<LayerNormImpl>(norm->clone()));
 }
-Tensor activate(ActivationKind a, const Tensor& x) { return a == kGELU ? F::gelu(x) : F::relu(x); }
 }  // namespace
 
 TransformerEncoderImpl::TransformerEncoderImpl(const TransformerEncoderOptions& o)
@@ -53,8 +52,7 @@ void TransformerEncoderImpl::pretty_print(std::ostream& os) const {
 
 TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerDecoderLayerOptions& o)
     : Cloneable("TransformerDecoderLayer"), options(o) {
-  BRASA_CHECK(o.activation_ == kReLU || o.activation_ == kGELU,
-              "TransformerDecoderLayer: activation must be torch::kReLU or torch::kGELU");
+  detail::check_activation("TransformerDecoderLayer", o.activation_);
   // Registered in libtorch's order, so that printing and state_dict match.
   self_attn = register_module("self_attn", MultiheadAttention(o.d_model_, o.nhead_, o.dropout_));
   multihead_attn =
@@ -83,7 +81,7 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& mem
         multihead_attn->forward(x, memory, memory, memory_key_padding_mask, false, memory_mask)));
   };
   auto feed_forward = [&](const Tensor& x) {
-    Tensor h = activate(options.activation_, linear1->forward(x));
+    Tensor h = detail::apply_activation(options.activation_, linear1->forward(x));
     return dropout3->forward(linear2->forward(dropout->forward(h)));
   };
   if (options.norm_first_) {
@@ -130,8 +128,7 @@ void TransformerDecoderImpl::pretty_print(std::ostream& os) const {
 
 TransformerImpl::TransformerImpl(const TransformerOptions& o)
     : Cloneable("Transformer"), options(o) {
-  BRASA_CHECK(o.activation_ == kReLU || o.activation_ == kGELU,
-              "Transformer: activation must be torch::kReLU or torch::kGELU");
+  detail::check_activation("Transformer", o.activation_);
   auto final_norm = [&] { return LayerNorm(std::vector<int64_t>{o.d_model_}); };
   if (!o.custom_encoder_.is_empty()) {
     encoder = o.custom_encoder_.clone();

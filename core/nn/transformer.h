@@ -43,7 +43,7 @@ struct TransformerDecoderLayerOptions {
   BRASA_ARG(int64_t, nhead);
   BRASA_ARG(int64_t, dim_feedforward, 2048);
   BRASA_ARG(double, dropout, 0.1);
-  BRASA_ARG(ActivationKind, activation, kReLU);  // or kGELU
+  BRASA_ARG(activation_t, activation, kReLU);  // kGELU, or a callable
   BRASA_ARG(bool, norm_first, false);
 };
 
@@ -113,7 +113,7 @@ struct TransformerOptions {
   BRASA_ARG(int64_t, num_decoder_layers, 6);
   BRASA_ARG(int64_t, dim_feedforward, 2048);
   BRASA_ARG(double, dropout, 0.1);
-  BRASA_ARG(ActivationKind, activation, kReLU);
+  BRASA_ARG(activation_t, activation, kReLU);
   // Used instead of the built encoder / decoder when set (a clone of it):
   // forward(src, src_mask, src_key_padding_mask) -> memory and
   // forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,

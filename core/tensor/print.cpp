@@ -1,5 +1,6 @@
 // Printing in PyTorch's format: tensor([[ 1.0000, -0.5000]], dtype=torch.float64)
 #include <brasa/autograd/grad_mode.h>
+#include <brasa/autograd/node.h>
 #include <brasa/ops/complex.h>
 #include <brasa/ops/type_queries.h>
 #include <brasa/ops/unary.h>
@@ -199,7 +200,11 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t_any) {
   }
   if (!t_any.device().is_cpu())
     suffixes.insert(suffixes.begin(), "device='" + t_any.device().str() + "'");
-  if (t_any.requires_grad()) suffixes.push_back("requires_grad=True");
+  // As Python: a result names the function that made it, a leaf says it requires grad.
+  if (const auto& fn = t_any.grad_fn())
+    suffixes.push_back("grad_fn=<" + fn->name() + ">");
+  else if (t_any.requires_grad())
+    suffixes.push_back("requires_grad=True");
   os << "tensor(" << body.str();
   for (const auto& s : suffixes) os << ", " << s;
   return os << ")";

@@ -398,6 +398,16 @@ TEST(Layers, EmbeddingBagAndMaxNormMatchPyTorch) {
   F::embedding_bag(in, wg, off, EmbeddingBagMode::Mean).sum().backward();
   EXPECT_CLOSE(wg.grad().select(1, 0), (std::vector<double>{0.5, 0.5, 1.0, 1.0 / 3, 2.0 / 3}),
                1e-12);
+  // Max: each bag's gradient goes to its largest row, once even when the row
+  // is in the bag twice (bag 2 holds row 4 twice); padding rows never win.
+  wg.mutable_grad() = Tensor();
+  F::embedding_bag(in, wg, off, kMax).sum().backward();
+  EXPECT_VALUES(wg.grad().select(1, 0), {0, 0, 2, 0, 1});
+  wg.mutable_grad() = Tensor();
+  Tensor padded_max = F::embedding_bag(in, wg, off, kMax, {}, false, 4);
+  EXPECT_VALUES(padded_max.flatten(), {6, 7, 8, 0, 0, 0, 9, 10, 11, 6, 7, 8});
+  padded_max.sum().backward();
+  EXPECT_VALUES(wg.grad().select(1, 0), {0, 0, 2, 1, 0});
 
   // max_norm renormalizes the looked-up rows in place, as torch.nn.functional.embedding.
   Tensor w2 = w.clone();
@@ -414,6 +424,13 @@ TEST(Layers, EmbeddingBagAndMaxNormMatchPyTorch) {
   nn::Embedding capped(nn::EmbeddingOptions(6, 3).max_norm(1.0));
   Tensor looked = capped(tensor({0, 5}, TensorOptions().dtype(kLong)));
   EXPECT_LE(looked[0].norm().item<double>(), 1.0 + 1e-6);
+  // nn::EmbeddingBagMode is made from kSum, kMean and kMax (torch::nn::EmbeddingBagMode m =
+  // torch::kSum), as libtorch's variant.
+  nn::EmbeddingBagMode sum_mode = kSum, max_mode = kMax;
+  EXPECT_TRUE(sum_mode == EmbeddingBagMode::Sum);
+  EXPECT_TRUE(max_mode == EmbeddingBagMode::Max);
+  EXPECT_ERROR("EmbeddingBagMode: expected torch::kSum, torch::kMean or torch::kMax",
+               nn::EmbeddingBagMode(kNone));
   EXPECT_ERROR("EmbeddingBag: mode must be kSum, kMean or kMax",
                nn::EmbeddingBagOptions(3, 2).mode(kNone));
   EXPECT_ERROR("the first offset must be 0",

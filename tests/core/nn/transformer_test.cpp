@@ -35,6 +35,48 @@ TEST(Transformer, DecoderLayerAndFullModelMatchPyTorch) {
                 1e-9);
 }
 
+// libtorch's activation_t: a callable in place of kReLU / kGELU, in the
+// encoder layer, the decoder layer and the whole Transformer.
+TEST(Transformer, ActivationMayBeACallable) {
+  auto gelu = [](const Tensor& x) { return torch::nn::functional::gelu(x); };
+  auto swish = [](const Tensor& x) { return x * torch::sigmoid(x); };
+  auto encoder_output = [](torch::nn::activation_t a) {
+    torch::nn::TransformerEncoderLayer layer(
+        torch::nn::TransformerEncoderLayerOptions(4, 2).dim_feedforward(6).dropout(0.0).activation(
+            a));
+    layer->to(kDouble);
+    set_sequential_weights(*layer);
+    return layer(S({3, 2, 4}));
+  };
+  EXPECT_TRUE(encoder_output(gelu).equal(encoder_output(torch::kGELU)));
+  EXPECT_FALSE(encoder_output(swish).allclose(encoder_output(torch::kReLU)));
+  // Python's spelling still works.
+  torch::nn::TransformerEncoderLayerOptions named(4, 2);
+  named.activation("gelu");
+  EXPECT_TRUE(std::holds_alternative<ActivationKind>(named.activation()));
+  EXPECT_EQ(std::get<ActivationKind>(named.activation()), torch::kGELU);
+
+  auto decoder_output = [](torch::nn::activation_t a) {
+    torch::nn::TransformerDecoderLayer layer(
+        torch::nn::TransformerDecoderLayerOptions(4, 2).dim_feedforward(6).dropout(0.0).activation(
+            a));
+    layer->to(kDouble);
+    set_sequential_weights(*layer);
+    return layer(S({2, 2, 4}), S({3, 2, 4}, 0.5, 0.3));
+  };
+  EXPECT_TRUE(decoder_output(gelu).equal(decoder_output(torch::kGELU)));
+
+  auto model_output = [](torch::nn::activation_t a) {
+    torch::nn::Transformer model(
+        torch::nn::TransformerOptions(4, 2, 1, 1).dim_feedforward(6).dropout(0.0).activation(a));
+    model->to(kDouble);
+    set_sequential_weights(*model);
+    return model(S({3, 2, 4}), S({2, 2, 4}, 0.5, 0.3));
+  };
+  EXPECT_TRUE(model_output(gelu).equal(model_output(torch::kGELU)));
+  EXPECT_FALSE(model_output(swish).allclose(model_output(torch::kGELU)));
+}
+
 TEST(Transformer, ParameterNamesFollowLibtorch) {
   torch::nn::Transformer model(torch::nn::TransformerOptions(4, 2, 2, 1).dim_feedforward(6));
   auto names = model->named_parameters().keys();
@@ -87,9 +129,15 @@ TEST(Transformer, BadInputGetsClearErrors) {
   EXPECT_ERROR("the feature number of src and tgt must be equal to d_model (8)",
                model(torch::randn({4, 2, 6}), torch::randn({3, 2, 6})));
   EXPECT_ERROR("with the same batch size", model(torch::randn({4, 2, 8}), torch::randn({3, 3, 8})));
-  EXPECT_ERROR("activation must be torch::kReLU or torch::kGELU",
-               torch::nn::TransformerDecoderLayer(
-                   torch::nn::TransformerDecoderLayerOptions(8, 2).activation(torch::kTanh)));
+  EXPECT_ERROR(
+      "TransformerDecoderLayer: activation must be torch::kReLU, torch::kGELU or a "
+      "callable, got torch::kTanh",
+      torch::nn::TransformerDecoderLayer(
+          torch::nn::TransformerDecoderLayerOptions(8, 2).activation(torch::kTanh)));
+  EXPECT_ERROR(
+      "TransformerEncoderLayer: the activation callable is empty",
+      torch::nn::TransformerEncoderLayer(torch::nn::TransformerEncoderLayerOptions(8, 2).activation(
+          std::function<Tensor(const Tensor&)>())));
   EXPECT_ERROR("the encoder layer is empty",
                torch::nn::TransformerEncoder(torch::nn::TransformerEncoderOptions(nullptr, 2)));
   EXPECT_ERROR("must be non-negative",

@@ -65,6 +65,10 @@ TEST(Print, SummarizesLargeTensors) {
 TEST(Print, StridedViewsAndRequiresGrad) {
   EXPECT_EQ(str(arange(6).view({2, 3}).t()), "tensor([[0, 3],\n        [1, 4],\n        [2, 5]])");
   EXPECT_EQ(str(ones({2}).requires_grad_()), "tensor([1., 1.], requires_grad=True)");
+  // A result names its backward function, as Python prints it.
+  Tensor leaf = ones({2}).requires_grad_();
+  EXPECT_EQ(str(leaf * leaf), "tensor([1., 1.], grad_fn=<MulBackward0>)");
+  EXPECT_EQ(str(leaf.sum()), "tensor(2., grad_fn=<SumBackward0>)");
   std::ostringstream os;
   os << Tensor();
   EXPECT_EQ(os.str(), "[ Tensor (undefined) ]");
