@@ -340,12 +340,6 @@ void check_no_grad(const char* op, std::initializer_list<Tensor> ts) {
     BRASA_CHECK(!t.defined() || !t.requires_grad() || !autograd::GradMode::is_enabled(), op,
                 ": the derivative is not implemented");
 }
-bool wants_grad(std::initializer_list<Tensor> ts) {
-  if (!autograd::GradMode::is_enabled()) return false;
-  for (const Tensor& t : ts)
-    if (t.defined() && t.requires_grad()) return true;
-  return false;
-}
 // Q C (or Q^T C) for Q = H_0 H_1 ... H_{k-1}, H_i = I - tau_i v_i v_i^T, v_i
 // being column i of A below the diagonal with 1 on it (A's upper triangle is
 // not read), written with differentiable ops so that autograd derives
@@ -425,7 +419,7 @@ Tensor orgqr(const Tensor& self, const Tensor& input2) {
   tau_batch.pop_back();
   BRASA_CHECK(tau_batch == batch_shape(self), "orgqr: tau's batch dims ", input2.sizes(),
               " must equal input's ", self.sizes());
-  if (wants_grad({self, input2})) {
+  if (autograd::needs_grad(self, input2)) {
     BRASA_CHECK(input2.scalar_type() == self.scalar_type(), "orgqr: tau's dtype ",
                 input2.scalar_type(), " must equal input's ", self.scalar_type());
     Tensor identity = eye(self.size(-2), self.size(-1), self.options()).expand(self.sizes());
@@ -453,7 +447,7 @@ Tensor ormqr(const Tensor& self, const Tensor& input2, const Tensor& input3, boo
               left ? -2 : -1, "] (", left ? input3.size(-2) : input3.size(-1), ")");
   BRASA_CHECK(input2.size(-1) <= self.size(-1),
               "ormqr: tau.shape[-1] must be less than or equal to input.shape[-1]");
-  if (wants_grad({self, input2, input3})) {
+  if (autograd::needs_grad(self, input2, input3)) {
     BRASA_CHECK(
         input2.scalar_type() == self.scalar_type() && input3.scalar_type() == self.scalar_type(),
         "ormqr: input, tau and other must have one dtype, got ", self.scalar_type(), ", ",

@@ -97,6 +97,10 @@ TEST(Decompositions, QrSvdAndEigenvaluesMatchPyTorch) {
                torch::orgqr(a_grad, tau.to(torch::kFloat)));
   EXPECT_ERROR("ormqr: input.shape[-2] (4) must equal other.shape[-1] (2)",
                torch::ormqr(a_grad, tau_grad, S({4, 2}, 0.5, 0.3), false));
+  EXPECT_ERROR("ormqr: input, tau and other must have one dtype, got Double, Double and Float",
+               torch::ormqr(a_grad, tau_grad, S({4, 2}, 0.5, 0.3).to(torch::kFloat)));
+  EXPECT_ERROR("ormqr: tau.shape[-1] must be less than or equal to input.shape[-1]",
+               torch::ormqr(a, torch::cat({tau, tau}), S({4, 2}, 0.5, 0.3)));
   auto [Us, Ss, Vs] = torch::svd(W({4, 3}));
   expect_golden("svd_S", Ss);
   expect_golden("svd_U_abs", Us.abs());
