@@ -117,28 +117,27 @@ struct ProcessGroupGloo::Impl {
     return broken_reason;
   }
 
-  // After a Gloo failure: everyone who failed publishes what it was doing;
-  // what the others published (or did not) says whose fault it was.
+  // After a Gloo failure: everyone who failed publishes what it was doing and
+  // how it failed; what the others published (or did not) says whose fault it was.
   std::exception_ptr diagnose(const char* op, const Fingerprint& mine,
                               const std::string& gloo_error, std::chrono::milliseconds timeout,
                               std::chrono::steady_clock::time_point started) {
-    // A connection that a peer reset or closed means that peer is gone (a
-    // live peer in another collective keeps its connections): say so now
-    // instead of waiting for the timeout of the survivors.
+    // A connection that a peer reset or closed means that peer is gone, or
+    // that its own wait timed out: Gloo closes every connection of a rank
+    // whose wait times out. Which of the two it was, the peers' reports say.
     const bool peer_gone = gloo_error.find("Connection reset by peer") != std::string::npos ||
                            gloo_error.find("Connection closed by peer") != std::string::npos ||
                            gloo_error.find("Broken pipe") != std::string::npos;
-    std::string text =
-        std::string("ProcessGroupGloo.") + op + ": " + mine.describe() +
-        (peer_gone ? " failed: a peer's connection broke"
-                   : " failed within its timeout of " + std::to_string(timeout.count()) + " ms") +
-        " (gloo: " + gloo_error + ")";
+    const uint8_t my_cause = peer_gone ? kConnectionBroke : kTimedOut;
     std::string mismatch, missing;
+    int timed_out_peer = -1;
+    std::string store_trouble;
     try {
       const std::string prefix = "failed_collective/";
-      store->set(prefix + std::to_string(rank),
-                 Bytes(reinterpret_cast<const uint8_t*>(&mine),
-                       reinterpret_cast<const uint8_t*>(&mine) + sizeof mine));
+      Bytes report(reinterpret_cast<const uint8_t*>(&mine),
+                   reinterpret_cast<const uint8_t*>(&mine) + sizeof mine);
+      report.push_back(my_cause);
+      store->set(prefix + std::to_string(rank), report);
       // Live peers fail by their own timeout at the latest; wait that long
       // (and a little more), or a short while when we failed early.
       const auto soon =
@@ -153,7 +152,10 @@ struct ProcessGroupGloo::Impl {
           store->wait({prefix + std::to_string(r)}, std::max(left, std::chrono::milliseconds(1)));
           Bytes b = store->get(prefix + std::to_string(r));
           Fingerprint theirs;
-          if (b.size() == sizeof theirs) std::memcpy(&theirs, b.data(), sizeof theirs);
+          if (b.size() == sizeof theirs + 1) {
+            std::memcpy(&theirs, b.data(), sizeof theirs);
+            if (b.back() == kTimedOut && timed_out_peer < 0) timed_out_peer = r;
+          }
           if (!(theirs == mine))
             mismatch += "; the ranks called different collectives: rank " + std::to_string(rank) +
                         " called " + mine.describe() + " but rank " + std::to_string(r) +
@@ -167,18 +169,31 @@ struct ProcessGroupGloo::Impl {
         }
       }
     } catch (const std::exception& e) {
-      text += "; the store is unreachable too (" + std::string(e.what()) +
-              "): rank 0, which serves it, may be gone";
+      store_trouble = "; the store is unreachable too (" + std::string(e.what()) +
+                      "): rank 0, which serves it, may be gone";
     }
-    text += mismatch;
+    // A broken connection whose peer reported a timeout is that timeout.
+    const bool timed_out = !peer_gone || timed_out_peer >= 0;
+    std::string text = std::string("ProcessGroupGloo.") + op + ": " + mine.describe();
+    if (!peer_gone)
+      text += " failed within its timeout of " + std::to_string(timeout.count()) + " ms";
+    else if (timed_out)
+      text += " failed: rank " + std::to_string(timed_out_peer) + " reached the timeout of " +
+              std::to_string(timeout.count()) + " ms and closed its connections";
+    else
+      text += " failed: a peer's connection broke";
+    text += " (gloo: " + gloo_error + ")" + store_trouble + mismatch;
     if (!missing.empty())
       text += "; rank(s) " + missing + " did not reach it (stuck elsewhere, or dead)";
     break_group(text);
     text += "; the group can no longer be used";
     if (!mismatch.empty()) return std::make_exception_ptr(DistError(text, "", __FILE__, __LINE__));
-    if (peer_gone) return std::make_exception_ptr(DistNetworkError(text, "", __FILE__, __LINE__));
+    if (!timed_out) return std::make_exception_ptr(DistNetworkError(text, "", __FILE__, __LINE__));
     return std::make_exception_ptr(DistTimeoutError(text, "", __FILE__, __LINE__));
   }
+  // How a rank's collective failed, as it tells the others through the store.
+  static constexpr uint8_t kTimedOut = 1;
+  static constexpr uint8_t kConnectionBroke = 2;
 };
 
 std::string ProcessGroupGloo::local_address_toward(const std::string& host) {
