@@ -285,6 +285,15 @@ Tensor tensor(const NestedList& values, const TensorOptions& options) {
   return finish_on(t, options);
 }
 
+Tensor detail::tensor_from_values(const void* data, int64_t n, ScalarType type,
+                                  const TensorOptions& options) {
+  Tensor raw = empty({n}, TensorOptions().dtype(type));
+  if (n > 0) std::memcpy(raw.data_ptr(), data, static_cast<size_t>(n) * elementSize(type));
+  const ScalarType natural = isFloatingType(type) ? get_default_dtype() : type;
+  const ScalarType target = options.has_dtype() ? options.dtype() : natural;
+  return finish_on(target == type ? raw : raw.to(target), options);
+}
+
 Tensor tensor(std::initializer_list<NestedList> values, const TensorOptions& options) {
   return tensor(NestedList(values), options);
 }

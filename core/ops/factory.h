@@ -65,13 +65,30 @@ class NestedList {
 // Integers give int64, floating numbers the default dtype, bools bool.
 Tensor tensor(const NestedList& values, const TensorOptions& options = {});
 Tensor tensor(std::initializer_list<NestedList> values, const TensorOptions& options = {});
+namespace detail {
+// A 1-D tensor of n values of C++ type `type` at `data`, copied in one pass
+// and then cast: integers keep their own dtype (a vector<int> gives kInt, as
+// in libtorch), floating numbers take the default dtype, unless options say
+// otherwise.
+Tensor tensor_from_values(const void* data, int64_t n, ScalarType type,
+                          const TensorOptions& options);
+}  // namespace detail
 template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
 Tensor tensor(ArrayRef<T> values, const TensorOptions& options = {}) {
-  return tensor(NestedList(values.vec()), options);
+  // Boxing each value in a NestedList cost 475 ns a value (a bag's 40960
+  // row ids took 19 ms); types with a dtype of their own are copied at once.
+  if constexpr (requires { CppTypeToScalarType<T>::value; } && !std::is_same_v<T, bool>)
+    return detail::tensor_from_values(values.data(), static_cast<int64_t>(values.size()),
+                                      CppTypeToScalarType<T>::value, options);
+  else
+    return tensor(NestedList(values.vec()), options);
 }
 template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
 Tensor tensor(const std::vector<T>& values, const TensorOptions& options = {}) {
-  return tensor(NestedList(values), options);
+  if constexpr (std::is_same_v<T, bool>)
+    return tensor(NestedList(values), options);
+  else
+    return tensor(ArrayRef<T>(values), options);
 }
 
 }  // namespace brasa

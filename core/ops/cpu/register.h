@@ -19,6 +19,7 @@ void register_column_map_kernels();
 void register_fft_kernels();
 void register_depthwise_kernels();
 void register_grid_sample_kernels();
+void register_embedding_bag_kernels();
 // All of the above (vector_kernels.cpp).
 void register_vector_kernels();
 }  // namespace BRASA_CPU_VARIANT

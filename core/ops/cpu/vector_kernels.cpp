@@ -16,6 +16,7 @@ void register_vector_kernels() {
   register_fft_kernels();
   register_depthwise_kernels();
   register_grid_sample_kernels();
+  register_embedding_bag_kernels();
 }
 
 }  // namespace BRASA_CPU_VARIANT

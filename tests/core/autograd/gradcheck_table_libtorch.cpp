@@ -757,6 +757,23 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
               F::interpolate(v3, size({2, 3, 4})),
               F::interpolate(v3, size({2, 7, 3}).mode(kNearestExact))};
         });
+  // The fused CPU kernel (bags reduced straight from the table) with what the
+  // nn table's entry leaves out: padding, a 2-D input, include_last_offset;
+  // its double backward runs the composite formulas.
+  entry(
+      "embedding_bag fused: padding_idx, 2-D input, include_last_offset, double backward",
+      [] {
+        return variable_list{R({6, 3}), R({8})};
+      },
+      [](const variable_list& v) {
+        Tensor in = Idx({1, 2, 5, 5, 3, 0, 2, 4}), off = Idx({0, 3, 3, 8});
+        Tensor in2 = Idx({1, 2, 5, 0, 3, 2, 2, 4}).view({2, 4});
+        return variable_list{
+            F::embedding_bag(in, v[0], off, EmbeddingBagMode::Sum, v[1], true, 2),
+            F::embedding_bag(in, v[0], off, EmbeddingBagMode::Mean, {}, false, 5),
+            F::embedding_bag(in2, v[0], {}, kMax, {}, false, 2),
+            F::embedding_bag(in2, v[0], {}, EmbeddingBagMode::Sum, v[1].view({2, 4}))};
+      });
 }
 
 }  // namespace brasa

@@ -91,6 +91,35 @@ TEST(Factory, LikeFunctionsKeepShapeAndDtype) {
   EXPECT_EQ(zeros_like(t, kFloat).dtype(), kFloat);
 }
 
+// As libtorch: a vector's integers keep their C++ type's dtype, floating
+// values take the default dtype, options override both; the values are
+// copied (the vector may go away).
+TEST(Factory, TensorFromVectorsKeepsLibtorchsDtypes) {
+  std::vector<int> ints{3, -1, 7};
+  std::vector<int64_t> longs{1LL << 40, -2};
+  std::vector<uint8_t> bytes{0, 255};
+  std::vector<int16_t> shorts{-300, 2};
+  std::vector<double> doubles{0.5, 1e-3};
+  EXPECT_EQ(tensor(ints).dtype(), kInt);
+  EXPECT_EQ(tensor(longs).dtype(), kLong);
+  EXPECT_EQ(tensor(bytes).dtype(), kByte);
+  EXPECT_EQ(tensor(shorts).dtype(), kShort);
+  EXPECT_EQ(tensor(doubles).dtype(), kFloat);
+  EXPECT_EQ(tensor(ints, kFloat).dtype(), kFloat);
+  EXPECT_VALUES(tensor(ints), {3, -1, 7});
+  EXPECT_EQ(tensor(longs)[0].item<int64_t>(), 1LL << 40);
+  EXPECT_VALUES(tensor(bytes), {0, 255});
+  EXPECT_VALUES(tensor(shorts, kDouble), {-300, 2});
+  EXPECT_CLOSE(tensor(doubles), doubles, 1e-9);
+  EXPECT_EQ(tensor(doubles, kDouble)[1].item<double>(), 1e-3);
+  EXPECT_EQ(tensor(std::vector<float>{}).numel(), 0);
+  std::vector<bool> flags{true, false};
+  EXPECT_EQ(tensor(flags).dtype(), kBool);
+  set_default_dtype(kDouble);
+  EXPECT_EQ(tensor(std::vector<float>{1.5f}).dtype(), kDouble);
+  set_default_dtype(kFloat);
+}
+
 TEST(Factory, DefaultDtypeCanChange) {
   set_default_dtype(kDouble);
   EXPECT_EQ(zeros({1}).dtype(), kDouble);
