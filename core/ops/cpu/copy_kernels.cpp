@@ -49,6 +49,35 @@ void convert_run(char** data, const int64_t* s, int64_t n, bool stream) {
         convert<D, S>(*reinterpret_cast<const S*>(data[1] + i * s[1]));
 }
 
+// m rows of convert_run (row r at data[k] + r * os[k]). Short rows of one
+// dtype, both contiguous, move as masked 64-byte vectors: a memcpy call
+// per 48-byte row (a slice of a narrow last dim) cost more than the bytes.
+template <class D, class S>
+void convert_rows(char** data, const int64_t* s, int64_t n, const int64_t* os, int64_t m,
+                  bool stream) {
+#ifdef BRASA_CPU_HAS_AVX512
+  const int64_t bytes = n * int64_t(sizeof(D));
+  if (std::is_same_v<D, S> && s[0] == int64_t(sizeof(D)) && s[1] == int64_t(sizeof(S)) &&
+      bytes <= 256) {
+    for (int64_t r = 0; r < m; ++r) {
+      char* d = data[0] + r * os[0];
+      const char* src = data[1] + r * os[1];
+      for (int64_t c = 0; c < bytes; c += 64) {
+        const __mmask64 mask = byte_mask(bytes - c);
+        _mm512_mask_storeu_epi8(d + c, mask, _mm512_maskz_loadu_epi8(mask, src + c));
+      }
+    }
+    return;
+  }
+#endif
+  char* p[2] = {data[0], data[1]};
+  for (int64_t r = 0; r < m; ++r) {
+    convert_run<D, S>(p, s, n, stream);
+    p[0] += os[0];
+    p[1] += os[1];
+  }
+}
+
 // 2-D copy where dst walks rows contiguously (dc == 1) and src walks columns
 // (sr == 1); strides in elements. A plain loop misses the cache on every
 // element, and power-of-two strides also thrash its sets, so the copy goes by
@@ -458,9 +487,8 @@ void copy_cpu(const Tensor& dst, const Tensor& source) {
       using D = scalar_t;
       BRASA_DISPATCH_ALL_TYPES_AND_BOOL(source.dtype(), "copy_", [&] {
         using S = scalar_t;
-        loop.run([stream](char** data, const int64_t* s, int64_t n) {
-          convert_run<D, S>(data, s, n, stream);
-        });
+        loop.run_rows([stream](char** data, const int64_t* s, int64_t n, const int64_t* os,
+                               int64_t m) { convert_rows<D, S>(data, s, n, os, m, stream); });
       });
     });
   }

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstring>
 #include <tuple>
 #include <utility>
 #ifdef BRASA_CPU_HAS_AVX2
@@ -66,25 +68,85 @@ class StridedLoop {
     int64_t total = numel();
     if (total > 0) run_range(f, 0, total);
   }
+  // Like run, but whole rows of the innermost dim come in blocks:
+  // f(ptrs, inner_strides, n, outer_strides, m) for m rows of n elements,
+  // row r at ptrs[k] + r * outer_strides[k]. A short innermost dim (a
+  // broadcast against a 12-wide axis) then costs the kernel one call per
+  // block instead of one per row.
+  template <class F>
+  void run_rows(const F& f, int64_t grain = kGrain) {
+    coalesce();
+    int64_t total = numel();
+    if (total == 0) return;
+    parallel_for(0, total, grain, [&](int64_t b, int64_t e) { run_rows_range(f, b, e); });
+  }
 
  private:
-  template <class F>
-  void run_range(const F& f, int64_t begin, int64_t end) const {
-    const int nd = ndim();
-    const int last = nd - 1;
-    DimVector idx(nd);  // any number of dims (inline up to DimVector's capacity)
-    char* ptrs[kMaxOperands];
-    int64_t inner[kMaxOperands];
-    int64_t rem = begin;
-    for (int d = last; d >= 0; --d) {
-      idx[d] = rem % shape_[d];
-      rem /= shape_[d];
+  // Points ptrs at element `pos` (row-major over shape_), its index in idx.
+  void seek(int64_t pos, DimVector& idx, char** ptrs) const {
+    for (int d = ndim() - 1; d >= 0; --d) {
+      idx[d] = pos % shape_[d];
+      pos /= shape_[d];
     }
     for (int k = 0; k < nops_; ++k) {
       ptrs[k] = data_[k];
-      for (int d = 0; d < nd; ++d) ptrs[k] += idx[d] * strides_[k][d];
-      inner[k] = strides_[k][last];
+      for (int d = 0; d < ndim(); ++d) ptrs[k] += idx[d] * strides_[k][d];
     }
+  }
+  // After dim d moved on: wraps every dim from d up that reached its end.
+  void carry(int d, DimVector& idx, char** ptrs) const {
+    for (; d > 0 && idx[d] == shape_[d]; --d) {
+      idx[d] = 0;
+      ++idx[d - 1];
+      for (int k = 0; k < nops_; ++k) ptrs[k] += strides_[k][d - 1] - shape_[d] * strides_[k][d];
+    }
+  }
+
+  template <class F>
+  void run_rows_range(const F& f, int64_t begin, int64_t end) const {
+    const int nd = ndim();
+    const int last = nd - 1;
+    DimVector idx(nd);
+    char* ptrs[kMaxOperands];
+    int64_t inner[kMaxOperands], outer[kMaxOperands];
+    seek(begin, idx, ptrs);
+    for (int k = 0; k < nops_; ++k) {
+      inner[k] = strides_[k][last];
+      outer[k] = nd >= 2 ? strides_[k][last - 1] : 0;
+    }
+    const int64_t width = shape_[last];
+    int64_t pos = begin;
+    while (pos < end) {
+      if (idx[last] == 0 && end - pos >= width && nd >= 2) {
+        // Whole rows up to the end of the range or of the row dim.
+        const int64_t m = std::min((end - pos) / width, shape_[last - 1] - idx[last - 1]);
+        f(ptrs, inner, width, outer, m);
+        pos += m * width;
+        if (pos >= end) break;
+        idx[last - 1] += m;
+        for (int k = 0; k < nops_; ++k) ptrs[k] += m * outer[k];
+        carry(last - 1, idx, ptrs);
+        continue;
+      }
+      // A part of a row (where the range starts or ends mid-row), or 1-D.
+      const int64_t n = std::min(width - idx[last], end - pos);
+      f(ptrs, inner, n, outer, int64_t(1));
+      pos += n;
+      if (pos >= end) break;
+      idx[last] += n;
+      for (int k = 0; k < nops_; ++k) ptrs[k] += n * inner[k];
+      carry(last, idx, ptrs);
+    }
+  }
+
+  template <class F>
+  void run_range(const F& f, int64_t begin, int64_t end) const {
+    const int last = ndim() - 1;
+    DimVector idx(ndim());  // any number of dims (inline up to DimVector's capacity)
+    char* ptrs[kMaxOperands];
+    int64_t inner[kMaxOperands];
+    seek(begin, idx, ptrs);
+    for (int k = 0; k < nops_; ++k) inner[k] = strides_[k][last];
     int64_t pos = begin;
     while (pos < end) {
       int64_t n = std::min(shape_[last] - idx[last], end - pos);
@@ -93,11 +155,7 @@ class StridedLoop {
       if (pos >= end) break;
       idx[last] += n;
       for (int k = 0; k < nops_; ++k) ptrs[k] += n * inner[k];
-      for (int d = last; d > 0 && idx[d] == shape_[d]; --d) {
-        idx[d] = 0;
-        ++idx[d - 1];
-        for (int k = 0; k < nops_; ++k) ptrs[k] += strides_[k][d - 1] - shape_[d] * strides_[k][d];
-      }
+      carry(last, idx, ptrs);
     }
   }
 
@@ -248,6 +306,87 @@ inline void unary_run(char** data, const int64_t* s, int64_t n, const F& op, boo
   nary_run<Out, A>(data, s, n, f, std::index_sequence<0>{});
 }
 
+// ---- short rows ----
+// A row of a few elements (a broadcast against a 13-wide axis, a slice of
+// one) leaves binary_run's vector loops with their scalar epilogues only and
+// costs a call per row. With AVX-512, such rows go through one 64-byte
+// vector of lanes each: every operand's row is read by a masked load (a
+// broadcast one by a set1), the op runs over all the lanes of a stack array
+// (a fixed-length loop the compiler vectorizes), and a masked store writes
+// the row's part back.
+#ifdef BRASA_CPU_HAS_AVX512
+// The first min(bytes, 64) lanes of a byte mask.
+inline __mmask64 byte_mask(int64_t bytes) {
+  return bytes >= 64 ? ~__mmask64(0) : _bzhi_u64(~uint64_t(0), static_cast<unsigned>(bytes));
+}
+
+// All lanes of a 64-byte vector of T equal to *p.
+template <class T>
+inline __m512i splat(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  if constexpr (sizeof(T) == 1) return _mm512_set1_epi8(std::bit_cast<char>(v));
+  if constexpr (sizeof(T) == 2) return _mm512_set1_epi16(std::bit_cast<int16_t>(v));
+  if constexpr (sizeof(T) == 4) return _mm512_set1_epi32(std::bit_cast<int32_t>(v));
+  if constexpr (sizeof(T) == 8) return _mm512_set1_epi64(std::bit_cast<long long>(v));
+}
+
+// Lanes [0, count) of the row at p (stride `step`: sizeof(T), or 0 for one
+// value); the other lanes repeat the row's first element, so the op sees no
+// garbage there (no integer division by a stray zero).
+template <class T>
+inline void load_lanes(T* lanes, const char* p, int64_t step, int64_t count) {
+  const __m512i first = splat<T>(p);
+  _mm512_store_si512(
+      lanes,
+      step == 0 ? first : _mm512_mask_loadu_epi8(first, byte_mask(count * int64_t(sizeof(T))), p));
+}
+
+// Rows of at most this many elements of A go through lanes (4 vectors).
+template <class A>
+constexpr int64_t kShortRow = 4 * 64 / int64_t(sizeof(A));
+#endif
+
+// m rows of binary_run, row r of operand k at data[k] + r * os[k].
+template <class Out, class A, class B, class F>
+inline void binary_rows(char** data, const int64_t* s, int64_t n, const int64_t* os, int64_t m,
+                        const F& op, bool stream) {
+#ifdef BRASA_CPU_HAS_AVX512
+  constexpr bool lanes_fit = sizeof(A) == sizeof(B) && sizeof(Out) <= sizeof(A) &&
+                             (sizeof(A) == 1 || sizeof(A) == 2 || sizeof(A) == 4 || sizeof(A) == 8);
+  if constexpr (lanes_fit) {
+    constexpr int64_t L = 64 / int64_t(sizeof(A));
+    if (m > 1 && n <= kShortRow<A> && s[0] == int64_t(sizeof(Out)) &&
+        (s[1] == int64_t(sizeof(A)) || s[1] == 0) && (s[2] == int64_t(sizeof(B)) || s[2] == 0)) {
+      const F f = op;  // a local copy: see binary_run
+      alignas(64) A la[L];
+      alignas(64) B lb[L];
+      alignas(64) Out lo[64 / sizeof(Out)];
+      for (int64_t r = 0; r < m; ++r) {
+        char* o = data[0] + r * os[0];
+        const char* a = data[1] + r * os[1];
+        const char* b = data[2] + r * os[2];
+        for (int64_t c = 0; c < n; c += L) {
+          const int64_t count = std::min(L, n - c);
+          load_lanes(la, a + c * s[1], s[1], count);
+          load_lanes(lb, b + c * s[2], s[2], count);
+          for (int64_t i = 0; i < L; ++i)
+            lo[i] = static_cast<Out>(f(opmath_t<A>(la[i]), opmath_t<B>(lb[i])));
+          _mm512_mask_storeu_epi8(o + c * int64_t(sizeof(Out)),
+                                  byte_mask(count * int64_t(sizeof(Out))), _mm512_load_si512(lo));
+        }
+      }
+      return;
+    }
+  }
+#endif
+  char* p[3] = {data[0], data[1], data[2]};
+  for (int64_t r = 0; r < m; ++r) {
+    binary_run<Out, A, B>(p, s, n, op, stream);
+    for (int k = 0; k < 3; ++k) p[k] += os[k];
+  }
+}
+
 // Runs `f` elementwise: operand 0 of `loop` is the output of type Out, the rest
 // In... Unary and binary ops stream large outputs.
 template <class Out, class... In, class F>
@@ -256,8 +395,9 @@ void cpu_kernel(StridedLoop& loop, const F& f) {
   if constexpr (sizeof...(In) == 2) {
     const bool stream = stream_output(loop.numel() * int64_t(sizeof(Out)), loop.data(0),
                                       loop.data(1), loop.data(2));
-    loop.run(
-        [&](char** d, const int64_t* s, int64_t n) { binary_run<Out, In...>(d, s, n, f, stream); });
+    loop.run_rows([&](char** d, const int64_t* s, int64_t n, const int64_t* os, int64_t m) {
+      binary_rows<Out, In...>(d, s, n, os, m, f, stream);
+    });
   } else if constexpr (sizeof...(In) == 1) {
     const bool stream =
         stream_output(loop.numel() * int64_t(sizeof(Out)), loop.data(0), loop.data(1), nullptr);
