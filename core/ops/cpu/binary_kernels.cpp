@@ -112,7 +112,7 @@ void arith_cpu(detail::Elementwise& e, BinaryOp op, ScalarType t, const Scalar& 
           break;
         case BinaryOp::Pow:
           if constexpr (std::is_same_v<M, float>)
-            cpu::run<T, T, T>(e, [](M a, M b) { return fast_powf(a, b); });
+            cpu::run<T, T, T>(e, [](M a, M b) BRASA_INLINE_LAMBDA { return fast_powf(a, b); });
           else
             cpu::run<T, T, T>(e, [](M a, M b) { return std::pow(a, b); });
           break;

@@ -28,7 +28,7 @@ void math_op(Elementwise& e, ScalarType t) {
   if (isFloatingType(t)) {
     BRASA_DISPATCH_FLOATING_TYPES(t, e.op(), [&] {
       using M = opmath_t<scalar_t>;
-      run<scalar_t, scalar_t>(e, [](M x) -> M { return unary_math<op>(x); });
+      run<scalar_t, scalar_t>(e, [](M x) BRASA_INLINE_LAMBDA -> M { return unary_math<op>(x); });
     });
     return;
   }
@@ -55,8 +55,11 @@ void float_activation_op(Elementwise& e, ScalarType t) {
   if (t == kDouble || !isFloatingType(t)) return math_op<op>(e, t);
   BRASA_DISPATCH_FLOATING_TYPES(t, e.op(), [&] {
     if constexpr (std::is_same_v<opmath_t<scalar_t>, float>) {
-      run<scalar_t, scalar_t>(
-          e, [](float x) { return op == U::tanh ? fast_tanh(x) : fast_sigmoid(x); });
+      // Forced inline: GCC once left this lambda called per element (4x
+      // slower) after an unrelated change grew the file's loop templates.
+      run<scalar_t, scalar_t>(e, [](float x) BRASA_INLINE_LAMBDA {
+        return op == U::tanh ? fast_tanh(x) : fast_sigmoid(x);
+      });
     }
   });
 }
