@@ -9,6 +9,14 @@
 // This VM's speed drifts by up to 50% within seconds (shared host); each
 // round gives one paired ratio per metric, and the reported ratio is the
 // median over the rounds.
+// Both sides run with glibc's malloc thresholds pinned (`--malloc pinned`,
+// the default): libtorch's CPU allocator calls malloc for every tensor, and
+// with glibc's dynamic mmap threshold a tensor of a few MB is a fresh mmap,
+// its pages faulted in on every use, until the process happens to free a
+// block large enough to raise the threshold. Its speed then depends on its
+// history (a KAN step took 19 or 50 ms from one run to the next). Pinned,
+// large blocks stay in the heap for reuse: the libtorch that a tuned
+// deployment runs. `--malloc dynamic` measures glibc's defaults.
 #include <fcntl.h>
 #include <immintrin.h>
 #include <sys/wait.h>
@@ -79,7 +87,7 @@ int serve(const std::string& side, int threads) {
 // One serving side, driven through two pipes.
 class Server {
  public:
-  Server(const char* self, const std::string& side, int threads) {
+  Server(const char* self, const std::string& side, int threads, bool pin_malloc) {
     // Close-on-exec, so that the other side's process holds no copy of this
     // side's ends (the child would then never see the end of its input).
     int in[2], out[2];
@@ -103,6 +111,9 @@ class Server {
       // the child makes libtorch's BLAS honour the thread count too (Brasa
       // pins its BLAS to one thread and splits GEMMs over its own pool).
       setenv("OPENBLAS_NUM_THREADS", std::to_string(threads).c_str(), 1);
+      if (pin_malloc)  // glibc reads it when the program starts; a user's own setting wins
+        setenv("GLIBC_TUNABLES",
+               "glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=1073741824", 0);
       const std::string t = std::to_string(threads);
       execl(self, self, "--serve", side.c_str(), t.c_str(), static_cast<char*>(nullptr));
       _exit(127);
@@ -297,7 +308,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   int one_thread_count = 0, rounds = 5;
-  std::string anchor = "libtorch", only_list;
+  std::string anchor = "libtorch", only_list, malloc_mode = "pinned";
   brasa::cli::Parser(
       "ops_bench",
       "Runs every benchmark group on Brasa and on libtorch 1.13 at 1 and 2 threads and prints\n"
@@ -310,6 +321,10 @@ int main(int argc, char** argv) {
               {"libtorch", "brasa"})
       .option("--only", &only_list, "comma-separated groups to run (default all)")
       .metavar("GROUP[,GROUP...]")
+      .option("--malloc", &malloc_mode,
+              "glibc malloc of both sides: mmap and trim thresholds pinned at 1 GiB (default), or "
+              "glibc's dynamic defaults",
+              {"pinned", "dynamic"})
       .parse_or_exit(argc, argv);
   std::vector<int> threads = {1, 2};
   if (one_thread_count > 0) threads = {one_thread_count};
@@ -331,7 +346,8 @@ int main(int argc, char** argv) {
   if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) return 1;
   std::signal(SIGPIPE, SIG_IGN);  // a dead child is reported, not fatal
   for (int t : threads) {
-    Server brasa(self, "brasa", t), other(self, anchor, t);
+    const bool pin = malloc_mode == "pinned";
+    Server brasa(self, "brasa", t, pin), other(self, anchor, t, pin);
     std::map<std::string, Rounds> metrics;
     for (int r = 0; r < rounds; ++r) {
       for (size_t k = 0; k < chosen.size(); ++k) {
