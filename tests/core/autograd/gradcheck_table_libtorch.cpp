@@ -774,6 +774,17 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
             F::embedding_bag(in2, v[0], {}, kMax, {}, false, 2),
             F::embedding_bag(in2, v[0], {}, EmbeddingBagMode::Sum, v[1].view({2, 4}))};
       });
+  // matmul with batch dims broadcast on one side only (folded into the
+  // other side's rows and columns: linalg.cpp).
+  entry(
+      "matmul folding one-sided broadcast batch dims",
+      [] {
+        return variable_list{R({1, 3, 2, 2, 3}), R({2, 3, 1, 3, 2})};
+      },
+      [](const variable_list& v) {
+        return variable_list{matmul(v[0], v[1]), matmul(v[0], v[1].narrow(-1, 0, 1)),
+                             matmul(v[0].select(0, 0), v[1].unsqueeze(0))};
+      });
 }
 
 }  // namespace brasa

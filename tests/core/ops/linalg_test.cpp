@@ -49,6 +49,43 @@ TEST(Linalg, MatmulBroadcastCases) {
   EXPECT_VALUES(bmm(b3, b3).index({0}), {2, 3, 6, 11});
 }
 
+// Batch dims broadcast on one side only fold into the other side's rows or
+// columns (linalg.cpp): every arrangement against the products written out
+// by expand and bmm, contiguous outputs.
+TEST(Linalg, MatmulFoldsOneSidedBroadcastDims) {
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
+      {{1, 7, 5, 4, 3}, {6, 7, 1, 3, 2}},  // capsule routing's shape: both ways
+      {{1, 7, 5, 4, 3}, {6, 7, 1, 3, 1}},  // matrix-vector per pair
+      {{5, 4, 3}, {6, 1, 3, 2}},           // a's dim against b's leading one
+      {{6, 1, 4, 3}, {5, 3, 2}},           // b's dim against a's
+      {{2, 1, 3, 4, 3}, {1, 5, 1, 3, 2}},  // interleaved
+      {{1, 1, 4, 3}, {2, 5, 3, 2}},        // a's batch all broadcast
+  };
+  for (const auto& [sa, sb] : cases) {
+    Tensor a = randn(sa, kDouble), b = randn(sb, kDouble);
+    Tensor r = matmul(a, b);
+    // The broadcast batch shape: sizes aligned from the right, 1 where absent.
+    const size_t na = sa.size() - 2, nb_dims = sb.size() - 2, nd = std::max(na, nb_dims);
+    DimVector batch;
+    for (size_t i = 0; i < nd; ++i) {
+      const int64_t x = i + na >= nd ? sa[i + na - nd] : 1;
+      const int64_t y = i + nb_dims >= nd ? sb[i + nb_dims - nd] : 1;
+      batch.push_back(std::max(x, y));
+    }
+    DimVector ea = batch, eb = batch;
+    ea.push_back(sa[sa.size() - 2]), ea.push_back(sa.back());
+    eb.push_back(sb[sb.size() - 2]), eb.push_back(sb.back());
+    const int64_t nb = compute_numel(batch);
+    Tensor want = bmm(a.expand(ea).reshape({nb, ea[ea.size() - 2], ea.back()}),
+                      b.expand(eb).reshape({nb, eb[eb.size() - 2], eb.back()}));
+    DimVector shape = batch;
+    shape.push_back(sa[sa.size() - 2]), shape.push_back(sb.back());
+    EXPECT_EQ(r.sizes().vec(), std::vector<int64_t>(shape.begin(), shape.end()));
+    EXPECT_TRUE(r.is_contiguous());
+    EXPECT_LT((r - want.view(shape)).abs().max().item<double>(), 1e-12);
+  }
+}
+
 TEST(Linalg, AddmmFamilyDotOuterMv) {
   auto m = tensor({{1.0, 2.0}, {3.0, 4.0}});
   EXPECT_VALUES(addmm(ones({2}), m, m, 0.5, 2), {14.5, 20.5, 30.5, 44.5});

@@ -217,7 +217,9 @@ TEST(ElementwiseShortRows, CopiesOfSlicedRows) {
           brasa::testing::values(into.to(dtype == kDouble ? kFloat : kDouble));
       for (size_t i = 0; i < back.size(); ++i) {
         const int64_t k = int64_t(i) % (n + 2);
-        if (k >= n) EXPECT_EQ(back[i], 0.0) << "copy_ wrote past its rows at " << i;
+        if (k >= n) {
+          EXPECT_EQ(back[i], 0.0) << "copy_ wrote past its rows at " << i;
+        }
       }
     }
   }
