@@ -13,6 +13,9 @@
 #include <cstring>
 #include <limits>
 #include <vector>
+#ifdef BRASA_CPU_HAS_AVX512
+#include <immintrin.h>
+#endif
 
 namespace brasa::cpu {
 inline namespace BRASA_CPU_VARIANT {
@@ -82,11 +85,35 @@ auto sum_contig(const T* p, int64_t n) {
   return s;
 }
 
+#ifdef BRASA_CPU_HAS_AVX512
+// Float rows of at most four vectors (a gradient reduced over a broadcast
+// 13-wide axis): masked loads added lane-wise, then one tree sum of the 16
+// lanes. Every such row takes this path whatever its neighbours, so a row's
+// sum does not depend on grouping or thread count. sum_float_rows would add
+// a short row element by element in its tail loop, a dependent chain of adds.
+constexpr int64_t kShortSumRow = 64;
+inline float sum_short_row(const float* p, int64_t n) {
+  __m512 acc =
+      _mm512_maskz_loadu_ps(_bzhi_u32(0xFFFF, static_cast<unsigned>(std::min<int64_t>(n, 16))), p);
+  for (int64_t c = 16; c < n; c += 16)
+    acc = _mm512_add_ps(
+        acc, _mm512_maskz_loadu_ps(
+                 _bzhi_u32(0xFFFF, static_cast<unsigned>(std::min<int64_t>(n - c, 16))), p + c));
+  return _mm512_reduce_add_ps(acc);
+}
+#endif
+
 // Sums `rows` rows of n elements, `ld` apart; store(r, sum) takes row r's.
 template <class T, class Store>
 void sum_rows(const T* p, int64_t ld, int64_t rows, int64_t n, const Store& store) {
   int64_t r = 0;
   if constexpr (std::is_same_v<T, float>) {
+#ifdef BRASA_CPU_HAS_AVX512
+    if (n <= kShortSumRow) {
+      for (; r < rows; ++r) store(r, static_cast<double>(sum_short_row(p + r * ld, n)));
+      return;
+    }
+#endif
     double s[4];
     for (; r + 4 <= rows; r += 4) {
       sum_float_rows<4>(p + r * ld, ld, n, s);
