@@ -371,11 +371,13 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
   }
   starts.push_back(total);
   const int64_t* idx = flat.data_ptr<int64_t>();
+  // The padding row as a row index (F::embedding_bag has checked its range).
+  const int64_t pad = F::detail::wrap_padding_idx("embedding_bag", padding_idx, weight.size(0));
   std::vector<int64_t> offset2bag(total), bag_size(bags);
   for (int64_t b = 0; b < bags; ++b)
     for (int64_t i = starts[b]; i < starts[b + 1]; ++i) {
       offset2bag[i] = b;
-      if (!padding_idx || idx[i] != *padding_idx) ++bag_size[b];
+      if (idx[i] != pad) ++bag_size[b];
     }
   const TensorOptions longs = TensorOptions().dtype(kLong);
   Tensor sizes = tensor(bag_size, longs);
@@ -389,7 +391,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
         bool first = true;
         double best = 0;
         for (int64_t i = starts[b]; i < starts[b + 1]; ++i) {
-          if (padding_idx && idx[i] == *padding_idx) continue;
+          if (idx[i] == pad) continue;
           const double v = w.data_ptr<double>()[idx[i] * dims + d];
           if (first || v > best) chosen[b * dims + d] = idx[i], best = v, first = false;
         }

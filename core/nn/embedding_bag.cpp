@@ -216,8 +216,7 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
   BRASA_CHECK(weight.dim() == 2, "embedding_bag: expected a 2-D weight [rows, width], got ",
               weight.sizes());
   const Bags bags = bags_of(input, offsets, include_last_offset);
-  const int64_t pad =
-      padding_idx ? (*padding_idx < 0 ? *padding_idx + weight.size(0) : *padding_idx) : -1;
+  const int64_t pad = detail::wrap_padding_idx("embedding_bag", padding_idx, weight.size(0));
   const bool fused =
       (weight.scalar_type() == kFloat || weight.scalar_type() == kDouble) && !max_norm &&
       !scale_grad_by_freq &&

@@ -236,7 +236,7 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
   shape.push_back(weight.size(1));
   Tensor rows = weight.index_select(0, flat);
   if (padding_idx) {
-    int64_t pad = *padding_idx < 0 ? *padding_idx + weight.size(0) : *padding_idx;
+    const int64_t pad = detail::wrap_padding_idx("embedding", padding_idx, weight.size(0));
     Tensor is_pad = (flat == pad).unsqueeze(1);
     rows = where(is_pad, rows.detach(), rows);  // the padding row gets no gradient
   }
@@ -254,6 +254,14 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
 Tensor flatten(const Tensor& x, int64_t s, int64_t e) { return brasa::flatten(x, s, e); }
 Tensor log_softmax(const Tensor& x, int64_t dim) { return brasa::log_softmax(x, dim); }
 Tensor softmax(const Tensor& x, int64_t dim) { return brasa::softmax(x, dim); }
+
+int64_t detail::wrap_padding_idx(const char* op, std::optional<int64_t> padding_idx, int64_t rows) {
+  if (!padding_idx) return -1;
+  BRASA_CHECK(*padding_idx >= -rows && *padding_idx < rows, op,
+              ": padding_idx must be within num_embeddings, got ", *padding_idx,
+              " for a weight of ", rows, " rows (expected in [", -rows, ", ", rows, "))");
+  return *padding_idx < 0 ? *padding_idx + rows : *padding_idx;
+}
 
 Tensor detail::reduce_loss(const Tensor& per_sample, Reduction r) {
   switch (r) {

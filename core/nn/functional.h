@@ -254,6 +254,9 @@ Tensor pad(const Tensor& x, const PadFuncOptions& options);
 namespace detail {
 // A loss's per-sample values reduced as `r` says (none, sum or mean).
 Tensor reduce_loss(const Tensor& per_sample, Reduction r);
+// padding_idx of a weight with `rows` rows, a negative one counted from
+// the end; -1 when there is none. Out of [-rows, rows) is an error.
+int64_t wrap_padding_idx(const char* op, std::optional<int64_t> padding_idx, int64_t rows);
 }  // namespace detail
 
 }  // namespace nn::functional

@@ -99,6 +99,14 @@ TEST(NnErrors, MoreOptionChecksAndFiles) {
           {}));
   EXPECT_ERROR("Embedding: padding_idx must be within num_embeddings, got 7",
                nn::Embedding(5, 2, 7));
+  // The functional forms check padding_idx too (a stray one would mask no row at all).
+  EXPECT_ERROR(
+      "embedding: padding_idx must be within num_embeddings, got 5 for a weight of 5 rows "
+      "(expected in [-5, 5))",
+      F::embedding(tensor({0, 1}, kLong), randn({5, 2}), 5));
+  EXPECT_ERROR("embedding_bag: padding_idx must be within num_embeddings, got -6",
+               F::embedding_bag(tensor({{0, 1}}, kLong), randn({5, 2}), {}, EmbeddingBagMode::Sum,
+                                {}, false, -6));
   // Out-of-range rows, negative ones included (index_select would wrap them).
   EXPECT_ERROR(
       "embedding: index out of range in self: indices must be in [0, 5) for a weight of "

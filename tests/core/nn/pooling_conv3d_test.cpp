@@ -347,6 +347,14 @@ TEST(ConvTbcAndEmbeddingBag, MatchPyTorch) {
   golden::expect_golden("embedding_bag_max",
                         torch::cat({out.flatten(), offset2bag.to(kDouble), bag_size.to(kDouble),
                                     max_indices.to(kDouble).flatten()}));
+  // A negative padding_idx counts from the end: -1 is row 4, which the bag
+  // sizes and the max's chosen rows leave out.
+  auto [padded, bags_of_padded, padded_size, padded_max] =
+      torch::embedding_bag(golden::S({5, 3}), golden::L({0, 2, 1, 4, 3}), golden::L({0, 2, 2}),
+                           false, 2, false, std::nullopt, false, -1);
+  EXPECT_VALUES(padded_size, {2, 0, 2});
+  EXPECT_VALUES(bags_of_padded, {0, 0, 2, 2, 2});
+  EXPECT_FALSE((padded_max == 4).any().item<bool>());
   EXPECT_ERROR("conv_tbc: Input dim 2 (input channels) is not == dim 1 in the weight tensor",
                torch::conv_tbc(golden::S({5, 2, 2}), golden::W({3, 3, 4}), golden::S({4})));
   EXPECT_ERROR("embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max)",
