@@ -192,14 +192,38 @@ Tensor detail::complex_unary(const char* op, const Tensor& x) {
   return Tensor();
 }
 
+// One real product on the interleaved parts: with x's parts as [M, 2K]
+// (x_r0, x_i0, x_r1, ...) and a [2K, 2N] matrix whose row 2k is y's row k
+// as (re, im) pairs and row 2k+1 is i times it (-im, re), the product is
+// x @ y as (re, im) pairs, [M, N, 2], with no pass to interleave it: one
+// GEMM call of the flops of four, x read as it lies. Vectors, and shapes
+// the product refuses, go by the four products of the parts (the product
+// then names the caller's shapes in its error).
 Tensor detail::complex_matmul(const Tensor& a, const Tensor& b,
                               Tensor (*product)(const Tensor&, const Tensor&)) {
   const ScalarType t = promoteTypes(a.dtype(), b.dtype());  // complex: a or b is
   Tensor x = as_complex(a, t), y = as_complex(b, t);
-  // The parts are strided views (stride 2); the GEMMs want them packed.
-  Tensor xr = real(x).contiguous(), xi = imag(x).contiguous();
-  Tensor yr = real(y).contiguous(), yi = imag(y).contiguous();
-  return complex(product(xr, yr) - product(xi, yi), product(xr, yi) + product(xi, yr));
+  if (x.dim() < 2 || y.dim() < 2 || x.size(-1) != y.size(-2)) {
+    // The parts are strided views (stride 2); the GEMMs want them packed.
+    Tensor xr = real(x).contiguous(), xi = imag(x).contiguous();
+    Tensor yr = real(y).contiguous(), yi = imag(y).contiguous();
+    return complex(product(xr, yr) - product(xi, yi), product(xr, yi) + product(xi, yr));
+  }
+  const int64_t k = x.size(-1), n = y.size(-1);
+  DimVector x_shape(x.sizes().begin(), x.sizes().end() - 1);
+  x_shape.push_back(2 * k);
+  Tensor rows = view_as_real(x).reshape(x_shape);  // [..., M, 2K]
+  Tensor yr = real(y), yi = imag(y);
+  DimVector y_shape(y.sizes().begin(), y.sizes().end() - 2);
+  y_shape.push_back(2 * k);
+  y_shape.push_back(2 * n);
+  // [..., K, 2 (y, i y), N, 2 (re, im)] -> [..., 2K, 2N]
+  Tensor cols = stack({stack({yr, yi}, -1), stack({-yi, yr}, -1)}, -3).reshape(y_shape);
+  Tensor pairs = product(rows, cols);  // [..., M, 2N]
+  DimVector out_shape(pairs.sizes().begin(), pairs.sizes().end() - 1);
+  out_shape.push_back(n);
+  out_shape.push_back(2);
+  return view_as_complex(pairs.view(out_shape));
 }
 
 Tensor detail::complex_prod(const Tensor& x, int64_t dim, bool keepdim,

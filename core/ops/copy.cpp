@@ -10,6 +10,8 @@
 #include <brasa/ops/shape.h>
 #include <brasa/tensor/tensor.h>
 
+#include <cmath>
+
 namespace brasa {
 namespace {
 
@@ -94,6 +96,9 @@ void detail::fill_kernel(const Tensor& dst, const Scalar& v) {
   if (dst.is_complex()) {  // v is real: the real parts, and zero imaginary parts
     NoGradGuard no_grad;
     Tensor parts = view_as_real(dst);
+    // zeros_like: both parts at once (a memset when dst is contiguous).
+    if (!v.isFloatingPoint() ? v.toLong() == 0 : v.toDouble() == 0.0 && !std::signbit(v.toDouble()))
+      return fill_kernel(parts, 0);
     fill_kernel(select(parts, -1, 0), v);
     fill_kernel(select(parts, -1, 1), 0);
     return;

@@ -85,11 +85,11 @@ Tensor resolve_neg(const Tensor& self) {
 Tensor sgn(const Tensor& self) {
   check_defined("sgn", self);
   if (!self.is_complex()) return sign(self);
-  // z / |z|, and 0 where z is 0 (as PyTorch), on the real pairs.
-  Tensor magnitude = detail::complex_abs(self).unsqueeze(-1);
-  Tensor zero = magnitude == 0;
-  Tensor unit = view_as_real(self) / where(zero, ones_like(magnitude), magnitude);
-  return view_as_complex(where(zero, zeros_like(unit), unit));
+  // z / |z|, and 0 where z is 0 (as PyTorch: there z / 1 is that 0), on
+  // the real pairs.
+  Tensor magnitude = detail::complex_abs(self);
+  Tensor divisor = where(magnitude == 0, ones_like(magnitude), magnitude);
+  return view_as_complex(view_as_real(self) / divisor.unsqueeze(-1));
 }
 Tensor detach(const Tensor& self) {
   check_defined("detach", self);

@@ -263,6 +263,19 @@ TEST(Complex, ProductsMatchStdComplex) {
   std::vector<std::complex<double>> real_va;
   for (auto v : va) real_va.emplace_back(v.real(), 0.0);
   expect_values(torch::matmul(real_a, b), product(real_va, 0), "real @ complex");
+  // A transposed (strided) left operand, a vector on either side, and
+  // shapes that do not multiply (the error names the caller's shapes).
+  Tensor at = Z({3, 2}, 0.3, 0.7).t();
+  expect_values(at.mm(b), product(values(at.contiguous()), 0), "mm of a transposed view");
+  Tensor v = Z({4}, 0.1, 0.5);
+  std::vector<std::complex<double>> vv = values(v), bv(3, 0.0), vbv(4, 0.0);
+  for (int k = 0; k < 3; ++k)
+    for (int j = 0; j < 4; ++j) bv[k] += vb[k * 4 + j] * vv[j];
+  expect_values(torch::matmul(b, v), bv, "matrix @ vector");
+  for (int j = 0; j < 4; ++j)
+    for (int k = 0; k < 3; ++k) vbv[j] += bv[k] * vb[k * 4 + j];
+  expect_values(torch::matmul(torch::matmul(b, v), b), vbv, "vector @ matrix");
+  EXPECT_ERROR("[2, 3]", a.mm(Z({4, 4})));
   // dot does not conjugate, vdot conjugates its first argument.
   Tensor u = Z({3}), w = Z({3}, 0.6, 0.4);
   std::vector<std::complex<double>> vu = values(u), vw = values(w);
