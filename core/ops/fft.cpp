@@ -80,14 +80,6 @@ Tensor resize(const Tensor& x, int64_t dim, int64_t n) {
   return x.is_complex() ? view_as_complex(t) : t;
 }
 
-// Float rows of a last dim go to the kernel in blocks of this many,
-// transposed into an inner dim by the copy kernel's vectorized transposes
-// (there the kernel's vector lanes read them side by side); double rows
-// are staged by the kernel itself, which moves half the bytes. Measured on
-// Zen 5, 256 x 1024 complex: float 555 -> 385 us blocked, double 1080 ->
-// 737 us staged.
-constexpr int64_t kBlock = 16;
-
 // The kernel along `dim` of x, into a new tensor whose `dim` has out_len
 // elements of out_dtype. Not recorded by autograd.
 Tensor run_kernel(const Tensor& x, int64_t dim, FftKind kind, int64_t n, bool inverse, double scale,
@@ -103,24 +95,10 @@ Tensor run_kernel(const Tensor& x, int64_t dim, FftKind kind, int64_t n, bool in
   DimVector shape(in.sizes().begin(), in.sizes().end());
   shape[static_cast<size_t>(dim)] = out_len;
   Tensor out = empty(shape, in.options().dtype(out_dtype));
-  const auto fn = kernel<FftKernel>(in.device());
-  const bool single = toRealValueType(out_dtype) == kFloat;
-  const int64_t blocks = inner == 1 && single ? outer / kBlock : 0;
-  if (blocks == 0) {
-    fn(in, out, kind, n, inverse, scale, outer, inner);
-    return out;
-  }
-  // [blocks, kBlock, len] -> [blocks, len, kBlock] and back.
-  const int64_t full = blocks * kBlock, in_len = in.size(dim);
-  Tensor rows_in = in.view({outer, in_len}), rows_out = out.view({outer, out_len});
-  Tensor lanes_in =
-      rows_in.narrow(0, 0, full).view({blocks, kBlock, in_len}).transpose(1, 2).contiguous();
-  Tensor lanes_out = empty({blocks, out_len, kBlock}, out.options());
-  fn(lanes_in, lanes_out, kind, n, inverse, scale, blocks, kBlock);
-  rows_out.narrow(0, 0, full).view({blocks, kBlock, out_len}).copy_(lanes_out.transpose(1, 2));
-  if (full < outer)
-    fn(rows_in.narrow(0, full, outer - full), rows_out.narrow(0, full, outer - full), kind, n,
-       inverse, scale, outer - full, 1);
+  // Rows of a last dim (inner = 1) are staged into the kernel's vector
+  // lanes by the kernel itself, by register transposes (a transposing copy
+  // before and after measured twice as slow, Zen 5).
+  kernel<FftKernel>(in.device())(in, out, kind, n, inverse, scale, outer, inner);
   return out;
 }
 

@@ -11,6 +11,7 @@
 // half the length over the samples taken in pairs.
 #include <brasa/ops/cpu/variant.h>
 #include <brasa/ops/cpu/register.h>
+#include <brasa/ops/cpu/transpose_8x8.h>
 #include <brasa/ops/kernels/spectral.h>
 #include <brasa/util/parallel.h>
 
@@ -240,12 +241,58 @@ bool staged(const Strides& at) {
   return W > 1 && at.step == 2 && at.second == 1 && at.lane > 2;
 }
 
+// Swaps each element's W first and W second values in a lane buffer.
+template <class T, int W>
+void swap_parts(T* lanes, int64_t count) {
+  for (int64_t e = 0; e < count; ++e) {
+    T* d = lanes + e * 2 * W;
+    for (int v = 0; v < W; ++v) std::swap(d[v], d[W + v]);
+  }
+}
+
+#ifdef BRASA_CPU_HAS_AVX2
+// Float rows staged by 8x8 register transposes: 8 pairs (16 values) of W
+// rows are a W x 16 block whose transpose is, row for row, the 8 elements
+// of the lane buffer (its row 2i the first values of pair i, row 2i+1 the
+// second). Returns the pairs done: the whole groups of 8.
+template <class T, int W>
+constexpr bool kTransposeStaging = std::is_same_v<T, float>&& W % 8 == 0;
+
+template <int W>
+int64_t gather_by_transposes(const float* x, int64_t lane, int64_t count, float* lanes) {
+  const int64_t full = count / kStaged * kStaged;
+  for (int64_t e0 = 0; e0 < full; e0 += kStaged)
+    for (int v = 0; v < W; v += 8)
+      for (int k = 0; k < 2 * kStaged; k += 8)
+        transpose_8x8_32bit(reinterpret_cast<const uint32_t*>(x + v * lane + 2 * e0 + k), lane,
+                            reinterpret_cast<uint32_t*>(lanes + (2 * e0 + k) * W + v), W);
+  return full;
+}
+template <int W>
+int64_t scatter_by_transposes(const float* lanes, int64_t count, float* x, int64_t lane) {
+  const int64_t full = count / kStaged * kStaged;
+  for (int64_t e0 = 0; e0 < full; e0 += kStaged)
+    for (int v = 0; v < W; v += 8)
+      for (int k = 0; k < 2 * kStaged; k += 8)
+        transpose_8x8_32bit(reinterpret_cast<const uint32_t*>(lanes + (2 * e0 + k) * W + v), W,
+                            reinterpret_cast<uint32_t*>(x + v * lane + 2 * e0 + k), lane);
+  return full;
+}
+#endif
+
 template <class T, int W, bool Swap>
 void gather_pairs(const T* __restrict x, Strides at, int64_t count, T* __restrict lanes) {
   const int first = Swap ? 1 : 0;
   if (staged<T, W>(at)) {
+    int64_t done = 0;
+#ifdef BRASA_CPU_HAS_AVX2
+    if constexpr (kTransposeStaging<T, W>) {
+      done = gather_by_transposes<W>(x, at.lane, count, lanes);
+      if (Swap) swap_parts<T, W>(lanes, done);
+    }
+#endif
     T t[W][2 * kStaged];
-    for (int64_t e0 = 0; e0 < count; e0 += kStaged) {
+    for (int64_t e0 = done; e0 < count; e0 += kStaged) {
       const int64_t u = std::min(kStaged, count - e0);
       for (int v = 0; v < W; ++v)
         for (int64_t k = 0; k < 2 * u; ++k) t[v][k] = x[v * at.lane + 2 * e0 + k];
@@ -278,12 +325,24 @@ void gather_pairs(const T* __restrict x, Strides at, int64_t count, T* __restric
   else
     run(at.lane);
 }
+// (The staged path scales and swaps the lane buffer in place: it is the
+// transform's scratch.)
 template <class T, int W, bool Swap>
-void scatter_pairs(const T* __restrict lanes, int64_t count, T scale, T* __restrict x, Strides at) {
+void scatter_pairs(T* __restrict lanes, int64_t count, T scale, T* __restrict x, Strides at) {
   const int first = Swap ? 1 : 0;
   if (staged<T, W>(at)) {
+    int64_t done = 0;
+#ifdef BRASA_CPU_HAS_AVX2
+    if constexpr (kTransposeStaging<T, W>) {
+      const int64_t full = count / kStaged * kStaged;
+      if (Swap) swap_parts<T, W>(lanes, full);
+      if (scale != T(1))
+        for (int64_t i = 0; i < full * 2 * W; ++i) lanes[i] *= scale;
+      done = scatter_by_transposes<W>(lanes, count, x, at.lane);
+    }
+#endif
     T t[W][2 * kStaged];
-    for (int64_t e0 = 0; e0 < count; e0 += kStaged) {
+    for (int64_t e0 = done; e0 < count; e0 += kStaged) {
       const int64_t u = std::min(kStaged, count - e0);
       for (int64_t i = 0; i < u; ++i) {
         const T* __restrict d = lanes + (e0 + i) * 2 * W;
@@ -342,7 +401,7 @@ struct Rows {
       gather_pairs<T, W, true>(in, complex_in(), n, a);
     else
       gather_pairs<T, W, false>(in, complex_in(), n, a);
-    const T* y = transform<T, W>(plan, a, b);
+    T* y = transform<T, W>(plan, a, b);
     if (inverse)
       scatter_pairs<T, W, true>(y, n, scale, out, complex_out());
     else
