@@ -107,29 +107,33 @@ TEST_P(EmbeddingBagFused, MatchesRowByRowReferenceInEveryMode) {
   const Case c = random_case();
   const auto longs = TensorOptions().dtype(kLong);
   Tensor ids = torch::tensor(c.ids, longs), starts = torch::tensor(c.starts, longs);
-  for (ScalarType type : {kFloat, kDouble}) {
-    const double tol = type == kFloat ? 2e-5 : 1e-12;
-    manual_seed(11);
-    Tensor table = randn({10000, 5}, TensorOptions().dtype(type));
-    Tensor psw = torch::tensor(c.psw, TensorOptions().dtype(type));
-    for (EmbeddingBagMode mode :
-         {EmbeddingBagMode::Sum, EmbeddingBagMode::Mean, EmbeddingBagMode::Max})
-      for (bool with_psw : {false, true}) {
-        if (with_psw && mode != EmbeddingBagMode::Sum) continue;
-        SCOPED_TRACE(std::string(type == kFloat ? "float" : "double") + " mode " +
-                     std::to_string(mode.kind) + (with_psw ? " with weights" : ""));
-        Tensor w = table.clone().requires_grad_();
-        Tensor p = psw.clone().requires_grad_(with_psw);
-        Tensor out = F::embedding_bag(ids, w, starts, mode, with_psw ? p : Tensor(), false, 7);
-        Tensor G = randn(out.sizes(), out.options());
-        (out * G).sum().backward();
-        Reference r = reference(c, table, G, mode, with_psw, 7);
-        expect_near_all(out, r.out, tol, "out");
-        expect_near_all(w.grad(), r.grad_weight, tol, "weight grad");
-        if (with_psw) expect_near_all(p.grad(), r.grad_psw, tol, "per-sample weights grad");
-        EXPECT_EQ(out.grad_fn()->name(), "EmbeddingBagBackward0");
-      }
-  }
+  // Widths around the forward's 64-value register tiles: a tail only, one
+  // whole tile, a tile and a tail, two tiles and a tail.
+  for (int64_t width : {5, 64, 100, 130})
+    for (ScalarType type : {kFloat, kDouble}) {
+      const double tol = type == kFloat ? 2e-5 : 1e-12;
+      manual_seed(11);
+      Tensor table = randn({10000, width}, TensorOptions().dtype(type));
+      Tensor psw = torch::tensor(c.psw, TensorOptions().dtype(type));
+      for (EmbeddingBagMode mode :
+           {EmbeddingBagMode::Sum, EmbeddingBagMode::Mean, EmbeddingBagMode::Max})
+        for (bool with_psw : {false, true}) {
+          if (with_psw && mode != EmbeddingBagMode::Sum) continue;
+          SCOPED_TRACE("width " + std::to_string(width) + " " +
+                       std::string(type == kFloat ? "float" : "double") + " mode " +
+                       std::to_string(mode.kind) + (with_psw ? " with weights" : ""));
+          Tensor w = table.clone().requires_grad_();
+          Tensor p = psw.clone().requires_grad_(with_psw);
+          Tensor out = F::embedding_bag(ids, w, starts, mode, with_psw ? p : Tensor(), false, 7);
+          Tensor G = randn(out.sizes(), out.options());
+          (out * G).sum().backward();
+          Reference r = reference(c, table, G, mode, with_psw, 7);
+          expect_near_all(out, r.out, tol, "out");
+          expect_near_all(w.grad(), r.grad_weight, tol, "weight grad");
+          if (with_psw) expect_near_all(p.grad(), r.grad_psw, tol, "per-sample weights grad");
+          EXPECT_EQ(out.grad_fn()->name(), "EmbeddingBagBackward0");
+        }
+    }
   set_num_threads(threads_before);
 }
 
