@@ -32,8 +32,9 @@ struct BagRange {
 
 // Rows are read (or written) in the ids' random order: the row kPrefetchAhead
 // ids on is fetched into cache while this one is added, which the hardware
-// prefetcher cannot guess (2.3x on a 50000x64 table's bags of 20).
-constexpr int64_t kPrefetchAhead = 4;
+// prefetcher cannot guess (2.3x on a 50000x64 table's bags of 20; 8 ahead
+// rather than 4 measured 10-15% faster once the sums stayed in registers).
+constexpr int64_t kPrefetchAhead = 8;
 template <class T>
 inline void prefetch_row(const T* row, int64_t width) {
   const char* p = reinterpret_cast<const char*>(row);
