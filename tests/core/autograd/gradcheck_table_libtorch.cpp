@@ -785,6 +785,17 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
         return variable_list{matmul(v[0], v[1]), matmul(v[0], v[1].narrow(-1, 0, 1)),
                              matmul(v[0].select(0, 0), v[1].unsqueeze(0))};
       });
+  // 1x1 convolutions on maps of 32 pixels or more (one product per sample
+  // on NCHW: conv.cpp), conv2d with a bias and conv1d without.
+  entry(
+      "conv2d and conv1d, 1x1 on maps of 32+ pixels",
+      [] {
+        return variable_list{R({2, 3, 4, 8}), R({2, 3, 1, 1}), R({2}), R({2, 2, 40})};
+      },
+      [](const variable_list& v) {
+        return variable_list{conv2d(v[0], v[1], v[2]),
+                             conv1d(v[3], v[1].narrow(1, 0, 2).squeeze(3))};
+      });
 }
 
 }  // namespace brasa

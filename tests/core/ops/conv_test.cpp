@@ -212,6 +212,63 @@ TEST(Conv, DepthwiseWeightGradientsAgreeWithAFloat64Reference) {
   set_num_threads(2);
 }
 
+// 1x1 convolutions of stride 1 without padding on maps of 256 pixels or
+// more run as one product per sample on NCHW; they agree with the same
+// product written as an einsum (autograd through bmm), in float and
+// double, with and without bias, as conv2d and as conv1d, at 1 and 2
+// threads, and for a frozen weight and an empty batch.
+TEST(Conv, PointwiseLayersAgreeWithAnEinsum) {
+  struct Case {
+    std::vector<int64_t> x;
+    int64_t out;
+    bool bias;
+  };
+  const std::vector<Case> cases{{{3, 5, 16, 20}, 7, true},
+                                {{2, 64, 16, 16}, 128, false},
+                                {{4, 3, 1, 300}, 16, true},
+                                {{1, 9, 17, 31}, 2, true}};
+  for (int threads : {1, 2})
+    for (ScalarType dtype : {kFloat, kDouble})
+      for (const auto& c : cases) {
+        set_num_threads(threads);
+        SCOPED_TRACE(::testing::Message() << "threads " << threads << " " << toString(dtype)
+                                          << " x " << IntArrayRef(c.x) << " out " << c.out);
+        manual_seed(5);
+        const TensorOptions o = TensorOptions().dtype(dtype);
+        Tensor x0 = randn(c.x, o), w0 = randn({c.out, c.x[1], 1, 1}, o), b0 = randn({c.out}, o);
+        Tensor x = x0.clone().requires_grad_(), w = w0.clone().requires_grad_();
+        Tensor b = c.bias ? b0.clone().requires_grad_() : Tensor();
+        Tensor y = conv2d(x, w, b);
+        Tensor gy = randn(y.sizes(), o);
+        y.backward(gy);
+        Tensor xr = x0.clone().requires_grad_(), wr = w0.clone().requires_grad_();
+        Tensor br = c.bias ? b0.clone().requires_grad_() : Tensor();
+        Tensor yr = einsum("oc,nchw->nohw", {wr.view({c.out, c.x[1]}), xr});
+        if (c.bias) yr = yr + br.view({1, c.out, 1, 1});
+        yr.backward(gy);
+        expect_close(y.detach(), yr.detach(), "output");
+        expect_close(x.grad(), xr.grad(), "input gradient");
+        expect_close(w.grad(), wr.grad(), "weight gradient");
+        if (c.bias) expect_close(b.grad(), br.grad(), "bias gradient");
+        EXPECT_EQ(y.grad_fn()->name(), "ConvolutionBackward0");
+        if (c.x[2] == 1) {  // conv1d takes the same path
+          Tensor y1 = conv1d(x0.squeeze(2), w0.squeeze(3), c.bias ? b0 : Tensor());
+          expect_close(y1, yr.detach().squeeze(2), "conv1d");
+        }
+      }
+  set_num_threads(2);
+  // A frozen weight (the input's gradient only), and an empty batch.
+  Tensor x = randn({2, 6, 16, 16}).requires_grad_(), w = randn({4, 6, 1, 1});
+  conv2d(x, w).sum().backward();
+  expect_close(x.grad(), w.view({4, 6}).sum(0).view({1, 6, 1, 1}).expand({2, 6, 16, 16}),
+               "input gradient, frozen weight");
+  Tensor empty_x = randn({0, 6, 16, 16}), ew = randn({4, 6, 1, 1}).requires_grad_();
+  Tensor ey = conv2d(empty_x, ew);
+  EXPECT_EQ(ey.sizes(), IntArrayRef({0, 4, 16, 16}));
+  ey.sum().backward();
+  EXPECT_EQ(ew.grad().abs().sum().item<double>(), 0.0);
+}
+
 // An empty batch is an empty output and zero weight and bias gradients on
 // every path (oneDNN's used to divide by its zero slices), depthwise and
 // transposed included.
