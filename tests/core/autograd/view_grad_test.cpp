@@ -36,5 +36,38 @@ TEST(ViewGrad, ViewOverlappingInEveryDimAccumulatesElementwise) {
   EXPECT_VALUES(x.grad(), {0, 0, 7, 14, 7});
 }
 
+// A scan over a non-leaf: step t of a [B, L, D] tensor selected for every
+// t (and one step twice, and a slice) — later views add into the gradient
+// the backward has already gathered for the base, in place. The base's
+// whole gradient (retain_grad), the leaf's, and those of a permuted base
+// (which takes the ordinary path) and of create_graph agree with the sums
+// written out.
+TEST(ViewGrad, RepeatedViewsOfOneBaseSumIntoOneGradient) {
+  for (bool permuted : {false, true}) {
+    Tensor x = arange(24, kDouble).view({2, 4, 3}).requires_grad_();
+    Tensor base = permuted ? (x * 1).permute({1, 0, 2}).contiguous().permute({1, 0, 2}) : x * 1;
+    base.retain_grad();
+    Tensor loss = zeros({}, kDouble);
+    for (int64_t t = 0; t < 4; ++t) loss = loss + (base.select(1, t) * double(t + 1)).sum();
+    loss = loss + (base.select(1, 2) * 10.0).sum() + base.slice(1, 0, 2).sum() * 100.0;
+    loss.backward();
+    // Step t's weight: t + 1, plus 10 at t = 2, plus 100 at t < 2.
+    Tensor want = tensor({101.0, 102.0, 13.0, 4.0}, kDouble).view({1, 4, 1}).expand({2, 4, 3});
+    EXPECT_TRUE(equal(base.grad(), want)) << "permuted " << permuted << ": " << base.grad();
+    EXPECT_TRUE(equal(x.grad(), want)) << "permuted " << permuted << ": " << x.grad();
+  }
+  // With create_graph the gradient is itself differentiable: d/dx of
+  // sum(grad * x) where grad = 2 * (step weight) * x.
+  Tensor x = arange(6, kDouble).view({1, 3, 2}).requires_grad_();
+  Tensor base = x * x;
+  Tensor loss = zeros({}, kDouble);
+  for (int64_t t = 0; t < 3; ++t) loss = loss + (base.select(1, t) * double(t + 1)).sum();
+  Tensor g = autograd::grad({loss}, {x}, {}, true, true)[0];
+  Tensor step = tensor({1.0, 2.0, 3.0}, kDouble).view({1, 3, 1});
+  EXPECT_TRUE(allclose(g, 2 * step * x.detach())) << g;
+  (g * x.detach()).sum().backward();
+  EXPECT_TRUE(allclose(x.grad(), 2 * step.expand({1, 3, 2}) * x.detach())) << x.grad();
+}
+
 }  // namespace
 }  // namespace brasa
