@@ -92,13 +92,20 @@ void detail::copy_kernel(const Tensor& dst, const Tensor& src, bool non_blocking
   kernel<CopyKernel>(dst.device())(dst, source);
 }
 
+// +0 in every dtype (a -0.0 real part must keep its sign). The CPU fill
+// kernel asks the same to memset (copy_kernels.cpp); it is compiled once per
+// instruction set and shares no header with this file.
+static bool is_positive_zero(const Scalar& v) {
+  if (v.isFloatingPoint()) return v.toDouble() == 0.0 && !std::signbit(v.toDouble());
+  return v.toLong() == 0;
+}
+
 void detail::fill_kernel(const Tensor& dst, const Scalar& v) {
   if (dst.is_complex()) {  // v is real: the real parts, and zero imaginary parts
     NoGradGuard no_grad;
     Tensor parts = view_as_real(dst);
     // zeros_like: both parts at once (a memset when dst is contiguous).
-    if (!v.isFloatingPoint() ? v.toLong() == 0 : v.toDouble() == 0.0 && !std::signbit(v.toDouble()))
-      return fill_kernel(parts, 0);
+    if (is_positive_zero(v)) return fill_kernel(parts, 0);
     fill_kernel(select(parts, -1, 0), v);
     fill_kernel(select(parts, -1, 1), 0);
     return;

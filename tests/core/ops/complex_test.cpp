@@ -4,6 +4,7 @@
 // complex ops, and the errors. Their derivatives are in the gradcheck table.
 #include <brasa/torch.h>
 
+#include <cmath>
 #include <complex>
 #include <sstream>
 
@@ -296,6 +297,25 @@ TEST(Complex, ProductsMatchStdComplex) {
   EXPECT_EQ(c.prod(0, true).sizes(), IntArrayRef({1, 5}));
   expect_values(c.prod(), {all}, "prod of all");
   expect_values(Z({0, 2}).prod(0), {1.0, 1.0}, "empty prod");
+}
+
+// Fills of complex tensors: a real value goes to the real parts with zero
+// imaginary parts; +0 clears both at once, -0.0 keeps its sign.
+TEST(Complex, FillsSetRealPartsAndClearImaginaryOnes) {
+  Tensor z = Z({3, 5}, 0.4, 0.8);
+  Tensor parts = torch::view_as_real(z);
+  z.fill_(2.5);
+  EXPECT_TRUE(torch::equal(parts.select(-1, 0), torch::full({3, 5}, 2.5, kDouble)));
+  EXPECT_TRUE(torch::equal(parts.select(-1, 1), torch::zeros({3, 5}, kDouble)));
+  z.fill_(0);
+  EXPECT_EQ(parts.abs().sum().item<double>(), 0.0);
+  z.fill_(-0.0);
+  EXPECT_TRUE(std::signbit(parts[1][2][0].item<double>()));
+  EXPECT_FALSE(std::signbit(parts[1][2][1].item<double>()));
+  Tensor sliced = Z({4, 6}, 0.3, 0.9).narrow(1, 1, 3);  // not contiguous
+  sliced.zero_();
+  EXPECT_EQ(torch::view_as_real(sliced).abs().sum().item<double>(), 0.0);
+  EXPECT_EQ(torch::zeros_like(Z({2, 3})).abs().sum().item<double>(), 0.0);
 }
 
 TEST(Complex, SgnGradientMatchesFiniteDifferences) {
