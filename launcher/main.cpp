@@ -43,10 +43,12 @@ std::string resolve_program(const std::string& name) {
   return {};
 }
 
-// Holds the workers' error files when there is no --log-dir; removed at exit.
+// Holds the workers' error files when there is no --log-dir; removed at exit
+// (or by the workers' guardians if brasarun is killed).
 struct TempDir {
   std::string path;
-  TempDir() {
+  explicit TempDir(bool wanted) {
+    if (!wanted) return;
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/brasarun-XXXXXX";
     if (::mkdtemp(pattern.data())) path = pattern;
@@ -101,7 +103,7 @@ int run(int argc, char** argv) {
                " worker(s) do not oversubscribe the CPUs; set OMP_NUM_THREADS yourself to choose "
                "otherwise");
   }
-  TempDir temp;
+  TempDir temp(options.log_dir.empty());
   std::string error_dir = options.log_dir.empty() ? temp.path : options.log_dir;
   if (error_dir.empty()) {
     out.error("cannot create a temporary directory for the workers' error files");
@@ -117,7 +119,7 @@ int run(int argc, char** argv) {
     out.error(e.what());
     return 1;
   }
-  WorkerGroup group(options, out, program, error_dir);
+  WorkerGroup group(options, out, program, error_dir, options.log_dir.empty());
 
   for (;;) {
     std::optional<Assignment> assignment;

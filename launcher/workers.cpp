@@ -107,11 +107,12 @@ std::vector<std::string> worker_environment(const Options& o, const Assignment& 
 }  // namespace
 
 WorkerGroup::WorkerGroup(const Options& options, Output& output, std::string program,
-                         std::string error_dir)
+                         std::string error_dir, bool error_dir_is_temporary)
     : options_(options),
       output_(output),
       program_(std::move(program)),
-      error_dir_(std::move(error_dir)) {}
+      error_dir_(std::move(error_dir)),
+      error_dir_is_temporary_(error_dir_is_temporary) {}
 
 WorkerGroup::~WorkerGroup() {
   if (any_running()) stop(SIGKILL);
@@ -220,8 +221,17 @@ int kill_children_and_their_groups() {
   return found;
 }
 
-// brasarun is gone: nothing the worker started may outlive it.
-[[noreturn]] void kill_everything_and_die() {
+// What a guardian removes when brasarun is gone: its worker's error file and
+// brasarun's temporary directory (the last guardian to try finds it empty).
+// Null when the directory is the user's --log-dir.
+struct LeftBehind {
+  const char* error_file = nullptr;
+  const char* temp_dir = nullptr;
+};
+
+// brasarun is gone: nothing the worker started may outlive it, nor the
+// temporary directory it could not remove.
+[[noreturn]] void kill_everything_and_die(const LeftBehind& left) {
   for (int round = 0; round < 50; ++round) {
     const int found = kill_children_and_their_groups();
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {
@@ -230,16 +240,20 @@ int kill_children_and_their_groups() {
     struct timespec pause = {0, 10 * 1000 * 1000};
     ::nanosleep(&pause, nullptr);
   }
+  if (left.temp_dir) {
+    ::unlink(left.error_file);
+    ::rmdir(left.temp_dir);  // fails while another rank's file is still there
+  }
   ::kill(0, SIGKILL);  // whatever is left of the group, and this process
   ::_exit(137);
 }
 
 // Waits for the worker and leaves as it did (its exit code, or its signal).
-[[noreturn]] void guard(pid_t worker, const sigset_t& waited) {
+[[noreturn]] void guard(pid_t worker, const sigset_t& waited, const LeftBehind& left) {
   for (;;) {
     siginfo_t info;
     const int sig = ::sigwaitinfo(&waited, &info);
-    if (sig == kParentDied) kill_everything_and_die();
+    if (sig == kParentDied) kill_everything_and_die(left);
     if (sig != SIGCHLD) continue;  // signals for the worker reach it through the group
     int status = 0;
     pid_t r;
@@ -272,6 +286,8 @@ void WorkerGroup::spawn(Worker& w, const std::vector<std::string>& env) {
   for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   const std::string exec_failed = "brasarun: cannot execute '" + program_ + "': ";
+  LeftBehind left;
+  if (error_dir_is_temporary_) left = {w.error_file.c_str(), error_dir_.c_str()};
 
   int out_read = -1, out_write = -1, err_read = -1, err_write = -1;
   if (!open_pty(&out_read, &out_write)) make_pipe(&out_read, &out_write);
@@ -322,7 +338,7 @@ void WorkerGroup::spawn(Worker& w, const std::vector<std::string>& env) {
     ::close(out_read);
     ::close(err_read);
     if (devnull >= 0) ::close(devnull);
-    guard(worker, waited);
+    guard(worker, waited, left);
   }
   ::setpgid(pid, pid);  // also here, so the group exists before we ever signal it
   ::close(out_write);

@@ -48,8 +48,11 @@ class WorkerGroup {
   static constexpr size_t kTailLines = 20;
 
   // `program` is the resolved path of options.command[0]; `error_dir` holds
-  // the BRASA_ERROR_FILE of each worker.
-  WorkerGroup(const Options& options, Output& output, std::string program, std::string error_dir);
+  // the BRASA_ERROR_FILE of each worker. A temporary `error_dir` (brasarun's
+  // own, not a --log-dir) is removed by the workers' guardians when brasarun
+  // is killed and cannot remove it itself.
+  WorkerGroup(const Options& options, Output& output, std::string program, std::string error_dir,
+              bool error_dir_is_temporary);
   ~WorkerGroup();
 
   void start(const Assignment& assignment);
@@ -87,6 +90,7 @@ class WorkerGroup {
   Output& output_;
   std::string program_;
   std::string error_dir_;
+  bool error_dir_is_temporary_;
   Assignment assignment_;
   std::vector<Worker> workers_;
   int first_failure_ = -1;

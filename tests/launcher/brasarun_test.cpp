@@ -255,6 +255,36 @@ TEST(Brasarun, NoOrphansWhenBrasarunIsKilled) {
   prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
+// brasarun's temporary directory (the workers' error files) cannot be removed
+// by a SIGKILLed brasarun: the guardians remove it. A --log-dir is the
+// user's and stays.
+TEST(Brasarun, AKilledBrasarunLeavesNoTemporaryDirectory) {
+  TempDir tmp, pids, logs;
+  auto entries = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(tmp.path))
+      names.push_back(e.path().filename().string());
+    return names;
+  };
+  for (bool log_dir : {false, true}) {
+    std::vector<std::string> options{"--nproc-per-node", "2", "--quiet"};
+    if (log_dir) options.insert(options.end(), {"--log-dir", logs.path});
+    Process p(brasarun(options, {"sleep-pid", pids.path}), {{"TMPDIR", tmp.path}});
+    std::vector<std::string> pid_files{pids.path + "/rank_0.pid", pids.path + "/rank_1.pid"};
+    ASSERT_TRUE(wait_for_files(pid_files, 20)) << "workers did not start";
+    if (!log_dir) EXPECT_EQ(entries().size(), 1u) << "brasarun made no temporary directory";
+    kill(p.pid(), SIGKILL);
+    p.finish();
+    const double deadline = now() + 20;
+    while (!entries().empty() && now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto left = entries();
+    EXPECT_TRUE(left.empty()) << "left in TMPDIR: " << left[0];
+    EXPECT_TRUE(fs::is_directory(logs.path));
+    for (const auto& f : pid_files) fs::remove(f);
+  }
+}
+
 // What the workers started goes too: a child in the worker's group and one
 // that made a session of its own (each worker runs under a guardian that
 // kills its descendants when brasarun dies).
