@@ -2,6 +2,7 @@
 // tensors are handed to the column-major library as their transposes,
 // C^T = B^T A^T, so no copy is made for row- or column-contiguous operands.
 #include <brasa/cuda/blas_handle.h>
+#include <brasa/cuda/cublas_library.h>
 #include <brasa/cuda/cuda_check.h>
 #include <brasa/cuda/stream.h>
 #include <brasa/ops/cuda/register.h>
@@ -22,7 +23,7 @@ bool matmul_allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); 
 void set_matmul_allow_tf32(bool allow) { g_allow_tf32.store(allow); }
 
 void throw_cublas_error(const char* op, const char* call, cublasStatus_t status) {
-  BRASA_ERROR(op, ": cuBLAS error: ", cublasGetStatusString(status), " (", call, ")");
+  BRASA_ERROR(op, ": cuBLAS error: ", cublas_library().status_string(status), " (", call, ")");
 }
 
 cublasHandle_t blas_handle() {
@@ -30,14 +31,14 @@ cublasHandle_t blas_handle() {
     std::array<cublasHandle_t, 64> h{};
     ~Handles() {
       for (cublasHandle_t x : h)
-        if (x) cublasDestroy(x);
+        if (x) cublas_library().destroy(x);
     }
   };
   thread_local Handles handles;
   const DeviceIndex d = current_device();
   cublasHandle_t& h = handles.h[d];
-  if (!h) BRASA_CUBLAS_CHECK("cuBLAS", cublasCreate(&h));
-  BRASA_CUBLAS_CHECK("cuBLAS", cublasSetStream(h, getCurrentCUDAStream(d).stream()));
+  if (!h) BRASA_CUBLAS_CHECK("cuBLAS", cublas_library().create(&h));
+  BRASA_CUBLAS_CHECK("cuBLAS", cublas_library().set_stream(h, getCurrentCUDAStream(d).stream()));
   return h;
 }
 
@@ -105,9 +106,10 @@ void gemm_cuda(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& 
   const void* alpha_p = t == kDouble ? static_cast<const void*>(&ad) : &af;
   const void* beta_p = t == kDouble ? static_cast<const void*>(&bd) : &bf;
   BRASA_CUBLAS_CHECK(
-      "mm", cublasGemmEx(blas_handle(), bo.op, ao.op, int(N), int(M), int(K), alpha_p,
-                         bo.t.data_ptr(), type, int(bo.ld), ao.t.data_ptr(), type, int(ao.ld),
-                         beta_p, c.data_ptr(), type, int(N), compute_type(t), CUBLAS_GEMM_DEFAULT));
+      "mm", cublas_library().gemm_ex(blas_handle(), bo.op, ao.op, int(N), int(M), int(K), alpha_p,
+                                     bo.t.data_ptr(), type, int(bo.ld), ao.t.data_ptr(), type,
+                                     int(ao.ld), beta_p, c.data_ptr(), type, int(N),
+                                     compute_type(t), CUBLAS_GEMM_DEFAULT));
 }
 
 void bmm_cuda(const Tensor& a, const Tensor& b, const Tensor& c) {
@@ -126,7 +128,7 @@ void bmm_cuda(const Tensor& a, const Tensor& b, const Tensor& c) {
   const void* one = t == kDouble ? static_cast<const void*>(&one_d) : &one_f;
   const void* zero = t == kDouble ? static_cast<const void*>(&zero_d) : &zero_f;
   BRASA_CUBLAS_CHECK(
-      "bmm", cublasGemmStridedBatchedEx(
+      "bmm", cublas_library().gemm_strided_batched_ex(
                  blas_handle(), CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), one,
                  bc.data_ptr(), type, int(N), K * N, ac.data_ptr(), type, int(K), M * K, zero,
                  c.data_ptr(), type, int(N), M * N, int(B), compute_type(t), CUBLAS_GEMM_DEFAULT));
