@@ -36,4 +36,10 @@ const CublasLibrary& cublas_library();
 // Whether this process has loaded it (through cublas_library() or otherwise).
 bool cublas_library_loaded();
 
+namespace detail {
+// What cublas_library() does once: opens `soname`, else `path`, and resolves
+// the entry points (a separate function so that its errors can be tested).
+CublasLibrary load_cublas_library(const char* soname, const char* path);
+}  // namespace detail
+
 }  // namespace brasa::cuda

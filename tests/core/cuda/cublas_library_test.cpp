@@ -43,4 +43,30 @@ TEST(CublasLibrary, LoadsOnFirstUseWithoutADevice) {
   EXPECT_EQ(&brasa::cuda::cublas_library(), &cublas);
 }
 
+// The loader's errors: no such library (both places named), and a library
+// without cuBLAS's entry points (zlib stands in for an old cuBLAS).
+TEST(CublasLibrary, ALibraryThatCannotBeLoadedIsAClearError) {
+  try {
+    brasa::cuda::detail::load_cublas_library("libbrasa-no-such-cublas.so.0",
+                                             "/nonexistent/libbrasa-no-such-cublas.so.0");
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("CUDA: cannot load cuBLAS for matrix products on the GPU: "),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("libbrasa-no-such-cublas.so.0"), std::string::npos) << what;
+    EXPECT_NE(what.find("/nonexistent/libbrasa-no-such-cublas.so.0"), std::string::npos) << what;
+  }
+  try {
+    brasa::cuda::detail::load_cublas_library("libz.so.1", "libz.so.1");
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "CUDA: the cuBLAS library libz.so.1 has no entry point cublasCreate_v2"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
