@@ -159,11 +159,17 @@ TEST(Queue, TheIssueExample) {
   mp::Queue q;
   q.put(torch::IValue(x));
   q.put(torch::IValue(x[2]));
+  // Both children add into row 2: two unsynchronized read-modify-writes of
+  // one memory could lose an update, so they take turns with a token.
+  mp::Queue turn;
+  turn.put(torch::IValue(int64_t{0}));
   mp::spawn(
       [&](int rank) {
         (void)rank;
         torch::Tensor t = q.get().toTensor();
+        torch::IValue token = turn.get(std::chrono::seconds(30));
         t.add_(1);
+        turn.put(token);
       },
       /*nprocs=*/2);
   EXPECT_EQ(values(x[2]), std::vector<double>(3, 2.0));
