@@ -204,7 +204,7 @@ void launch_nonzero(const bool* flags, int64_t count, int64_t* out, int64_t n, c
 // get each row's first k values in order and their positions. NaN sorts
 // last (first when descending); the sort is stable. Scratch from
 // sort_scratch_bytes.
-size_t sort_scratch_bytes(int64_t K, int64_t R, bool descending, int dtype);
+size_t sort_scratch_bytes(int64_t K, int64_t R, int dtype);
 void launch_sort_rows(const void* rows, void* vals, int64_t* idx, int64_t K, int64_t R, int64_t k,
                       bool descending, int dtype, void* scratch, size_t scratch_bytes,
                       cudaStream_t s);

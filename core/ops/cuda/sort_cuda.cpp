@@ -1,5 +1,6 @@
 // The CUDA entry of row sorting (sort_select_kernels.cu): CUB's radix and
-// segmented sorts over canonical keys, their scratch from the caching allocator.
+// segmented sorts over unsigned keys (sort_keys.h), their scratch from the
+// caching allocator.
 #include <brasa/cuda/cuda_check.h>
 #include <brasa/ops/cuda/launch_util.h>
 #include <brasa/ops/cuda/register.h>
@@ -15,7 +16,7 @@ void sort_rows_cuda(const Tensor& rows, const Tensor& vals, const Tensor& idx, b
                     bool /*stable*/) {
   const int64_t K = rows.size(0), R = rows.size(1), k = vals.size(1);
   const int dtype = static_cast<int>(rows.dtype());
-  const size_t bytes = kernels::sort_scratch_bytes(K, R, descending, dtype);
+  const size_t bytes = kernels::sort_scratch_bytes(K, R, dtype);
   Tensor scratch = empty({static_cast<int64_t>(bytes)}, rows.options().dtype(kByte));
   cudaStream_t s = launch_stream(rows.device());
   kernels::launch_sort_rows(rows.data_ptr(), vals.data_ptr(), idx.data_ptr<int64_t>(), K, R, k,

@@ -2,6 +2,7 @@
 // CUB's DeviceSelect, DeviceRadixSort (one long row at a time) and
 // DeviceSegmentedSort (many rows).
 #include <brasa/ops/cuda/device_types.cuh>
+#include <brasa/ops/cuda/sort_keys.h>
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -10,6 +11,7 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace brasa::cuda::kernels {
 namespace {
@@ -36,24 +38,33 @@ __global__ void coords_kernel(const int64_t* linear, int64_t* out, int64_t count
   }
 }
 
-// Sort keys: NaN made the positive quiet NaN and -0 made +0, so that the radix
-// order (which follows the bits) matches the comparison order (NaN above
-// everything, the two zeros equal and kept in input order).
+// The unsigned key of each element (sort_keys.h), complemented for a
+// descending sort.
 template <class T>
-__global__ void canonical_keys_kernel(const T* in, T* out, int64_t n) {
+__device__ __forceinline__ Bits<sizeof(T)> sort_key(T v) {
+  using U = Bits<sizeof(T)>;
+  U bits;
+  memcpy(&bits, &v, sizeof(T));
+  if constexpr (std::is_same_v<T, __half>)
+    return float_sort_key<U>(bits, 0x7c00u);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return float_sort_key<U>(bits, 0x7f80u);
+  else if constexpr (std::is_same_v<T, float>)
+    return float_sort_key<U>(bits, 0x7f800000u);
+  else if constexpr (std::is_same_v<T, double>)
+    return float_sort_key<U>(bits, 0x7ff0000000000000ull);
+  else if constexpr (std::is_signed_v<T>)
+    return signed_sort_key<U>(bits);
+  else
+    return bits;  // unsigned and bool
+}
+
+template <class T>
+__global__ void sort_keys_kernel(const T* in, Bits<sizeof(T)>* out, int64_t n, bool descending) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    const Acc<T> v = to_acc(in[i]);
-    if constexpr (std::is_floating_point_v<Acc<T>>) {
-      if (v != v)
-        out[i] = from_acc<T>(Acc<T>(NAN));
-      else if (v == Acc<T>(0))
-        out[i] = from_acc<T>(Acc<T>(0));
-      else
-        out[i] = in[i];
-    } else {
-      out[i] = in[i];
-    }
+    const Bits<sizeof(T)> key = sort_key(in[i]);
+    out[i] = descending ? descending_sort_key(key) : key;
   }
 }
 
@@ -67,9 +78,10 @@ __global__ void sort_setup_kernel(int64_t* offsets, int64_t* positions, int64_t 
 }
 
 // vals/idx [K, k] <- the first k of each sorted row: values read back from
-// the input rows (not the canonical keys), so -0 and NaN payloads survive.
-template <class T>
-__global__ void take_sorted_kernel(const T* rows, const int64_t* sorted_pos, T* vals, int64_t* idx,
+// the input rows (not the keys), so -0 and NaN payloads survive. E: the
+// element's bits.
+template <class E>
+__global__ void take_sorted_kernel(const E* rows, const int64_t* sorted_pos, E* vals, int64_t* idx,
                                    int64_t K, int64_t R, int64_t k) {
   const int64_t n = K * k, step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
@@ -79,10 +91,6 @@ __global__ void take_sorted_kernel(const T* rows, const int64_t* sorted_pos, T* 
     idx[i] = p;
   }
 }
-
-// The storage type the radix sort sees (bool as its byte).
-template <class T>
-using SortKey = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
 
 // Long rows are sorted one at a time by the device-wide radix sort, which
 // uses the whole GPU; many shorter rows in one segmented sort.
@@ -95,34 +103,30 @@ struct SortScratch {
 };
 
 template <class Key>
-size_t cub_sort_bytes(int64_t K, int64_t R, bool descending) {
+size_t cub_sort_bytes(int64_t K, int64_t R) {
   size_t bytes = 0;
   const Key* k = nullptr;
   const int64_t* v = nullptr;
   const int64_t* o = nullptr;
-  if (row_by_row(K, R)) {
-    if (descending)
-      cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, k, const_cast<Key*>(k), v,
-                                                const_cast<int64_t*>(v), R);
-    else
-      cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, const_cast<Key*>(k), v,
-                                      const_cast<int64_t*>(v), R);
-  } else if (descending) {
-    cub::DeviceSegmentedSort::StableSortPairsDescending(
-        nullptr, bytes, k, const_cast<Key*>(k), v, const_cast<int64_t*>(v), K * R, K, o, o + 1);
-  } else {
+  if (row_by_row(K, R))
+    cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, const_cast<Key*>(k), v,
+                                    const_cast<int64_t*>(v), R);
+  else
     cub::DeviceSegmentedSort::StableSortPairs(nullptr, bytes, k, const_cast<Key*>(k), v,
                                               const_cast<int64_t*>(v), K * R, K, o, o + 1);
-  }
   return bytes;
 }
 
-template <class T>
-SortScratch sort_layout(int64_t K, int64_t R, bool descending) {
-  using Key = SortKey<T>;
+template <class Key>
+SortScratch sort_layout(int64_t K, int64_t R) {
   return SortScratch{round_up(K * R * sizeof(Key)), round_up(K * R * sizeof(int64_t)),
-                     round_up((K + 1) * sizeof(int64_t)),
-                     round_up(cub_sort_bytes<Key>(K, R, descending))};
+                     round_up((K + 1) * sizeof(int64_t)), round_up(cub_sort_bytes<Key>(K, R))};
+}
+
+int element_size(int dtype) {
+  int size = 0;
+  dispatch(dtype, [&](auto tag) { size = int(sizeof(tag)); });
+  return size;
 }
 
 }  // namespace
@@ -185,19 +189,20 @@ void launch_nonzero(const bool* flags, int64_t count, int64_t* out, int64_t n, c
   coords_kernel<<<grid_for(count, 256), 256, 0, s>>>(linear, out, count, sh);
 }
 
-size_t sort_scratch_bytes(int64_t K, int64_t R, bool descending, int dtype) {
+size_t sort_scratch_bytes(int64_t K, int64_t R, int dtype) {
   size_t bytes = 0;
-  dispatch(dtype, [&](auto tag) { bytes = sort_layout<decltype(tag)>(K, R, descending).total(); });
+  dispatch_bits(element_size(dtype),
+                [&](auto tag) { bytes = sort_layout<decltype(tag)>(K, R).total(); });
   return bytes;
 }
 
+// Keys per dtype (a small kernel each), then CUB per key width, ascending.
 void launch_sort_rows(const void* rows, void* vals, int64_t* idx, int64_t K, int64_t R, int64_t k,
                       bool descending, int dtype, void* scratch, size_t scratch_bytes,
                       cudaStream_t s) {
-  dispatch(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    using Key = SortKey<T>;
-    const SortScratch layout = sort_layout<T>(K, R, descending);
+  dispatch_bits(element_size(dtype), [&](auto tag) {
+    using Key = decltype(tag);
+    const SortScratch layout = sort_layout<Key>(K, R);
     char* at = static_cast<char*>(scratch);
     Key* keys_in = reinterpret_cast<Key*>(at);
     Key* keys_out = reinterpret_cast<Key*>(at += layout.keys);
@@ -207,24 +212,19 @@ void launch_sort_rows(const void* rows, void* vals, int64_t* idx, int64_t K, int
     void* cub_scratch = at += layout.offsets;
     size_t cub_bytes = scratch_bytes - (at - static_cast<char*>(scratch));
     const int64_t n = K * R;
-    canonical_keys_kernel<Key>
-        <<<grid_for(n, 256), 256, 0, s>>>(static_cast<const Key*>(rows), keys_in, n);
+    dispatch(dtype, [&](auto value_tag) {
+      using T = decltype(value_tag);
+      if constexpr (sizeof(T) == sizeof(Key))  // other dtypes never get here
+        sort_keys_kernel<T>
+            <<<grid_for(n, 256), 256, 0, s>>>(static_cast<const T*>(rows), keys_in, n, descending);
+    });
     sort_setup_kernel<<<grid_for(n + 1, 256), 256, 0, s>>>(offsets, pos_in, K, R);
     if (row_by_row(K, R)) {
       for (int64_t r = 0; r < K; ++r) {
         const int64_t o = r * R;
-        if (descending)
-          cub::DeviceRadixSort::SortPairsDescending(cub_scratch, cub_bytes, keys_in + o,
-                                                    keys_out + o, pos_in + o, pos_out + o, R, 0,
-                                                    int(sizeof(Key) * 8), s);
-        else
-          cub::DeviceRadixSort::SortPairs(cub_scratch, cub_bytes, keys_in + o, keys_out + o,
-                                          pos_in + o, pos_out + o, R, 0, int(sizeof(Key) * 8), s);
+        cub::DeviceRadixSort::SortPairs(cub_scratch, cub_bytes, keys_in + o, keys_out + o,
+                                        pos_in + o, pos_out + o, R, 0, int(sizeof(Key) * 8), s);
       }
-    } else if (descending) {
-      cub::DeviceSegmentedSort::StableSortPairsDescending(cub_scratch, cub_bytes, keys_in, keys_out,
-                                                          pos_in, pos_out, n, K, offsets,
-                                                          offsets + 1, s);
     } else {
       cub::DeviceSegmentedSort::StableSortPairs(cub_scratch, cub_bytes, keys_in, keys_out, pos_in,
                                                 pos_out, n, K, offsets, offsets + 1, s);
