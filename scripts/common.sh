@@ -6,7 +6,7 @@ BUILD="${BRASA_BUILD_DIR:-$ROOT/build}"
 JOBS="${BRASA_JOBS:-2}"
 
 # Debian packages this stage needs (DESIGN.md §3).
-BRASA_PACKAGES=(cmake g++ make ccache git clang-format libgtest-dev libgmock-dev libopenblas-dev libdlpack-dev zlib1g-dev nlohmann-json3-dev libopenmpi-dev openmpi-bin libgloo-dev libdnnl-dev libboost-dev)
+BRASA_PACKAGES=(cmake g++ make ninja-build ccache git clang-format libgtest-dev libgmock-dev libopenblas-dev libdlpack-dev zlib1g-dev nlohmann-json3-dev libopenmpi-dev openmpi-bin libgloo-dev libdnnl-dev libboost-dev)
 
 ensure_packages() {
   local missing=()
@@ -33,6 +33,12 @@ configure_and_build() {
       *) opts+=("$1"); shift ;;
     esac
   done
-  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${opts[@]}" >/dev/null
+  # A new build directory uses Ninja: it starts compiling a target's objects
+  # before the libraries it links are linked (make waits target by target),
+  # which keeps both cores busy on a cold build. An existing one keeps its
+  # generator (CMake refuses to switch).
+  local generator=()
+  [ -f "$BUILD/CMakeCache.txt" ] || generator=(-G Ninja)
+  cmake -S "$ROOT" -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${opts[@]}" >/dev/null
   cmake --build "$BUILD" -j"$JOBS" "${target[@]}"
 }
