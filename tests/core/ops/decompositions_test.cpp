@@ -12,13 +12,8 @@ namespace {
 using namespace brasa;
 using golden::expect_golden;
 using golden::S;
+using golden::spd;
 using golden::W;
-
-Tensor spd(int64_t n) {
-  Tensor x = W({n, n});
-  return torch::matmul(x, x.t()) + torch::eye(n, kDouble);
-}
-Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
 
 TEST(Decompositions, DeterminantsAndInversesMatchPyTorch) {
   Tensor eye3 = torch::eye(3, kDouble);
@@ -42,7 +37,7 @@ TEST(Decompositions, CholeskyTriangularAndLuMatchPyTorch) {
   expect_golden("cholesky_upper", torch::cholesky(spd(4), true));
   Tensor L = torch::cholesky(spd(4));
   expect_golden("cholesky_solve", torch::cholesky_solve(S({4, 2}, 0.5, 0.3), L));
-  EXPECT_TRUE(torch::cholesky_solve(S({4, 2}, 0.5, 0.3), mT(L), true)
+  EXPECT_TRUE(torch::cholesky_solve(S({4, 2}, 0.5, 0.3), L.mT(), true)
                   .allclose(torch::cholesky_solve(S({4, 2}, 0.5, 0.3), L), 1e-12));
   expect_golden("cholesky_inverse", torch::cholesky_inverse(torch::cholesky(spd(3))));
   Tensor U = torch::triu(W({3, 3})) + torch::eye(3, kDouble) * 2;
@@ -105,17 +100,17 @@ TEST(Decompositions, QrSvdAndEigenvaluesMatchPyTorch) {
   expect_golden("svd_S", Ss);
   expect_golden("svd_U_abs", Us.abs());
   expect_golden("svd_V_abs", Vs.abs());
-  EXPECT_TRUE(torch::matmul(Us * Ss.unsqueeze(0), mT(Vs)).allclose(W({4, 3}), 1e-12, 1e-12));
+  EXPECT_TRUE(torch::matmul(Us * Ss.unsqueeze(0), Vs.mT()).allclose(W({4, 3}), 1e-12, 1e-12));
   auto [Uc, Sc, Vc] = torch::svd(W({4, 3}), false);
   EXPECT_SHAPE(Uc, {4, 4});
-  EXPECT_TRUE(torch::matmul(mT(Uc), Uc).allclose(torch::eye(4, kDouble), 1e-12, 1e-12));
+  EXPECT_TRUE(torch::matmul(Uc.mT(), Uc).allclose(torch::eye(4, kDouble), 1e-12, 1e-12));
   auto [Un, Sn, Vn] = torch::svd(W({4, 3}), true, false);
   EXPECT_TRUE(Sn.allclose(Ss) && Un.eq(0).all().item<bool>());
   Tensor sym = spd(4) - torch::eye(4, kDouble) * 3;
   auto [e, V] = torch::symeig(sym, true);
   expect_golden("symeig_e", e);
   expect_golden("symeig_V_abs", V.abs());
-  EXPECT_TRUE(torch::matmul(V * e.unsqueeze(0), mT(V)).allclose(sym, 1e-12, 1e-12));
+  EXPECT_TRUE(torch::matmul(V * e.unsqueeze(0), V.mT()).allclose(sym, 1e-12, 1e-12));
   EXPECT_EQ(std::get<1>(torch::symeig(sym)).numel(), 0);  // no eigenvectors asked for
   // Only the named triangle is read.
   EXPECT_TRUE(std::get<0>(torch::symeig(torch::triu(sym))).allclose(e, 1e-12));

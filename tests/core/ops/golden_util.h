@@ -26,6 +26,11 @@ inline Tensor Z(std::vector<int64_t> shape, double a = 0.37, double b = 0.1) {
 }
 // A full-rank variant of S (a matrix of S's values has rank 2).
 inline Tensor W(std::vector<int64_t> shape) { return S(shape) + S(shape, 1.7, 0.3).pow(2) * 0.5; }
+// A symmetric positive-definite n x n matrix.
+inline Tensor spd(int64_t n) {
+  Tensor x = W({n, n});
+  return matmul(x, x.t()) + eye(n, TensorOptions().dtype(kDouble));
+}
 inline Tensor L(std::vector<int64_t> v) { return tensor(v, TensorOptions().dtype(kLong)); }
 inline Tensor D(std::vector<double> v) { return tensor(v, TensorOptions().dtype(kDouble)); }
 

@@ -14,14 +14,10 @@ namespace {
 using namespace brasa;
 using golden::expect_golden;
 using golden::S;
+using golden::spd;
 using golden::W;
 
 Tensor eye(int64_t n) { return torch::eye(n, kDouble); }
-Tensor spd(int64_t n) {
-  Tensor x = W({n, n});
-  return torch::matmul(x, x.t()) + eye(n);
-}
-Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
 const double kInf = std::numeric_limits<double>::infinity();
 
 TEST(LinalgFunctions, SolversMatchPyTorch) {
@@ -132,7 +128,7 @@ TEST(LinalgFunctions, EigenvaluesMatchPyTorch) {
   expect_golden("linalg_eigh_upper", std::get<0>(torch::linalg::eigh(W({3, 3}), "U")));
   expect_golden("linalg_eigvalsh", torch::linalg::eigvalsh(W({2, 3, 3})));
   auto [e, V] = torch::linalg::eigh(spd(4));
-  EXPECT_TRUE(torch::matmul(V * e.unsqueeze(0), mT(V)).allclose(spd(4), 1e-12, 1e-12));
+  EXPECT_TRUE(torch::matmul(V * e.unsqueeze(0), V.mT()).allclose(spd(4), 1e-12, 1e-12));
 }
 
 TEST(LinalgFunctions, FactorizationsMatchPyTorch) {
@@ -144,7 +140,7 @@ TEST(LinalgFunctions, FactorizationsMatchPyTorch) {
   auto [LU, piv] = torch::linalg::lu_factor(W({3, 3}));
   EXPECT_EQ(piv.scalar_type(), kInt);
 
-  Tensor sym = W({4, 4}) + mT(W({4, 4}));  // symmetric, indefinite
+  Tensor sym = W({4, 4}) + W({4, 4}).mT();  // symmetric, indefinite
   auto [LD, pivots] = torch::linalg::ldl_factor(sym);
   expect_golden("linalg_ldl_LD", LD);
   expect_golden("linalg_ldl_pivots", pivots);
@@ -168,12 +164,12 @@ TEST(LinalgFunctions, FactorizationsMatchPyTorch) {
   expect_golden("linalg_svd_full_S", Sf);
   EXPECT_SHAPE(Uf, {2, 5, 5});
   EXPECT_SHAPE(Vh, {2, 3, 3});
-  EXPECT_TRUE(torch::matmul(mT(Uf), Uf).allclose(eye(5).expand({2, 5, 5}), 1e-12, 1e-12));
+  EXPECT_TRUE(torch::matmul(Uf.mT(), Uf).allclose(eye(5).expand({2, 5, 5}), 1e-12, 1e-12));
   Tensor rebuilt = torch::matmul(Uf.narrow(-1, 0, 3) * Sf.unsqueeze(-2), Vh);
   EXPECT_TRUE(rebuilt.allclose(W({2, 5, 3}), 1e-12, 1e-12));
   auto [Uw, Sw, Vhw] = torch::linalg::svd(W({3, 5}), true, c10::nullopt);
   EXPECT_SHAPE(Vhw, {5, 5});
-  EXPECT_TRUE(torch::matmul(Vhw, mT(Vhw)).allclose(eye(5), 1e-12, 1e-12));
+  EXPECT_TRUE(torch::matmul(Vhw, Vhw.mT()).allclose(eye(5), 1e-12, 1e-12));
   auto [Ur, Sr, Vhr] = torch::linalg::svd(W({3, 5}), false);
   EXPECT_SHAPE(Vhr, {3, 5});
   EXPECT_TRUE(torch::linalg::svdvals(W({3, 5})).allclose(Sr));
@@ -227,7 +223,7 @@ TEST(LinalgFunctions, MatrixFunctionsMatchPyTorch) {
   expect_golden("linalg_matrix_rank", ranks);
   EXPECT_EQ(torch::linalg::matrix_rank(W({5, 3}), 1e-3, false).item<int64_t>(), 3);
   expect_golden("linalg_pinv_hermitian",
-                torch::linalg::pinv(W({3, 3}) + mT(W({3, 3})), 1e-15, true));
+                torch::linalg::pinv(W({3, 3}) + W({3, 3}).mT(), 1e-15, true));
   EXPECT_TRUE(torch::linalg::pinv(W({4, 3})).allclose(torch::pinverse(W({4, 3}))));
   expect_golden("linalg_multi_dot",
                 torch::linalg::multi_dot({S({3}), W({3, 4}), W({4, 2}), S({2}, 0.5, 0.3)}));
@@ -263,10 +259,10 @@ TEST(LinalgFunctions, FloatInputsComputeInFloat) {
   };
   near(torch::linalg::inv(Af), torch::linalg::inv(A));
   near(torch::linalg::solve(Af, Bf), torch::linalg::solve(A, B));
-  near(torch::linalg::cholesky(torch::matmul(Af, mT(Af))),
-       torch::linalg::cholesky(torch::matmul(A, mT(A))));
+  near(torch::linalg::cholesky(torch::matmul(Af, Af.mT())),
+       torch::linalg::cholesky(torch::matmul(A, A.mT())));
   near(torch::linalg::svdvals(Af), torch::linalg::svdvals(A));
-  near(torch::linalg::eigvalsh(Af + mT(Af)), torch::linalg::eigvalsh(A + mT(A)));
+  near(torch::linalg::eigvalsh(Af + Af.mT()), torch::linalg::eigvalsh(A + A.mT()));
   near(std::get<1>(torch::linalg::qr(Af)), std::get<1>(torch::linalg::qr(A)));
   near(torch::linalg::solve_triangular(torch::triu(Af), Bf, true),
        torch::linalg::solve_triangular(torch::triu(A), B, true));
@@ -286,7 +282,7 @@ TEST(LinalgFunctions, EmptyMatricesGiveEmptyResults) {
   EXPECT_SHAPE(U, {2, 3, 3});
   EXPECT_SHAPE(S, {2, 0});
   EXPECT_SHAPE(Vh, {2, 0, 0});
-  EXPECT_TRUE(torch::matmul(U, mT(U)).allclose(torch::eye(3).expand({2, 3, 3})));
+  EXPECT_TRUE(torch::matmul(U, U.mT()).allclose(torch::eye(3).expand({2, 3, 3})));
   auto [P, L, Uu] = torch::linalg::lu(torch::zeros({2, 3, 0}));
   EXPECT_SHAPE(P, {2, 3, 3});
   EXPECT_SHAPE(L, {2, 3, 0});
@@ -333,7 +329,7 @@ TEST(LinalgFunctions, BadInputGivesPyTorchsErrors) {
   EXPECT_ERROR("multi_dot(): tensors 0 and 1 with shapes [5, 3] and [5, 3] cannot be multiplied",
                torch::linalg::multi_dot({A, A}));
   EXPECT_ERROR("multi_dot(): the last tensor must be 1D or 2D but got 3D",
-               torch::linalg::multi_dot({mT(A), A, torch::ones({2, 2, 2}, kDouble)}));
+               torch::linalg::multi_dot({A.mT(), A, torch::ones({2, 2, 2}, kDouble)}));
   EXPECT_ERROR("but got 12 != 2", torch::linalg::tensorinv(torch::ones({2, 3, 4}, kDouble), 1));
   EXPECT_ERROR("Expected a strictly positive integer for 'ind'", torch::linalg::tensorinv(A, 0));
   EXPECT_ERROR("linalg.eigh: A must be batches of square matrices", torch::linalg::eigh(A));
