@@ -30,6 +30,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -463,6 +464,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (lead) {
+      // The run directory is made when missing (rank 0 writes every file).
+      std::error_code made;
+      std::filesystem::create_directories(a.run_dir, made);
+      if (made)
+        refuse("--run-dir " + a.run_dir + ": cannot make the directory (" + made.message() + ")");
       check_writable("--checkpoint", a.checkpoint);
       check_writable("--metrics", a.metrics);
       check_writable("--metrics", a.chart);

@@ -68,6 +68,14 @@ run 2 "${small[@]}" --checkpoint "$dir/missing/model.safetensors"
 has err "--checkpoint $dir/missing/model.safetensors: cannot write in its directory"
 lacks out "epoch 1:"
 
+# A missing --run-dir is made; one that cannot be is refused.
+run 0 --model mlp --train-samples 500 --epochs 1 --run-dir "$dir/new/runs"
+[ -f "$dir/new/runs/fashion_mnist_mlp.safetensors" ] || fail "no checkpoint in the new --run-dir"
+touch "$dir/a_file"
+run 2 "${small[@]}" --run-dir "$dir/a_file/runs"
+has err "--run-dir $dir/a_file/runs: cannot make the directory (Not a directory)"
+lacks out "epoch 1:"
+
 mkdir "$dir/a_directory"
 run 2 "${small[@]}" --metrics "$dir/a_directory"
 has err "--metrics $dir/a_directory: is a directory, expected a file"
