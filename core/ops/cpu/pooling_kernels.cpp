@@ -26,20 +26,30 @@ inline bool takes_second(T first, T second) {
 // Windows entirely inside the plane (no padding): loop over the window
 // offsets outside and the output columns inside, so the inner loop is a
 // branch-free elementwise max that the compiler vectorizes.
-template <class T>
-void max_pool_plane_interior(const T* plane, T* out, int64_t* idx, const PoolGeometry& g) {
-  for (int64_t oh = 0; oh < g.OH; ++oh) {
-    T* o = out + oh * g.OW;
-    for (int64_t i = 0; i < g.kh; ++i)
-      for (int64_t j = 0; j < g.kw; ++j) {
-        const T* r = plane + (oh * g.sh + i * g.dh) * g.W + j * g.dw;
+// kSW: the column stride when known at compile time (1 or 2, the common
+// ones), 0 to read it from g. A known stride lets the compiler load the
+// window columns of 16 outputs as whole vectors (a stride-2 pair of vectors
+// deinterleaved) rather than element by element; the geometry is copied into
+// locals because the stores into out and idx could otherwise alias it, which
+// reloaded g.sw on every element (the argmax pass ran scalar and took most
+// of a 3x3 stride-2 pool's time).
+template <class T, int kSW>
+void max_pool_rows_interior(const T* plane, T* out, int64_t* idx, const PoolGeometry& g) {
+  const int64_t OH = g.OH, OW = g.OW, W = g.W, kh = g.kh, kw = g.kw, sh = g.sh, dh = g.dh,
+                dw = g.dw;
+  const int64_t sw = kSW ? kSW : g.sw;
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    T* __restrict o = out + oh * OW;
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j) {
+        const T* __restrict r = plane + (oh * sh + i * dh) * W + j * dw;
         if (i == 0 && j == 0) {
-          for (int64_t ow = 0; ow < g.OW; ++ow) o[ow] = r[ow * g.sw];
+          for (int64_t ow = 0; ow < OW; ++ow) o[ow] = r[ow * sw];
           continue;
         }
         // Greater wins; a NaN wins over a number and the first NaN stays.
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          const T v = r[ow * g.sw], cur = o[ow];
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const T v = r[ow * sw], cur = o[ow];
           o[ow] = takes_second(cur, v) ? v : cur;
         }
       }
@@ -47,33 +57,36 @@ void max_pool_plane_interior(const T* plane, T* out, int64_t* idx, const PoolGeo
     // Second pass for the argmax: window positions in reverse order, each
     // overwriting where it equals the max, leaves the first match; branch-free
     // over the output row. NaN maxima (rare) are fixed up afterwards.
-    int64_t* ix = idx + oh * g.OW;
+    int64_t* __restrict ix = idx + oh * OW;
     bool any_nan = false;
-    for (int64_t ow = 0; ow < g.OW; ++ow) any_nan |= o[ow] != o[ow];
-    for (int64_t i = g.kh - 1; i >= 0; --i)
-      for (int64_t j = g.kw - 1; j >= 0; --j) {
-        const int64_t base = (oh * g.sh + i * g.dh) * g.W + j * g.dw;
-        const T* r = plane + base;
-        if (i == g.kh - 1 && j == g.kw - 1) {
-          for (int64_t ow = 0; ow < g.OW; ++ow) ix[ow] = base + ow * g.sw;
+    for (int64_t ow = 0; ow < OW; ++ow) any_nan |= o[ow] != o[ow];
+    for (int64_t i = kh - 1; i >= 0; --i)
+      for (int64_t j = kw - 1; j >= 0; --j) {
+        const int64_t base = (oh * sh + i * dh) * W + j * dw;
+        const T* __restrict r = plane + base;
+        if (i == kh - 1 && j == kw - 1) {
+          for (int64_t ow = 0; ow < OW; ++ow) ix[ow] = base + ow * sw;
           continue;
         }
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          // Bit masks rather than a conditional: no data-dependent branch.
-          const int64_t m = -static_cast<int64_t>(r[ow * g.sw] == o[ow]);
-          ix[ow] = (ix[ow] & ~m) | ((base + ow * g.sw) & m);
-        }
+        for (int64_t ow = 0; ow < OW; ++ow) ix[ow] = r[ow * sw] == o[ow] ? base + ow * sw : ix[ow];
       }
     if (any_nan)
-      for (int64_t ow = 0; ow < g.OW; ++ow) {
+      for (int64_t ow = 0; ow < OW; ++ow) {
         if (o[ow] == o[ow]) continue;
-        for (int64_t i = g.kh - 1; i >= 0; --i)
-          for (int64_t j = g.kw - 1; j >= 0; --j) {
-            const int64_t pos = (oh * g.sh + i * g.dh) * g.W + j * g.dw + ow * g.sw;
+        for (int64_t i = kh - 1; i >= 0; --i)
+          for (int64_t j = kw - 1; j >= 0; --j) {
+            const int64_t pos = (oh * sh + i * dh) * W + j * dw + ow * sw;
             if (plane[pos] != plane[pos]) ix[ow] = pos;
           }
       }
   }
+}
+
+template <class T>
+void max_pool_plane_interior(const T* plane, T* out, int64_t* idx, const PoolGeometry& g) {
+  if (g.OW >= 16 && g.sw == 1) return max_pool_rows_interior<T, 1>(plane, out, idx, g);
+  if (g.OW >= 16 && g.sw == 2) return max_pool_rows_interior<T, 2>(plane, out, idx, g);
+  max_pool_rows_interior<T, 0>(plane, out, idx, g);
 }
 
 // take ? b : a through bit masks: compilers turn the ternary into a branch,
