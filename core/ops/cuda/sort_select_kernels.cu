@@ -123,10 +123,22 @@ SortScratch sort_layout(int64_t K, int64_t R) {
                      round_up((K + 1) * sizeof(int64_t)), round_up(cub_sort_bytes<Key>(K, R))};
 }
 
-int element_size(int dtype) {
-  int size = 0;
-  dispatch(dtype, [&](auto tag) { size = int(sizeof(tag)); });
-  return size;
+// Sorts the keys of K rows of R (their positions along) with CUB; a template
+// of the key alone, so every dtype of one width shares one instantiation.
+template <class Key>
+void sort_unsigned_keys(const Key* keys_in, Key* keys_out, const int64_t* pos_in, int64_t* pos_out,
+                        const int64_t* offsets, int64_t K, int64_t R, void* cub_scratch,
+                        size_t cub_bytes, cudaStream_t s) {
+  if (row_by_row(K, R)) {
+    for (int64_t r = 0; r < K; ++r) {
+      const int64_t o = r * R;
+      cub::DeviceRadixSort::SortPairs(cub_scratch, cub_bytes, keys_in + o, keys_out + o, pos_in + o,
+                                      pos_out + o, R, 0, int(sizeof(Key) * 8), s);
+    }
+  } else {
+    cub::DeviceSegmentedSort::StableSortPairs(cub_scratch, cub_bytes, keys_in, keys_out, pos_in,
+                                              pos_out, K * R, K, offsets, offsets + 1, s);
+  }
 }
 
 }  // namespace
@@ -191,17 +203,18 @@ void launch_nonzero(const bool* flags, int64_t count, int64_t* out, int64_t n, c
 
 size_t sort_scratch_bytes(int64_t K, int64_t R, int dtype) {
   size_t bytes = 0;
-  dispatch_bits(element_size(dtype),
-                [&](auto tag) { bytes = sort_layout<decltype(tag)>(K, R).total(); });
+  dispatch(dtype, [&](auto tag) { bytes = sort_layout<Bits<sizeof(tag)>>(K, R).total(); });
   return bytes;
 }
 
-// Keys per dtype (a small kernel each), then CUB per key width, ascending.
+// Keys per dtype (a small kernel each), then CUB and the gather per key
+// width (Bits<size>), ascending.
 void launch_sort_rows(const void* rows, void* vals, int64_t* idx, int64_t K, int64_t R, int64_t k,
                       bool descending, int dtype, void* scratch, size_t scratch_bytes,
                       cudaStream_t s) {
-  dispatch_bits(element_size(dtype), [&](auto tag) {
-    using Key = decltype(tag);
+  dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Key = Bits<sizeof(T)>;
     const SortScratch layout = sort_layout<Key>(K, R);
     char* at = static_cast<char*>(scratch);
     Key* keys_in = reinterpret_cast<Key*>(at);
@@ -212,23 +225,11 @@ void launch_sort_rows(const void* rows, void* vals, int64_t* idx, int64_t K, int
     void* cub_scratch = at += layout.offsets;
     size_t cub_bytes = scratch_bytes - (at - static_cast<char*>(scratch));
     const int64_t n = K * R;
-    dispatch(dtype, [&](auto value_tag) {
-      using T = decltype(value_tag);
-      if constexpr (sizeof(T) == sizeof(Key))  // other dtypes never get here
-        sort_keys_kernel<T>
-            <<<grid_for(n, 256), 256, 0, s>>>(static_cast<const T*>(rows), keys_in, n, descending);
-    });
+    sort_keys_kernel<T>
+        <<<grid_for(n, 256), 256, 0, s>>>(static_cast<const T*>(rows), keys_in, n, descending);
     sort_setup_kernel<<<grid_for(n + 1, 256), 256, 0, s>>>(offsets, pos_in, K, R);
-    if (row_by_row(K, R)) {
-      for (int64_t r = 0; r < K; ++r) {
-        const int64_t o = r * R;
-        cub::DeviceRadixSort::SortPairs(cub_scratch, cub_bytes, keys_in + o, keys_out + o,
-                                        pos_in + o, pos_out + o, R, 0, int(sizeof(Key) * 8), s);
-      }
-    } else {
-      cub::DeviceSegmentedSort::StableSortPairs(cub_scratch, cub_bytes, keys_in, keys_out, pos_in,
-                                                pos_out, n, K, offsets, offsets + 1, s);
-    }
+    sort_unsigned_keys<Key>(keys_in, keys_out, pos_in, pos_out, offsets, K, R, cub_scratch,
+                            cub_bytes, s);
     take_sorted_kernel<Key><<<grid_for(K * k, 256), 256, 0, s>>>(
         static_cast<const Key*>(rows), pos_out, static_cast<Key*>(vals), idx, K, R, k);
   });
