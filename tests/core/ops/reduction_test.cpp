@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -410,6 +411,53 @@ TEST(Reduction, TopkMatchesAStableSortWithTiesAndNaN) {
         if (k <= 64) EXPECT_TRUE(i.equal(si.narrow(1, 0, k)));
       }
   }
+}
+
+// Sorting rows short enough for insertion, long ones, and partial sorts
+// (topk beyond its buffers) against std::stable_sort of positions: ties keep
+// the earlier position, NaN is greatest, stable or not.
+TEST(Reduction, SortOfShortAndLongRowsIsTheStableOrder) {
+  manual_seed(11);
+  for (ScalarType dt : {kFloat, kDouble, kInt, kHalf})
+    for (int64_t R : {1, 2, 7, 31, 32, 33, 100, 203}) {
+      Tensor x = randint(0, R / 3 + 2, {5, R}).to(dt);  // ties in every row
+      if (isFloatingType(dt) && R > 3) {
+        x[1][R / 2] = NAN;
+        x[1][0] = NAN;
+        x[2][R - 1] = -0.0;
+        x[3].fill_(NAN);
+      }
+      const Tensor xd = x.to(kDouble).contiguous();
+      const double* p = xd.data_ptr<double>();
+      for (bool descending : {false, true})
+        for (bool stable : {false, true}) {
+          SCOPED_TRACE(::testing::Message() << toString(dt) << " R " << R << " descending "
+                                            << descending << " stable " << stable);
+          auto [v, i] = x.sort(stable, 1, descending);
+          auto [tv, ti] = x.topk(std::max<int64_t>(1, R - 1), 1, descending);
+          const Tensor vd = v.to(kDouble).contiguous(), il = i.contiguous();
+          const Tensor ti_l = ti.contiguous();
+          for (int64_t row = 0; row < 5; ++row) {
+            const double* r = p + row * R;
+            auto less = [](double a, double b) { return std::isnan(b) ? !std::isnan(a) : a < b; };
+            std::vector<int64_t> want(static_cast<size_t>(R));
+            for (int64_t j = 0; j < R; ++j) want[static_cast<size_t>(j)] = j;
+            std::stable_sort(want.begin(), want.end(), [&](int64_t a, int64_t b) {
+              return descending ? less(r[b], r[a]) : less(r[a], r[b]);
+            });
+            for (int64_t j = 0; j < R; ++j) {
+              ASSERT_EQ(il[row][j].item<int64_t>(), want[static_cast<size_t>(j)])
+                  << row << "," << j;
+              const double got = vd[row][j].item<double>(),
+                           expect = r[want[static_cast<size_t>(j)]];
+              ASSERT_TRUE(got == expect || (std::isnan(got) && std::isnan(expect)));
+              // topk of all but one: the sort's first R - 1 positions (k > 64: the partial sort).
+              if (j < R - 1 || R == 1)
+                ASSERT_EQ(ti_l[row][j].item<int64_t>(), want[static_cast<size_t>(j)]);
+            }
+          }
+        }
+    }
 }
 
 TEST(Reduction, SixteenBitFloatsAndIntegers) {
