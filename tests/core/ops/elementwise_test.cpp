@@ -300,6 +300,50 @@ TEST(Elementwise, InPlaceComparisonsLogicalBitwise) {
   EXPECT_THROW(tensor({1.0}).bitwise_and_(tensor({1.0})), Error);
 }
 
+// where, masked_fill, conversions from bool and the comparisons of bool
+// operands over long random masks (the vector loops and their tails, contiguous, broadcast and
+// strided) against an element-by-element reference.
+TEST(Elementwise, WhereAndBoolComparisonsOverLongRandomMasks) {
+  manual_seed(5);
+  const int64_t n = 1000 + 37;
+  Tensor mask = rand({n}) > 0.5, other = rand({n}) > 0.3;
+  const Tensor mb = mask.to(kLong), ob = other.to(kLong);
+  for (ScalarType dt : {kFloat, kDouble, kInt, kHalf, kBool, kByte}) {
+    SCOPED_TRACE(toString(dt));
+    Tensor a = randint(-50, 50, {n}).to(dt), b = randint(-50, 50, {n}).to(dt);
+    const Tensor ad = a.to(kDouble), bd = b.to(kDouble);
+    const Tensor w = where(mask, a, b).to(kDouble), f = a.masked_fill(mask, 7).to(kDouble);
+    // The mask converted to dt (the copy kernel), from contiguous and strided bools.
+    const Tensor converted = mask.to(dt).to(kDouble),
+                 converted_strided =
+                     mask.view({n, 1}).expand({n, 2}).contiguous().select(1, 1).to(dt).to(kDouble);
+    const Tensor strided =
+        where(mask.view({n, 1}).expand({n, 2}).contiguous().select(1, 1), a, b).to(kDouble);
+    for (int64_t i = 0; i < n; ++i) {
+      const bool m = mb[i].item<int64_t>() != 0;
+      const double want = m ? ad[i].item<double>() : bd[i].item<double>();
+      ASSERT_EQ(w[i].item<double>(), want) << i;
+      ASSERT_EQ(strided[i].item<double>(), want) << i;
+      ASSERT_EQ(f[i].item<double>(), m ? (dt == kBool ? 1.0 : 7.0) : ad[i].item<double>()) << i;
+      ASSERT_EQ(converted[i].item<double>(), m ? 1.0 : 0.0) << i;
+      ASSERT_EQ(converted_strided[i].item<double>(), m ? 1.0 : 0.0) << i;
+    }
+  }
+  const Tensor both = logical_and(mask, other).to(kLong),
+               either = logical_or(mask, other).to(kLong), one = logical_xor(mask, other).to(kLong),
+               eq = mask.eq(other).to(kLong), lt = mask.lt(other).to(kLong),
+               ge = mask.ge(true).to(kLong);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t x = mb[i].item<int64_t>(), y = ob[i].item<int64_t>();
+    ASSERT_EQ(both[i].item<int64_t>(), x && y) << i;
+    ASSERT_EQ(either[i].item<int64_t>(), x || y) << i;
+    ASSERT_EQ(one[i].item<int64_t>(), x != y) << i;
+    ASSERT_EQ(eq[i].item<int64_t>(), x == y) << i;
+    ASSERT_EQ(lt[i].item<int64_t>(), x < y) << i;
+    ASSERT_EQ(ge[i].item<int64_t>(), x) << i;
+  }
+}
+
 TEST(Elementwise, ClampLerpAddcWhereMaskedFill) {
   auto x = tensor({-2.0, 0.5, 3.0});
   EXPECT_VALUES(x.clamp(-1, 1), {-1, 0.5, 1});
