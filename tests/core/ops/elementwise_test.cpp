@@ -332,7 +332,8 @@ TEST(Elementwise, WhereAndBoolComparisonsOverLongRandomMasks) {
   const Tensor both = logical_and(mask, other).to(kLong),
                either = logical_or(mask, other).to(kLong), one = logical_xor(mask, other).to(kLong),
                eq = mask.eq(other).to(kLong), lt = mask.lt(other).to(kLong),
-               ge = mask.ge(true).to(kLong);
+               ge = mask.ge(true).to(kLong), negated = mask.logical_not().to(kLong),
+               flipped = (~mask).to(kLong), count = mask.sum();
   for (int64_t i = 0; i < n; ++i) {
     const int64_t x = mb[i].item<int64_t>(), y = ob[i].item<int64_t>();
     ASSERT_EQ(both[i].item<int64_t>(), x && y) << i;
@@ -341,7 +342,10 @@ TEST(Elementwise, WhereAndBoolComparisonsOverLongRandomMasks) {
     ASSERT_EQ(eq[i].item<int64_t>(), x == y) << i;
     ASSERT_EQ(lt[i].item<int64_t>(), x < y) << i;
     ASSERT_EQ(ge[i].item<int64_t>(), x) << i;
+    ASSERT_EQ(negated[i].item<int64_t>(), !x) << i;
+    ASSERT_EQ(flipped[i].item<int64_t>(), !x) << i;
   }
+  EXPECT_EQ(count.item<int64_t>(), mb.sum().item<int64_t>());
 }
 
 TEST(Elementwise, ClampLerpAddcWhereMaskedFill) {
