@@ -107,6 +107,31 @@ Tensor index_kernel(const Tensor& self, const IndexList& indices_in);
 
 }  // namespace
 
+static Tensor masked_select_kernel(const Tensor& self, const Tensor& mask);
+
+namespace {
+
+// The one index when it is a bool mask over self's leading dims (their
+// sizes, at least one dim), on the CPU with self, and no trailing dim is
+// empty: then self[mask] is a masked select and writing a number through it
+// a masked fill, with no list of positions (nonzero) made first. The mask
+// comes back with trailing dims of 1, to broadcast against self. 1 Mi floats,
+// 1 thread (Intel Xeon): x.index({mask}) took 3.8 ms through nonzero and
+// advanced indexing, masked_select 0.19 ms.
+std::optional<Tensor> leading_cpu_mask(const Tensor& self, const IndexList& indices) {
+  if (indices.size() != 1 || !indices[0] || !indices[0]->defined()) return std::nullopt;
+  const Tensor& m = *indices[0];
+  if (m.dtype() != kBool || !m.is_cpu() || !self.is_cpu() || m.dim() == 0 || m.dim() > self.dim())
+    return std::nullopt;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (d < m.dim() ? m.size(d) != self.size(d) : self.size(d) == 0) return std::nullopt;
+  DimVector shape(m.sizes().begin(), m.sizes().end());
+  shape.resize(static_cast<size_t>(self.dim()), 1);
+  return m.reshape(shape);
+}
+
+}  // namespace
+
 // Adds the gradient g of an indexing op into a dense gradient of its input
 // (of `self_shape`) that already exists, when there is one: the leaf's .grad
 // (autograd::fusable_leaf_grad), or what the running backward has gathered
@@ -151,6 +176,11 @@ Tensor index(const Tensor& self, const IndexList& indices) {
 
 namespace {
 Tensor index_kernel(const Tensor& self, const std::vector<std::optional<Tensor>>& indices_in) {
+  if (auto mask = leading_cpu_mask(self, indices_in)) {
+    DimVector shape{-1};  // [selected places, the dims after the mask's]
+    for (int64_t d = indices_in[0]->dim(); d < self.dim(); ++d) shape.push_back(self.size(d));
+    return masked_select_kernel(self, *mask).view(shape);
+  }
   auto indices = expand_all_masks("index", self, indices_in);
   AdvancedIndex p = plan_advanced("index", self, indices);
   if (p.dims.empty()) return clone(self);
@@ -161,6 +191,13 @@ Tensor index_kernel(const Tensor& self, const std::vector<std::optional<Tensor>>
 
 Tensor& index_put_kernel(Tensor& self, const std::vector<std::optional<Tensor>>& indices_in,
                          const Tensor& values, bool accumulate) {
+  if (auto mask = leading_cpu_mask(self, indices_in);
+      mask && !accumulate && values.numel() == 1 && values.dim() <= 1 &&
+      values.dtype() == self.dtype() && values.is_cpu()) {
+    NoGradGuard no_grad;  // index_put_ records the write itself
+    detail::masked_fill_inplace(self, *mask, values.reshape({}));
+    return self;
+  }
   auto indices = expand_all_masks("index_put_", self, indices_in);
   AdvancedIndex p = plan_advanced("index_put_", self, indices);
   BRASA_CHECK(!p.dims.empty(), "index_put_: expected at least one index tensor");

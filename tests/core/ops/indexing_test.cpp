@@ -293,3 +293,44 @@ TEST(Indexing, ScatterInParallelSlices) {
   EXPECT_ERROR("scatter_add_: index 128 is out of bounds for dimension 1 with size 128",
                zeros({64, 128, 32}, kDouble).scatter_add_(1, bad, src.narrow(1, 0, 128)));
 }
+
+// A bool mask over the leading dims (the masked-select path) gives what the
+// positions of its true places give through advanced indexing, for masks of
+// 1, 2 and 3 dims, a strided tensor and a strided mask; the gradient reaches
+// the selected places only; writing a number through the mask is a masked
+// fill.
+TEST(Indexing, BoolMaskOverLeadingDimsMatchesItsPositions) {
+  manual_seed(9);
+  const Tensor contiguous_x = rand({6, 5, 4}), strided_x = rand({4, 5, 6}).permute({2, 1, 0});
+  for (const Tensor& x : {contiguous_x, strided_x})
+    for (int64_t k = 1; k <= 3; ++k) {
+      SCOPED_TRACE(::testing::Message()
+                   << "mask dims " << k << " contiguous " << x.is_contiguous());
+      std::vector<int64_t> mask_shape(x.sizes().begin(), x.sizes().begin() + k);
+      const Tensor mask = rand(mask_shape) > 0.4;
+      const Tensor t_mask = k == 2 ? (rand({mask_shape[1], mask_shape[0]}) > 0.4).t() : mask;
+      for (const Tensor& m : {mask, t_mask}) {
+        const Tensor nz = nonzero(m);
+        std::vector<TensorIndex> at;
+        for (int64_t d = 0; d < k; ++d) at.emplace_back(nz.select(1, d));
+        const Tensor got = x.index({m});
+        EXPECT_TRUE(got.equal(x.index(at)));
+        std::vector<int64_t> want_shape{nz.size(0)};
+        for (int64_t d = k; d < 3; ++d) want_shape.push_back(x.size(d));
+        EXPECT_EQ(got.sizes().vec(), want_shape);
+
+        DimVector ones_shape(m.sizes().begin(), m.sizes().end());
+        ones_shape.resize(3, 1);
+        const Tensor broadcast = m.reshape(IntArrayRef(ones_shape)).expand(x.sizes());
+        Tensor leaf = x.detach().clone().requires_grad_(true);
+        leaf.index({m}).mul(2).sum().backward();
+        EXPECT_TRUE(leaf.grad().equal(broadcast.to(kFloat) * 2));
+
+        Tensor y = x.clone(), z = x.clone();
+        y.index_put_({m}, 5.0);
+        z.index_put_({m}, tensor({-3.0f}));
+        EXPECT_TRUE(y.equal(where(broadcast, full({}, 5.0), x)));
+        EXPECT_TRUE(z.equal(where(broadcast, full({}, -3.0), x)));
+      }
+    }
+}
