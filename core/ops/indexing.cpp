@@ -192,11 +192,24 @@ Tensor index_kernel(const Tensor& self, const std::vector<std::optional<Tensor>>
 Tensor& index_put_kernel(Tensor& self, const std::vector<std::optional<Tensor>>& indices_in,
                          const Tensor& values, bool accumulate) {
   if (auto mask = leading_cpu_mask(self, indices_in);
-      mask && !accumulate && values.numel() == 1 && values.dim() <= 1 &&
-      values.dtype() == self.dtype() && values.is_cpu()) {
-    NoGradGuard no_grad;  // index_put_ records the write itself
-    detail::masked_fill_inplace(self, *mask, values.reshape({}));
-    return self;
+      mask && values.dtype() == self.dtype() && values.is_cpu() && !self.is_complex()) {
+    if (!accumulate && values.numel() == 1 && values.dim() <= 1) {
+      NoGradGuard no_grad;  // index_put_ records the write itself
+      detail::masked_fill_inplace(self, *mask, values.reshape({}));
+      return self;
+    }
+    // A row of values per true place (index's gradient, masked_select's):
+    // one pass over the mask. 1 Mi floats: 3.2 ms through nonzero, 0.3 ms.
+    const int64_t k = indices_in[0]->dim();
+    bool rows = self.is_contiguous() && values.dim() == self.dim() - k + 1;
+    for (int64_t d = 1; rows && d < values.dim(); ++d)
+      rows = values.size(d) == self.size(k + d - 1);
+    if (rows) {
+      kernel<MaskedPutKernel>(self.device())(self, contiguous(mask->expand(self.sizes())),
+                                             contiguous(values), accumulate);
+      self.bump_version();
+      return self;
+    }
   }
   auto indices = expand_all_masks("index_put_", self, indices_in);
   AdvancedIndex p = plan_advanced("index_put_", self, indices);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -363,8 +364,8 @@ struct Bytes16 {
 // ones (no branch to mispredict on a random mask); a store past `last` (the
 // next chunk's first slot) goes to a sink.
 template <class T>
-void select_chunk(const T* src, const bool* mask, T* dst, int64_t start, int64_t end, int64_t first,
-                  int64_t last) {
+void select_chunk(const T* src, const uint8_t* mask, T* dst, int64_t start, int64_t end,
+                  int64_t first, int64_t last) {
   T sink;
   int64_t j = first;
   for (int64_t i = start; i < end; ++i) {
@@ -376,7 +377,7 @@ void select_chunk(const T* src, const bool* mask, T* dst, int64_t start, int64_t
 // Two passes over chunks, as nonzero: count each chunk's selected elements
 // (in parallel), then each chunk copies from its offset.
 Tensor masked_select_cpu(const Tensor& s, const Tensor& m) {
-  const bool* mp = m.data_ptr<bool>();
+  const uint8_t* mp = static_cast<const uint8_t*>(m.data_ptr());  // bool as bytes: vectorized
   const int64_t n = m.numel();
   constexpr int64_t kChunk = 1 << 16;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
@@ -419,6 +420,76 @@ Tensor masked_select_cpu(const Tensor& s, const Tensor& m) {
       copy(Bytes16{});
   }
   return out;
+}
+
+// Chunk [start, end) of a masked put reading values from v[first] up to
+// v[last]: every element is written without a branch on the mask, and the
+// position in v advances only past true places (reads past `last`, after
+// the chunk's last true place, stay at `last`).
+// The new value at a true place or the old one, chosen by bits: GCC
+// compiled `mask[i] ? a : b` to a branch, mispredicted on a random mask.
+template <class T>
+T pick(uint8_t m, T a, T b) {
+  using U = std::conditional_t<
+      sizeof(T) == 1, uint8_t,
+      std::conditional_t<sizeof(T) == 2, uint16_t,
+                         std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+  const U sel = U(0) - U(m);
+  return std::bit_cast<T>(U((std::bit_cast<U>(a) & sel) | (std::bit_cast<U>(b) & U(~sel))));
+}
+
+template <class T, bool kAccumulate>
+void put_chunk(T* self, const uint8_t* mask, const T* v, int64_t start, int64_t end, int64_t first,
+               int64_t last) {
+  using M = opmath_t<T>;
+  int64_t j = first;
+  for (int64_t i = start; i < end; ++i) {
+    const T x = v[std::min(j, last)], old = self[i];
+    const T now = kAccumulate ? static_cast<T>(static_cast<M>(old) + static_cast<M>(x)) : x;
+    self[i] = pick(mask[i], now, old);
+    j += mask[i];
+  }
+}
+
+// Two passes over chunks, as masked_select: count each chunk's true places
+// (in parallel), then each chunk writes from its offset into values.
+void masked_put_cpu(const Tensor& self, const Tensor& mask, const Tensor& values, bool accumulate) {
+  const uint8_t* mp = static_cast<const uint8_t*>(mask.data_ptr());  // bool as bytes: vectorized
+  const int64_t n = mask.numel();
+  constexpr int64_t kChunk = 1 << 16;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<int64_t> offset(static_cast<size_t>(chunks) + 1, 0);
+  parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t ch = b; ch < e; ++ch) {
+      int64_t count = 0;
+      for (int64_t i = ch * kChunk, end = std::min(n, i + kChunk); i < end; ++i) count += mp[i];
+      offset[ch + 1] = count;
+    }
+  });
+  for (int64_t ch = 0; ch < chunks; ++ch) offset[ch + 1] += offset[ch];
+  if (values.numel() != offset[chunks]) {
+    DimVector result(values.sizes().begin(), values.sizes().end());
+    int64_t row = 1;  // elements per value row: the trailing dims
+    for (size_t d = 1; d < result.size(); ++d) row *= result[d];
+    result[0] = offset[chunks] / std::max<int64_t>(row, 1);
+    BRASA_ERROR("index_put_: shape mismatch: value tensor of shape ", values.sizes(),
+                " cannot be broadcast to indexing result of shape ", IntArrayRef(result));
+  }
+  BRASA_DISPATCH_ALL_TYPES_AND_BOOL(self.dtype(), "index_put_", [&] {
+    using T = scalar_t;
+    T* sp = self.data_ptr<T>();
+    const T* vp = values.data_ptr<T>();
+    parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t ch = b; ch < e; ++ch) {
+        if (offset[ch] == offset[ch + 1]) continue;  // no true place
+        const int64_t start = ch * kChunk, end = std::min(n, start + kChunk);
+        if (accumulate)
+          put_chunk<T, true>(sp, mp, vp, start, end, offset[ch], offset[ch + 1] - 1);
+        else
+          put_chunk<T, false>(sp, mp, vp, start, end, offset[ch], offset[ch + 1] - 1);
+      }
+    });
+  });
 }
 
 // Two passes over chunks: count each chunk's nonzeros (in parallel), then
@@ -499,6 +570,7 @@ void register_indexing_kernels() {
   register_kernel<GatherKernel>(kCPU, gather_cpu);
   register_kernel<IndexSelectKernel>(kCPU, index_select_cpu);
   register_kernel<MaskedSelectKernel>(kCPU, masked_select_cpu);
+  register_kernel<MaskedPutKernel>(kCPU, masked_put_cpu);
   register_kernel<NonzeroKernel>(kCPU, nonzero_cpu);
   register_kernel<ClassTargetKernel>(kCPU, class_targets_cpu);
 }

@@ -73,6 +73,16 @@ struct MaskedSelectKernel {
   static constexpr const char* name = "masked_select";
   using Fn = Tensor (*)(const Tensor& self, const Tensor& mask);
 };
+// self's elements at the true places of `mask` (bool, self's shape, both
+// contiguous), in order, <- the elements of `values` (contiguous, self's
+// dtype), or += with `accumulate`. values is [k, trailing dims...] for a
+// mask over self's leading dims broadcast over the trailing ones; a count
+// of true places other than its numel() is index_put_'s shape error.
+struct MaskedPutKernel {
+  static constexpr const char* name = "masked_put";
+  using Fn = void (*)(const Tensor& self, const Tensor& mask, const Tensor& values,
+                      bool accumulate);
+};
 // [count, dim] int64 coordinates of the nonzero elements of a contiguous tensor.
 struct NonzeroKernel {
   static constexpr const char* name = "nonzero";

@@ -47,6 +47,7 @@ void for_each_op_code(F&& f) {
   f.template operator()<GatherKernel>();
   f.template operator()<IndexSelectKernel>();
   f.template operator()<MaskedSelectKernel>();
+  f.template operator()<MaskedPutKernel>();
   f.template operator()<NonzeroKernel>();
   f.template operator()<ClassTargetKernel>();
   f.template operator()<GemmKernel>();
@@ -65,7 +66,7 @@ TEST(KernelTable, TheCPUImplementsEveryOpCode) {
     EXPECT_NE(kernel<Op>(Device(kCPU)), nullptr) << Op::name;
     ++n;
   });
-  EXPECT_EQ(n, 33);
+  EXPECT_EQ(n, 34);
 }
 
 const Device kHostDevice(kPrivateUse1, 0);

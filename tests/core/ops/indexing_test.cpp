@@ -331,6 +331,25 @@ TEST(Indexing, BoolMaskOverLeadingDimsMatchesItsPositions) {
         z.index_put_({m}, tensor({-3.0f}));
         EXPECT_TRUE(y.equal(where(broadcast, full({}, 5.0), x)));
         EXPECT_TRUE(z.equal(where(broadcast, full({}, -3.0), x)));
+
+        // A row of values per true place, written and accumulated (the
+        // gradient of x[mask]), against the positions' advanced indexing.
+        std::vector<std::optional<Tensor>> by_mask{m}, by_place;
+        for (int64_t d = 0; d < k; ++d) by_place.emplace_back(nz.select(1, d));
+        const Tensor vals = rand(got.sizes());
+        for (bool accumulate : {false, true}) {
+          Tensor a = x.clone(), b = x.clone();
+          index_put_(a, by_mask, vals, accumulate);
+          index_put_(b, by_place, vals, accumulate);
+          EXPECT_TRUE(a.allclose(b)) << "accumulate " << accumulate;
+        }
+        std::vector<int64_t> wrong_shape = want_shape;
+        wrong_shape[0] += 1;
+        Tensor c = x.clone();
+        EXPECT_ERROR("index_put_: shape mismatch", index_put_(c, by_mask, rand(wrong_shape)));
+        Tensor selected_leaf = x.detach().clone().requires_grad_(true);
+        selected_leaf.masked_select(broadcast).sum().backward();
+        EXPECT_TRUE(selected_leaf.grad().equal(broadcast.to(kFloat)));
       }
     }
 }

@@ -452,8 +452,9 @@ TEST(Reduction, SortOfShortAndLongRowsIsTheStableOrder) {
                            expect = r[want[static_cast<size_t>(j)]];
               ASSERT_TRUE(got == expect || (std::isnan(got) && std::isnan(expect)));
               // topk of all but one: the sort's first R - 1 positions (k > 64: the partial sort).
-              if (j < R - 1 || R == 1)
+              if (j < R - 1 || R == 1) {
                 ASSERT_EQ(ti_l[row][j].item<int64_t>(), want[static_cast<size_t>(j)]);
+              }
             }
           }
         }
