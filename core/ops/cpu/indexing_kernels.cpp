@@ -374,22 +374,32 @@ void select_chunk(const T* src, const uint8_t* mask, T* dst, int64_t start, int6
   }
 }
 
+// The mask chunks of masked_select and the masked put: offset[c] counts the
+// true places (bytes 0 or 1) before chunk c, offset.back() all of them; the
+// chunks are counted in parallel.
+constexpr int64_t kMaskChunk = 1 << 16;
+std::vector<int64_t> true_places_before_chunks(const uint8_t* mask, int64_t n) {
+  const int64_t chunks = (n + kMaskChunk - 1) / kMaskChunk;
+  std::vector<int64_t> offset(static_cast<size_t>(chunks) + 1, 0);
+  parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t ch = b; ch < e; ++ch) {
+      int64_t count = 0;
+      for (int64_t i = ch * kMaskChunk, end = std::min(n, i + kMaskChunk); i < end; ++i)
+        count += mask[i];
+      offset[ch + 1] = count;
+    }
+  });
+  for (int64_t ch = 0; ch < chunks; ++ch) offset[ch + 1] += offset[ch];
+  return offset;
+}
+
 // Two passes over chunks, as nonzero: count each chunk's selected elements
 // (in parallel), then each chunk copies from its offset.
 Tensor masked_select_cpu(const Tensor& s, const Tensor& m) {
   const uint8_t* mp = static_cast<const uint8_t*>(m.data_ptr());  // bool as bytes: vectorized
   const int64_t n = m.numel();
-  constexpr int64_t kChunk = 1 << 16;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<int64_t> offset(static_cast<size_t>(chunks) + 1, 0);
-  parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t ch = b; ch < e; ++ch) {
-      int64_t count = 0;
-      for (int64_t i = ch * kChunk, end = std::min(n, i + kChunk); i < end; ++i) count += mp[i];
-      offset[ch + 1] = count;
-    }
-  });
-  for (int64_t ch = 0; ch < chunks; ++ch) offset[ch + 1] += offset[ch];
+  const std::vector<int64_t> offset = true_places_before_chunks(mp, n);
+  const int64_t chunks = static_cast<int64_t>(offset.size()) - 1;
   Tensor out = empty({offset[chunks]}, s.options());
   auto copy = [&](auto element) {
     using T = decltype(element);
@@ -397,7 +407,7 @@ Tensor masked_select_cpu(const Tensor& s, const Tensor& m) {
     T* dst = static_cast<T*>(out.data_ptr());
     parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
       for (int64_t ch = b; ch < e; ++ch)
-        select_chunk(src, mp, dst, ch * kChunk, std::min(n, (ch + 1) * kChunk), offset[ch],
+        select_chunk(src, mp, dst, ch * kMaskChunk, std::min(n, (ch + 1) * kMaskChunk), offset[ch],
                      offset[ch + 1]);
     });
   };
@@ -456,17 +466,8 @@ void put_chunk(T* self, const uint8_t* mask, const T* v, int64_t start, int64_t 
 void masked_put_cpu(const Tensor& self, const Tensor& mask, const Tensor& values, bool accumulate) {
   const uint8_t* mp = static_cast<const uint8_t*>(mask.data_ptr());  // bool as bytes: vectorized
   const int64_t n = mask.numel();
-  constexpr int64_t kChunk = 1 << 16;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<int64_t> offset(static_cast<size_t>(chunks) + 1, 0);
-  parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t ch = b; ch < e; ++ch) {
-      int64_t count = 0;
-      for (int64_t i = ch * kChunk, end = std::min(n, i + kChunk); i < end; ++i) count += mp[i];
-      offset[ch + 1] = count;
-    }
-  });
-  for (int64_t ch = 0; ch < chunks; ++ch) offset[ch + 1] += offset[ch];
+  const std::vector<int64_t> offset = true_places_before_chunks(mp, n);
+  const int64_t chunks = static_cast<int64_t>(offset.size()) - 1;
   if (values.numel() != offset[chunks]) {
     DimVector result(values.sizes().begin(), values.sizes().end());
     int64_t row = 1;  // elements per value row: the trailing dims
@@ -482,7 +483,7 @@ void masked_put_cpu(const Tensor& self, const Tensor& mask, const Tensor& values
     parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
       for (int64_t ch = b; ch < e; ++ch) {
         if (offset[ch] == offset[ch + 1]) continue;  // no true place
-        const int64_t start = ch * kChunk, end = std::min(n, start + kChunk);
+        const int64_t start = ch * kMaskChunk, end = std::min(n, start + kMaskChunk);
         if (accumulate)
           put_chunk<T, true>(sp, mp, vp, start, end, offset[ch], offset[ch + 1] - 1);
         else
