@@ -82,7 +82,10 @@ std::pair<int64_t, int64_t> outer_and_inner_blocks(const Tensor& x, IntArrayRef 
 
 Tensor sum_impl(const char* op, const Tensor& xin, IntArrayRef dims, bool keepdim,
                 ScalarType out_t) {
-  Tensor x = xin.dtype() == out_t ? xin : xin.to(out_t);
+  // A bool mask summed on the CPU is counted where it lies (the kernel reads
+  // its bytes); other inputs are converted to the result's dtype first.
+  const bool count_mask = xin.dtype() == kBool && out_t == kLong && xin.is_cpu();
+  Tensor x = xin.dtype() == out_t || count_mask ? xin : xin.to(out_t);
   // On CUDA, such a sum takes two passes that read x where it lies (its
   // trailing rows, then the leading columns of what is left) instead of a
   // permuted copy of x. Other devices keep the one pass (and the CPU's rounding).

@@ -127,50 +127,56 @@ void sum_rows(const T* p, int64_t ld, int64_t rows, int64_t n, const Store& stor
   for (; r < rows; ++r) store(r, sum_contig(p + r * ld, n));
 }
 
-void sum_cpu(const RowPlan& p, const Tensor& out) {
-  BRASA_DISPATCH_ALL_TYPES(out.dtype(), "sum", [&] {
-    using T = scalar_t;
-    const T* in = p.rows.template data_ptr<T>();
-    T* o = out.template data_ptr<T>();
-    if (p.outer) {
-      // out[k] = sum over r of x[r, k]: vectorized across k.
-      const int64_t K = p.K, R = p.R;
-      parallel_for(0, K, 1024, [&](int64_t b, int64_t e) {
-        std::vector<sum_acc_t<T>> acc(e - b, sum_acc_t<T>(0));
-        for (int64_t r = 0; r < R; ++r) {
-          const T* row = in + r * K;
-          for (int64_t k = b; k < e; ++k)
-            acc[k - b] += static_cast<sum_acc_t<T>>(static_cast<opmath_t<T>>(row[k]));
-        }
-        for (int64_t k = b; k < e; ++k) o[k] = static_cast<T>(acc[k - b]);
-      });
-    } else if (p.K == 1 && p.R > 65536) {
-      if constexpr (std::is_floating_point_v<opmath_t<T>>) {
-        // One long row: fixed-size chunks summed in parallel, added in order
-        // (the same result whatever the thread count); the last may be short.
-        const int64_t chunk = 65536, full = p.R / chunk, n = (p.R + chunk - 1) / chunk;
-        std::vector<double> parts(n);
-        parallel_for(0, n, 1, [&](int64_t b, int64_t e) {
-          const int64_t e_full = std::min(e, full);
-          sum_rows(in + b * chunk, chunk, e_full - b, chunk,
-                   [&](int64_t c, auto v) { parts[b + c] = static_cast<double>(v); });
-          if (e > full)
-            sum_rows(in + full * chunk, chunk, 1, p.R - full * chunk,
-                     [&](int64_t, auto v) { parts[full] = static_cast<double>(v); });
-        });
-        double s = 0;
-        for (double v : parts) s += v;
-        o[0] = static_cast<T>(s);
-      } else {
-        o[0] = static_cast<T>(sum_contig(in, p.R));
+// The sums of a row plan into out (T), reading In: T itself, or the bytes of
+// a bool mask counted into int64 (mask.sum() without an int64 copy of the
+// mask first: 1 Mi elements, 107 us with the copy).
+template <class T, class In>
+void sum_typed(const RowPlan& p, const Tensor& out) {
+  const In* in = static_cast<const In*>(p.rows.data_ptr());
+  T* o = out.template data_ptr<T>();
+  if (p.outer) {
+    // out[k] = sum over r of x[r, k]: vectorized across k.
+    const int64_t K = p.K, R = p.R;
+    parallel_for(0, K, 1024, [&](int64_t b, int64_t e) {
+      std::vector<sum_acc_t<In>> acc(e - b, sum_acc_t<In>(0));
+      for (int64_t r = 0; r < R; ++r) {
+        const In* row = in + r * K;
+        for (int64_t k = b; k < e; ++k)
+          acc[k - b] += static_cast<sum_acc_t<In>>(static_cast<opmath_t<In>>(row[k]));
       }
-    } else {
-      parallel_for(0, p.K, row_grain(p.R), [&](int64_t b, int64_t e) {
-        sum_rows(in + b * p.R, p.R, e - b, p.R,
-                 [&](int64_t k, auto v) { o[b + k] = static_cast<T>(v); });
+      for (int64_t k = b; k < e; ++k) o[k] = static_cast<T>(acc[k - b]);
+    });
+  } else if (p.K == 1 && p.R > 65536) {
+    if constexpr (std::is_floating_point_v<opmath_t<T>>) {
+      // One long row: fixed-size chunks summed in parallel, added in order
+      // (the same result whatever the thread count); the last may be short.
+      const int64_t chunk = 65536, full = p.R / chunk, n = (p.R + chunk - 1) / chunk;
+      std::vector<double> parts(n);
+      parallel_for(0, n, 1, [&](int64_t b, int64_t e) {
+        const int64_t e_full = std::min(e, full);
+        sum_rows(in + b * chunk, chunk, e_full - b, chunk,
+                 [&](int64_t c, auto v) { parts[b + c] = static_cast<double>(v); });
+        if (e > full)
+          sum_rows(in + full * chunk, chunk, 1, p.R - full * chunk,
+                   [&](int64_t, auto v) { parts[full] = static_cast<double>(v); });
       });
+      double s = 0;
+      for (double v : parts) s += v;
+      o[0] = static_cast<T>(s);
+    } else {
+      o[0] = static_cast<T>(sum_contig(in, p.R));
     }
-  });
+  } else {
+    parallel_for(0, p.K, row_grain(p.R), [&](int64_t b, int64_t e) {
+      sum_rows(in + b * p.R, p.R, e - b, p.R,
+               [&](int64_t k, auto v) { o[b + k] = static_cast<T>(v); });
+    });
+  }
+}
+
+void sum_cpu(const RowPlan& p, const Tensor& out) {
+  if (p.rows.dtype() == kBool && out.dtype() == kLong) return sum_typed<int64_t, uint8_t>(p, out);
+  BRASA_DISPATCH_ALL_TYPES(out.dtype(), "sum", [&] { sum_typed<scalar_t, scalar_t>(p, out); });
 }
 
 template <class T>

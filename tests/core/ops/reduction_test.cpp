@@ -461,6 +461,22 @@ TEST(Reduction, SortOfShortAndLongRowsIsTheStableOrder) {
     }
 }
 
+// A bool mask's sums count its true places where it lies (no int64 copy):
+// a long row, rows, and columns (the outer layout), against the sums of its
+// int64 copy.
+TEST(Reduction, BoolSumsCountTheTruePlaces) {
+  manual_seed(21);
+  const Tensor long_row = rand({200003}) > 0.3, grid = rand({50, 301}) > 0.6;
+  EXPECT_EQ(long_row.sum().dtype(), kLong);
+  EXPECT_EQ(long_row.sum().item<int64_t>(), long_row.to(kLong).sum().item<int64_t>());
+  EXPECT_TRUE(grid.sum(0).equal(grid.to(kLong).sum(0)));
+  EXPECT_TRUE(grid.sum(1).equal(grid.to(kLong).sum(1)));
+  EXPECT_TRUE(grid.t().sum(1, true).equal(grid.to(kLong).t().sum(1, true)));
+  EXPECT_EQ(grid.sum().item<int64_t>(), grid.to(kLong).sum().item<int64_t>());
+  EXPECT_EQ(grid.sum(kInt).dtype(), kInt);
+  EXPECT_EQ(grid.sum(kInt).item<int64_t>(), grid.to(kLong).sum().item<int64_t>());
+}
+
 TEST(Reduction, SixteenBitFloatsAndIntegers) {
   for (auto t : {kHalf, kBFloat16}) {
     auto x = tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}, t);
