@@ -493,9 +493,41 @@ void masked_put_cpu(const Tensor& self, const Tensor& mask, const Tensor& values
   });
 }
 
+// Chunk [start, end) of nonzero's elements, writing coordinates at w: one
+// run of the last dim at a time, the columns of the run's nonzeros are
+// gathered first without a branch (one store an element), then each gets
+// the run's leading coordinates and its column. (Writing every element's
+// coordinates and stepping a multi-index per element took 1.4 ms for 1 Mi
+// bools of [64, 128, 32], libtorch 1.3 ms; Intel Xeon, 1 thread.)
+template <class M, class S>
+void nonzero_chunk(const S* p, IntArrayRef sizes, int64_t start, int64_t end, int64_t* w,
+                   std::vector<int64_t>& cols) {
+  const int64_t nd = static_cast<int64_t>(sizes.size()), width = sizes[nd - 1];
+  std::vector<int64_t> at(static_cast<size_t>(nd));  // the coordinates of element i
+  int64_t rem = start;
+  for (int64_t d = nd - 1; d >= 0; --d) {
+    at[d] = rem % sizes[d];
+    rem /= sizes[d];
+  }
+  for (int64_t i = start; i < end;) {
+    const int64_t run_end = std::min(end, i + width - at[nd - 1]), first_col = at[nd - 1];
+    int64_t k = 0;
+    for (int64_t j = i; j < run_end; ++j) {
+      cols[k] = first_col + (j - i);
+      k += static_cast<M>(p[j]) != M(0);
+    }
+    for (int64_t q = 0; q < k; ++q, w += nd) {
+      for (int64_t d = 0; d + 1 < nd; ++d) w[d] = at[d];
+      w[nd - 1] = cols[q];
+    }
+    i = run_end;
+    at[nd - 1] = 0;  // the next run starts a row: carry into the leading dims
+    for (int64_t d = nd - 2; d >= 0 && ++at[d] == sizes[d]; --d) at[d] = 0;
+  }
+}
+
 // Two passes over chunks: count each chunk's nonzeros (in parallel), then
-// each chunk writes its coordinates from its offset, stepping a multi-index
-// instead of dividing each flat index.
+// each chunk writes its coordinates from its offset.
 Tensor nonzero_cpu(const Tensor& c) {
   const int64_t n = c.numel(), nd = c.dim();
   constexpr int64_t kChunk = 1 << 16;
@@ -503,8 +535,11 @@ Tensor nonzero_cpu(const Tensor& c) {
   std::vector<int64_t> offset(static_cast<size_t>(chunks) + 1, 0);
   Tensor out;
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(c.dtype(), "nonzero", [&] {
-    using M = opmath_t<scalar_t>;
-    const scalar_t* p = c.data_ptr<scalar_t>();
+    // Bools as their bytes: the count vectorizes. Other types compare in
+    // their opmath type (a half -0 is zero).
+    using M = std::conditional_t<std::is_same_v<scalar_t, bool>, uint8_t, opmath_t<scalar_t>>;
+    using S = std::conditional_t<std::is_same_v<scalar_t, bool>, uint8_t, scalar_t>;
+    const S* p = static_cast<const S*>(c.data_ptr());
     parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
       for (int64_t ch = b; ch < e; ++ch) {
         int64_t count = 0;
@@ -515,27 +550,13 @@ Tensor nonzero_cpu(const Tensor& c) {
     });
     for (int64_t ch = 0; ch < chunks; ++ch) offset[ch + 1] += offset[ch];
     out = empty({offset[chunks], nd}, c.options().dtype(kLong));
+    if (nd == 0) return;  // a number: [1, 0] or [0, 0], nothing to write
     int64_t* o = out.data_ptr<int64_t>();
     parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
-      std::vector<int64_t> at(static_cast<size_t>(nd));
-      for (int64_t ch = b; ch < e; ++ch) {
-        const int64_t start = ch * kChunk, end = std::min(n, start + kChunk);
-        int64_t rem = start;
-        for (int64_t d = nd - 1; d >= 0; --d) {
-          at[d] = rem % c.size(d);
-          rem /= c.size(d);
-        }
-        // Branch-free: every element's coordinates are written to the next
-        // free row, which only a nonzero keeps; past the chunk's last
-        // nonzero nothing is written (the row would be the next chunk's).
-        int64_t* w = o + offset[ch] * nd;
-        int64_t* const w_end = o + offset[ch + 1] * nd;
-        for (int64_t i = start; i < end && w != w_end; ++i) {
-          for (int64_t d = 0; d < nd; ++d) w[d] = at[d];
-          w += nd & -static_cast<int64_t>(static_cast<M>(p[i]) != M(0));
-          for (int64_t d = nd - 1; d >= 0 && ++at[d] == c.size(d); --d) at[d] = 0;
-        }
-      }
+      std::vector<int64_t> cols(static_cast<size_t>(std::min(kChunk, c.size(nd - 1))));
+      for (int64_t ch = b; ch < e; ++ch)
+        nonzero_chunk<M>(p, c.sizes(), ch * kChunk, std::min(n, (ch + 1) * kChunk),
+                         o + offset[ch] * nd, cols);
     });
   });
   return out;

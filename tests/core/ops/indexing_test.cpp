@@ -215,6 +215,27 @@ TEST(Indexing, NonzeroOverManyChunks) {
   EXPECT_SHAPE(nonzero(tensor(0.0)), {0, 0});
 }
 
+// nonzero of bools (read as bytes), halves with -0 (zero), a 1-D tensor
+// longer than a chunk and a last dim of 1: the flat positions of the
+// nonzeros, in order.
+TEST(Indexing, NonzeroOfEveryLayoutIsTheFlatPositions) {
+  manual_seed(13);
+  const std::vector<std::vector<int64_t>> shapes = {{200001}, {5, 7, 1}, {2, 70000}, {9, 13, 11}};
+  for (const auto& shape : shapes)
+    for (ScalarType dt : {kBool, kHalf, kInt}) {
+      SCOPED_TRACE(::testing::Message() << toString(dt) << " " << shape.size() << " dims");
+      Tensor x = (rand(shape) > 0.6).to(dt);
+      if (dt == kHalf) x = where(rand(shape) > 0.5, x, full({}, -0.0).to(kHalf));
+      const Tensor flat = masked_select(arange(x.numel()).view(x.sizes()), x != 0);
+      const Tensor nz = nonzero(x);
+      ASSERT_EQ(nz.size(0), flat.numel());
+      Tensor rebuilt = zeros({nz.size(0)}, kLong);
+      for (size_t d = 0; d < shape.size(); ++d)
+        rebuilt = rebuilt * shape[d] + nz.select(1, static_cast<int64_t>(d));
+      EXPECT_TRUE(rebuilt.equal(flat));
+    }
+}
+
 // index_add_'s row loop takes strided sources too (copied contiguous first):
 // an expanded source, as an embedding's gradient from sum() is, adds the
 // same rows as its contiguous copy; repeated indices add up.
