@@ -461,9 +461,9 @@ TEST(Reduction, SortOfShortAndLongRowsIsTheStableOrder) {
     }
 }
 
-// A bool mask's sums count its true places where it lies (no int64 copy):
-// a long row, rows, and columns (the outer layout), against the sums of its
-// int64 copy.
+// A bool mask's sums (and count_nonzero) count its true places where it
+// lies (no int64 copy): a long row, rows, and columns (the outer layout),
+// against the sums of its int64 copy.
 TEST(Reduction, BoolSumsCountTheTruePlaces) {
   manual_seed(21);
   const Tensor long_row = rand({200003}) > 0.3, grid = rand({50, 301}) > 0.6;
@@ -475,6 +475,9 @@ TEST(Reduction, BoolSumsCountTheTruePlaces) {
   EXPECT_EQ(grid.sum().item<int64_t>(), grid.to(kLong).sum().item<int64_t>());
   EXPECT_EQ(grid.sum(kInt).dtype(), kInt);
   EXPECT_EQ(grid.sum(kInt).item<int64_t>(), grid.to(kLong).sum().item<int64_t>());
+  EXPECT_EQ(count_nonzero(grid).item<int64_t>(), grid.to(kLong).sum().item<int64_t>());
+  EXPECT_EQ(count_nonzero(grid).dtype(), kLong);
+  EXPECT_TRUE(count_nonzero(grid, 0).equal(grid.to(kLong).sum(0)));
 }
 
 TEST(Reduction, SixteenBitFloatsAndIntegers) {
