@@ -364,8 +364,16 @@ TEST(Indexing, BoolMaskOverLeadingDimsMatchesItsPositions) {
           index_put_(b, by_place, vals, accumulate);
           EXPECT_TRUE(a.allclose(b)) << "accumulate " << accumulate;
         }
+        // One row broadcast to every true place.
+        std::vector<int64_t> one_row = want_shape;
+        one_row[0] = 1;
+        const Tensor row = rand(one_row);
+        Tensor d = x.clone(), e = x.clone();
+        index_put_(d, by_mask, row);
+        index_put_(e, by_place, row);
+        EXPECT_TRUE(d.equal(e));
         std::vector<int64_t> wrong_shape = want_shape;
-        wrong_shape[0] += 1;
+        wrong_shape[0] += 2;  // never 1, which would broadcast
         Tensor c = x.clone();
         EXPECT_ERROR("index_put_: shape mismatch", index_put_(c, by_mask, rand(wrong_shape)));
         Tensor selected_leaf = x.detach().clone().requires_grad_(true);
