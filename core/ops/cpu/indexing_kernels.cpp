@@ -374,18 +374,20 @@ void select_chunk(const T* src, const uint8_t* mask, T* dst, int64_t start, int6
   }
 }
 
-// The mask chunks of masked_select and the masked put: offset[c] counts the
-// true places (bytes 0 or 1) before chunk c, offset.back() all of them; the
-// chunks are counted in parallel.
+// The chunks of masked_select, the masked put and nonzero: offset[c] counts
+// the nonzero elements of p (compared as M) before chunk c, offset.back()
+// all of them; the chunks are counted in parallel. A mask is read as its
+// bytes (S = M = uint8_t), so that the count vectorizes.
 constexpr int64_t kMaskChunk = 1 << 16;
-std::vector<int64_t> true_places_before_chunks(const uint8_t* mask, int64_t n) {
+template <class M, class S>
+std::vector<int64_t> nonzeros_before_chunks(const S* p, int64_t n) {
   const int64_t chunks = (n + kMaskChunk - 1) / kMaskChunk;
   std::vector<int64_t> offset(static_cast<size_t>(chunks) + 1, 0);
   parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t ch = b; ch < e; ++ch) {
       int64_t count = 0;
       for (int64_t i = ch * kMaskChunk, end = std::min(n, i + kMaskChunk); i < end; ++i)
-        count += mask[i];
+        count += static_cast<M>(p[i]) != M(0);
       offset[ch + 1] = count;
     }
   });
@@ -398,7 +400,7 @@ std::vector<int64_t> true_places_before_chunks(const uint8_t* mask, int64_t n) {
 Tensor masked_select_cpu(const Tensor& s, const Tensor& m) {
   const uint8_t* mp = static_cast<const uint8_t*>(m.data_ptr());  // bool as bytes: vectorized
   const int64_t n = m.numel();
-  const std::vector<int64_t> offset = true_places_before_chunks(mp, n);
+  const std::vector<int64_t> offset = nonzeros_before_chunks<uint8_t>(mp, n);
   const int64_t chunks = static_cast<int64_t>(offset.size()) - 1;
   Tensor out = empty({offset[chunks]}, s.options());
   auto copy = [&](auto element) {
@@ -432,10 +434,6 @@ Tensor masked_select_cpu(const Tensor& s, const Tensor& m) {
   return out;
 }
 
-// Chunk [start, end) of a masked put reading values from v[first] up to
-// v[last]: every element is written without a branch on the mask, and the
-// position in v advances only past true places (reads past `last`, after
-// the chunk's last true place, stay at `last`).
 // The new value at a true place or the old one, chosen by bits: GCC
 // compiled `mask[i] ? a : b` to a branch, mispredicted on a random mask.
 template <class T>
@@ -448,6 +446,10 @@ T pick(uint8_t m, T a, T b) {
   return std::bit_cast<T>(U((std::bit_cast<U>(a) & sel) | (std::bit_cast<U>(b) & U(~sel))));
 }
 
+// Chunk [start, end) of a masked put reading values from v[first] up to
+// v[last]: every element is written without a branch on the mask, and the
+// position in v advances only past true places (reads past `last`, after
+// the chunk's last true place, stay at `last`).
 template <class T, bool kAccumulate>
 void put_chunk(T* self, const uint8_t* mask, const T* v, int64_t start, int64_t end, int64_t first,
                int64_t last) {
@@ -466,7 +468,7 @@ void put_chunk(T* self, const uint8_t* mask, const T* v, int64_t start, int64_t 
 void masked_put_cpu(const Tensor& self, const Tensor& mask, const Tensor& values, bool accumulate) {
   const uint8_t* mp = static_cast<const uint8_t*>(mask.data_ptr());  // bool as bytes: vectorized
   const int64_t n = mask.numel();
-  const std::vector<int64_t> offset = true_places_before_chunks(mp, n);
+  const std::vector<int64_t> offset = nonzeros_before_chunks<uint8_t>(mp, n);
   const int64_t chunks = static_cast<int64_t>(offset.size()) - 1;
   if (values.numel() != offset[chunks]) {
     DimVector result(values.sizes().begin(), values.sizes().end());
@@ -499,6 +501,20 @@ void masked_put_cpu(const Tensor& self, const Tensor& mask, const Tensor& values
 // the run's leading coordinates and its column. (Writing every element's
 // coordinates and stepping a multi-index per element took 1.4 ms for 1 Mi
 // bools of [64, 128, 32], libtorch 1.3 ms; Intel Xeon, 1 thread.)
+// Writes k rows of nonzero's output: the run's leading coordinates, then a
+// column. kNd is nd when it is known at compile time (0: not): with a
+// run-time count GCC made the leading copy a memcpy call per row (40% of a
+// 3-D nonzero's time).
+template <int kNd>
+int64_t* write_rows(int64_t* w, const int64_t* lead, const int64_t* cols, int64_t k, int64_t nd) {
+  const int64_t n = kNd > 0 ? kNd : nd;
+  for (int64_t q = 0; q < k; ++q, w += n) {
+    for (int64_t d = 0; d + 1 < n; ++d) w[d] = lead[d];
+    w[n - 1] = cols[q];
+  }
+  return w;
+}
+
 template <class M, class S>
 void nonzero_chunk(const S* p, IntArrayRef sizes, int64_t start, int64_t end, int64_t* w,
                    std::vector<int64_t>& cols) {
@@ -516,9 +532,21 @@ void nonzero_chunk(const S* p, IntArrayRef sizes, int64_t start, int64_t end, in
       cols[k] = first_col + (j - i);
       k += static_cast<M>(p[j]) != M(0);
     }
-    for (int64_t q = 0; q < k; ++q, w += nd) {
-      for (int64_t d = 0; d + 1 < nd; ++d) w[d] = at[d];
-      w[nd - 1] = cols[q];
+    switch (nd) {
+      case 1:
+        w = write_rows<1>(w, at.data(), cols.data(), k, nd);
+        break;
+      case 2:
+        w = write_rows<2>(w, at.data(), cols.data(), k, nd);
+        break;
+      case 3:
+        w = write_rows<3>(w, at.data(), cols.data(), k, nd);
+        break;
+      case 4:
+        w = write_rows<4>(w, at.data(), cols.data(), k, nd);
+        break;
+      default:
+        w = write_rows<0>(w, at.data(), cols.data(), k, nd);
     }
     i = run_end;
     at[nd - 1] = 0;  // the next run starts a row: carry into the leading dims
@@ -530,9 +558,6 @@ void nonzero_chunk(const S* p, IntArrayRef sizes, int64_t start, int64_t end, in
 // each chunk writes its coordinates from its offset.
 Tensor nonzero_cpu(const Tensor& c) {
   const int64_t n = c.numel(), nd = c.dim();
-  constexpr int64_t kChunk = 1 << 16;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<int64_t> offset(static_cast<size_t>(chunks) + 1, 0);
   Tensor out;
   BRASA_DISPATCH_ALL_TYPES_AND_BOOL(c.dtype(), "nonzero", [&] {
     // Bools as their bytes: the count vectorizes. Other types compare in
@@ -540,22 +565,15 @@ Tensor nonzero_cpu(const Tensor& c) {
     using M = std::conditional_t<std::is_same_v<scalar_t, bool>, uint8_t, opmath_t<scalar_t>>;
     using S = std::conditional_t<std::is_same_v<scalar_t, bool>, uint8_t, scalar_t>;
     const S* p = static_cast<const S*>(c.data_ptr());
-    parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
-      for (int64_t ch = b; ch < e; ++ch) {
-        int64_t count = 0;
-        for (int64_t i = ch * kChunk, end = std::min(n, i + kChunk); i < end; ++i)
-          count += static_cast<M>(p[i]) != M(0);
-        offset[ch + 1] = count;
-      }
-    });
-    for (int64_t ch = 0; ch < chunks; ++ch) offset[ch + 1] += offset[ch];
+    const std::vector<int64_t> offset = nonzeros_before_chunks<M>(p, n);
+    const int64_t chunks = static_cast<int64_t>(offset.size()) - 1;
     out = empty({offset[chunks], nd}, c.options().dtype(kLong));
     if (nd == 0) return;  // a number: [1, 0] or [0, 0], nothing to write
     int64_t* o = out.data_ptr<int64_t>();
     parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
-      std::vector<int64_t> cols(static_cast<size_t>(std::min(kChunk, c.size(nd - 1))));
+      std::vector<int64_t> cols(static_cast<size_t>(std::min(kMaskChunk, c.size(nd - 1))));
       for (int64_t ch = b; ch < e; ++ch)
-        nonzero_chunk<M>(p, c.sizes(), ch * kChunk, std::min(n, (ch + 1) * kChunk),
+        nonzero_chunk<M>(p, c.sizes(), ch * kMaskChunk, std::min(n, (ch + 1) * kMaskChunk),
                          o + offset[ch] * nd, cols);
     });
   });

@@ -33,8 +33,7 @@ bool better(M a, M b) {
 template <bool kDescending, class scalar_t, class M>
 bool any_better(const scalar_t* r, int64_t n, M worst) {
   for (int64_t j = 0; j < n; ++j)
-    if (kDescending ? less_nan_last<M>(worst, M(r[j])) : less_nan_last<M>(M(r[j]), worst))
-      return true;
+    if (better<kDescending>(M(r[j]), worst)) return true;
   return false;
 }
 // float, four at a time with SSE2 (every x86-64 has it; GCC left the plain

@@ -216,11 +216,13 @@ TEST(Indexing, NonzeroOverManyChunks) {
 }
 
 // nonzero of bools (read as bytes), halves with -0 (zero), a 1-D tensor
-// longer than a chunk and a last dim of 1: the flat positions of the
-// nonzeros, in order.
+// longer than a chunk, a last dim of 1, and 1 to 5 dims (the row writer
+// is compiled per dim count up to 4): the flat positions of the nonzeros,
+// in order.
 TEST(Indexing, NonzeroOfEveryLayoutIsTheFlatPositions) {
   manual_seed(13);
-  const std::vector<std::vector<int64_t>> shapes = {{200001}, {5, 7, 1}, {2, 70000}, {9, 13, 11}};
+  const std::vector<std::vector<int64_t>> shapes = {{200001},    {5, 7, 1},    {2, 70000},
+                                                    {9, 13, 11}, {2, 3, 4, 5}, {3, 4, 2, 5, 7}};
   for (const auto& shape : shapes)
     for (ScalarType dt : {kBool, kHalf, kInt}) {
       SCOPED_TRACE(::testing::Message() << toString(dt) << " " << shape.size() << " dims");
