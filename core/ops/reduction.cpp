@@ -497,15 +497,33 @@ Tensor count_nonzero(const Tensor& x, std::optional<int64_t> dim) {
   return dim ? sum(nz, {*dim}) : sum(nz);
 }
 
+// The gradient of softmax (log: log_softmax) along d from the op's output y
+// and the incoming gradient g: one fused pass where the device has the
+// kernel and no graph of the gradient is being built; the formula otherwise
+// (double backward, devices without it).
+static Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t d, bool log) {
+  if (y.dim() > 0 && y.numel() > 0 && !autograd::GradMode::is_enabled() && g.dtype() == y.dtype() &&
+      g.device() == y.device() && g.sizes() == y.sizes() &&
+      has_kernel<SoftmaxBackwardKernel>(y.device())) {
+    int64_t inner = 1;
+    for (int64_t i = d + 1; i < y.dim(); ++i) inner *= y.size(i);
+    const int64_t R = y.size(d), outer = y.numel() / (R * inner);
+    Tensor gc = contiguous(g), yc = contiguous(y), gx = empty(yc.sizes(), yc.options());
+    kernel<SoftmaxBackwardKernel>(y.device())(gc, yc, gx, outer, R, inner, log);
+    return gx;
+  }
+  if (log) return g - exp(y) * (y.dim() == 0 ? g : sum(g, {d}, true));
+  Tensor gy = g * y;
+  return gy - y * (y.dim() == 0 ? gy : sum(gy, {d}, true));
+}
+
 Tensor softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
   autograd::Recorder r(kSoftmaxBackward, x);
   Tensor y = softmax_impl("softmax", x, dim, dtype, false);
   if (r) {
     int64_t d = x.dim() == 0 ? 0 : maybe_wrap_dim(dim, x.dim(), "softmax");
     r.save(y).finish(y, [d](FormulaNode& n, const variable_list& g) {
-      Tensor out = n.saved(0);
-      Tensor gy = g[0] * out;
-      return variable_list{gy - out * (out.dim() == 0 ? gy : sum(gy, {d}, true))};
+      return variable_list{softmax_backward(g[0], n.saved(0), d, false)};
     });
   }
   return y;
@@ -516,8 +534,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype
   if (r) {
     int64_t d = x.dim() == 0 ? 0 : maybe_wrap_dim(dim, x.dim(), "log_softmax");
     r.save(y).finish(y, [d](FormulaNode& n, const variable_list& g) {
-      Tensor out = n.saved(0);
-      return variable_list{g[0] - exp(out) * (out.dim() == 0 ? g[0] : sum(g[0], {d}, true))};
+      return variable_list{softmax_backward(g[0], n.saved(0), d, true)};
     });
   }
   return y;

@@ -5,6 +5,7 @@
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/kernel_table.h>
+#include <brasa/ops/kernels/activation.h>
 #include <brasa/ops/kernels/elementwise.h>
 #include <brasa/ops/unary.h>
 
@@ -58,6 +59,20 @@ struct UnaryRow {
   bool uses_x, uses_y;
   Tensor (*formula)(const Tensor& g, const Tensor& x, const Tensor& y);  // null: not differentiable
 };
+// sigmoid's (tanh's) gradient from its output y: one pass where the device
+// has the kernel and no graph of the gradient is being built, the formula's
+// three ops otherwise.
+Tensor output_activation_backward(const Tensor& g, const Tensor& y, OutputActivation a) {
+  if (!autograd::GradMode::is_enabled() && isFloatingType(g.dtype()) &&
+      has_kernel<OutputActivationBackwardKernel>(g.device())) {
+    Elementwise e(a == OutputActivation::Sigmoid ? "sigmoid_backward" : "tanh_backward", g.dtype());
+    e.input(g).input(y, g.dtype()).build();
+    kernel<OutputActivationBackwardKernel>(e.device())(e, g.dtype(), a);
+    return e.result();
+  }
+  return a == OutputActivation::Sigmoid ? g * (y * (1 - y)) : g * (1 - y * y);
+}
+
 constexpr double kLn2 = 0.69314718055994530942, kLn10 = 2.30258509299404568402;
 constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOverTwo = 0.88622692545275801365;
 // Predicates and bitwise_not have no derivative; their rows name no backward
@@ -107,9 +122,13 @@ const UnaryRow unary_rows[] = {
     {"cosh", Kind::FloatOut, BackwardName("CoshBackward0"), true, false,
      [](const Tensor& g, const Tensor& x, const Tensor&) { return g * sinh(x); }},
     {"tanh", Kind::FloatOut, BackwardName("TanhBackward0"), false, true,
-     [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (1 - y * y); }},
+     [](const Tensor& g, const Tensor&, const Tensor& y) {
+       return output_activation_backward(g, y, OutputActivation::Tanh);
+     }},
     {"sigmoid", Kind::FloatOut, BackwardName("SigmoidBackward0"), false, true,
-     [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (y * (1 - y)); }},
+     [](const Tensor& g, const Tensor&, const Tensor& y) {
+       return output_activation_backward(g, y, OutputActivation::Sigmoid);
+     }},
     {"relu", Kind::Keep, BackwardName("ReluBackward0"), false, true,
      [](const Tensor& g, const Tensor&, const Tensor& y) {
        return detail::threshold_backward(g, y);

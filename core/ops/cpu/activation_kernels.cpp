@@ -275,6 +275,18 @@ void activation_backward_cpu(detail::Elementwise& e, ScalarType t, Activation a,
   with_activation(a, [&](auto k) { activation_backward<decltype(k)::value>(e, t, p); });
 }
 
+void output_activation_backward_cpu(detail::Elementwise& e, ScalarType t, OutputActivation a) {
+  BRASA_DISPATCH_FLOATING_TYPES(t, "sigmoid/tanh backward", [&] {
+    using M = opmath_t<scalar_t>;
+    if (a == OutputActivation::Sigmoid)
+      run<scalar_t, scalar_t, scalar_t>(
+          e, [](M g, M y) BRASA_INLINE_LAMBDA { return g * (y * (M(1) - y)); });
+    else
+      run<scalar_t, scalar_t, scalar_t>(
+          e, [](M g, M y) BRASA_INLINE_LAMBDA { return g * (M(1) - y * y); });
+  });
+}
+
 // Smooth L1 and Huber: the loss of d = x - y and its derivative in x (0 at d
 // = 0, as PyTorch).
 void pointwise_loss_cpu(detail::Elementwise& e, ScalarType t, PointwiseLoss l, double param) {
@@ -372,6 +384,7 @@ void register_activation_kernels() {
   register_kernel<LeakyReluBackwardKernel>(kCPU, leaky_relu_backward_cpu);
   register_kernel<ActivationKernel>(kCPU, activation_cpu);
   register_kernel<ActivationBackwardKernel>(kCPU, activation_backward_cpu);
+  register_kernel<OutputActivationBackwardKernel>(kCPU, output_activation_backward_cpu);
   register_kernel<PointwiseLossKernel>(kCPU, pointwise_loss_cpu);
   register_kernel<PointwiseLossBackwardKernel>(kCPU, pointwise_loss_backward_cpu);
   register_kernel<PreluKernel>(kCPU, prelu_cpu);

@@ -12,6 +12,7 @@ void register_binary_kernels();
 void register_unary_kernels();
 void register_copy_kernels();
 void register_reduction_kernels();
+void register_softmax_backward_kernels();
 void register_pooling_kernels();
 void register_normalization_kernels();
 void register_activation_kernels();

@@ -9,6 +9,7 @@ void register_vector_kernels() {
   register_unary_kernels();
   register_copy_kernels();
   register_reduction_kernels();
+  register_softmax_backward_kernels();
   register_pooling_kernels();
   register_normalization_kernels();
   register_activation_kernels();

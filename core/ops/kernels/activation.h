@@ -57,6 +57,14 @@ struct ActivationBackwardKernel {
                       const ActivationParams& p);
 };
 
+// sigmoid's and tanh's gradients from their output y (floating dtypes).
+// Inputs (grad, y): grad * y (1 - y) and grad * (1 - y^2).
+enum class OutputActivation : uint8_t { Sigmoid, Tanh };
+struct OutputActivationBackwardKernel {
+  static constexpr const char* name = "sigmoid/tanh backward";
+  using Fn = void (*)(detail::Elementwise& e, ScalarType t, OutputActivation a);
+};
+
 // The elementwise regression losses of d = input - target: SmoothL1 is
 // |d| < beta ? d^2 / (2 beta) : |d| - beta / 2, Huber |d| < delta ? d^2 / 2 :
 // delta (|d| - delta / 2); `param` is beta or delta (> 0).

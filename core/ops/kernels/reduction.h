@@ -62,4 +62,15 @@ struct MapColumnsKernel {
                       RowMap op);
 };
 
+// The gradient of softmax (log: log_softmax) along the middle dim of
+// contiguous [outer, R, inner] tensors, from the op's output y and the
+// incoming gradient g, into grad_input of their shape: softmax's is
+// y * (g - sum_R(g * y)), log_softmax's g - exp(y) * sum_R(g). One fused
+// pass instead of the formula's four or five ops.
+struct SoftmaxBackwardKernel {
+  static constexpr const char* name = "softmax backward";
+  using Fn = void (*)(const Tensor& grad, const Tensor& out, const Tensor& grad_input,
+                      int64_t outer, int64_t R, int64_t inner, bool log);
+};
+
 }  // namespace brasa

@@ -41,6 +41,7 @@ void for_each_op_code(F&& f) {
   f.template operator()<ReduceRowsKernel>();
   f.template operator()<ArgExtremeKernel>();
   f.template operator()<MapRowsKernel>();
+  f.template operator()<SoftmaxBackwardKernel>();
   f.template operator()<AdvancedIndexKernel>();
   f.template operator()<AdvancedIndexPutKernel>();
   f.template operator()<ScatterKernel>();
@@ -66,7 +67,7 @@ TEST(KernelTable, TheCPUImplementsEveryOpCode) {
     EXPECT_NE(kernel<Op>(Device(kCPU)), nullptr) << Op::name;
     ++n;
   });
-  EXPECT_EQ(n, 34);
+  EXPECT_EQ(n, 35);
 }
 
 const Device kHostDevice(kPrivateUse1, 0);
