@@ -152,8 +152,14 @@ void col2im_cpu(const Tensor& cols, const Tensor& gx, const ConvGeometry& g) {
 // maps under 7x7 its plain-layout forward of them is a GEMM per group (0.41
 // ms for a depthwise 3x3 on [16, 96, 3, 3], against 0.013 ms for the JIT
 // kernel's input gradient; Zen 5, 1 thread), and im2col is one per group too.
+// Outputs of 6x6 joined the blocked side later: SqueezeNet's fire expand
+// (64->256 3x3 on [16, 64, 6, 6]) took 1.28-1.37x libtorch's time by im2col
+// and 0.99-1.00x by oneDNN's blocked kernels, fwd+bwd, 1 and 2 threads,
+// while 3x3 outputs (DCGAN's 128->256 4x4/2) stayed faster by im2col (0.89
+// against 1.05 at 2 threads; Emerald Rapids Xeon, `ops_bench --only
+// conv_layers`).
 bool blocked_layouts_pay(const ConvGeometry& g) {
-  return g.groups > 1 || (g.C >= 3 && g.OH * g.OW >= 49);
+  return g.groups > 1 || (g.C >= 3 && g.OH * g.OW >= 36);
 }
 
 // The forward through oneDNN (float32; see onednn_conv_usable).
