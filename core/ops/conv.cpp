@@ -352,12 +352,24 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
             return d;
           }
           autograd::variable_list d(3);
-          Tensor cols;
-          if (n.needs(0) || n.needs(1)) {
-            Tensor gx = conv_forward(gr[0], n.saved(1), Tensor(), g, cols);
-            if (n.needs(0)) d[0] = gx;
+          // Where conv2d of g trains directly (oneDNN's rule on the CPU), its
+          // forward and weight-gradient kernels are this op's two gradients.
+          if ((n.needs(0) || n.needs(1)) && gr[0].is_cpu() && trains_directly(gr[0], g)) {
+            const Device device = gr[0].device();
+            if (n.needs(0))
+              d[0] = kernel<ConvForwardKernel>(device)(gr[0], n.saved(1), Tensor(), g);
+            if (n.needs(1))
+              d[1] =
+                  kernel<ConvBackwardKernel>(device)(n.saved(0), gr[0], n.saved(1), g, false, true)
+                      .second;
           }
-          if (n.needs(1)) d[1] = conv_weight_grad(channel_major(n.saved(0), g), cols, g, wshape);
+          Tensor cols;
+          if ((n.needs(0) && !d[0].defined()) || (n.needs(1) && !d[1].defined())) {
+            Tensor gx = conv_forward(gr[0], n.saved(1), Tensor(), g, cols);
+            if (n.needs(0) && !d[0].defined()) d[0] = gx;
+          }
+          if (n.needs(1) && !d[1].defined())
+            d[1] = conv_weight_grad(channel_major(n.saved(0), g), cols, g, wshape);
           if (n.needs(2)) d[2] = sum(gr[0], {0, 2, 3});
           return d;
         });

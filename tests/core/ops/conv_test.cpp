@@ -137,6 +137,47 @@ TEST(Conv, OneDnnTrainingAgreesWithIm2col) {
   expect_close(x.grad(), x2.grad(), "input gradient, frozen weight");
 }
 
+// conv_transpose2d's gradients are conv2d's forward and weight gradient of
+// the same geometry: through oneDNN where conv2d would train directly, the
+// same values as through im2col.
+TEST(Conv, TransposedConvolutionGradientsAgreeOnBothPaths) {
+  if (!has_onednn())
+    GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
+  struct Case {
+    std::vector<int64_t> x, w, stride, padding, output_padding, dilation;
+    int64_t groups;
+  };
+  const std::vector<Case> cases = {
+      {{4, 16, 7, 7}, {16, 8, 4, 4}, {2, 2}, {1, 1}, {0, 0}, {1, 1}, 1},  // DCGAN's generator
+      {{2, 8, 6, 5}, {8, 6, 3, 3}, {2, 2}, {1, 1}, {1, 0}, {1, 1}, 2},
+      {{3, 6, 9, 9}, {6, 4, 3, 3}, {1, 1}, {2, 2}, {0, 0}, {2, 2}, 1},
+  };
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const Case& c : cases) {
+      SCOPED_TRACE(::testing::Message() << "threads " << threads << " x " << IntArrayRef(c.x)
+                                        << " w " << IntArrayRef(c.w));
+      manual_seed(12);
+      Tensor x0 = randn(c.x), w0 = randn(c.w);
+      std::vector<Tensor> grads[2];
+      for (int path = 0; path < 2; ++path) {
+        set_conv_training_path(path == 0 ? ConvTrainingPath::kOneDNN : ConvTrainingPath::kIm2col);
+        Tensor x = x0.clone().requires_grad_(true), w = w0.clone().requires_grad_(true);
+        Tensor y =
+            conv_transpose2d(x, w, {}, c.stride, c.padding, c.output_padding, c.groups, c.dilation);
+        manual_seed(13);
+        y.backward(randn(y.sizes()));
+        grads[path] = {y.detach(), x.grad(), w.grad()};
+      }
+      set_conv_training_path(ConvTrainingPath::kAuto);
+      expect_close(grads[0][0], grads[1][0], "output");
+      expect_close(grads[0][1], grads[1][1], "input gradient");
+      expect_close(grads[0][2], grads[1][2], "weight gradient");
+    }
+  }
+  set_num_threads(2);
+}
+
 // 3x3 stride-1 layers with channels in blocks of 16 take oneDNN's Winograd
 // kernels where the CPU has them (AVX-512); with the switch off, its direct
 // ones. Both agree with a float64 (im2col) reference, in every direction.
