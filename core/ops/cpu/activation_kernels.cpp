@@ -146,10 +146,8 @@ void leaky_relu_backward_cpu(detail::Elementwise& e, ScalarType t, double negati
   });
 }
 
-// exp and sigmoid by type: vec_math's vectorizing forms for float (and the
-// 16-bit floats, computed in float), libm for double.
-[[gnu::always_inline]] inline float exp_of(float x) { return fast_exp(x); }
-inline double exp_of(double x) { return std::exp(x); }
+// sigmoid by type: vec_math's vectorizing form for float (and the 16-bit
+// floats, computed in float), libm for double.
 [[gnu::always_inline]] inline float sigmoid_of(float x) { return fast_sigmoid(x); }
 inline double sigmoid_of(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 

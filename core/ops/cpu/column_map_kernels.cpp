@@ -17,9 +17,6 @@ namespace {
 // Columns handled together: their running values stay in registers / L1.
 constexpr int64_t kRun = 64;
 
-inline float exp_of(float x) { return fast_exp(x); }
-inline double exp_of(double x) { return std::exp(x); }
-
 // f(o, c0, n) for every outer index o and run of n <= kRun columns from c0,
 // in parallel chunks of about 32K elements.
 template <class F>

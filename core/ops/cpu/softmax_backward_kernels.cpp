@@ -16,9 +16,6 @@ namespace brasa::cpu {
 inline namespace BRASA_CPU_VARIANT {
 namespace {
 
-[[gnu::always_inline]] inline float exp_of(float x) { return fast_exp(x); }
-inline double exp_of(double x) { return std::exp(x); }
-
 // What a row's sum adds at one place: g (log_softmax) or g * y (softmax).
 template <bool kLog, class M>
 [[gnu::always_inline]] inline M summand(M g, M y) {

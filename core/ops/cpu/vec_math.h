@@ -2,6 +2,7 @@
 // Branch-free math the compiler can vectorize (the libm calls cannot be).
 #include <brasa/ops/cpu/variant.h>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -89,8 +90,11 @@ inline float fast_exp_nonpositive(float x) {
   return a < 0.625f ? small : (x < 0.0f ? -big : big);
 }
 
-// 1 / (1 + e^-x) for float, branch-free (e^-x overflows to inf for x below
-// -88.7, which gives 0; NaN stays NaN).
+// exp by type, for loops templated on it: fast_exp for float (and the
+// 16-bit floats, computed in float), which vectorizes; libm for double.
+[[gnu::always_inline]] inline float exp_of(float x) { return fast_exp(x); }
+inline double exp_of(double x) { return std::exp(x); }
+
 // log(1 + u) for float u in [0, 1], branch-free: 2 atanh(s) with s = u / (2 +
 // u) in [0, 1/3], by its odd series to s^13 (truncation under 1e-8), so that
 // small u keep their relative precision (no 1 + u rounding).
@@ -180,6 +184,8 @@ inline float fast_exp_nonpositive(float x) {
   return result;
 }
 
+// 1 / (1 + e^-x) for float, branch-free (e^-x overflows to inf for x below
+// -88.7, which gives 0; NaN stays NaN).
 [[gnu::always_inline]] inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
 
 #ifdef BRASA_VEC_EXP8
