@@ -1,6 +1,7 @@
 #include <brasa/autograd/engine.h>
 #include <brasa/autograd/grad_mode.h>
 #include <brasa/autograd/variable.h>
+#include <brasa/autograd/view_grad.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/factory.h>
 #include <brasa/ops/unary.h>
@@ -30,11 +31,12 @@ struct ReadyItem {
 
 // Whether a gradient of `shape`, dtype and device of `like` may be added
 // into `into` in place: nothing else sees its memory (one handle, one owner
-// of the storage) and it is dense and of that shape, dtype and device.
+// of the storage) and it is dense (in any dim order: a channels-last input
+// gradient of a convolution) and of that shape, dtype and device.
 bool can_take_sum(const Tensor& into, const Tensor& like, IntArrayRef shape) {
   return into.use_count() == 1 && into.storage().use_count() == 1 && !into.requires_grad() &&
-         into.is_contiguous() && into.sizes() == shape && into.dtype() == like.dtype() &&
-         into.device() == like.device();
+         (into.is_contiguous() || is_non_overlapping_and_dense(into)) && into.sizes() == shape &&
+         into.dtype() == like.dtype() && into.device() == like.device();
 }
 bool can_take_sum(const Tensor& into, const Tensor& other) {
   return can_take_sum(into, other, other.sizes());

@@ -162,15 +162,32 @@ bool blocked_layouts_pay(const ConvGeometry& g) {
   return g.groups > 1 || (g.C >= 3 && g.OH * g.OW >= 36);
 }
 
+// Whether oneDNN reads x as it lies, channels last ([N, H, W, C] in memory):
+// a text CNN's embeddings transposed to [N, C, 1, L], or a tensor made
+// channels last by the user, where oneDNN has JIT kernels for that layout
+// (not for some shapes on AVX2). Copying such an input to NCHW and then to
+// the kernels' own layout was two transposes of it per convolution in the
+// forward and two more in the weight gradient (plus one of the input
+// gradient back); its input gradient now comes back channels last, as
+// PyTorch's does for channels-last inputs. Kim's text CNN, fwd+bwd against
+// libtorch: 0.99 -> 0.87x at 2 threads, 0.98 -> 0.88x at 1 (Emerald Rapids
+// Xeon, `ops_bench --only text_cnn`).
+bool reads_channels_last(const Tensor& x, const ConvGeometry& g) {
+  return g.groups == 1 && blocked_layouts_pay(g) && !x.is_contiguous() &&
+         x.is_contiguous(MemoryFormat::ChannelsLast) && detail::onednn_reads_channels_last(g);
+}
+
 // The forward through oneDNN (float32; see onednn_conv_usable).
 Tensor direct_forward_cpu(const Tensor& x, const Tensor& w, const Tensor& b,
                           const ConvGeometry& g) {
   if (!detail::onednn_conv_usable(x.dtype())) return Tensor();
-  Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b.defined() ? b.contiguous() : Tensor();
+  const bool x_nhwc = reads_channels_last(x, g);
+  Tensor xc = x_nhwc ? x : x.contiguous(), wc = w.contiguous();
+  Tensor bc = b.defined() ? b.contiguous() : Tensor();
   Tensor y = empty({g.N, g.O, g.OH, g.OW}, x.options());
   detail::onednn_conv_forward(xc.data_ptr<float>(), wc.data_ptr<float>(),
                               bc.defined() ? bc.data_ptr<float>() : nullptr, y.data_ptr<float>(), g,
-                              blocked_layouts_pay(g));
+                              blocked_layouts_pay(g), x_nhwc);
   return y;
 }
 
@@ -178,10 +195,17 @@ Tensor direct_forward_cpu(const Tensor& x, const Tensor& w, const Tensor& b,
 std::pair<Tensor, Tensor> direct_backward_cpu(const Tensor& grad_out, const Tensor& x,
                                               const Tensor& w, const ConvGeometry& g,
                                               bool want_input, bool want_weight) {
-  // x is undefined when no weight gradient is wanted (then it was not saved).
+  // x is undefined when no weight gradient was wanted in the forward (then it
+  // was not saved; the input gradient then comes back NCHW).
   Tensor go = grad_out.contiguous(), wc = w.contiguous();
-  Tensor xc = want_weight ? x.contiguous() : Tensor();
-  Tensor gx = want_input ? empty({g.N, g.C, g.H, g.W}, grad_out.options()) : Tensor();
+  const bool x_nhwc = x.defined() && reads_channels_last(x, g);
+  Tensor xc = want_weight ? (x_nhwc ? x : x.contiguous()) : Tensor();
+  Tensor gx;
+  if (want_input && x_nhwc)
+    gx = empty_strided({g.N, g.C, g.H, g.W}, {g.H * g.W * g.C, 1, g.W * g.C, g.C},
+                       grad_out.options());
+  else if (want_input)
+    gx = empty({g.N, g.C, g.H, g.W}, grad_out.options());
   Tensor gw = want_weight ? empty(w.sizes(), w.options()) : Tensor();
   if (g.N == 0) {  // an empty batch: no input gradient to fill, a zero weight gradient
     if (want_weight) gw.zero_();
@@ -189,7 +213,7 @@ std::pair<Tensor, Tensor> direct_backward_cpu(const Tensor& grad_out, const Tens
   }
   detail::onednn_conv_backward(go.data_ptr<float>(), want_weight ? xc.data_ptr<float>() : nullptr,
                                wc.data_ptr<float>(), want_input ? gx.data_ptr<float>() : nullptr,
-                               want_weight ? gw.data_ptr<float>() : nullptr, g);
+                               want_weight ? gw.data_ptr<float>() : nullptr, g, x_nhwc);
   return {gx, gw};
 }
 

@@ -88,16 +88,18 @@ bool onednn_conv_usable(ScalarType dtype) { return dtype == kFloat && onednn_ena
 #ifndef BRASA_WITH_ONEDNN
 
 void onednn_conv_forward(const float*, const float*, const float*, float*, const ConvGeometry&,
-                         bool) {
+                         bool, bool) {
   BRASA_ERROR("conv2d: this build of Brasa has no oneDNN");
 }
 
 void onednn_conv_backward(const float*, const float*, const float*, float*, float*,
-                          const ConvGeometry&) {
+                          const ConvGeometry&, bool) {
   BRASA_ERROR("conv2d backward: this build of Brasa has no oneDNN");
 }
 
 void onednn_use_one_thread() {}
+
+bool onednn_reads_channels_last(const ConvGeometry&) { return false; }
 
 #else
 
@@ -110,21 +112,21 @@ namespace {
 
 using dnnl::memory;
 
-// One primitive per geometry, batch slice size, bias presence and algorithm
-// (Winograd or direct), made on first use, with the descriptors its
-// arguments are wrapped in.
+// One primitive per geometry, batch slice size, bias presence, algorithm
+// (Winograd or direct) and input layout (NCHW, or NHWC: x_nhwc), made on
+// first use, with the descriptors its arguments are wrapped in.
 struct Key {
   int64_t n, C, H, W, O, kh, kw, sh, sw, ph, pw, dh, dw, groups;
-  bool bias, winograd;
+  bool bias, winograd, x_nhwc;
   bool operator==(const Key& o) const {
     return n == o.n && C == o.C && H == o.H && W == o.W && O == o.O && kh == o.kh && kw == o.kw &&
            sh == o.sh && sw == o.sw && ph == o.ph && pw == o.pw && dh == o.dh && dw == o.dw &&
-           groups == o.groups && bias == o.bias && winograd == o.winograd;
+           groups == o.groups && bias == o.bias && winograd == o.winograd && x_nhwc == o.x_nhwc;
   }
 };
 struct KeyHash {
   size_t operator()(const Key& k) const {
-    size_t h = k.bias + 2 * k.winograd;
+    size_t h = k.bias + 2 * k.winograd + 4 * k.x_nhwc;
     for (int64_t v :
          {k.n, k.C, k.H, k.W, k.O, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, k.groups})
       h = h * 1000003u ^ static_cast<size_t>(v);
@@ -147,8 +149,10 @@ dnnl::stream& thread_stream() {
   return stream;
 }
 
-// The descriptors of one convolution: our plain layouts, and "any" for
-// oneDNN to choose its own.
+// The descriptors of one convolution: our plain layouts (the input's and its
+// gradient's NHWC where the input is channels last), and "any" for oneDNN to
+// choose its own (the input's fixed at NHWC too then: its data is taken as
+// it lies).
 struct Descs {
   dnnl::algorithm alg;
   memory::desc src, dst, weights, bias, src_any, dst_any, weights_any;
@@ -163,13 +167,14 @@ Descs descs_of(const Key& k, int64_t OH, int64_t OW) {
                              ? memory::dims{k.O, k.C, k.kh, k.kw}
                              : memory::dims{k.groups, k.O / k.groups, k.C / k.groups, k.kh, k.kw};
   // oneDNN counts dilation from 0 (no gaps), PyTorch from 1.
+  const auto src_layout = k.x_nhwc ? memory::format_tag::nhwc : memory::format_tag::nchw;
   return {
       k.winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct,
-      memory::desc(src, f32, memory::format_tag::nchw),
+      memory::desc(src, f32, src_layout),
       memory::desc(dst, f32, memory::format_tag::nchw),
       memory::desc(w, f32, k.groups == 1 ? memory::format_tag::oihw : memory::format_tag::goihw),
       memory::desc({k.O}, f32, memory::format_tag::x),
-      memory::desc(src, f32, any),
+      memory::desc(src, f32, k.x_nhwc ? src_layout : any),
       memory::desc(dst, f32, any),
       memory::desc(w, f32, any),
       {k.sh, k.sw},
@@ -181,6 +186,29 @@ dnnl::primitive_attr user_scratchpad() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return attr;
+}
+
+// The two gradients' primitive descriptors for data of the layouts `src`
+// and `dst` (format_tag::any for oneDNN's choice), with the forward's as
+// their hint; throws dnnl::error where oneDNN has no kernel for them.
+struct BackwardPds {
+  dnnl::convolution_backward_data::primitive_desc data;
+  dnnl::convolution_backward_weights::primitive_desc weights;
+};
+BackwardPds backward_pds(const Descs& d, const memory::desc& src, const memory::desc& dst,
+                         const dnnl::primitive_attr& attr) {
+  dnnl::convolution_forward::primitive_desc hint(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, d.alg, src, d.weights_any,
+                                      dst, d.strides, d.dilates, d.pad, d.pad),
+      attr, cpu_engine());
+  return {dnnl::convolution_backward_data::primitive_desc(
+              dnnl::convolution_backward_data::desc(d.alg, src, d.weights_any, dst, d.strides,
+                                                    d.dilates, d.pad, d.pad),
+              attr, cpu_engine(), hint),
+          dnnl::convolution_backward_weights::primitive_desc(
+              dnnl::convolution_backward_weights::desc(d.alg, src, d.weights_any, dst, d.strides,
+                                                       d.dilates, d.pad, d.pad),
+              attr, cpu_engine(), hint)};
 }
 
 std::unique_ptr<Prepared> prepare(const Key& k, int64_t OH, int64_t OW) {
@@ -206,11 +234,11 @@ std::unique_ptr<Prepared> prepare(const Key& k, int64_t OH, int64_t OW) {
 // presence, made by `make` on first use and kept.
 template <class P>
 const P& cached(const char* op, const ConvGeometry& g, int64_t n, bool bias, bool winograd,
-                std::unique_ptr<P> (*make)(const Key&, int64_t, int64_t)) {
+                bool x_nhwc, std::unique_ptr<P> (*make)(const Key&, int64_t, int64_t)) {
   static std::mutex mu;
   static std::unordered_map<Key, std::unique_ptr<P>, KeyHash> cache;
-  const Key key{n,    g.C,  g.H,  g.W,  g.O,  g.kh,     g.kw, g.sh,
-                g.sw, g.ph, g.pw, g.dh, g.dw, g.groups, bias, winograd};
+  const Key key{n,    g.C,  g.H,  g.W,  g.O,      g.kh, g.kw,     g.sh,  g.sw,
+                g.ph, g.pw, g.dh, g.dw, g.groups, bias, winograd, x_nhwc};
   // Before any primitive is made: oneDNN fixes a primitive's thread count
   // when it creates it (from the creating thread's OpenMP setting), so one
   // made before this call ran every later execution, on any thread, with
@@ -232,7 +260,7 @@ const P& cached(const char* op, const ConvGeometry& g, int64_t n, bool bias, boo
 }
 
 const Prepared& prepared(const ConvGeometry& g, int64_t n, bool bias) {
-  return cached<Prepared>("conv2d", g, n, bias, false, prepare);
+  return cached<Prepared>("conv2d", g, n, bias, false, false, prepare);
 }
 
 // A move between our plain layout and the one a primitive prefers; none
@@ -315,26 +343,14 @@ bool channels_last_gradients(const Key& k) { return k.C % 16 != 0 || k.O % 16 !=
 std::unique_ptr<PreparedBackward> prepare_backward(const Key& k, int64_t OH, int64_t OW) {
   auto p = std::make_unique<PreparedBackward>();
   const Descs d = descs_of(k, OH, OW);
-  const auto alg = d.alg;
-  const dnnl::primitive_attr attr = user_scratchpad();
   memory::desc src = d.src_any, dst = d.dst_any;
-  if (k.groups == 1 && channels_last_gradients(k)) {
+  if (k.groups == 1 && (k.x_nhwc || channels_last_gradients(k))) {
     src = memory::desc(d.src.dims(), memory::data_type::f32, memory::format_tag::nhwc);
     dst = memory::desc(d.dst.dims(), memory::data_type::f32, memory::format_tag::nhwc);
   }
-  // The backward primitives take the forward's description as a hint.
-  dnnl::convolution_forward::primitive_desc hint(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src, d.weights_any,
-                                      dst, d.strides, d.dilates, d.pad, d.pad),
-      attr, cpu_engine());
-  dnnl::convolution_backward_data::primitive_desc data_pd(
-      dnnl::convolution_backward_data::desc(alg, src, d.weights_any, dst, d.strides, d.dilates,
-                                            d.pad, d.pad),
-      attr, cpu_engine(), hint);
-  dnnl::convolution_backward_weights::primitive_desc weights_pd(
-      dnnl::convolution_backward_weights::desc(alg, src, d.weights_any, dst, d.strides, d.dilates,
-                                               d.pad, d.pad),
-      attr, cpu_engine(), hint);
+  const BackwardPds pds = backward_pds(d, src, dst, user_scratchpad());
+  const auto& data_pd = pds.data;
+  const auto& weights_pd = pds.weights;
   p->data_scratchpad = data_pd.scratchpad_desc();
   p->weights_scratchpad = weights_pd.scratchpad_desc();
   p->data = dnnl::convolution_backward_data(data_pd);
@@ -382,12 +398,15 @@ std::unique_ptr<PreparedBlockedForward> prepare_blocked_forward(const Key& k, in
   return p;
 }
 
-const PreparedBackward& prepared_backward(const ConvGeometry& g, int64_t n, bool winograd) {
-  return cached<PreparedBackward>("conv2d backward", g, n, false, winograd, prepare_backward);
+const PreparedBackward& prepared_backward(const ConvGeometry& g, int64_t n, bool winograd,
+                                          bool x_nhwc) {
+  return cached<PreparedBackward>("conv2d backward", g, n, false, winograd, x_nhwc,
+                                  prepare_backward);
 }
 const PreparedBlockedForward& prepared_blocked_forward(const ConvGeometry& g, int64_t n, bool bias,
-                                                       bool winograd) {
-  return cached<PreparedBlockedForward>("conv2d", g, n, bias, winograd, prepare_blocked_forward);
+                                                       bool winograd, bool x_nhwc) {
+  return cached<PreparedBlockedForward>("conv2d", g, n, bias, winograd, x_nhwc,
+                                        prepare_blocked_forward);
 }
 
 // The shapes where oneDNN's Winograd kernels (F(4x4, 3x3), AVX-512 only in
@@ -413,19 +432,7 @@ std::unique_ptr<WinogradProbe> probe_winograd(const Key& k, int64_t OH, int64_t 
   auto p = std::make_unique<WinogradProbe>();
   const Descs d = descs_of(k, OH, OW);
   try {
-    dnnl::convolution_forward::primitive_desc hint(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, d.alg, d.src_any,
-                                        d.weights_any, d.dst_any, d.strides, d.dilates, d.pad,
-                                        d.pad),
-        cpu_engine());
-    dnnl::convolution_backward_data::primitive_desc(
-        dnnl::convolution_backward_data::desc(d.alg, d.src_any, d.weights_any, d.dst_any, d.strides,
-                                              d.dilates, d.pad, d.pad),
-        cpu_engine(), hint);
-    dnnl::convolution_backward_weights::primitive_desc(
-        dnnl::convolution_backward_weights::desc(d.alg, d.src_any, d.weights_any, d.dst_any,
-                                                 d.strides, d.dilates, d.pad, d.pad),
-        cpu_engine(), hint);
+    backward_pds(d, d.src_any, d.dst_any, dnnl::primitive_attr());
     p->available = true;
   } catch (const dnnl::error&) {
     // unimplemented here (no AVX-512, or a shape its kernels refuse)
@@ -435,7 +442,35 @@ std::unique_ptr<WinogradProbe> probe_winograd(const Key& k, int64_t OH, int64_t 
 
 bool use_winograd(const ConvGeometry& g) {
   return conv_winograd_enabled() && winograd_fits(g) &&
-         cached<WinogradProbe>("conv2d", g, 1, false, true, probe_winograd).available;
+         cached<WinogradProbe>("conv2d", g, 1, false, true, false, probe_winograd).available;
+}
+
+// Whether oneDNN has JIT kernels for a geometry with its input channels last
+// in all three directions (asked once per geometry and batch slice size):
+// on AVX2 its forward for some shapes (a text CNN's 1-d layers) is only the
+// reference one there, far slower than moving the input to NCHW.
+struct NhwcProbe {
+  bool fast = false;
+};
+bool is_reference(const char* impl) { return std::string(impl).rfind("ref", 0) == 0; }
+std::unique_ptr<NhwcProbe> probe_nhwc(const Key& k, int64_t OH, int64_t OW) {
+  auto p = std::make_unique<NhwcProbe>();
+  const Descs d = descs_of(k, OH, OW);  // (k.x_nhwc: src_any is NHWC)
+  try {
+    dnnl::convolution_forward::primitive_desc forward(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, d.alg, d.src_any,
+                                        d.weights_any, d.dst_any, d.strides, d.dilates, d.pad,
+                                        d.pad),
+        cpu_engine());
+    const memory::desc dst(d.dst.dims(), memory::data_type::f32, memory::format_tag::nhwc);
+    const BackwardPds backward = backward_pds(d, d.src_any, dst, dnnl::primitive_attr());
+    p->fast = !is_reference(forward.impl_info_str()) &&
+              !is_reference(backward.data.impl_info_str()) &&
+              !is_reference(backward.weights.impl_info_str());
+  } catch (const dnnl::error&) {
+    // no kernel for it at all: NCHW then
+  }
+  return p;
 }
 
 // A buffer kept by a thread between calls, grown when asked for more, and
@@ -528,8 +563,8 @@ void moved_out(const Relayout& r, const memory& written, float* out) {
 // The blocked-layout forward of `n` samples (x, y at their first), with the
 // moves in and out.
 void blocked_forward_slice(const ConvGeometry& g, int64_t n, const float* x, const float* w,
-                           const float* b, float* y, bool winograd) {
-  const PreparedBlockedForward& p = prepared_blocked_forward(g, n, b != nullptr, winograd);
+                           const float* b, float* y, bool winograd, bool x_nhwc) {
+  const PreparedBlockedForward& p = prepared_blocked_forward(g, n, b != nullptr, winograd, x_nhwc);
   thread_local AlignedBuffer x_buf, w_buf, y_buf;
   std::unordered_map<int, memory> args;
   if (b) args.emplace(DNNL_ARG_BIAS, memory(descs_bias(g), cpu_engine(), const_cast<float*>(b)));
@@ -578,38 +613,47 @@ void flip_swap_weights(const float* w, const ConvGeometry& g, std::vector<float>
 
 }  // namespace
 
+bool onednn_reads_channels_last(const ConvGeometry& g) {
+  if (g.groups != 1 || g.N <= 0) return false;
+  // The batch slice size of for_each_slice's first slice.
+  const int64_t slices = in_parallel_region() ? 1 : std::min<int64_t>(g.N, get_num_threads());
+  const int64_t n = (g.N + slices - 1) / slices;
+  return cached<NhwcProbe>("conv2d", g, n, false, false, true, probe_nhwc).fast;
+}
+
 // Each slice's input gradient is its own; each slice's weight gradient is a
 // partial sum, added up at the end (in slice order, so the result does not
 // depend on scheduling).
 void onednn_conv_backward(const float* grad_out, const float* x, const float* w, float* grad_x,
-                          float* grad_w, const ConvGeometry& g) {
+                          float* grad_w, const ConvGeometry& g, bool x_nhwc) {
+  BRASA_CHECK(!x_nhwc || g.groups == 1, "conv2d backward: channels-last input with groups");
   const int64_t in = g.C * g.H * g.W, out = g.O * g.OH * g.OW;
   const int64_t wsize = g.O * g.K();
   const int64_t slices =
       in_parallel_region() ? 1 : std::max<int64_t>(1, std::min<int64_t>(g.N, get_num_threads()));
-  const bool winograd = use_winograd(g);
+  const bool winograd = !x_nhwc && use_winograd(g);
   // A depthwise weight gradient that oneDNN would do by GEMM is ours (see
   // cpu/depthwise_kernels.cpp), after the slices, over all channels at once.
   const bool own_depthwise =
       grad_w && g.groups == g.C && g.O == g.C &&
       has_kernel<DepthwiseWeightGradKernel>(Device(kCPU)) &&
-      prepared_backward(g, (g.N + slices - 1) / slices, winograd).weights_by_gemm;
+      prepared_backward(g, (g.N + slices - 1) / slices, winograd, false).weights_by_gemm;
   float* const onednn_grad_w = own_depthwise ? nullptr : grad_w;
   std::vector<float> partial(onednn_grad_w && slices > 1 ? static_cast<size_t>((slices - 1) * wsize)
                                                          : 0);
   // (Winograd's own input gradient is faster than the forward trick.)
-  const bool as_forward = grad_x && !winograd && input_grad_as_forward(g);
+  const bool as_forward = grad_x && !winograd && !x_nhwc && input_grad_as_forward(g);
   std::vector<float> flipped;
   if (as_forward) flip_swap_weights(w, g, flipped);
   const ConvGeometry tg = as_forward ? input_grad_geometry(g) : g;
   for_each_slice(g.N, [&](int64_t s, int64_t n0, int64_t n) {
-    const PreparedBackward& p = prepared_backward(g, n, winograd);
+    const PreparedBackward& p = prepared_backward(g, n, winograd, x_nhwc);
     // This thread's buffers for the moved tensors, kept between calls.
     thread_local AlignedBuffer dy_buf, w_buf, dx_buf, x_buf, dy2_buf, dw_buf;
     const float* dy = grad_out + n0 * out;
     memory dy_data;
     if (as_forward) {
-      blocked_forward_slice(tg, n, dy, flipped.data(), nullptr, grad_x + n0 * in, false);
+      blocked_forward_slice(tg, n, dy, flipped.data(), nullptr, grad_x + n0 * in, false, false);
     } else if (grad_x) {
       dy_data = moved_in(p.dy_for_data, dy, dy_buf);
       std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, dy_data},
@@ -641,13 +685,15 @@ void onednn_conv_backward(const float* grad_out, const float* x, const float* w,
 
 // The batch is split into one slice per thread of our pool.
 void onednn_conv_forward(const float* x, const float* w, const float* b, float* y,
-                         const ConvGeometry& g, bool blocked) {
+                         const ConvGeometry& g, bool blocked, bool x_nhwc) {
+  BRASA_CHECK(!x_nhwc || (blocked && g.groups == 1),
+              "conv2d: channels-last input only on the blocked path without groups");
   const int64_t in = g.C * g.H * g.W, out = g.O * g.OH * g.OW;
   const auto& eng = cpu_engine();
-  const bool winograd = use_winograd(g);
+  const bool winograd = !x_nhwc && use_winograd(g);
   for_each_slice(g.N, [&](int64_t, int64_t n0, int64_t n) {
     if (blocked || winograd)
-      return blocked_forward_slice(g, n, x + n0 * in, w, b, y + n0 * out, winograd);
+      return blocked_forward_slice(g, n, x + n0 * in, w, b, y + n0 * out, winograd, x_nhwc);
     std::unordered_map<int, memory> args;
     if (b) args.emplace(DNNL_ARG_BIAS, memory(descs_bias(g), eng, const_cast<float*>(b)));
     const Prepared& p = prepared(g, n, b != nullptr);

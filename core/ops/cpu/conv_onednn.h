@@ -19,13 +19,20 @@ void onednn_use_one_thread();
 
 // y [N, O, OH, OW] = conv(x [N, C, H, W], w [O, C / groups, kh, kw]) + b (b may be null).
 // With `blocked`, on the layouts oneDNN prefers (its JIT kernels; x, w and y
-// are moved in and out), otherwise on the plain ones.
+// are moved in and out), otherwise on the plain ones. With `x_nhwc` x lies
+// channels last ([N, H, W, C] in memory; blocked only, no groups) and is
+// read as it lies.
 void onednn_conv_forward(const float* x, const float* w, const float* b, float* y,
-                         const ConvGeometry& g, bool blocked);
+                         const ConvGeometry& g, bool blocked, bool x_nhwc);
+
+// Whether oneDNN has fast (JIT) kernels on this CPU for the convolution of
+// geometry g with its input channels last, forward and both gradients.
+bool onednn_reads_channels_last(const ConvGeometry& g);
 
 // The gradients of that convolution from grad_out [N, O, OH, OW]: grad_x
 // [N, C, H, W] and grad_w [O, C / groups, kh, kw], each skipped when null.
+// With `x_nhwc` (no groups) x is read and grad_x written channels last.
 void onednn_conv_backward(const float* grad_out, const float* x, const float* w, float* grad_x,
-                          float* grad_w, const ConvGeometry& g);
+                          float* grad_w, const ConvGeometry& g, bool x_nhwc);
 
 }  // namespace brasa::detail

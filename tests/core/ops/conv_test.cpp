@@ -1,6 +1,8 @@
 // The float32 convolution through oneDNN (its forward, and in training its
 // gradients too) agrees with the im2col + GEMM path (itself checked against
 // PyTorch and gradchecked) on every geometry, at 1 and 2 threads.
+#include <brasa/ops/cpu/conv_onednn.h>
+
 #include "../test_util.h"
 
 namespace brasa {
@@ -251,6 +253,103 @@ TEST(Conv, DepthwiseWeightGradientsAgreeWithAFloat64Reference) {
     }
   }
   set_num_threads(2);
+}
+
+// An input that lies channels last (a text CNN's embeddings transposed to
+// [N, C, L], or a tensor the user made channels last) is read by oneDNN as
+// it lies, and its gradient comes back channels last; values and all three
+// gradients agree with a float64 reference on NCHW, at 1 and 2 threads: 1-d
+// layers, 3x3 ones with channels in blocks of 16 (where contiguous inputs
+// would take Winograd or the forward-convolution input gradient), strided,
+// padded, dilated, with and without bias, and with a frozen weight.
+TEST(Conv, ChannelsLastInputsAreReadAsTheyLie) {
+  if (!has_onednn())
+    GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
+  const std::vector<Geometry> cases{
+      {{4, 24, 1, 60}, {10, 24, 1, 3}, {1, 1}, {0, 0}, {1, 1}, 1, true},  // conv1d, k = 3
+      {{3, 20, 1, 90}, {7, 20, 1, 5}, {1, 2}, {0, 2}, {1, 2}, 1, false},  // strided, dilated
+      {{2, 32, 9, 9}, {32, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
+      {{3, 16, 16, 14}, {20, 16, 3, 3}, {2, 2}, {1, 0}, {1, 1}, 1, false},
+  };
+  auto as_float = [](const Tensor& t) { return t.defined() ? t.to(kFloat) : Tensor(); };
+  // (Outputs of at least 36 pixels: smaller ones train by im2col, which
+  // takes a contiguous copy of the input.)
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const auto& g : cases) {
+      SCOPED_TRACE(::testing::Message() << "threads " << threads << " x " << IntArrayRef(g.x)
+                                        << " w " << IntArrayRef(g.w));
+      manual_seed(21);
+      // [N, H, W, C] in memory, seen as [N, C, H, W].
+      Tensor nhwc = randn({g.x[0], g.x[2], g.x[3], g.x[1]});
+      Tensor w0 = randn(g.w), b0 = randn({g.w[0]});
+      Tensor x_ref = nhwc.permute({0, 3, 1, 2}).contiguous();
+      Tensor gy = randn(conv2d(x_ref, w0, {}, g.stride, g.padding, g.dilation).sizes());
+      Result ref = train(ConvTrainingPath::kIm2col, g, x_ref.to(kDouble), w0.to(kDouble),
+                         b0.to(kDouble), gy.to(kDouble));
+      for (bool frozen : {false, true}) {
+        SCOPED_TRACE(frozen ? "frozen weight" : "trained weight");
+        Tensor base = nhwc.clone().requires_grad_(true);
+        Tensor x = base.permute({0, 3, 1, 2});
+        ASSERT_TRUE(x.is_contiguous(MemoryFormat::ChannelsLast));
+        Tensor w = w0.clone().requires_grad_(!frozen);
+        Tensor b = g.bias ? b0.clone().requires_grad_(true) : Tensor();
+        Tensor y = conv2d(x, w, b, g.stride, g.padding, g.dilation);
+        expect_close(y.detach(), as_float(ref.y), "output");
+        // The input gradient as conv2d returns it (before the permute's backward).
+        const auto grads = autograd::grad({y}, {x}, {gy}, /*retain_graph=*/true);
+        expect_close(grads[0], as_float(ref.gx), "input gradient");
+        // (Channels last where this CPU's oneDNN has kernels for it: not on
+        // AVX2 for every shape.)
+        const detail::ConvGeometry geo{g.x[0],        g.x[1],       g.x[2],       g.x[3],
+                                       g.w[0],        g.w[2],       g.w[3],       g.stride[0],
+                                       g.stride[1],   g.padding[0], g.padding[1], g.dilation[0],
+                                       g.dilation[1], y.size(2),    y.size(3),    1};
+        if (!frozen && detail::onednn_reads_channels_last(geo)) {
+          EXPECT_TRUE(grads[0].is_contiguous(MemoryFormat::ChannelsLast))
+              << "strides " << grads[0].strides();
+        }
+        y.backward(gy);
+        expect_close(base.grad().permute({0, 3, 1, 2}), as_float(ref.gx), "leaf gradient");
+        if (!frozen) expect_close(w.grad(), as_float(ref.gw), "weight gradient");
+        if (g.bias) expect_close(b.grad(), as_float(ref.gb), "bias gradient");
+      }
+    }
+  }
+  set_num_threads(2);
+}
+
+// Three 1-d convolutions of one transposed embedding (Kim's text CNN): the
+// channels-last input gradients are summed in place by autograd, and the
+// embedding's gradient equals the float64 reference's.
+TEST(Conv, ChannelsLastGradientsOfSeveralUsesAddUp) {
+  if (!has_onednn())
+    GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
+  manual_seed(22);
+  Tensor table = randn({50, 32});
+  Tensor words = randint(0, 50, {6, 40}, TensorOptions().dtype(kLong));
+  std::vector<Tensor> ws;
+  for (int64_t k : {3, 4, 5}) ws.push_back(randn({12, 32, k}) * 0.2);
+  auto loss_of = [&](const Tensor& t, const std::vector<Tensor>& weights) {
+    Tensor e = t.index_select(0, words.flatten()).view({6, 40, 32}).transpose(1, 2);  // [6, 32, 40]
+    Tensor total;
+    for (const Tensor& w : weights) {
+      Tensor s = relu(conv1d(e, w)).amax(2).sum();
+      total = total.defined() ? total + s : s;
+    }
+    return total;
+  };
+  Tensor t = table.clone().requires_grad_(true);
+  std::vector<Tensor> w;
+  for (const Tensor& v : ws) w.push_back(v.clone().requires_grad_(true));
+  loss_of(t, w).backward();
+  Tensor t64 = table.to(kDouble).requires_grad_(true);
+  std::vector<Tensor> w64;
+  for (const Tensor& v : ws) w64.push_back(v.to(kDouble).requires_grad_(true));
+  loss_of(t64, w64).backward();
+  expect_close(t.grad(), t64.grad().to(kFloat), "embedding gradient");
+  for (size_t i = 0; i < w.size(); ++i)
+    expect_close(w[i].grad(), w64[i].grad().to(kFloat), "weight gradient");
 }
 
 // 1x1 convolutions of stride 1 without padding on maps of 256 pixels or

@@ -408,7 +408,9 @@ TEST(Reduction, TopkMatchesAStableSortWithTiesAndNaN) {
         EXPECT_TRUE(v.to(kDouble).nan_to_num(1e9).equal(want.to(kDouble).nan_to_num(1e9)));
         EXPECT_TRUE(
             x.gather(1, i).to(kDouble).nan_to_num(1e9).equal(v.to(kDouble).nan_to_num(1e9)));
-        if (k <= 64) EXPECT_TRUE(i.equal(si.narrow(1, 0, k)));
+        if (k <= 64) {
+          EXPECT_TRUE(i.equal(si.narrow(1, 0, k)));
+        }
       }
   }
 }
