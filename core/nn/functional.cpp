@@ -11,6 +11,7 @@
 #include <brasa/ops/kernels/indexing.h>
 #include <brasa/ops/kernels/normalization.h>
 #include <brasa/ops/linalg.h>
+#include <brasa/ops/padding.h>
 #include <brasa/ops/random.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
@@ -572,9 +573,6 @@ Tensor pad(const Tensor& x, const PadFuncOptions& o) {
               " padding takes an even number of values for at most dim - 1 = ", x.dim() - 1,
               " last dims (the first dim is not padded), got ", IntArrayRef(p),
               " for an input of shape ", x.sizes());
-  // Each padded dim becomes an index_select along it (differentiable: the
-  // gradient adds back into the positions each index read).
-  Tensor out = x;
   for (size_t k = 0; k < p.size() / 2; ++k) {
     const int64_t d = x.dim() - 1 - static_cast<int64_t>(k), n = x.size(d), lo = p[2 * k],
                   hi = p[2 * k + 1];
@@ -589,20 +587,12 @@ Tensor pad(const Tensor& x, const PadFuncOptions& o) {
                   "pad: ", name, " padding (", lo, ", ", hi, ") of dim ", d,
                   " needs a size of at least ",
                   o.mode_ == PaddingMode::Replicate ? 1 : std::max(lo, hi), ", got ", n);
-    std::vector<int64_t> idx;
-    for (int64_t q = -lo; q < n + hi; ++q) {
-      int64_t i = q;
-      if (o.mode_ == PaddingMode::Reflect)
-        i = q < 0 ? -q : (q >= n ? 2 * (n - 1) - q : q);
-      else if (o.mode_ == PaddingMode::Replicate)
-        i = std::clamp<int64_t>(q, 0, n - 1);
-      else
-        i = ((q % n) + n) % n;
-      idx.push_back(i);
-    }
-    out = out.index_select(d, tensor(idx));
   }
-  return out;
+  return brasa::detail::pad_by_index(
+      x, p,
+      o.mode_ == PaddingMode::Reflect     ? brasa::detail::IndexPadMode::kReflect
+      : o.mode_ == PaddingMode::Replicate ? brasa::detail::IndexPadMode::kReplicate
+                                          : brasa::detail::IndexPadMode::kCircular);
 }
 
 Tensor detail::pad_for_conv(const Tensor& x, PaddingMode mode, IntArrayRef padding,

@@ -41,5 +41,6 @@ void register_indexing_kernels();
 void register_linalg_kernels();
 void register_conv_kernels();
 void register_sort_kernels();
+void register_pad_kernels();
 
 }  // namespace brasa::cpu

@@ -26,6 +26,22 @@ inline int64_t check_index(const char* op, int64_t v, int64_t size, int64_t dim)
   return v;
 }
 
+// Padding by index tables (F::pad's reflect, replicate and circular modes):
+// out[..., i1, .., ik] = x[..., t1[i1], .., tk[ik]] over the last k = 1 to 3
+// dims, one table per dim (its size the padded size), outermost first.
+using PadTables = std::vector<std::vector<int64_t>>;
+// out <- x gathered by the tables; x and out contiguous, of any dtype.
+struct PadByIndexKernel {
+  static constexpr const char* name = "pad";
+  using Fn = void (*)(const Tensor& x, const PadTables& tables, const Tensor& out);
+};
+// grad_x[..., t1[i1], .., tk[ik]] += grad_out[..., i1, .., ik] (the adjoint);
+// both contiguous, of one floating dtype (float, double, half, bfloat16).
+struct PadByIndexBackwardKernel {
+  static constexpr const char* name = "pad backward";
+  using Fn = void (*)(const Tensor& grad_out, const PadTables& tables, const Tensor& grad_x);
+};
+
 // Advanced indexing of `self` by index tensors on some of its dims. The
 // result is laid out B-first: the broadcast shape of the indices, then the
 // dims that are not indexed (ops/indexing.cpp permutes it to PyTorch's order).

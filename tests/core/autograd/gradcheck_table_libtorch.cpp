@@ -796,6 +796,22 @@ void add_libtorch_port_entries(std::vector<OpCase>& t) {
         return variable_list{conv2d(v[0], v[1], v[2]),
                              conv1d(v[3], v[1].narrow(1, 0, 2).squeeze(3))};
       });
+  // F::pad's reflect, replicate and circular modes over 1, 2 and 3 dims (one
+  // gather and one scatter-add: ops/padding.cpp).
+  entry(
+      "pad reflect / replicate / circular, 1-3 dims",
+      [] {
+        return variable_list{R({1, 2, 3, 4, 4})};
+      },
+      [](const variable_list& v) {
+        variable_list outs;
+        for (auto mode : {PaddingMode::Reflect, PaddingMode::Replicate, PaddingMode::Circular}) {
+          outs.push_back(F::pad(v[0].select(0, 0), F::PadFuncOptions({2, 1}).mode(mode)));
+          outs.push_back(F::pad(v[0].select(0, 0), F::PadFuncOptions({1, 0, 2, 2}).mode(mode)));
+          outs.push_back(F::pad(v[0], F::PadFuncOptions({1, 2, 0, 1, 2, 1}).mode(mode)));
+        }
+        return outs;
+      });
 }
 
 }  // namespace brasa
