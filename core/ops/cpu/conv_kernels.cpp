@@ -182,6 +182,8 @@ Tensor direct_forward_cpu(const Tensor& x, const Tensor& w, const Tensor& b,
                           const ConvGeometry& g) {
   if (!detail::onednn_conv_usable(x.dtype())) return Tensor();
   const bool x_nhwc = reads_channels_last(x, g);
+  // (im2col where oneDNN has only its reference loops for this shape)
+  if (!x_nhwc && !detail::onednn_conv_is_fast(g, blocked_layouts_pay(g), false)) return Tensor();
   Tensor xc = x_nhwc ? x : x.contiguous(), wc = w.contiguous();
   Tensor bc = b.defined() ? b.contiguous() : Tensor();
   Tensor y = empty({g.N, g.O, g.OH, g.OW}, x.options());
@@ -229,7 +231,9 @@ bool direct_training_cpu(const Tensor& x, const ConvGeometry& g) {
   if (!detail::onednn_conv_usable(x.dtype())) return false;
   if (conv_training_path() != ConvTrainingPath::kAuto)
     return conv_training_path() == ConvTrainingPath::kOneDNN;
-  return blocked_layouts_pay(g) || few_output_channels(g);
+  return (blocked_layouts_pay(g) || few_output_channels(g)) &&
+         (reads_channels_last(x, g) ||
+          detail::onednn_conv_is_fast(g, blocked_layouts_pay(g), true));
 }
 
 }  // namespace

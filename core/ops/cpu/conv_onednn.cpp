@@ -101,6 +101,8 @@ void onednn_use_one_thread() {}
 
 bool onednn_reads_channels_last(const ConvGeometry&) { return false; }
 
+bool onednn_conv_is_fast(const ConvGeometry&, bool, bool) { return false; }
+
 #else
 
 void onednn_use_one_thread() {
@@ -136,7 +138,13 @@ struct KeyHash {
 struct Prepared {
   memory::desc src, weights, bias, dst, scratchpad;  // the caller provides the scratchpad
   dnnl::convolution_forward primitive;
+  bool reference = false;  // oneDNN's reference loops, not a JIT kernel
 };
+
+// Whether a primitive oneDNN picked is its reference implementation (plain
+// loops: on AVX2 for some layouts and shapes, e.g. the input gradient of a
+// 16->3 9x9 layer on channels-last data, 40x slower than im2col there).
+bool is_reference(const char* impl) { return std::string(impl).rfind("ref", 0) == 0; }
 
 const dnnl::engine& cpu_engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -227,6 +235,7 @@ std::unique_ptr<Prepared> prepare(const Key& k, int64_t OH, int64_t OW) {
   dnnl::convolution_forward::primitive_desc pd(desc, user_scratchpad(), cpu_engine());
   p->scratchpad = pd.scratchpad_desc();
   p->primitive = dnnl::convolution_forward(pd);
+  p->reference = is_reference(pd.impl_info_str());
   return p;
 }
 
@@ -328,6 +337,7 @@ struct PreparedBackward {
   Relayout dy_for_data, w_for_data, dx_out;        // backward data
   Relayout x_for_weights, dy_for_weights, dw_out;  // backward weights
   bool weights_by_gemm = false;                    // oneDNN's weight gradient is its GEMM-based one
+  bool reference = false;                          // either gradient is oneDNN's reference loops
 };
 
 // Whether the gradients run on channels-last data rather than on the layout
@@ -362,6 +372,7 @@ std::unique_ptr<PreparedBackward> prepare_backward(const Key& k, int64_t OH, int
   p->dy_for_weights = Relayout(d.dst, weights_pd.diff_dst_desc());
   p->dw_out = Relayout(weights_pd.diff_weights_desc(), d.weights);
   p->weights_by_gemm = std::string(weights_pd.impl_info_str()).find("gemm") != std::string::npos;
+  p->reference = is_reference(data_pd.impl_info_str()) || is_reference(weights_pd.impl_info_str());
   return p;
 }
 
@@ -369,6 +380,7 @@ std::unique_ptr<PreparedBackward> prepare_backward(const Key& k, int64_t OH, int
 // kernels beat the plain-layout forward (the caller's rule).
 struct PreparedBlockedForward {
   dnnl::convolution_forward primitive;
+  bool reference = false;
   memory::desc bias, scratchpad;
   Relayout x_in, w_in, y_out;
 };
@@ -390,6 +402,7 @@ std::unique_ptr<PreparedBlockedForward> prepare_blocked_forward(const Key& k, in
                                                     d.strides, d.dilates, d.pad, d.pad);
   dnnl::convolution_forward::primitive_desc pd(desc, user_scratchpad(), cpu_engine());
   p->primitive = dnnl::convolution_forward(pd);
+  p->reference = is_reference(pd.impl_info_str());
   p->bias = d.bias;
   p->scratchpad = pd.scratchpad_desc();
   p->x_in = Relayout(d.src, pd.src_desc());
@@ -452,7 +465,6 @@ bool use_winograd(const ConvGeometry& g) {
 struct NhwcProbe {
   bool fast = false;
 };
-bool is_reference(const char* impl) { return std::string(impl).rfind("ref", 0) == 0; }
 std::unique_ptr<NhwcProbe> probe_nhwc(const Key& k, int64_t OH, int64_t OW) {
   auto p = std::make_unique<NhwcProbe>();
   const Descs d = descs_of(k, OH, OW);  // (k.x_nhwc: src_any is NHWC)
@@ -613,12 +625,25 @@ void flip_swap_weights(const float* w, const ConvGeometry& g, std::vector<float>
 
 }  // namespace
 
+// The batch slice size of for_each_slice's first slice.
+int64_t first_slice_size(int64_t N) {
+  const int64_t slices = in_parallel_region() ? 1 : std::min<int64_t>(N, get_num_threads());
+  return (N + slices - 1) / slices;
+}
+
 bool onednn_reads_channels_last(const ConvGeometry& g) {
   if (g.groups != 1 || g.N <= 0) return false;
-  // The batch slice size of for_each_slice's first slice.
-  const int64_t slices = in_parallel_region() ? 1 : std::min<int64_t>(g.N, get_num_threads());
-  const int64_t n = (g.N + slices - 1) / slices;
-  return cached<NhwcProbe>("conv2d", g, n, false, false, true, probe_nhwc).fast;
+  return cached<NhwcProbe>("conv2d", g, first_slice_size(g.N), false, false, true, probe_nhwc).fast;
+}
+
+bool onednn_conv_is_fast(const ConvGeometry& g, bool blocked, bool gradients) {
+  if (g.N <= 0) return true;  // (nothing runs)
+  const int64_t n = first_slice_size(g.N);
+  const bool winograd = use_winograd(g);
+  const bool forward_reference =
+      blocked || winograd ? prepared_blocked_forward(g, n, false, winograd, false).reference
+                          : prepared(g, n, false).reference;
+  return !forward_reference && !(gradients && prepared_backward(g, n, winograd, false).reference);
 }
 
 // Each slice's input gradient is its own; each slice's weight gradient is a

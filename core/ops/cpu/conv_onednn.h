@@ -25,6 +25,11 @@ void onednn_use_one_thread();
 void onednn_conv_forward(const float* x, const float* w, const float* b, float* y,
                          const ConvGeometry& g, bool blocked, bool x_nhwc);
 
+// Whether oneDNN has JIT kernels on this CPU (not only its reference loops)
+// for the forward of geometry g on the layouts `blocked` picks (see
+// onednn_conv_forward), and with `gradients` for both gradients too.
+bool onednn_conv_is_fast(const ConvGeometry& g, bool blocked, bool gradients);
+
 // Whether oneDNN has fast (JIT) kernels on this CPU for the convolution of
 // geometry g with its input channels last, forward and both gradients.
 bool onednn_reads_channels_last(const ConvGeometry& g);

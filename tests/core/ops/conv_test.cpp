@@ -3,6 +3,8 @@
 // PyTorch and gradchecked) on every geometry, at 1 and 2 threads.
 #include <brasa/ops/cpu/conv_onednn.h>
 
+#include <cstdlib>
+
 #include "../test_util.h"
 
 namespace brasa {
@@ -317,6 +319,36 @@ TEST(Conv, ChannelsLastInputsAreReadAsTheyLie) {
     }
   }
   set_num_threads(2);
+}
+
+// Shapes for which oneDNN has only its reference loops on this CPU (on AVX2:
+// the input gradient of a 16->3 9x9 layer, a style-transfer network's last)
+// train and run by im2col instead (40x faster there); values agree with a
+// float64 reference either way. ctest runs this suite again under
+// ONEDNN_MAX_CPU_ISA=AVX2 (core.convolutions_on_avx2_onednn).
+TEST(Conv, OneDnnReferenceLoopsAreLeftToIm2col) {
+  // (N, C, H, W, O, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW, groups)
+  GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
+  //                             N  C   H   W   O  kh kw sh sw ph pw dh dw OH OW groups
+  const detail::ConvGeometry resnet{16, 64, 32, 32, 64, 3, 3, 1, 1, 1, 1, 1, 1, 32, 32, 1};
+  const detail::ConvGeometry last{2, 16, 24, 24, 3, 9, 9, 1, 1, 0, 0, 1, 1, 16, 16, 1};
+  EXPECT_TRUE(detail::onednn_conv_is_fast(resnet, true, true));
+  const char* isa = std::getenv("ONEDNN_MAX_CPU_ISA");
+  if (isa && std::string(isa) == "AVX2") {
+    EXPECT_FALSE(detail::onednn_conv_is_fast(last, true, true));
+  }
+  const Geometry g{{2, 16, 24, 24}, {3, 16, 9, 9}, {1, 1}, {0, 0}, {1, 1}, 1, true};
+  manual_seed(23);
+  Tensor x = randn(g.x), w = randn(g.w) * 0.1, b = randn({3});
+  Tensor gy = randn({2, 3, 16, 16});
+  auto as_float = [](const Tensor& t) { return t.to(kFloat); };
+  Result a = train(ConvTrainingPath::kAuto, g, x, w, b, gy);
+  Result ref = train(ConvTrainingPath::kIm2col, g, x.to(kDouble), w.to(kDouble), b.to(kDouble),
+                     gy.to(kDouble));
+  expect_close(a.y, as_float(ref.y), "output");
+  expect_close(a.gx, as_float(ref.gx), "input gradient");
+  expect_close(a.gw, as_float(ref.gw), "weight gradient");
+  expect_close(a.gb, as_float(ref.gb), "bias gradient");
 }
 
 // Three 1-d convolutions of one transposed embedding (Kim's text CNN): the
