@@ -381,6 +381,7 @@ std::unique_ptr<PreparedBackward> prepare_backward(const Key& k, int64_t OH, int
 struct PreparedBlockedForward {
   dnnl::convolution_forward primitive;
   bool reference = false;
+  bool by_gemm = false;  // oneDNN's GEMM-based kernel (im2col inside), not a direct one
   memory::desc bias, scratchpad;
   Relayout x_in, w_in, y_out;
 };
@@ -403,6 +404,7 @@ std::unique_ptr<PreparedBlockedForward> prepare_blocked_forward(const Key& k, in
   dnnl::convolution_forward::primitive_desc pd(desc, user_scratchpad(), cpu_engine());
   p->primitive = dnnl::convolution_forward(pd);
   p->reference = is_reference(pd.impl_info_str());
+  p->by_gemm = std::string(pd.impl_info_str()).find("gemm") != std::string::npos;
   p->bias = d.bias;
   p->scratchpad = pd.scratchpad_desc();
   p->x_in = Relayout(d.src, pd.src_desc());
@@ -667,10 +669,14 @@ void onednn_conv_backward(const float* grad_out, const float* x, const float* w,
   std::vector<float> partial(onednn_grad_w && slices > 1 ? static_cast<size_t>((slices - 1) * wsize)
                                                          : 0);
   // (Winograd's own input gradient is faster than the forward trick.)
-  const bool as_forward = grad_x && !winograd && !x_nhwc && input_grad_as_forward(g);
+  // Nor where that forward is oneDNN's GEMM-based kernel (AVX2 with dilation
+  // 3 or more): it convolves the whole padded grad_out.
+  const ConvGeometry tg = input_grad_geometry(g);
+  const bool as_forward =
+      grad_x && !winograd && !x_nhwc && input_grad_as_forward(g) &&
+      !prepared_blocked_forward(tg, (g.N + slices - 1) / slices, false, false, false).by_gemm;
   std::vector<float> flipped;
   if (as_forward) flip_swap_weights(w, g, flipped);
-  const ConvGeometry tg = as_forward ? input_grad_geometry(g) : g;
   for_each_slice(g.N, [&](int64_t s, int64_t n0, int64_t n) {
     const PreparedBackward& p = prepared_backward(g, n, winograd, x_nhwc);
     // This thread's buffers for the moved tensors, kept between calls.

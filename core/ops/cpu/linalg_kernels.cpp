@@ -13,13 +13,17 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 #ifdef BRASA_WITH_ONEDNN
 #include <dnnl.h>
 #endif
+
+extern "C" char* openblas_get_corename(void);
 
 namespace brasa {
 namespace {
@@ -50,6 +54,25 @@ GemmBackend chosen_backend() {
   return static_cast<GemmBackend>(c);
 }
 
+// Whether OpenBLAS runs kernels of at least AVX2 with FMA here. Debian's
+// OpenBLAS falls back to its SSE3 kernels (core "Prescott") on processors
+// newer than itself unless OPENBLAS_CORETYPE names one: at a third of
+// oneDNN's sgemm speed (a WaveNet step 2.7x slower with Brasa held to AVX2 on
+// an Emerald Rapids Xeon).
+bool openblas_runs_avx2_kernels() {
+  static const bool avx2 = [] {
+    const char* name = openblas_get_corename();
+    std::string core;
+    for (const char* c = name ? name : ""; *c; ++c)
+      core += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+    for (const char* fast :
+         {"haswell", "zen", "skylakex", "cooperlake", "sapphirerapids", "excavator"})
+      if (core == fast) return true;
+    return false;
+  }();
+  return avx2;
+}
+
 }  // namespace
 
 void set_gemm_backend(GemmBackend backend) {
@@ -64,9 +87,11 @@ GemmBackend gemm_backend() {
   if (c != GemmBackend::kAuto) return c;
   // Measured: on an AVX2 processor OpenBLAS trains the benchmark models
   // faster (oneDNN's sgemm: 0.83-0.88x on the CNN and the MLP backward,
-  // though 1.0-1.9x on isolated products); on AVX-512 processors Debian's
-  // OpenBLAS runs its AVX2 kernels at half the core's width.
-  return cpu_capability() == CpuCapability::kAvx512 ? GemmBackend::kOneDNN : GemmBackend::kOpenBLAS;
+  // though 1.0-1.9x on isolated products) when it runs its AVX2 kernels; on
+  // AVX-512 processors Debian's OpenBLAS runs those at half the core's width.
+  return cpu_capability() == CpuCapability::kAvx512 || !openblas_runs_avx2_kernels()
+             ? GemmBackend::kOneDNN
+             : GemmBackend::kOpenBLAS;
 }
 
 }  // namespace brasa
