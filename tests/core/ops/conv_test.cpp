@@ -327,9 +327,9 @@ TEST(Conv, ChannelsLastInputsAreReadAsTheyLie) {
 // float64 reference either way. ctest runs this suite again under
 // ONEDNN_MAX_CPU_ISA=AVX2 (core.convolutions_on_avx2_onednn).
 TEST(Conv, OneDnnReferenceLoopsAreLeftToIm2col) {
+  if (!has_onednn())
+    GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
   // (N, C, H, W, O, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW, groups)
-  GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
-  //                             N  C   H   W   O  kh kw sh sw ph pw dh dw OH OW groups
   const detail::ConvGeometry resnet{16, 64, 32, 32, 64, 3, 3, 1, 1, 1, 1, 1, 1, 32, 32, 1};
   const detail::ConvGeometry last{2, 16, 24, 24, 3, 9, 9, 1, 1, 0, 0, 1, 1, 16, 16, 1};
   EXPECT_TRUE(detail::onednn_conv_is_fast(resnet, true, true));
