@@ -358,7 +358,12 @@ std::unique_ptr<PreparedBackward> prepare_backward(const Key& k, int64_t OH, int
     src = memory::desc(d.src.dims(), memory::data_type::f32, memory::format_tag::nhwc);
     dst = memory::desc(d.dst.dims(), memory::data_type::f32, memory::format_tag::nhwc);
   }
-  const BackwardPds pds = backward_pds(d, src, dst, user_scratchpad());
+  BackwardPds pds = backward_pds(d, src, dst, user_scratchpad());
+  // Channels last where oneDNN has only reference loops for it (AVX2: the
+  // input gradient of a 16->3 9x9 layer): its own layouts then.
+  if (!k.x_nhwc && src != d.src_any &&
+      (is_reference(pds.data.impl_info_str()) || is_reference(pds.weights.impl_info_str())))
+    pds = backward_pds(d, d.src_any, d.dst_any, user_scratchpad());
   const auto& data_pd = pds.data;
   const auto& weights_pd = pds.weights;
   p->data_scratchpad = data_pd.scratchpad_desc();
