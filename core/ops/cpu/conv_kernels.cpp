@@ -164,24 +164,26 @@ bool blocked_layouts_pay(const ConvGeometry& g) {
 
 // Whether oneDNN reads x as it lies, channels last ([N, H, W, C] in memory):
 // a text CNN's embeddings transposed to [N, C, 1, L], or a tensor made
-// channels last by the user, where oneDNN has JIT kernels for that layout
-// (not for some shapes on AVX2). Copying such an input to NCHW and then to
+// channels last by the user: in the forward and in the gradients each where
+// oneDNN has JIT kernels for that layout (on AVX2 some shapes' forward has
+// none, while their gradients do). Copying such an input to NCHW and then to
 // the kernels' own layout was two transposes of it per convolution in the
 // forward and two more in the weight gradient (plus one of the input
 // gradient back); its input gradient now comes back channels last, as
 // PyTorch's does for channels-last inputs. Kim's text CNN, fwd+bwd against
 // libtorch: 0.99 -> 0.87x at 2 threads, 0.98 -> 0.88x at 1 (Emerald Rapids
 // Xeon, `ops_bench --only text_cnn`).
-bool reads_channels_last(const Tensor& x, const ConvGeometry& g) {
+bool reads_channels_last(const Tensor& x, const ConvGeometry& g, bool gradients) {
   return g.groups == 1 && blocked_layouts_pay(g) && !x.is_contiguous() &&
-         x.is_contiguous(MemoryFormat::ChannelsLast) && detail::onednn_reads_channels_last(g);
+         x.is_contiguous(MemoryFormat::ChannelsLast) &&
+         detail::onednn_reads_channels_last(g, gradients);
 }
 
 // The forward through oneDNN (float32; see onednn_conv_usable).
 Tensor direct_forward_cpu(const Tensor& x, const Tensor& w, const Tensor& b,
                           const ConvGeometry& g) {
   if (!detail::onednn_conv_usable(x.dtype())) return Tensor();
-  const bool x_nhwc = reads_channels_last(x, g);
+  const bool x_nhwc = reads_channels_last(x, g, false);
   // (im2col where oneDNN has only its reference loops for this shape)
   if (!x_nhwc && !detail::onednn_conv_is_fast(g, blocked_layouts_pay(g), false)) return Tensor();
   Tensor xc = x_nhwc ? x : x.contiguous(), wc = w.contiguous();
@@ -200,7 +202,7 @@ std::pair<Tensor, Tensor> direct_backward_cpu(const Tensor& grad_out, const Tens
   // x is undefined when no weight gradient was wanted in the forward (then it
   // was not saved; the input gradient then comes back NCHW).
   Tensor go = grad_out.contiguous(), wc = w.contiguous();
-  const bool x_nhwc = x.defined() && reads_channels_last(x, g);
+  const bool x_nhwc = x.defined() && reads_channels_last(x, g, true);
   Tensor xc = want_weight ? (x_nhwc ? x : x.contiguous()) : Tensor();
   Tensor gx;
   if (want_input && x_nhwc)
@@ -232,7 +234,7 @@ bool direct_training_cpu(const Tensor& x, const ConvGeometry& g) {
   if (conv_training_path() != ConvTrainingPath::kAuto)
     return conv_training_path() == ConvTrainingPath::kOneDNN;
   return (blocked_layouts_pay(g) || few_output_channels(g)) &&
-         (reads_channels_last(x, g) ||
+         ((reads_channels_last(x, g, false) && reads_channels_last(x, g, true)) ||
           detail::onednn_conv_is_fast(g, blocked_layouts_pay(g), true));
 }
 

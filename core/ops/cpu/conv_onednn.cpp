@@ -99,7 +99,7 @@ void onednn_conv_backward(const float*, const float*, const float*, float*, floa
 
 void onednn_use_one_thread() {}
 
-bool onednn_reads_channels_last(const ConvGeometry&) { return false; }
+bool onednn_reads_channels_last(const ConvGeometry&, bool) { return false; }
 
 bool onednn_conv_is_fast(const ConvGeometry&, bool, bool) { return false; }
 
@@ -465,12 +465,13 @@ bool use_winograd(const ConvGeometry& g) {
          cached<WinogradProbe>("conv2d", g, 1, false, true, false, probe_winograd).available;
 }
 
-// Whether oneDNN has JIT kernels for a geometry with its input channels last
-// in all three directions (asked once per geometry and batch slice size):
-// on AVX2 its forward for some shapes (a text CNN's 1-d layers) is only the
-// reference one there, far slower than moving the input to NCHW.
+// Whether oneDNN has JIT kernels for a geometry with its input channels
+// last, forward and (both) gradients apart (asked once per geometry and batch
+// slice size): on AVX2 its forward for some shapes (a text CNN's 1-d layers)
+// is only the reference one, far slower than moving the input to NCHW, while
+// its gradients there are JIT kernels.
 struct NhwcProbe {
-  bool fast = false;
+  bool forward = false, gradients = false;
 };
 std::unique_ptr<NhwcProbe> probe_nhwc(const Key& k, int64_t OH, int64_t OW) {
   auto p = std::make_unique<NhwcProbe>();
@@ -481,13 +482,16 @@ std::unique_ptr<NhwcProbe> probe_nhwc(const Key& k, int64_t OH, int64_t OW) {
                                         d.weights_any, d.dst_any, d.strides, d.dilates, d.pad,
                                         d.pad),
         cpu_engine());
-    const memory::desc dst(d.dst.dims(), memory::data_type::f32, memory::format_tag::nhwc);
-    const BackwardPds backward = backward_pds(d, d.src_any, dst, dnnl::primitive_attr());
-    p->fast = !is_reference(forward.impl_info_str()) &&
-              !is_reference(backward.data.impl_info_str()) &&
-              !is_reference(backward.weights.impl_info_str());
+    p->forward = !is_reference(forward.impl_info_str());
   } catch (const dnnl::error&) {
     // no kernel for it at all: NCHW then
+  }
+  try {
+    const memory::desc dst(d.dst.dims(), memory::data_type::f32, memory::format_tag::nhwc);
+    const BackwardPds backward = backward_pds(d, d.src_any, dst, dnnl::primitive_attr());
+    p->gradients = !is_reference(backward.data.impl_info_str()) &&
+                   !is_reference(backward.weights.impl_info_str());
+  } catch (const dnnl::error&) {
   }
   return p;
 }
@@ -638,9 +642,11 @@ int64_t first_slice_size(int64_t N) {
   return (N + slices - 1) / slices;
 }
 
-bool onednn_reads_channels_last(const ConvGeometry& g) {
+bool onednn_reads_channels_last(const ConvGeometry& g, bool gradients) {
   if (g.groups != 1 || g.N <= 0) return false;
-  return cached<NhwcProbe>("conv2d", g, first_slice_size(g.N), false, false, true, probe_nhwc).fast;
+  const NhwcProbe& p =
+      cached<NhwcProbe>("conv2d", g, first_slice_size(g.N), false, false, true, probe_nhwc);
+  return gradients ? p.gradients : p.forward;
 }
 
 bool onednn_conv_is_fast(const ConvGeometry& g, bool blocked, bool gradients) {

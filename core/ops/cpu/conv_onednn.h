@@ -31,8 +31,9 @@ void onednn_conv_forward(const float* x, const float* w, const float* b, float* 
 bool onednn_conv_is_fast(const ConvGeometry& g, bool blocked, bool gradients);
 
 // Whether oneDNN has fast (JIT) kernels on this CPU for the convolution of
-// geometry g with its input channels last, forward and both gradients.
-bool onednn_reads_channels_last(const ConvGeometry& g);
+// geometry g with its input channels last: its forward, or with `gradients`
+// both its gradients.
+bool onednn_reads_channels_last(const ConvGeometry& g, bool gradients);
 
 // The gradients of that convolution from grad_out [N, O, OH, OW]: grad_x
 // [N, C, H, W] and grad_w [O, C / groups, kh, kw], each skipped when null.
