@@ -233,9 +233,11 @@ bool direct_training_cpu(const Tensor& x, const ConvGeometry& g) {
   if (!detail::onednn_conv_usable(x.dtype())) return false;
   if (conv_training_path() != ConvTrainingPath::kAuto)
     return conv_training_path() == ConvTrainingPath::kOneDNN;
+  // (One rule for both layouts: the NCHW kernels are asked about for a
+  // channels-last input too. Their layouts are oneDNN's own choice, which
+  // has JIT kernels for every shape seen so far.)
   return (blocked_layouts_pay(g) || few_output_channels(g)) &&
-         ((reads_channels_last(x, g, false) && reads_channels_last(x, g, true)) ||
-          detail::onednn_conv_is_fast(g, blocked_layouts_pay(g), true));
+         detail::onednn_conv_is_fast(g, blocked_layouts_pay(g), true);
 }
 
 }  // namespace

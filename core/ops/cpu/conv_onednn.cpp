@@ -145,6 +145,8 @@ struct Prepared {
 // loops: on AVX2 for some layouts and shapes, e.g. the input gradient of a
 // 16->3 9x9 layer on channels-last data, 40x slower than im2col there).
 bool is_reference(const char* impl) { return std::string(impl).rfind("ref", 0) == 0; }
+// Whether it is oneDNN's GEMM-based convolution (im2col inside), not a direct one.
+bool is_gemm_based(const char* impl) { return std::string(impl).find("gemm") != std::string::npos; }
 
 const dnnl::engine& cpu_engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -376,7 +378,7 @@ std::unique_ptr<PreparedBackward> prepare_backward(const Key& k, int64_t OH, int
   p->x_for_weights = Relayout(d.src, weights_pd.src_desc());
   p->dy_for_weights = Relayout(d.dst, weights_pd.diff_dst_desc());
   p->dw_out = Relayout(weights_pd.diff_weights_desc(), d.weights);
-  p->weights_by_gemm = std::string(weights_pd.impl_info_str()).find("gemm") != std::string::npos;
+  p->weights_by_gemm = is_gemm_based(weights_pd.impl_info_str());
   p->reference = is_reference(data_pd.impl_info_str()) || is_reference(weights_pd.impl_info_str());
   return p;
 }
@@ -409,7 +411,7 @@ std::unique_ptr<PreparedBlockedForward> prepare_blocked_forward(const Key& k, in
   dnnl::convolution_forward::primitive_desc pd(desc, user_scratchpad(), cpu_engine());
   p->primitive = dnnl::convolution_forward(pd);
   p->reference = is_reference(pd.impl_info_str());
-  p->by_gemm = std::string(pd.impl_info_str()).find("gemm") != std::string::npos;
+  p->by_gemm = is_gemm_based(pd.impl_info_str());
   p->bias = d.bias;
   p->scratchpad = pd.scratchpad_desc();
   p->x_in = Relayout(d.src, pd.src_desc());
