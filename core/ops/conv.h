@@ -25,8 +25,10 @@ ConvTrainingPath conv_training_path();
 
 // 3x3 stride-1 float32 convolutions whose channels come in blocks of 16 run
 // on oneDNN's Winograd kernels (F(4x4, 3x3), forward and both gradients)
-// where this CPU has them (AVX-512), at about half the time of the direct
-// kernels; their results differ from the direct ones by a few ulps more
+// where this CPU has them (AVX-512) and each batch slice (one per thread)
+// has at least 784 output pixels, at about half the time of the direct
+// kernels (with fewer, their per-call weight transform loses); their results differ from the direct
+// ones by a few ulps more
 // (~1e-6 relative). Off (set_conv_winograd_enabled(false), or
 // BRASA_CONV_WINOGRAD=0 in the environment at start), those layers keep the
 // direct kernels.

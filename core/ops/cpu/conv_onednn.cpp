@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <mutex>
+#include <numeric>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -103,11 +104,19 @@ bool onednn_reads_channels_last(const ConvGeometry&, bool) { return false; }
 
 bool onednn_conv_is_fast(const ConvGeometry&, bool, bool) { return false; }
 
+bool onednn_conv_uses_winograd(const ConvGeometry&) { return false; }
+
 #else
 
 void onednn_use_one_thread() {
   thread_local bool single = (omp_set_num_threads(1), true);
   (void)single;
+}
+
+// The batch slice size of for_each_slice's first slice.
+int64_t first_slice_size(int64_t N) {
+  const int64_t slices = in_parallel_region() ? 1 : std::min<int64_t>(N, get_num_threads());
+  return (N + slices - 1) / slices;
 }
 
 namespace {
@@ -462,8 +471,19 @@ std::unique_ptr<WinogradProbe> probe_winograd(const Key& k, int64_t OH, int64_t 
   return p;
 }
 
+// Winograd's kernels transform the weights on every call, which costs as
+// much as convolving a few hundred output pixels directly: with fewer output
+// pixels per call (per batch slice) they lose. 3x3 layers at 1 thread, Winograd's
+// time over the direct kernels', inference (fwd+bwd alike): 512->512 at 7x7
+// 4.5 (2.4) for one sample, 1.25 (1.0) for 8; 256->256 at 14x14 2.0 (1.7)
+// for one, 0.92 (0.77) for 4; 128->128 at 28x28 1.03 (0.94) for one; 64->64
+// at 32x32 0.73 (0.64) for one (Emerald Rapids Xeon). ResNet-18 at batch 1
+// (224x224) took 53-58 ms with them and 34 ms without.
+constexpr int64_t kWinogradMinOutputPixels = 784;
+
 bool use_winograd(const ConvGeometry& g) {
   return conv_winograd_enabled() && winograd_fits(g) &&
+         first_slice_size(g.N) * g.OH * g.OW >= kWinogradMinOutputPixels &&
          cached<WinogradProbe>("conv2d", g, 1, false, true, false, probe_winograd).available;
 }
 
@@ -638,12 +658,6 @@ void flip_swap_weights(const float* w, const ConvGeometry& g, std::vector<float>
 
 }  // namespace
 
-// The batch slice size of for_each_slice's first slice.
-int64_t first_slice_size(int64_t N) {
-  const int64_t slices = in_parallel_region() ? 1 : std::min<int64_t>(N, get_num_threads());
-  return (N + slices - 1) / slices;
-}
-
 // Not where the layer takes Winograd's kernels (on oneDNN's blocked
 // layouts): a channels-last ResNet layer (64->64 3x3 at 32x32, batch 16,
 // fwd+bwd, 2 threads, AVX-512) took 12.1 ms read as it lies against 7.0 ms
@@ -654,6 +668,8 @@ bool onednn_reads_channels_last(const ConvGeometry& g, bool gradients) {
       cached<NhwcProbe>("conv2d", g, first_slice_size(g.N), false, false, true, probe_nhwc);
   return gradients ? p.gradients : p.forward;
 }
+
+bool onednn_conv_uses_winograd(const ConvGeometry& g) { return use_winograd(g); }
 
 bool onednn_conv_is_fast(const ConvGeometry& g, bool blocked, bool gradients) {
   if (g.N <= 0) return true;  // (nothing runs)
@@ -731,24 +747,69 @@ void onednn_conv_backward(const float* grad_out, const float* x, const float* w,
   }
 }
 
-// The batch is split into one slice per thread of our pool.
+namespace {
+// The forward of `n` samples from x and y at their first, one primitive.
+void forward_slice(const ConvGeometry& g, int64_t n, const float* x, const float* w, const float* b,
+                   float* y, bool blocked, bool winograd, bool x_nhwc) {
+  if (blocked || winograd) return blocked_forward_slice(g, n, x, w, b, y, winograd, x_nhwc);
+  const auto& eng = cpu_engine();
+  std::unordered_map<int, memory> args;
+  if (b) args.emplace(DNNL_ARG_BIAS, memory(descs_bias(g), eng, const_cast<float*>(b)));
+  const Prepared& p = prepared(g, n, b != nullptr);
+  args.emplace(DNNL_ARG_SRC, memory(p.src, eng, const_cast<float*>(x)));
+  args.emplace(DNNL_ARG_WEIGHTS, memory(p.weights, eng, const_cast<float*>(w)));
+  args.emplace(DNNL_ARG_DST, memory(p.dst, eng, y));
+  execute(p.primitive, args, p.scratchpad);
+}
+
+// Output channels per part where a batch that does not fill the pool evenly
+// is split along the output channels too, or 0 where it is not: each part
+// is a convolution of one sample (the weight's, bias's and the sample's
+// output rows of a part are contiguous), of whole blocks of 16 channels, so
+// that the parts keep oneDNN's blocked kernels. With `parts` per sample the
+// N * parts pieces divide evenly among the threads. ResNet-18 inference
+// (Emerald Rapids Xeon, 2 threads) ran its convolutions on one thread at
+// batch 1: 51-67 ms against libtorch's 28-36 ms; at batch 3 (160x160) the
+// slices of 2 and 1 samples left a thread idle a third of the time.
+// (Winograd's kernels want whole blocks in every part.)
+int64_t channels_per_part(const ConvGeometry& g, bool winograd) {
+  const int64_t threads = in_parallel_region() ? 1 : get_num_threads();
+  if (g.groups != 1 || g.N <= 0 || g.N >= 2 * threads || g.N % threads == 0) return 0;
+  if (winograd && g.O % 16 != 0) return 0;
+  const int64_t parts = threads / std::gcd(g.N, threads);
+  const int64_t block = 16;
+  const int64_t per = (g.O + parts - 1) / parts;
+  const int64_t rounded = (per + block - 1) / block * block;
+  return rounded < g.O ? rounded : 0;
+}
+}  // namespace
+
+// The batch is split into one slice per thread of our pool, or into pieces
+// of one sample and some output channels (see channels_per_part).
 void onednn_conv_forward(const float* x, const float* w, const float* b, float* y,
                          const ConvGeometry& g, bool blocked, bool x_nhwc) {
   BRASA_CHECK(!x_nhwc || (blocked && g.groups == 1),
               "conv2d: channels-last input only on the blocked path without groups");
   const int64_t in = g.C * g.H * g.W, out = g.O * g.OH * g.OW;
-  const auto& eng = cpu_engine();
   const bool winograd = !x_nhwc && use_winograd(g);
-  for_each_slice(g.N, [&](int64_t, int64_t n0, int64_t n) {
-    if (blocked || winograd)
-      return blocked_forward_slice(g, n, x + n0 * in, w, b, y + n0 * out, winograd, x_nhwc);
-    std::unordered_map<int, memory> args;
-    if (b) args.emplace(DNNL_ARG_BIAS, memory(descs_bias(g), eng, const_cast<float*>(b)));
-    const Prepared& p = prepared(g, n, b != nullptr);
-    args.emplace(DNNL_ARG_SRC, memory(p.src, eng, const_cast<float*>(x + n0 * in)));
-    args.emplace(DNNL_ARG_WEIGHTS, memory(p.weights, eng, const_cast<float*>(w)));
-    args.emplace(DNNL_ARG_DST, memory(p.dst, eng, y + n0 * out));
-    execute(p.primitive, args, p.scratchpad);
+  const int64_t per = channels_per_part(g, winograd);
+  if (per == 0) {
+    for_each_slice(g.N, [&](int64_t, int64_t n0, int64_t n) {
+      forward_slice(g, n, x + n0 * in, w, b, y + n0 * out, blocked, winograd, x_nhwc);
+    });
+    return;
+  }
+  const int64_t parts = (g.O + per - 1) / per, map = g.OH * g.OW;
+  parallel_for(0, g.N * parts, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / parts, o0 = t % parts * per;
+      ConvGeometry part = g;
+      part.N = 1;
+      part.O = std::min(per, g.O - o0);
+      // (Each part's output is the sample's channels o0.. as a whole tensor.)
+      forward_slice(part, 1, x + n * in, w + o0 * g.K(), b ? b + o0 : nullptr,
+                    y + n * out + o0 * map, blocked, winograd, x_nhwc);
+    }
   });
 }
 

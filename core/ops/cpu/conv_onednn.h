@@ -30,6 +30,11 @@ void onednn_conv_forward(const float* x, const float* w, const float* b, float* 
 // onednn_conv_forward), and with `gradients` for both gradients too.
 bool onednn_conv_is_fast(const ConvGeometry& g, bool blocked, bool gradients);
 
+// Whether the forward and gradients of geometry g take oneDNN's Winograd
+// kernels (on for 3x3 layers where they pay: enough output pixels per batch
+// slice, and kernels on this CPU; see set_conv_winograd_enabled).
+bool onednn_conv_uses_winograd(const ConvGeometry& g);
+
 // Whether oneDNN has fast (JIT) kernels on this CPU for the convolution of
 // geometry g with its input channels last: its forward, or with `gradients`
 // both its gradients.

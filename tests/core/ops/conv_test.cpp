@@ -188,10 +188,12 @@ TEST(Conv, TransposedConvolutionGradientsAgreeOnBothPaths) {
 TEST(Conv, WinogradLayersAgreeWithAFloat64Reference) {
   if (!has_onednn())
     GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
+  // (Batches that give every slice at least 784 output pixels, below which
+  // the direct kernels are faster.)
   const std::vector<Geometry> cases{
-      {{3, 64, 8, 8}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false},
-      {{2, 16, 9, 9}, {32, 16, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1, true},  // unpadded: 7x7 out
-      {{4, 32, 7, 11}, {48, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
+      {{3, 64, 20, 20}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false},
+      {{32, 16, 9, 9}, {32, 16, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1, true},  // unpadded: 7x7 out
+      {{22, 32, 7, 11}, {48, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
   };
   auto as_float = [](const Tensor& t) { return t.defined() ? t.to(kFloat) : Tensor(); };
   EXPECT_TRUE(conv_winograd_enabled());
@@ -220,6 +222,71 @@ TEST(Conv, WinogradLayersAgreeWithAFloat64Reference) {
     }
   }
   set_conv_winograd_enabled(true);
+  set_num_threads(2);
+}
+
+// Winograd's kernels transform the weights on every call: layers with few
+// output pixels per batch slice keep the direct kernels (ResNet's last stage
+// at batch 1), whatever the CPU; with Winograd off no layer takes them.
+TEST(Conv, WinogradIsLeftForFewOutputPixelsPerSlice) {
+  if (!has_onednn())
+    GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
+  auto layer = [](int64_t n, int64_t channels, int64_t side) {
+    return detail::ConvGeometry{n, channels, side, side, channels, 3,    3,    1,
+                                1, 1,        1,    1,    1,        side, side, 1};
+  };
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    SCOPED_TRACE(::testing::Message() << "threads " << threads);
+    EXPECT_FALSE(detail::onednn_conv_uses_winograd(layer(1, 512, 7)));
+    EXPECT_FALSE(detail::onednn_conv_uses_winograd(layer(8, 512, 7)));  // 392 per slice at most
+    EXPECT_FALSE(detail::onednn_conv_uses_winograd(layer(1, 256, 14)));
+    EXPECT_FALSE(detail::onednn_conv_uses_winograd(layer(threads, 128, 16)));
+  }
+  set_conv_winograd_enabled(false);
+  EXPECT_FALSE(detail::onednn_conv_uses_winograd(layer(16, 64, 56)));
+  set_conv_winograd_enabled(true);
+  set_num_threads(2);
+}
+
+// A batch smaller than the thread pool is split along the output channels
+// too (each part a convolution of whole blocks of 16 channels): batch 1 and
+// 2 at 2 and 4 threads, a ResNet stem (7x7 / 2 from 3 channels), a 3x3
+// layer where the whole layer would take Winograd, 40 and 20 output channels
+// (the last part not a whole block), a strided 1x1, with and without bias,
+// and a channels-last input; inference and training agree with float64.
+TEST(Conv, SmallBatchesAreSplitAlongOutputChannels) {
+  if (!has_onednn())
+    GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
+  const std::vector<Geometry> cases{
+      {{1, 3, 40, 40}, {64, 3, 7, 7}, {2, 2}, {3, 3}, {1, 1}, 1, false},
+      {{1, 64, 30, 30}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
+      {{2, 16, 12, 12}, {40, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
+      {{1, 8, 9, 9}, {20, 8, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1, false},
+      {{1, 32, 14, 14}, {48, 32, 1, 1}, {2, 2}, {0, 0}, {1, 1}, 1, true},
+  };
+  auto as_float = [](const Tensor& t) { return t.defined() ? t.to(kFloat) : Tensor(); };
+  for (int threads : {2, 4}) {
+    set_num_threads(threads);
+    for (const auto& g : cases) {
+      SCOPED_TRACE(::testing::Message() << "threads " << threads << " x " << IntArrayRef(g.x)
+                                        << " w " << IntArrayRef(g.w));
+      manual_seed(8);
+      Tensor x = randn(g.x), w = randn(g.w) * 0.1, b = randn({g.w[0]});
+      Tensor gy = randn(conv2d(x, w, {}, g.stride, g.padding).sizes());
+      Result ref = train(ConvTrainingPath::kIm2col, g, x.to(kDouble), w.to(kDouble), b.to(kDouble),
+                         gy.to(kDouble));
+      const Tensor bias = g.bias ? b : Tensor();
+      expect_close(conv2d(x, w, bias, g.stride, g.padding), as_float(ref.y), "inference output");
+      Tensor x_cl = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+      expect_close(conv2d(x_cl, w, bias, g.stride, g.padding), as_float(ref.y),
+                   "channels-last inference output");
+      Result a = train(ConvTrainingPath::kOneDNN, g, x, w, b, gy);
+      expect_close(a.y, as_float(ref.y), "training output");
+      expect_close(a.gx, as_float(ref.gx), "input gradient");
+      expect_close(a.gw, as_float(ref.gw), "weight gradient");
+    }
+  }
   set_num_threads(2);
 }
 
