@@ -621,14 +621,28 @@ void blocked_forward_slice(const ConvGeometry& g, int64_t n, const float* x, con
   moved_out(p.y_out, dst, y);
 }
 
+// The weights' size over one batch slice's input and output: above 1 the
+// work of moving weights (oneDNN's reorders, flipping them) outweighs that
+// of moving activations.
+double weights_per_activation(const ConvGeometry& g) {
+  const int64_t activations = first_slice_size(g.N) * (g.C * g.H * g.W + g.O * g.OH * g.OW);
+  return activations > 0 ? static_cast<double>(g.O * g.K()) / static_cast<double>(activations)
+                         : 0.0;
+}
+
 // The input gradient of a stride-1 convolution is the forward convolution
 // of grad_out with the weights flipped in space and with their two channel
 // dims swapped, padded by dilation * (k - 1) - padding. Its blocked forward
 // (brgconv) ran at 0.65x the time of oneDNN's backward-data kernel inside
-// ResNet steps (64->64 3x3 at 32x32, AVX-512 Xeon: 5.3 against 8.2 ms).
+// ResNet steps (64->64 3x3 at 32x32, AVX-512 Xeon: 5.3 against 8.2 ms). It
+// loses where the weights outweigh the activations (flipping and moving
+// them is then most of its work): 3x3 layers, input gradient by this trick
+// against oneDNN's kernel, fwd+bwd, 2 threads, Emerald Rapids Xeon: 64->64
+// at 32x32, batch 16: 10.5 against 13.1 ms; 256->256 at 7x7, batch 16: 9.8
+// against 7.2 ms; 512->512 at 7x7, batch 1, 1 thread: 10.0 against 6.5 ms.
 bool input_grad_as_forward(const ConvGeometry& g) {
-  return g.groups == 1 && g.sh == 1 && g.sw == 1 && g.C % 16 == 0 && g.O % 16 == 0 &&
-         g.ph <= g.dh * (g.kh - 1) && g.pw <= g.dw * (g.kw - 1);
+  return weights_per_activation(g) < 0.5 && g.groups == 1 && g.sh == 1 && g.sw == 1 &&
+         g.C % 16 == 0 && g.O % 16 == 0 && g.ph <= g.dh * (g.kh - 1) && g.pw <= g.dw * (g.kw - 1);
 }
 
 ConvGeometry input_grad_geometry(const ConvGeometry& g) {
@@ -656,6 +670,130 @@ void flip_swap_weights(const float* w, const ConvGeometry& g, std::vector<float>
     }
 }
 
+// The forward of `n` samples from x and y at their first, one primitive.
+void forward_slice(const ConvGeometry& g, int64_t n, const float* x, const float* w, const float* b,
+                   float* y, bool blocked, bool winograd, bool x_nhwc) {
+  if (blocked || winograd) return blocked_forward_slice(g, n, x, w, b, y, winograd, x_nhwc);
+  const auto& eng = cpu_engine();
+  std::unordered_map<int, memory> args;
+  if (b) args.emplace(DNNL_ARG_BIAS, memory(descs_bias(g), eng, const_cast<float*>(b)));
+  const Prepared& p = prepared(g, n, b != nullptr);
+  args.emplace(DNNL_ARG_SRC, memory(p.src, eng, const_cast<float*>(x)));
+  args.emplace(DNNL_ARG_WEIGHTS, memory(p.weights, eng, const_cast<float*>(w)));
+  args.emplace(DNNL_ARG_DST, memory(p.dst, eng, y));
+  execute(p.primitive, args, p.scratchpad);
+}
+
+// Rows of `rows` floats from `n` samples `src_stride` apart to samples
+// `dst_stride` apart (a channel part of NCHW tensors <-> a whole one).
+void copy_rows(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t n,
+               int64_t rows) {
+  for (int64_t i = 0; i < n; ++i) std::copy_n(src + i * src_stride, rows, dst + i * dst_stride);
+}
+
+// Channels per part (of `channels`, the output's or the input's) where the
+// work is split into one part of the channels per thread, each over the
+// whole batch, rather than into batch slices; 0 where it is not. Parts are
+// whole blocks of 16 channels, so that they keep oneDNN's blocked kernels
+// (and Winograd's, which want them). Two cases:
+//  - A batch that does not fill the pool evenly. ResNet-18 inference ran its
+//    convolutions on one thread of two at batch 1: 51-67 ms against
+//    libtorch's 28-36 ms; at batch 3 slices of 2 and 1 left a thread idle.
+//  - Weights larger than twice a slice's activations (deep layers on small
+//    maps): every slice read and moved all of them, and two threads slowed
+//    each other down. 3x3 layers at 7x7, both gradients (with the rule of
+//    input_grad_as_forward): 512->512 at batch 8, 24.2 -> 13.9 ms (libtorch
+//    13.5), at batch 16 35.5 -> 25.7 ms (libtorch 30.2); 256->256 at batch
+//    16 8.4 -> 7.1 ms (libtorch 5.8).
+// (Emerald Rapids Xeon, 2 threads.)
+int64_t channels_per_part(const ConvGeometry& g, int64_t channels, bool winograd) {
+  const int64_t threads = in_parallel_region() ? 1 : get_num_threads();
+  if (g.groups != 1 || g.N <= 0 || threads == 1 || (winograd && channels % 16 != 0)) return 0;
+  const bool uneven = g.N % threads != 0 && g.N < 2 * threads;
+  if (!uneven && weights_per_activation(g) <= 2) return 0;
+  const int64_t block = 16;
+  const int64_t per = (channels + threads - 1) / threads;
+  const int64_t rounded = (per + block - 1) / block * block;
+  return rounded < channels ? rounded : 0;
+}
+
+// The gradients split along channels (see channels_per_part): the input
+// gradient in parts of `per_c` input channels (each a convolution of its
+// own, with that part of the weight), the weight gradient in parts of
+// `per_o` output channels. A part's rows of grad_out and grad_x are gathered
+// into (scattered from) dense buffers, as the primitives want them.
+void backward_by_channel_parts(const float* grad_out, const float* x, const float* w, float* grad_x,
+                               float* grad_w, const ConvGeometry& g, bool winograd, int64_t per_c,
+                               int64_t per_o) {
+  const int64_t in = g.C * g.H * g.W, out = g.O * g.OH * g.OW;
+  const int64_t map_in = g.H * g.W, map_out = g.OH * g.OW, N = g.N;
+  if (grad_x) {
+    const ConvGeometry tg = input_grad_geometry(g);
+    const bool as_forward = !winograd && input_grad_as_forward(g) &&
+                            !prepared_blocked_forward(tg, N, false, false, false).by_gemm;
+    std::vector<float> flipped;
+    if (as_forward) flip_swap_weights(w, g, flipped);
+    const int64_t parts = (g.C + per_c - 1) / per_c;
+    parallel_for(0, parts, 1, [&](int64_t t0, int64_t t1) {
+      thread_local AlignedBuffer dy_buf, w_buf, dx_buf;
+      thread_local std::vector<float> w_part, dx_part;
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t c0 = t * per_c, cn = std::min(per_c, g.C - c0);
+        float* dx = parts == 1
+                        ? grad_x
+                        : (dx_part.resize(static_cast<size_t>(N * cn * map_in)), dx_part.data());
+        if (as_forward) {  // (the flipped weights of channels c0.. are contiguous)
+          ConvGeometry part = tg;
+          part.O = cn;
+          blocked_forward_slice(part, N, grad_out, flipped.data() + c0 * tg.K(), nullptr, dx, false,
+                                false);
+        } else {
+          ConvGeometry part = g;
+          part.C = cn;
+          const int64_t taps = g.kh * g.kw;
+          w_part.resize(static_cast<size_t>(g.O * cn * taps));
+          copy_rows(w + c0 * taps, g.C * taps, w_part.data(), cn * taps, g.O, cn * taps);
+          const PreparedBackward& p = prepared_backward(part, N, winograd, false);
+          std::unordered_map<int, memory> args{
+              {DNNL_ARG_DIFF_DST, moved_in(p.dy_for_data, grad_out, dy_buf)},
+              {DNNL_ARG_WEIGHTS, moved_in(p.w_for_data, w_part.data(), w_buf)}};
+          memory dx_data = landing(p.dx_out, dx, dx_buf);
+          args.emplace(DNNL_ARG_DIFF_SRC, dx_data);
+          execute(p.data, args, p.data_scratchpad);
+          moved_out(p.dx_out, dx_data, dx);
+        }
+        if (parts > 1) copy_rows(dx, cn * map_in, grad_x + c0 * map_in, in, N, cn * map_in);
+      }
+    });
+  }
+  if (!grad_w) return;
+  const int64_t parts = (g.O + per_o - 1) / per_o;
+  parallel_for(0, parts, 1, [&](int64_t t0, int64_t t1) {
+    thread_local AlignedBuffer x_buf, dy_buf, dw_buf;
+    thread_local std::vector<float> dy_part;
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o0 = t * per_o;
+      ConvGeometry part = g;
+      part.O = std::min(per_o, g.O - o0);
+      const float* dy = grad_out;
+      if (parts > 1) {
+        dy_part.resize(static_cast<size_t>(N * part.O * map_out));
+        copy_rows(grad_out + o0 * map_out, out, dy_part.data(), part.O * map_out, N,
+                  part.O * map_out);
+        dy = dy_part.data();
+      }
+      const PreparedBackward& p = prepared_backward(part, N, winograd, false);
+      float* dw_user = grad_w + o0 * g.K();
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, moved_in(p.x_for_weights, x, x_buf)},
+          {DNNL_ARG_DIFF_DST, moved_in(p.dy_for_weights, dy, dy_buf)}};
+      memory dw = landing(p.dw_out, dw_user, dw_buf);
+      args.emplace(DNNL_ARG_DIFF_WEIGHTS, dw);
+      execute(p.weights_grad, args, p.weights_scratchpad);
+      moved_out(p.dw_out, dw, dw_user);
+    }
+  });
+}
 }  // namespace
 
 // Not where the layer takes Winograd's kernels (on oneDNN's blocked
@@ -687,6 +825,14 @@ bool onednn_conv_is_fast(const ConvGeometry& g, bool blocked, bool gradients) {
 void onednn_conv_backward(const float* grad_out, const float* x, const float* w, float* grad_x,
                           float* grad_w, const ConvGeometry& g, bool x_nhwc) {
   BRASA_CHECK(!x_nhwc || g.groups == 1, "conv2d backward: channels-last input with groups");
+  if (!x_nhwc) {
+    const bool winograd = use_winograd(g);
+    const int64_t per_c = channels_per_part(g, g.C, winograd);
+    const int64_t per_o = channels_per_part(g, g.O, winograd);
+    if (per_c > 0 || per_o > 0)
+      return backward_by_channel_parts(grad_out, x, w, grad_x, grad_w, g, winograd,
+                                       per_c > 0 ? per_c : g.C, per_o > 0 ? per_o : g.O);
+  }
   const int64_t in = g.C * g.H * g.W, out = g.O * g.OH * g.OW;
   const int64_t wsize = g.O * g.K();
   const int64_t slices =
@@ -747,68 +893,34 @@ void onednn_conv_backward(const float* grad_out, const float* x, const float* w,
   }
 }
 
-namespace {
-// The forward of `n` samples from x and y at their first, one primitive.
-void forward_slice(const ConvGeometry& g, int64_t n, const float* x, const float* w, const float* b,
-                   float* y, bool blocked, bool winograd, bool x_nhwc) {
-  if (blocked || winograd) return blocked_forward_slice(g, n, x, w, b, y, winograd, x_nhwc);
-  const auto& eng = cpu_engine();
-  std::unordered_map<int, memory> args;
-  if (b) args.emplace(DNNL_ARG_BIAS, memory(descs_bias(g), eng, const_cast<float*>(b)));
-  const Prepared& p = prepared(g, n, b != nullptr);
-  args.emplace(DNNL_ARG_SRC, memory(p.src, eng, const_cast<float*>(x)));
-  args.emplace(DNNL_ARG_WEIGHTS, memory(p.weights, eng, const_cast<float*>(w)));
-  args.emplace(DNNL_ARG_DST, memory(p.dst, eng, y));
-  execute(p.primitive, args, p.scratchpad);
-}
-
-// Output channels per part where a batch that does not fill the pool evenly
-// is split along the output channels too, or 0 where it is not: each part
-// is a convolution of one sample (the weight's, bias's and the sample's
-// output rows of a part are contiguous), of whole blocks of 16 channels, so
-// that the parts keep oneDNN's blocked kernels. With `parts` per sample the
-// N * parts pieces divide evenly among the threads. ResNet-18 inference
-// (Emerald Rapids Xeon, 2 threads) ran its convolutions on one thread at
-// batch 1: 51-67 ms against libtorch's 28-36 ms; at batch 3 (160x160) the
-// slices of 2 and 1 samples left a thread idle a third of the time.
-// (Winograd's kernels want whole blocks in every part.)
-int64_t channels_per_part(const ConvGeometry& g, bool winograd) {
-  const int64_t threads = in_parallel_region() ? 1 : get_num_threads();
-  if (g.groups != 1 || g.N <= 0 || g.N >= 2 * threads || g.N % threads == 0) return 0;
-  if (winograd && g.O % 16 != 0) return 0;
-  const int64_t parts = threads / std::gcd(g.N, threads);
-  const int64_t block = 16;
-  const int64_t per = (g.O + parts - 1) / parts;
-  const int64_t rounded = (per + block - 1) / block * block;
-  return rounded < g.O ? rounded : 0;
-}
-}  // namespace
-
-// The batch is split into one slice per thread of our pool, or into pieces
-// of one sample and some output channels (see channels_per_part).
+// The batch is split into one slice per thread of our pool, or the output
+// channels into one part per thread (see channels_per_part).
 void onednn_conv_forward(const float* x, const float* w, const float* b, float* y,
                          const ConvGeometry& g, bool blocked, bool x_nhwc) {
   BRASA_CHECK(!x_nhwc || (blocked && g.groups == 1),
               "conv2d: channels-last input only on the blocked path without groups");
   const int64_t in = g.C * g.H * g.W, out = g.O * g.OH * g.OW;
   const bool winograd = !x_nhwc && use_winograd(g);
-  const int64_t per = channels_per_part(g, winograd);
+  const int64_t per = channels_per_part(g, g.O, winograd);
   if (per == 0) {
     for_each_slice(g.N, [&](int64_t, int64_t n0, int64_t n) {
       forward_slice(g, n, x + n0 * in, w, b, y + n0 * out, blocked, winograd, x_nhwc);
     });
     return;
   }
+  // Each part's output channels over the whole batch, in a dense buffer
+  // and then in place.
   const int64_t parts = (g.O + per - 1) / per, map = g.OH * g.OW;
-  parallel_for(0, g.N * parts, 1, [&](int64_t t0, int64_t t1) {
+  parallel_for(0, parts, 1, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> y_part;
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t n = t / parts, o0 = t % parts * per;
+      const int64_t o0 = t * per;
       ConvGeometry part = g;
-      part.N = 1;
       part.O = std::min(per, g.O - o0);
-      // (Each part's output is the sample's channels o0.. as a whole tensor.)
-      forward_slice(part, 1, x + n * in, w + o0 * g.K(), b ? b + o0 : nullptr,
-                    y + n * out + o0 * map, blocked, winograd, x_nhwc);
+      y_part.resize(static_cast<size_t>(g.N * part.O * map));
+      forward_slice(part, g.N, x, w + o0 * g.K(), b ? b + o0 : nullptr, y_part.data(), blocked,
+                    winograd, x_nhwc);
+      copy_rows(y_part.data(), part.O * map, y + o0 * map, out, g.N, part.O * map);
     }
   });
 }

@@ -249,13 +249,17 @@ TEST(Conv, WinogradIsLeftForFewOutputPixelsPerSlice) {
   set_num_threads(2);
 }
 
-// A batch smaller than the thread pool is split along the output channels
-// too (each part a convolution of whole blocks of 16 channels): batch 1 and
-// 2 at 2 and 4 threads, a ResNet stem (7x7 / 2 from 3 channels), a 3x3
+// A batch that does not fill the thread pool evenly, or whose weights
+// outweigh a batch slice's activations, is split along the channels instead
+// (each part a convolution of whole blocks of 16 channels over the whole
+// batch): batch 1, 2 and 3 at 2 and 4 threads, a ResNet stem (7x7 / 2 from 3 channels), a 3x3
 // layer where the whole layer would take Winograd, 40 and 20 output channels
 // (the last part not a whole block), a strided 1x1, with and without bias,
 // and a channels-last input; inference and training agree with float64.
-TEST(Conv, SmallBatchesAreSplitAlongOutputChannels) {
+// The gradients are split too: the input's along the input channels (by
+// the forward of flipped weights at stride 1, by oneDNN's backward-data
+// kernel otherwise), the weight's along the output channels.
+TEST(Conv, UnevenBatchesAndLargeWeightsAreSplitAlongChannels) {
   if (!has_onednn())
     GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
   const std::vector<Geometry> cases{
@@ -264,6 +268,13 @@ TEST(Conv, SmallBatchesAreSplitAlongOutputChannels) {
       {{2, 16, 12, 12}, {40, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
       {{1, 8, 9, 9}, {20, 8, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1, false},
       {{1, 32, 14, 14}, {48, 32, 1, 1}, {2, 2}, {0, 0}, {1, 1}, 1, true},
+      {{3, 32, 10, 10}, {48, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false},  // 3 on 2 threads
+      {{1, 48, 9, 9}, {64, 48, 3, 3}, {2, 2}, {1, 1}, {1, 1}, 1, false},
+      {{1, 32, 20, 20}, {32, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},  // (flipped weights)
+      // Weights larger than a batch slice's activations, at even batches:
+      // the blocked kernels (6x6 out), the plain-layout forward (5x5 out).
+      {{4, 64, 6, 6}, {96, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
+      {{4, 64, 5, 5}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false},
   };
   auto as_float = [](const Tensor& t) { return t.defined() ? t.to(kFloat) : Tensor(); };
   for (int threads : {2, 4}) {
