@@ -285,6 +285,53 @@ TEST(Linalg, GemmBackendsAgree) {
   }
 }
 
+// Products with one row or one column (a batch-1 Linear, a matrix times a
+// vector) run as BLAS matrix-vector products on OpenBLAS: every layout of
+// both operands (transposed, strided rows and columns), alpha and beta, the
+// pool's column split (1 x 1024 x 1024 at 2 threads), float and double,
+// against a sum of products in float64.
+TEST(Linalg, MatrixVectorShapesAgreeOnEveryLayout) {
+  GemmBackendGuard guard;
+  manual_seed(4);
+  auto reference = [](const Tensor& a, const Tensor& b) {
+    return (a.to(kDouble).unsqueeze(2) * b.to(kDouble).unsqueeze(0)).sum(1);
+  };
+  const int saved_threads = get_num_threads();
+  for (GemmBackend backend : {GemmBackend::kOpenBLAS, GemmBackend::kAuto}) {
+    set_gemm_backend(backend);
+    for (ScalarType t : {kFloat, kDouble}) {
+      for (int threads : {1, 2}) {
+        set_num_threads(threads);
+        for (auto [M, K, N] : {std::array<int64_t, 3>{1, 70, 50},
+                               {40, 70, 1},
+                               {1, 1024, 1024},
+                               {1024, 300, 1},
+                               {1, 9, 1}}) {
+          SCOPED_TRACE(::testing::Message() << "dtype " << t << " threads " << threads << " [" << M
+                                            << ", " << K << "] @ [" << K << ", " << N << "]");
+          const TensorOptions o = TensorOptions().dtype(t);
+          const std::vector<Tensor> as{randn({M, K}, o), randn({K, M}, o).t(),
+                                       randn({M, 2 * K}, o).narrow(1, 0, K),
+                                       randn({K, 3 * M}, o).narrow(1, 0, M).t()};
+          const std::vector<Tensor> bs{randn({K, N}, o), randn({N, K}, o).t(),
+                                       randn({K, 4 * N}, o).narrow(1, 0, N),
+                                       randn({3 * N, K}, o).narrow(0, 0, N).t()};
+          const double tol = t == kFloat ? 1e-4 : 1e-10;
+          for (size_t i = 0; i < as.size(); ++i)
+            for (size_t j = 0; j < bs.size(); ++j) {
+              EXPECT_TRUE(allclose(as[i].mm(bs[j]).to(kDouble), reference(as[i], bs[j]), tol, tol))
+                  << "layouts " << i << ", " << j;
+            }
+          Tensor c = randn({M, N}, o);
+          EXPECT_TRUE(allclose(addmm(c, as[1], bs[2], 0.5, -2.0).to(kDouble),
+                               reference(as[1], bs[2]) * -2.0 + c.to(kDouble) * 0.5, tol, tol));
+        }
+      }
+    }
+  }
+  set_num_threads(saved_threads);
+}
+
 }  // namespace
 }  // namespace brasa
 
