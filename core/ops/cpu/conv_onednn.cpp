@@ -276,10 +276,11 @@ int64_t channels_per_part(const ConvGeometry& g, int64_t channels, bool winograd
 }
 
 // The gradients split along channels (see channels_per_part): the input
-// gradient in parts of `per_c` input channels (each a convolution of its
-// own, with that part of the weight), the weight gradient in parts of
-// `per_o` output channels. A part's rows of grad_out and grad_x are gathered
-// into (scattered from) dense buffers, as the primitives want them.
+// gradient (when grad_x is given) in parts of `per_c` input channels, each
+// a convolution of its own with that part of the weight; the weight
+// gradient (when grad_w is given) in parts of `per_o` output channels. A
+// part's rows of grad_out and grad_x are gathered into (scattered from)
+// dense buffers, as the primitives want them.
 void backward_by_channel_parts(const float* grad_out, const float* x, const float* w, float* grad_x,
                                float* grad_w, const ConvGeometry& g, bool winograd, int64_t per_c,
                                int64_t per_o) {
@@ -297,9 +298,8 @@ void backward_by_channel_parts(const float* grad_out, const float* x, const floa
       thread_local std::vector<float> w_part, dx_part;
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t c0 = t * per_c, cn = std::min(per_c, g.C - c0);
-        float* dx = parts == 1
-                        ? grad_x
-                        : (dx_part.resize(static_cast<size_t>(N * cn * map_in)), dx_part.data());
+        dx_part.resize(static_cast<size_t>(N * cn * map_in));
+        float* dx = dx_part.data();
         if (as_forward) {  // (the flipped weights of channels c0.. are contiguous)
           ConvGeometry part = tg;
           part.O = cn;
@@ -320,7 +320,7 @@ void backward_by_channel_parts(const float* grad_out, const float* x, const floa
           execute(p.data, args, p.data_scratchpad);
           moved_out(p.dx_out, dx_data, dx);
         }
-        if (parts > 1) copy_rows(dx, cn * map_in, grad_x + c0 * map_in, in, N, cn * map_in);
+        copy_rows(dx, cn * map_in, grad_x + c0 * map_in, in, N, cn * map_in);
       }
     });
   }
@@ -333,18 +333,14 @@ void backward_by_channel_parts(const float* grad_out, const float* x, const floa
       const int64_t o0 = t * per_o;
       ConvGeometry part = g;
       part.O = std::min(per_o, g.O - o0);
-      const float* dy = grad_out;
-      if (parts > 1) {
-        dy_part.resize(static_cast<size_t>(N * part.O * map_out));
-        copy_rows(grad_out + o0 * map_out, out, dy_part.data(), part.O * map_out, N,
-                  part.O * map_out);
-        dy = dy_part.data();
-      }
+      dy_part.resize(static_cast<size_t>(N * part.O * map_out));
+      copy_rows(grad_out + o0 * map_out, out, dy_part.data(), part.O * map_out, N,
+                part.O * map_out);
       const PreparedBackward& p = prepared_backward(part, N, winograd, false);
       float* dw_user = grad_w + o0 * g.K();
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, moved_in(p.x_for_weights, x, x_buf)},
-          {DNNL_ARG_DIFF_DST, moved_in(p.dy_for_weights, dy, dy_buf)}};
+          {DNNL_ARG_DIFF_DST, moved_in(p.dy_for_weights, dy_part.data(), dy_buf)}};
       memory dw = landing(p.dw_out, dw_user, dw_buf);
       args.emplace(DNNL_ARG_DIFF_WEIGHTS, dw);
       execute(p.weights_grad, args, p.weights_scratchpad);
@@ -372,19 +368,21 @@ bool onednn_conv_is_fast(const ConvGeometry& g, bool blocked, bool gradients) {
 void onednn_conv_backward(const float* grad_out, const float* x, const float* w, float* grad_x,
                           float* grad_w, const ConvGeometry& g, bool x_nhwc) {
   BRASA_CHECK(!x_nhwc || g.groups == 1, "conv2d backward: channels-last input with groups");
-  if (!x_nhwc) {
-    const bool winograd = use_winograd(g);
-    const int64_t per_c = channels_per_part(g, g.C, winograd);
-    const int64_t per_o = channels_per_part(g, g.O, winograd);
-    if (per_c > 0 || per_o > 0)
-      return backward_by_channel_parts(grad_out, x, w, grad_x, grad_w, g, winograd,
-                                       per_c > 0 ? per_c : g.C, per_o > 0 ? per_o : g.O);
+  const bool winograd = !x_nhwc && use_winograd(g);
+  // Each gradient split along channels where that pays (the rest by slices).
+  const int64_t per_c = grad_x && !x_nhwc ? channels_per_part(g, g.C, winograd) : 0;
+  const int64_t per_o = grad_w && !x_nhwc ? channels_per_part(g, g.O, winograd) : 0;
+  if (per_c > 0 || per_o > 0) {
+    backward_by_channel_parts(grad_out, x, w, per_c > 0 ? grad_x : nullptr,
+                              per_o > 0 ? grad_w : nullptr, g, winograd, per_c, per_o);
+    if (per_c > 0) grad_x = nullptr;
+    if (per_o > 0) grad_w = nullptr;
+    if (!grad_x && !grad_w) return;
   }
   const int64_t in = g.C * g.H * g.W, out = g.O * g.OH * g.OW;
   const int64_t wsize = g.O * g.K();
   const int64_t slices =
       in_parallel_region() ? 1 : std::max<int64_t>(1, std::min<int64_t>(g.N, get_num_threads()));
-  const bool winograd = !x_nhwc && use_winograd(g);
   // A depthwise weight gradient that oneDNN would do by GEMM is ours (see
   // cpu/depthwise_kernels.cpp), after the slices, over all channels at once.
   const bool own_depthwise =

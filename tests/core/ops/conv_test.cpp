@@ -110,6 +110,16 @@ Result train(ConvTrainingPath path, const Geometry& g, const Tensor& x0, const T
   return {y.detach(), x.grad(), g.bias ? b.grad() : Tensor(), w.grad()};
 }
 
+// The im2col path (itself checked against PyTorch and gradchecked) in
+// float64, its results as float32: the reference of the oneDNN tests.
+Result float64_reference(const Geometry& g, const Tensor& x, const Tensor& w, const Tensor& b,
+                         const Tensor& gy) {
+  Result r = train(ConvTrainingPath::kIm2col, g, x.to(kDouble), w.to(kDouble), b.to(kDouble),
+                   gy.to(kDouble));
+  auto as_float = [](const Tensor& t) { return t.defined() ? t.to(kFloat) : Tensor(); };
+  return {as_float(r.y), as_float(r.gx), as_float(r.gb), as_float(r.gw)};
+}
+
 TEST(Conv, OneDnnTrainingAgreesWithIm2col) {
   if (!has_onednn())
     GTEST_SKIP() << "this build has no oneDNN (BRASA_ONEDNN=OFF or libdnnl-dev missing)";
@@ -195,7 +205,6 @@ TEST(Conv, WinogradLayersAgreeWithAFloat64Reference) {
       {{32, 16, 9, 9}, {32, 16, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1, true},  // unpadded: 7x7 out
       {{22, 32, 7, 11}, {48, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
   };
-  auto as_float = [](const Tensor& t) { return t.defined() ? t.to(kFloat) : Tensor(); };
   EXPECT_TRUE(conv_winograd_enabled());
   for (bool winograd : {true, false}) {
     set_conv_winograd_enabled(winograd);
@@ -209,14 +218,13 @@ TEST(Conv, WinogradLayersAgreeWithAFloat64Reference) {
         Tensor x = randn(g.x), w = randn(g.w) * 0.1, b = randn({g.w[0]});
         Tensor gy = randn(conv2d(x, w, {}, g.stride, g.padding).sizes());
         Result a = train(ConvTrainingPath::kOneDNN, g, x, w, b, gy);
-        Result ref = train(ConvTrainingPath::kIm2col, g, x.to(kDouble), w.to(kDouble),
-                           b.to(kDouble), gy.to(kDouble));
-        expect_close(a.y, as_float(ref.y), "output");
-        expect_close(a.gx, as_float(ref.gx), "input gradient");
-        expect_close(a.gw, as_float(ref.gw), "weight gradient");
-        expect_close(a.gb, as_float(ref.gb), "bias gradient");
+        Result ref = float64_reference(g, x, w, b, gy);
+        expect_close(a.y, ref.y, "output");
+        expect_close(a.gx, ref.gx, "input gradient");
+        expect_close(a.gw, ref.gw, "weight gradient");
+        expect_close(a.gb, ref.gb, "bias gradient");
         // Inference (no gradient wanted) takes the same kernels.
-        expect_close(conv2d(x, w, g.bias ? b : Tensor(), g.stride, g.padding), as_float(ref.y),
+        expect_close(conv2d(x, w, g.bias ? b : Tensor(), g.stride, g.padding), ref.y,
                      "inference output");
       }
     }
@@ -252,10 +260,11 @@ TEST(Conv, WinogradIsLeftForFewOutputPixelsPerSlice) {
 // A batch that does not fill the thread pool evenly, or whose weights
 // outweigh a batch slice's activations, is split along the channels instead
 // (each part a convolution of whole blocks of 16 channels over the whole
-// batch): batch 1, 2 and 3 at 2 and 4 threads, a ResNet stem (7x7 / 2 from 3 channels), a 3x3
-// layer where the whole layer would take Winograd, 40 and 20 output channels
-// (the last part not a whole block), a strided 1x1, with and without bias,
-// and a channels-last input; inference and training agree with float64.
+// batch): batch 1, 2 and 3 at 2 and 4 threads, a ResNet stem (7x7 / 2 from
+// 3 channels), a 3x3 layer where the whole layer would take Winograd, 40
+// and 20 output channels (the last part not a whole block), a strided 1x1,
+// with and without bias, and a channels-last input; inference and training
+// agree with float64.
 // The gradients are split too: the input's along the input channels (by
 // the forward of flipped weights at stride 1, by oneDNN's backward-data
 // kernel otherwise), the weight's along the output channels.
@@ -276,7 +285,6 @@ TEST(Conv, UnevenBatchesAndLargeWeightsAreSplitAlongChannels) {
       {{4, 64, 6, 6}, {96, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
       {{4, 64, 5, 5}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false},
   };
-  auto as_float = [](const Tensor& t) { return t.defined() ? t.to(kFloat) : Tensor(); };
   for (int threads : {2, 4}) {
     set_num_threads(threads);
     for (const auto& g : cases) {
@@ -285,17 +293,16 @@ TEST(Conv, UnevenBatchesAndLargeWeightsAreSplitAlongChannels) {
       manual_seed(8);
       Tensor x = randn(g.x), w = randn(g.w) * 0.1, b = randn({g.w[0]});
       Tensor gy = randn(conv2d(x, w, {}, g.stride, g.padding).sizes());
-      Result ref = train(ConvTrainingPath::kIm2col, g, x.to(kDouble), w.to(kDouble), b.to(kDouble),
-                         gy.to(kDouble));
+      Result ref = float64_reference(g, x, w, b, gy);
       const Tensor bias = g.bias ? b : Tensor();
-      expect_close(conv2d(x, w, bias, g.stride, g.padding), as_float(ref.y), "inference output");
+      expect_close(conv2d(x, w, bias, g.stride, g.padding), ref.y, "inference output");
       Tensor x_cl = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
-      expect_close(conv2d(x_cl, w, bias, g.stride, g.padding), as_float(ref.y),
+      expect_close(conv2d(x_cl, w, bias, g.stride, g.padding), ref.y,
                    "channels-last inference output");
       Result a = train(ConvTrainingPath::kOneDNN, g, x, w, b, gy);
-      expect_close(a.y, as_float(ref.y), "training output");
-      expect_close(a.gx, as_float(ref.gx), "input gradient");
-      expect_close(a.gw, as_float(ref.gw), "weight gradient");
+      expect_close(a.y, ref.y, "training output");
+      expect_close(a.gx, ref.gx, "input gradient");
+      expect_close(a.gw, ref.gw, "weight gradient");
     }
   }
   set_num_threads(2);
@@ -315,7 +322,6 @@ TEST(Conv, DepthwiseWeightGradientsAgreeWithAFloat64Reference) {
       {{4, 32, 1, 100}, {32, 1, 1, 15}, {1, 1}, {0, 7}, {1, 1}, 32, true},
       {{2, 16, 11, 11}, {16, 1, 7, 5}, {3, 2}, {1, 0}, {1, 2}, 16, false},
   };
-  auto as_float = [](const Tensor& t) { return t.defined() ? t.to(kFloat) : Tensor(); };
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     for (const auto& g : cases) {
@@ -325,11 +331,10 @@ TEST(Conv, DepthwiseWeightGradientsAgreeWithAFloat64Reference) {
       Tensor x = randn(g.x), w = randn(g.w), b = randn({g.w[0]});
       Tensor gy = randn(conv2d(x, w, {}, g.stride, g.padding, g.dilation, g.groups).sizes());
       Result a = train(ConvTrainingPath::kOneDNN, g, x, w, b, gy);
-      Result ref = train(ConvTrainingPath::kIm2col, g, x.to(kDouble), w.to(kDouble), b.to(kDouble),
-                         gy.to(kDouble));
-      expect_close(a.gw, as_float(ref.gw), "weight gradient");
-      expect_close(a.gx, as_float(ref.gx), "input gradient");
-      expect_close(a.y, as_float(ref.y), "output");
+      Result ref = float64_reference(g, x, w, b, gy);
+      expect_close(a.gw, ref.gw, "weight gradient");
+      expect_close(a.gx, ref.gx, "input gradient");
+      expect_close(a.y, ref.y, "output");
     }
   }
   set_num_threads(2);
@@ -351,7 +356,6 @@ TEST(Conv, ChannelsLastInputsAreReadAsTheyLie) {
       {{2, 32, 9, 9}, {32, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
       {{3, 16, 16, 14}, {20, 16, 3, 3}, {2, 2}, {1, 0}, {1, 1}, 1, false},
   };
-  auto as_float = [](const Tensor& t) { return t.defined() ? t.to(kFloat) : Tensor(); };
   // (Outputs of at least 36 pixels: smaller ones train by im2col, which
   // takes a contiguous copy of the input.)
   for (int threads : {1, 2}) {
@@ -365,8 +369,7 @@ TEST(Conv, ChannelsLastInputsAreReadAsTheyLie) {
       Tensor w0 = randn(g.w), b0 = randn({g.w[0]});
       Tensor x_ref = nhwc.permute({0, 3, 1, 2}).contiguous();
       Tensor gy = randn(conv2d(x_ref, w0, {}, g.stride, g.padding, g.dilation).sizes());
-      Result ref = train(ConvTrainingPath::kIm2col, g, x_ref.to(kDouble), w0.to(kDouble),
-                         b0.to(kDouble), gy.to(kDouble));
+      Result ref = float64_reference(g, x_ref, w0, b0, gy);
       for (bool frozen : {false, true}) {
         SCOPED_TRACE(frozen ? "frozen weight" : "trained weight");
         Tensor base = nhwc.clone().requires_grad_(true);
@@ -375,10 +378,10 @@ TEST(Conv, ChannelsLastInputsAreReadAsTheyLie) {
         Tensor w = w0.clone().requires_grad_(!frozen);
         Tensor b = g.bias ? b0.clone().requires_grad_(true) : Tensor();
         Tensor y = conv2d(x, w, b, g.stride, g.padding, g.dilation);
-        expect_close(y.detach(), as_float(ref.y), "output");
+        expect_close(y.detach(), ref.y, "output");
         // The input gradient as conv2d returns it (before the permute's backward).
         const auto grads = autograd::grad({y}, {x}, {gy}, /*retain_graph=*/true);
-        expect_close(grads[0], as_float(ref.gx), "input gradient");
+        expect_close(grads[0], ref.gx, "input gradient");
         // (Channels last where this CPU's oneDNN has kernels for it: not on
         // AVX2 for every shape.)
         const detail::ConvGeometry geo{g.x[0],        g.x[1],       g.x[2],       g.x[3],
@@ -390,9 +393,9 @@ TEST(Conv, ChannelsLastInputsAreReadAsTheyLie) {
               << "strides " << grads[0].strides();
         }
         y.backward(gy);
-        expect_close(base.grad().permute({0, 3, 1, 2}), as_float(ref.gx), "leaf gradient");
-        if (!frozen) expect_close(w.grad(), as_float(ref.gw), "weight gradient");
-        if (g.bias) expect_close(b.grad(), as_float(ref.gb), "bias gradient");
+        expect_close(base.grad().permute({0, 3, 1, 2}), ref.gx, "leaf gradient");
+        if (!frozen) expect_close(w.grad(), ref.gw, "weight gradient");
+        if (g.bias) expect_close(b.grad(), ref.gb, "bias gradient");
       }
     }
   }
@@ -425,14 +428,12 @@ TEST(Conv, OneDnnReferenceLoopsAreLeftToIm2col) {
   manual_seed(23);
   Tensor x = randn(g.x), w = randn(g.w) * 0.1, b = randn({3});
   Tensor gy = randn({2, 3, 16, 16});
-  auto as_float = [](const Tensor& t) { return t.to(kFloat); };
   Result a = train(ConvTrainingPath::kAuto, g, x, w, b, gy);
-  Result ref = train(ConvTrainingPath::kIm2col, g, x.to(kDouble), w.to(kDouble), b.to(kDouble),
-                     gy.to(kDouble));
-  expect_close(a.y, as_float(ref.y), "output");
-  expect_close(a.gx, as_float(ref.gx), "input gradient");
-  expect_close(a.gw, as_float(ref.gw), "weight gradient");
-  expect_close(a.gb, as_float(ref.gb), "bias gradient");
+  Result ref = float64_reference(g, x, w, b, gy);
+  expect_close(a.y, ref.y, "output");
+  expect_close(a.gx, ref.gx, "input gradient");
+  expect_close(a.gw, ref.gw, "weight gradient");
+  expect_close(a.gb, ref.gb, "bias gradient");
 }
 
 // Three 1-d convolutions of one transposed embedding (Kim's text CNN): the
