@@ -2,7 +2,9 @@
 #include <brasa/autograd/grad_mode.h>
 #include <brasa/autograd/node.h>
 #include <brasa/autograd/variable.h>
+#include <brasa/autograd/view_grad.h>
 #include <brasa/ops/copy.h>
+#include <brasa/ops/factory.h>
 #include <brasa/ops/reduction.h>
 #include <brasa/ops/shape.h>
 
@@ -86,15 +88,23 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   AutogradMeta& meta = materialize_meta(variable_);
   Tensor& acc = meta.grad;
   if (!acc.defined()) {
+    // As PyTorch's layout contract: the gradient of a dense variable has its
+    // strides (a channels-last weight or input gets a channels-last .grad);
+    // of any other, contiguous ones.
+    const DimVector layout = dense_strides_like(variable_);
+    bool has_layout = g.sizes() == variable_.sizes();
+    for (int64_t d = 0; has_layout && d < g.dim(); ++d)
+      has_layout = g.size(d) == 1 || g.stride(d) == layout[d];
     // Steal the incoming buffer when nobody else can see it.
-    bool private_buffer = g.use_count() == 1 && g.storage().use_count() == 1 && g.is_contiguous() &&
+    bool private_buffer = g.use_count() == 1 && g.storage().use_count() == 1 && has_layout &&
                           g.storage_offset() == 0 && !g.requires_grad();
     if (!is_grad_enabled() && private_buffer) {
       acc = std::move(g);
     } else if (is_grad_enabled()) {
       acc = clone(g);
     } else {
-      acc = clone(g.detach());
+      acc = empty_strided(variable_.sizes(), layout, g.options());
+      acc.copy_(g.detach());
     }
   } else if (!is_grad_enabled()) {
     acc.add_(g);

@@ -2,6 +2,8 @@
 #include <brasa/nn/norm_modules.h>
 #include <brasa/ops/reduction.h>
 
+#include <algorithm>
+
 namespace brasa {
 
 namespace {
@@ -52,6 +54,12 @@ Tensor functional::instance_norm(const Tensor& input, const InstanceNormFuncOpti
     BRASA_CHECK(!t->defined() || (t->dim() == 1 && t->size(0) == C),
                 "instance_norm: expected running stats, weight and bias of shape [", C, "], got ",
                 t->sizes());
+  // PyTorch's check (its functional layer): the batch norm below would name
+  // a reshaped [1, N * C, ...] input instead of the caller's.
+  BRASA_CHECK(!o.use_input_stats_ || input.numel() / std::max<int64_t>(N * C, 1) > 1,
+              "instance_norm: Expected more than 1 spatial element when training, got input "
+              "size ",
+              input.sizes());
   // Batch norm over one "batch" whose channels are the N * C instances.
   std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
   shape[0] = 1;

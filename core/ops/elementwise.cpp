@@ -1,8 +1,11 @@
 #include <brasa/ops/copy.h>
 #include <brasa/autograd/grad_mode.h>
+#include <brasa/autograd/view_grad.h>
 #include <brasa/device/device_runtime.h>
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
+
+#include <algorithm>
 
 namespace brasa::detail {
 
@@ -117,6 +120,44 @@ Tensor wrap_number(const Tensor& self, const Scalar& s) {
   return scalar_tensor(s, TensorOptions().dtype(result_type(self, s)));
 }
 
+namespace {
+
+// Whether `t` covers one block of memory without gaps or repeats, in some
+// order of its dims (contiguous, channels-last, any permutation of those).
+bool is_dense(const Tensor& t) {
+  return t.is_contiguous() || autograd::is_non_overlapping_and_dense(t);
+}
+
+// Strides for an output of `shape` laid out in memory like `t` (of the same
+// shape, dense): dims in the order of t's strides, the innermost stride 1.
+DimVector strides_in_order_of(const Tensor& t, IntArrayRef shape) {
+  // The dims of more than one element, outermost (largest stride) first; a
+  // size-1 dim's stride means nothing and any value will do.
+  DimVector order;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    if (shape[d] != 1) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return t.stride(a) > t.stride(b); });
+  DimVector strides(shape.size(), 1);
+  int64_t next = 1;
+  for (size_t i = order.size(); i-- > 0;) {
+    strides[order[i]] = next;
+    next *= shape[order[i]];
+  }
+  return strides;
+}
+
+// Whether `in` has exactly the shape and layout of `out` (size-1 dims
+// aside): then the two run as one 1-D block.
+bool same_dense_layout(const Tensor& out, const Tensor& in) {
+  if (in.dim() != out.dim() || in.sizes() != out.sizes()) return false;
+  for (int64_t d = 0; d < out.dim(); ++d)
+    if (out.size(d) != 1 && in.stride(d) != out.stride(d)) return false;
+  return true;
+}
+
+}  // namespace
+
 Elementwise& Elementwise::input(const Tensor& t, ScalarType dtype) {
   BRASA_CHECK(t.defined(), op_, ": expected a defined tensor as input ", n_inputs_);
   BRASA_INTERNAL_ASSERT(n_inputs_ + 1 < size_t(kMaxOperands), op_, ": too many operands");
@@ -189,12 +230,20 @@ Elementwise& Elementwise::build() {
                 o.device());
     out_ = need_temp ? empty(shape_, TensorOptions().dtype(out_dtype_).device(device_)) : o;
   } else {
-    out_ = empty(shape_, TensorOptions().dtype(out_dtype_).device(device_));
+    out_ = allocate_output();
   }
-  flat_ = out_.is_contiguous();
   const int64_t n = out_.numel();
-  for (const auto& in : inputs())
-    flat_ = flat_ && ((in.is_contiguous() && in.numel() == n) || in.numel() == 1);
+  if (out_.is_contiguous()) {
+    flat_ = true;
+    for (const auto& in : inputs())
+      flat_ = flat_ && ((in.is_contiguous() && in.numel() == n) || in.numel() == 1);
+  } else {
+    // A dense output in another order (channels-last, permuted): one block
+    // when every input has its layout.
+    flat_ = is_dense(out_);
+    for (const auto& in : inputs())
+      flat_ = flat_ && (same_dense_layout(out_, in) || in.numel() == 1);
+  }
   if (flat_) {
     flat_data_[0] = static_cast<char*>(out_.data_ptr());
     flat_strides_[0] = out_.element_size();
@@ -204,6 +253,20 @@ Elementwise& Elementwise::build() {
     }
   }
   return *this;
+}
+
+// As PyTorch does, the output takes the memory layout of the first input of
+// the full shape (not broadcast) when that one is dense: an op on a channels-last or permuted
+// tensor gives one laid out alike, and runs over memory in order.
+Tensor Elementwise::allocate_output() const {
+  const TensorOptions options = TensorOptions().dtype(out_dtype_).device(device_);
+  for (const auto& in : inputs()) {
+    // A broadcast input (an expanded gradient) says nothing of a layout.
+    if (!(in.sizes() == IntArrayRef(shape_)) || autograd::has_internal_overlap(in)) continue;
+    if (in.is_contiguous() || !is_dense(in)) break;
+    return empty_strided(shape_, strides_in_order_of(in, shape_), options);
+  }
+  return empty(shape_, options);
 }
 
 void Elementwise::finish() {

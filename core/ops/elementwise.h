@@ -64,10 +64,10 @@ class Elementwise {
   Device device() const { return device_; }
   const Tensor& output() const { return out_; }
   ArrayRef<Tensor> inputs() const { return {inputs_, n_inputs_}; }
-  // Every operand is contiguous with the output's shape (or a single element):
-  // then flat_data()[k] and flat_strides()[k] are operand k's data and byte
-  // stride in one 1-D run (k = 0 the output, 1.. the inputs; stride 0 for a
-  // broadcast single element).
+  // Every operand has the output's shape and its dense layout, contiguous or
+  // not (or is a single element): then flat_data()[k] and flat_strides()[k] are operand k's data
+  // and byte stride in one 1-D run (k = 0 the output, 1.. the inputs; stride 0 for a broadcast
+  // single element).
   bool flat() const { return flat_; }
   char* const* flat_data() const { return flat_data_; }
   const int64_t* flat_strides() const { return flat_strides_; }
@@ -76,6 +76,7 @@ class Elementwise {
 
  private:
   void place_inputs();
+  Tensor allocate_output() const;
   const char* op_;
   ScalarType out_dtype_;
   const Tensor* user_out_;

@@ -1,4 +1,5 @@
 #include <brasa/autograd/record.h>
+#include <brasa/autograd/view_grad.h>
 #include <brasa/ops/binary.h>
 #include <brasa/ops/complex.h>
 #include <brasa/ops/copy.h>
@@ -45,6 +46,26 @@ RowPlan plan_rows(const char* op, const Tensor& x, IntArrayRef dims, bool keepdi
   if (leading && x.is_contiguous() && nkept > 0 && p.R > 1) {
     p.outer = true;
     p.rows = x.reshape({p.R, p.K});
+    return p;
+  }
+  // Everything reduced, of a dense tensor in another order (channels-last, a
+  // transpose): one row in memory order, no permuted copy first.
+  if (p.K == 1 && !x.is_contiguous() && autograd::is_non_overlapping_and_dense(x)) {
+    p.rows = x.as_strided({1, p.R}, {p.R, 1});
+    return p;
+  }
+  // One block of reduced dims between kept ones of a contiguous CPU tensor
+  // (the mean over the steps of [batch, steps, features]): the kernel reads
+  // the columns where they lie (`inner`).
+  int64_t first = 0, last = nd;
+  while (first < nd && !reduce[first]) ++first;
+  while (last > first && !reduce[last - 1]) --last;
+  bool block = first > 0 && last < nd && p.R > 1;
+  for (int64_t d = first; block && d < last; ++d) block = reduce[d];
+  if (block && x.is_contiguous() && x.is_cpu()) {
+    p.inner = 1;
+    for (int64_t d = last; d < nd; ++d) p.inner *= x.size(d);
+    p.rows = x.reshape({p.K / p.inner, p.R, p.inner});
     return p;
   }
   p.rows = contiguous(x.permute(perm).reshape({p.K, p.R}));

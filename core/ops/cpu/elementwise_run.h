@@ -13,6 +13,7 @@ inline StridedLoop make_loop(const detail::Elementwise& e) {
   StridedLoop loop(e.shape());
   loop.add(e.output());
   for (const auto& in : e.inputs()) loop.add(in);
+  loop.order_dims_by_first_operand();
   return loop;
 }
 

@@ -1,6 +1,8 @@
 #include <brasa/ops/cpu/variant.h>
 #include <brasa/ops/cpu/loops.h>
 
+#include <algorithm>
+
 namespace brasa::cpu {
 inline namespace BRASA_CPU_VARIANT {
 
@@ -30,6 +32,28 @@ void StridedLoop::add_raw(char* data, IntArrayRef elem_strides, int64_t elem_siz
   strides_[nops_] = st;
   data_[nops_] = data;
   ++nops_;
+}
+
+void StridedLoop::order_dims_by_first_operand() {
+  if (nops_ == 0) return;
+  const int nd = ndim();
+  DimVector order(nd);
+  for (int d = 0; d < nd; ++d) order[d] = d;
+  const DimVector& first = strides_[0];
+  auto magnitude = [](int64_t s) { return s < 0 ? -s : s; };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return magnitude(first[a]) > magnitude(first[b]); });
+  bool moved = false;
+  for (int d = 0; d < nd; ++d) moved = moved || order[d] != d;
+  if (!moved) return;
+  DimVector shape(nd);
+  for (int d = 0; d < nd; ++d) shape[d] = shape_[order[d]];
+  shape_ = shape;
+  for (int k = 0; k < nops_; ++k) {
+    DimVector st(nd);
+    for (int d = 0; d < nd; ++d) st[d] = strides_[k][order[d]];
+    strides_[k] = st;
+  }
 }
 
 void StridedLoop::coalesce() {

@@ -53,6 +53,11 @@ class StridedLoop {
   char* data(int op) const { return data_[op]; }
   // Drops size-1 dims and merges dims that are contiguous for every operand.
   void coalesce();
+  // Reorders the loop's dims so that operand 0 (an elementwise op's output)
+  // is walked in memory order: an output laid out channels-last, like its
+  // input, is then written and read in runs instead of one element per
+  // cache line. Only for loops whose result does not depend on the order.
+  void order_dims_by_first_operand();
 
   // f(char** ptrs, const int64_t* inner_strides, int64_t n) for every inner run.
   template <class F>

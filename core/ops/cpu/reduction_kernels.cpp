@@ -130,22 +130,42 @@ void sum_rows(const T* p, int64_t ld, int64_t rows, int64_t n, const Store& stor
 // The sums of a row plan into out (T), reading In: T itself, or the bytes of
 // a bool mask counted into int64 (mask.sum() without an int64 copy of the
 // mask first: 1 Mi elements, 107 us with the copy).
+// The columns of a plan whose rows are not rows (`outer`: [R, K]; `inner`:
+// [K / inner, R, inner]), each folded where it lies: out(k, acc) gets
+// fold(first, x[.., r, ..]) over r for column k. A strip of columns at a
+// time keeps the accumulators in L1 while the loop runs along memory (it
+// vectorizes across the strip), with no transposed copy of the input first.
+template <class Acc, class In, class Step, class Store>
+void reduce_columns(const RowPlan& p, Acc first, const Step& step, const Store& store) {
+  const In* in = static_cast<const In*>(p.rows.data_ptr());
+  const int64_t I = p.outer ? p.K : p.inner, O = p.K / I, R = p.R;
+  constexpr int64_t kStrip = 1024;
+  const int64_t strips = (I + kStrip - 1) / kStrip;
+  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(R * std::min(I, kStrip), 1));
+  parallel_for(0, O * strips, grain, [&](int64_t b, int64_t e) {
+    Acc acc[kStrip];
+    for (int64_t task = b; task < e; ++task) {
+      const int64_t o = task / strips, i0 = (task % strips) * kStrip, n = std::min(kStrip, I - i0);
+      const In* block = in + o * R * I + i0;
+      for (int64_t i = 0; i < n; ++i) acc[i] = first;
+      for (int64_t r = 0; r < R; ++r) {
+        const In* row = block + r * I;
+        for (int64_t i = 0; i < n; ++i) acc[i] = step(acc[i], row[i]);
+      }
+      for (int64_t i = 0; i < n; ++i) store(o * I + i0 + i, acc[i]);
+    }
+  });
+}
+
 template <class T, class In>
 void sum_typed(const RowPlan& p, const Tensor& out) {
   const In* in = static_cast<const In*>(p.rows.data_ptr());
   T* o = out.template data_ptr<T>();
-  if (p.outer) {
-    // out[k] = sum over r of x[r, k]: vectorized across k.
-    const int64_t K = p.K, R = p.R;
-    parallel_for(0, K, 1024, [&](int64_t b, int64_t e) {
-      std::vector<sum_acc_t<In>> acc(e - b, sum_acc_t<In>(0));
-      for (int64_t r = 0; r < R; ++r) {
-        const In* row = in + r * K;
-        for (int64_t k = b; k < e; ++k)
-          acc[k - b] += static_cast<sum_acc_t<In>>(static_cast<opmath_t<In>>(row[k]));
-      }
-      for (int64_t k = b; k < e; ++k) o[k] = static_cast<T>(acc[k - b]);
-    });
+  if (p.outer || p.inner > 0) {
+    using Acc = sum_acc_t<In>;
+    reduce_columns<Acc, In>(
+        p, Acc(0), [](Acc a, In v) { return a + static_cast<Acc>(static_cast<opmath_t<In>>(v)); },
+        [o](int64_t k, Acc a) { o[k] = static_cast<T>(a); });
   } else if (p.K == 1 && p.R > 65536) {
     if constexpr (std::is_floating_point_v<opmath_t<T>>) {
       // One long row: fixed-size chunks summed in parallel, added in order
@@ -200,8 +220,40 @@ int64_t arg_extreme(const T* r, int64_t n, bool is_max) {
   return best;
 }
 
-// Rows as [K, R] (a plan with leading reduced dims is transposed first).
-Tensor row_major(const RowPlan& p) { return p.outer ? contiguous(p.rows.t()) : p.rows; }
+// Rows as [K, R] (a plan of columns is transposed first).
+Tensor row_major(const RowPlan& p) {
+  if (p.outer) return contiguous(p.rows.t());
+  if (p.inner > 0) return contiguous(p.rows.transpose(1, 2)).view({p.K, p.R});
+  return p.rows;
+}
+
+// Max or min of each column of a plan of columns (see reduce_columns); a
+// NaN wins, as in PyTorch.
+template <class T>
+void extreme_columns(const RowPlan& p, const Tensor& out, bool is_max) {
+  using M = opmath_t<T>;
+  M first = is_max ? std::numeric_limits<M>::lowest() : std::numeric_limits<M>::max();
+  if constexpr (std::numeric_limits<M>::has_infinity)
+    first = is_max ? -std::numeric_limits<M>::infinity() : std::numeric_limits<M>::infinity();
+  T* o = out.data_ptr<T>();
+  auto store = [o](int64_t k, M a) { o[k] = static_cast<T>(a); };
+  if (is_max)
+    reduce_columns<M, T>(
+        p, first,
+        [](M a, T x) {
+          M v = x;
+          return v > a || v != v ? v : a;
+        },
+        store);
+  else
+    reduce_columns<M, T>(
+        p, first,
+        [](M a, T x) {
+          M v = x;
+          return v < a || v != v ? v : a;
+        },
+        store);
+}
 
 // out[k] = f(row k, R) for every row.
 template <class In, class Out, class F>
@@ -305,6 +357,9 @@ void reduce_rows_cpu(const RowPlan& p, const Tensor& out, RowReduction op, const
     case RR::Max:
     case RR::Min: {
       const bool is_max = op == RR::Max;
+      if ((p.outer || p.inner > 0) && t != kBool)
+        return BRASA_DISPATCH_ALL_TYPES(t, is_max ? "max" : "min",
+                                        [&] { extreme_columns<scalar_t>(p, out, is_max); });
       BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t, is_max ? "max" : "min", [&] {
         reduce_rows<scalar_t, scalar_t>(p, out, [is_max](const scalar_t* r, int64_t n) {
           return r[arg_extreme(r, n, is_max)];

@@ -16,6 +16,10 @@ struct RowPlan {
   // Set when the reduced dims lead and the input is contiguous: rows is the
   // input as is, [R, K] (a kernel may reduce across rows, or transpose).
   bool outer = false;
+  // Set (> 0, CPU only) when the reduced dims are one block between kept
+  // ones of a contiguous input: rows is that input as is, [K / inner, R,
+  // inner], and output k is column k % inner of block k / inner.
+  int64_t inner = 0;
 };
 
 enum class RowReduction : uint8_t { Sum, Prod, Max, Min, Var, Std, All, Any, Norm, Logsumexp };

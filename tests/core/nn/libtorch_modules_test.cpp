@@ -352,6 +352,22 @@ TEST(InstanceNorm, MatchesPyTorch) {
                F::instance_norm(S({2, 3, 4}), F::InstanceNormFuncOptions().use_input_stats(false)));
   EXPECT_ERROR("expected running stats, weight and bias of shape [3]",
                F::instance_norm(S({2, 3, 4}), F::InstanceNormFuncOptions().weight(S({4}))));
+  // One value per instance: the error names the caller's shape, not the
+  // reshaped batch norm's; with running stats a single value normalizes.
+  EXPECT_ERROR(
+      "instance_norm: Expected more than 1 spatial element when training, got input "
+      "size [2, 8, 1, 1]",
+      F::instance_norm(torch::ones({2, 8, 1, 1})));
+  Tensor single_mean = torch::zeros({3}, kDouble), single_var = torch::ones({3}, kDouble);
+  EXPECT_NEAR(F::instance_norm(S({2, 3, 1}), F::InstanceNormFuncOptions()
+                                                 .running_mean(single_mean)
+                                                 .running_var(single_var)
+                                                 .use_input_stats(false))
+                  .sub(S({2, 3, 1}))
+                  .abs()
+                  .max()
+                  .item<double>(),
+              0.0, 1e-4);
 }
 
 TEST(BatchNorm3d, NormalizesFiveDimInputs) {

@@ -550,3 +550,77 @@ TEST(Elementwise, BroadcastOperandsInContiguousLoops) {
   Tensor expect = where(d.abs() < 1, d, d.sign()) / 2100.0;
   EXPECT_TRUE(allclose(x.grad(), expect, 1e-6, 1e-9));
 }
+
+namespace brasa {
+namespace {
+
+// As in PyTorch, an op's output takes the layout of its first full-shape,
+// dense, not broadcast input (channels-last, any permutation), so the loop
+// walks memory in order; values are those of the contiguous computation.
+TEST(ElementwiseLayout, OutputsKeepTheDenseLayoutOfTheirFirstFullInput) {
+  manual_seed(3);
+  Tensor x = randn({2, 3, 4, 5}), y = randn({2, 3, 4, 5}), bias = randn({3, 1, 1});
+  Tensor cl = x.contiguous(MemoryFormat::ChannelsLast);
+  Tensor ycl = y.contiguous(MemoryFormat::ChannelsLast);
+  const std::vector<int64_t> cl_strides{60, 1, 15, 3};
+
+  Tensor sig = sigmoid(cl);
+  EXPECT_EQ(sig.strides().vec(), cl_strides);
+  EXPECT_TRUE(allclose(sig, sigmoid(x), 0, 0));
+  Tensor sum = cl + ycl;
+  EXPECT_EQ(sum.strides().vec(), cl_strides);
+  EXPECT_TRUE(allclose(sum, x + y, 0, 0));
+  Tensor shifted = cl * 2 + bias;  // a broadcast bias keeps the layout
+  EXPECT_EQ(shifted.strides().vec(), cl_strides);
+  EXPECT_TRUE(allclose(shifted, x * 2 + bias, 0, 0));
+  Tensor biased_first = bias - cl;  // the bias is not of the full shape
+  EXPECT_EQ(biased_first.strides().vec(), cl_strides);
+  EXPECT_TRUE(allclose(biased_first, bias - x, 0, 0));
+  Tensor expanded_first = tensor(2.0f).expand({2, 3, 4, 5}) * cl;
+  EXPECT_EQ(expanded_first.strides().vec(), cl_strides);
+
+  // The first full input decides: a contiguous one gives a contiguous result.
+  Tensor mixed = y + cl;
+  EXPECT_TRUE(mixed.is_contiguous());
+  EXPECT_TRUE(allclose(mixed, y + x, 0, 0));
+  Tensor mixed_cl = cl + y;  // and a channels-last one a channels-last result
+  EXPECT_EQ(mixed_cl.strides().vec(), cl_strides);
+  EXPECT_TRUE(allclose(mixed_cl, x + y, 0, 0));
+
+  // Any permutation, and a 3-input op.
+  Tensor p = randn({5, 2, 4, 3}).permute({1, 3, 2, 0});  // [2, 3, 4, 5]
+  Tensor q = where(p > 0, p, y);
+  EXPECT_EQ(q.strides().vec(), p.strides().vec());
+  EXPECT_TRUE(allclose(q, where(p.contiguous() > 0, p.contiguous(), y), 0, 0));
+  Tensor lerped = lerp(p, y, 0.25);
+  EXPECT_EQ(lerped.strides().vec(), p.strides().vec());
+  EXPECT_TRUE(allclose(lerped, lerp(p.contiguous(), y, 0.25), 1e-6, 1e-6));
+
+  // Not dense (a strided slice, a transposed slice): contiguous as before.
+  Tensor every_other = randn({2, 3, 4, 10}).slice(3, 0, 10, 2);
+  EXPECT_TRUE(exp(every_other).is_contiguous());
+  EXPECT_TRUE(allclose(exp(every_other), exp(every_other.contiguous()), 0, 0));
+  Tensor cut = randn({6, 8}).t().slice(0, 1, 7);
+  EXPECT_TRUE((cut * 3).is_contiguous());
+
+  // A user's permuted out= tensor is written in its own order.
+  Tensor out = empty({5, 4, 3, 2}).permute({3, 2, 1, 0});
+  mul_out(out, x, y);
+  EXPECT_TRUE(allclose(out, x * y, 0, 0));
+}
+
+// The gradient of a channels-last input is channels-last too (the expanded
+// gradient of a sum says nothing of a layout), and equals the contiguous one.
+TEST(ElementwiseLayout, GradientsOfChannelsLastInputsKeepTheLayout) {
+  manual_seed(4);
+  Tensor base = randn({2, 3, 4, 5});
+  Tensor cl = base.contiguous(MemoryFormat::ChannelsLast).requires_grad_();
+  Tensor plain = base.clone().requires_grad_();
+  nn::functional::leaky_relu(cl, 0.1).mul(cl).sum().backward();
+  nn::functional::leaky_relu(plain, 0.1).mul(plain).sum().backward();
+  EXPECT_TRUE(cl.grad().is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(allclose(cl.grad(), plain.grad(), 1e-6, 1e-6));
+}
+
+}  // namespace
+}  // namespace brasa

@@ -570,3 +570,56 @@ TEST(Reduction, NormAlongADimInLanes) {
   EXPECT_TRUE(std::isnan(norm(x, 2.0, {1}, false)[4].item<double>()));
   EXPECT_EQ(norm(x, 0.0, {1}, false)[2].item<double>(), 20.0);
 }
+
+// Reductions over one block of dims between kept ones read the columns where
+// they lie, and a whole reduction of a channels-last tensor reads it in memory
+// order: the same values as reducing a copy laid out as trailing rows.
+TEST(Reduction, MiddleDimsAndDenseLayoutsAgreeWithTrailingRows) {
+  manual_seed(11);
+  const std::vector<std::vector<int64_t>> shapes{
+      {3, 7, 5}, {2, 1030, 3}, {4, 9, 1500}, {2, 3, 4, 5}, {1, 64, 1}};
+  for (const auto& shape : shapes) {
+    SCOPED_TRACE(::testing::PrintToString(shape));
+    Tensor x = randn(shape);
+    const int64_t nd = static_cast<int64_t>(shape.size());
+    // Reduce dims [1, nd - 1): move them last and reduce trailing rows.
+    std::vector<int64_t> dims, perm{0, nd - 1};
+    for (int64_t d = 1; d < nd - 1; ++d) dims.push_back(d), perm.push_back(d);
+    Tensor moved = x.permute(perm).contiguous().flatten(2);
+    EXPECT_TRUE(allclose(x.sum(dims), moved.sum(2), 1e-5, 1e-5));
+    EXPECT_TRUE(allclose(x.mean(dims, true).squeeze(), moved.mean(2).squeeze(), 1e-5, 1e-5));
+    EXPECT_TRUE(allclose(x.amax(dims), moved.amax(2), 0, 0));
+    EXPECT_TRUE(allclose(x.amin(dims), moved.amin(2), 0, 0));
+    EXPECT_TRUE(allclose(x.var(dims), moved.var(2), 1e-5, 1e-5));
+    EXPECT_TRUE(allclose(x.logsumexp(dims), moved.logsumexp(2), 1e-5, 1e-5));
+    if (nd == 3) {
+      auto [values, indices] = x.max(1);
+      EXPECT_TRUE(equal(values, moved.amax(2)));
+      EXPECT_TRUE(equal(indices, moved.argmax(2)));
+      EXPECT_TRUE(equal((x > 0).any(1), (moved > 0).any(2)));
+    }
+    Tensor ints = randint(-50, 50, shape, TensorOptions().dtype(kInt));
+    Tensor moved_ints = ints.permute(perm).contiguous().flatten(2);
+    EXPECT_TRUE(equal(ints.sum(dims), moved_ints.sum(2)));
+    EXPECT_TRUE(equal(ints.amax(dims), moved_ints.amax(2)));
+    EXPECT_TRUE(equal(ints.amin(dims), moved_ints.amin(2)));
+  }
+  // A NaN anywhere in a column is its max and its min.
+  Tensor x = randn({2, 6, 3});
+  x.index_put_({1, 4, 2}, std::nan(""));
+  Tensor mx = x.amax(1), mn = x.amin(1);
+  EXPECT_TRUE(std::isnan(mx[1][2].item<float>()) && std::isnan(mn[1][2].item<float>()));
+  EXPECT_EQ(mx.isnan().sum().item<int64_t>(), 1);
+  EXPECT_EQ(mn.isnan().sum().item<int64_t>(), 1);
+
+  // Whole reductions of channels-last and transposed tensors.
+  Tensor base = randn({3, 8, 5, 7});
+  for (const Tensor& t : {base.contiguous(MemoryFormat::ChannelsLast), base.transpose(1, 3)}) {
+    Tensor c = t.contiguous();
+    EXPECT_NEAR(t.sum().item<float>(), c.sum().item<float>(), 1e-3);
+    EXPECT_NEAR(t.mean().item<float>(), c.mean().item<float>(), 1e-6);
+    EXPECT_EQ(t.max().item<float>(), c.max().item<float>());
+    EXPECT_NEAR(t.var().item<float>(), c.var().item<float>(), 1e-5);
+    EXPECT_NEAR(t.norm().item<float>(), c.norm().item<float>(), 1e-3);
+  }
+}
