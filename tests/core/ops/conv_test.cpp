@@ -72,6 +72,11 @@ const std::vector<Geometry> kCases{
     // A classifier's 1x1 head with few outputs on a small map, which trains
     // on oneDNN (few_output_channels).
     {{3, 64, 6, 6}, {10, 64, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, true},
+    // Small outputs whose column matrix would be 8x the input or more, which
+    // take the blocked kernels: 7x7/2 from 7x7 to 4x4, 3x3 at 2x2 and 3x3.
+    {{2, 16, 7, 7}, {8, 16, 7, 7}, {2, 2}, {3, 3}, {1, 1}, 1, true},
+    {{3, 16, 2, 2}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
+    {{2, 32, 3, 3}, {24, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false},
 };
 
 TEST(Conv, OneDnnForwardAgreesWithIm2col) {
