@@ -400,12 +400,17 @@ static Tensor extreme_values_ad(const char* op, const Tensor& x, IntArrayRef dim
                                 bool is_max) {
   autograd::Recorder r(kAmaxBackward, x);
   Tensor out = extreme_values(op, x, dim, keepdim, is_max);
-  record_reduction(
-      r, x, out, dim, keepdim, true, true,
-      [keepdim](const Tensor& g, const Tensor& xs, const Tensor& ye, const DimVector& ds) {
-        Tensor mask = eq(xs, ye).to(g.dtype());
-        return g * mask / sum(mask, ds, true);
-      });
+  if (!r) return out;
+  // Each output's gradient divided by its count of extremes at the reduced
+  // size, then placed where x holds the extreme: three passes over x's size
+  // (the comparison, the count, the placing) instead of five.
+  DimVector ds = reduced_dims(x, dim), in(x.sizes().begin(), x.sizes().end());
+  r.save(x, out);
+  r.finish(out, [ds, in, keepdim](FormulaNode& n, const variable_list& g) {
+    Tensor mask = eq(n.saved(0), expand_back(n.saved(1), in, ds, keepdim));
+    Tensor share = g[0] / sum(mask, ds, keepdim).to(g[0].dtype());
+    return variable_list{where(mask, expand_back(share, in, ds, keepdim), 0)};
+  });
   return out;
 }
 Tensor amax(const Tensor& x, IntArrayRef dim, bool keepdim) {

@@ -623,3 +623,17 @@ TEST(Reduction, MiddleDimsAndDenseLayoutsAgreeWithTrailingRows) {
     EXPECT_NEAR(t.norm().item<float>(), c.norm().item<float>(), 1e-3);
   }
 }
+
+// amax/amin share a gradient evenly between tied extremes (as PyTorch), with
+// and without keepdim, over one dim and over several.
+TEST(Reduction, AmaxAminGradientsShareTies) {
+  Tensor x = tensor({{1.0, 3.0, 3.0}, {2.0, 2.0, 0.0}}).requires_grad_();
+  x.amax(1).backward(tensor({1.0, 4.0}));
+  EXPECT_VALUES(x.grad(), {0, 0.5, 0.5, 2, 2, 0});
+  x.grad().zero_();
+  x.amin({0}, true).backward(tensor({{1.0, 1.0, 6.0}}));
+  EXPECT_VALUES(x.grad(), {1, 0, 0, 0, 1, 6});
+  x.grad().zero_();
+  x.amax().backward();  // the two 3s
+  EXPECT_VALUES(x.grad(), {0, 0.5, 0.5, 0, 0, 0});
+}
