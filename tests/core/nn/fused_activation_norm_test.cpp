@@ -88,7 +88,10 @@ TEST(FusedLayerNorm, MatchesTheFormulasWithAllGradients) {
                                                    {{5, 300}, 1, true, false, false},
                                                    {{5, 300}, 1, false, true, false},
                                                    {{64}, 1, true, true, false},
-                                                   {{3, 2, 4097}, 1, true, true, false}}) {
+                                                   {{3, 2, 4097}, 1, true, true, false},
+                                                   // Few long rows: the weight and bias
+                                                   // gradients by strips of columns.
+                                                   {{9, 8, 1200}, 2, true, true, false}}) {
       SCOPED_TRACE(::testing::Message()
                    << dtype << " shape " << IntArrayRef(c.shape) << " k " << c.k << " weight "
                    << c.weight << " bias " << c.bias << " transposed " << c.transposed);
