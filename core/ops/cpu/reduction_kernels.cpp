@@ -220,6 +220,49 @@ int64_t arg_extreme(const T* r, int64_t n, bool is_max) {
   return best;
 }
 
+// The max (or min) of a row, NaN if it holds one (as PyTorch), in 16
+// independent lanes the compiler vectorizes: arg_extreme's scalar loop, with
+// its index and early NaN exit, took 14x libtorch's time for amax over rows
+// of 512.
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+// The max (or min) of a float row in two vectors of 8 (GCC's vector
+// extensions: `a > x ? a : x` is one vector max), NaN if the row holds one,
+// as PyTorch: arg_extreme's scalar loop with its index and NaN exit took 14x
+// libtorch's time for amax over rows of 512, and a plain lane loop stayed
+// scalar (the NaN test kept GCC from vectorizing it).
+float extreme_of_float_row(const float* r, int64_t n, bool is_max) {
+  v8 a0, a1;
+  std::memcpy(&a0, r, sizeof a0);
+  std::memcpy(&a1, r + 8, sizeof a1);
+  v8i nan = (a0 != a0) | (a1 != a1);  // (a NaN in a0 would lose the first max)
+  int64_t i = 16;
+  for (; i + 16 <= n; i += 16) {
+    v8 x0, x1;
+    std::memcpy(&x0, r + i, sizeof x0);
+    std::memcpy(&x1, r + i + 8, sizeof x1);
+    nan |= (x0 != x0) | (x1 != x1);
+    if (is_max) {
+      a0 = a0 > x0 ? a0 : x0;
+      a1 = a1 > x1 ? a1 : x1;
+    } else {
+      a0 = a0 < x0 ? a0 : x0;
+      a1 = a1 < x1 ? a1 : x1;
+    }
+  }
+  bool has_nan = false;
+  float best = a0[0];
+  for (int j = 0; j < 8; ++j) {
+    has_nan = has_nan || nan[j] != 0;
+    for (float v : {a0[j], a1[j]}) best = is_max ? (best > v ? best : v) : (best < v ? best : v);
+  }
+  for (; i < n; ++i) {
+    has_nan = has_nan || r[i] != r[i];
+    best = is_max ? (best > r[i] ? best : r[i]) : (best < r[i] ? best : r[i]);
+  }
+  return has_nan ? std::numeric_limits<float>::quiet_NaN() : best;
+}
+
 // Rows as [K, R] (a plan of columns is transposed first).
 Tensor row_major(const RowPlan& p) {
   if (p.outer) return contiguous(p.rows.t());
@@ -360,6 +403,10 @@ void reduce_rows_cpu(const RowPlan& p, const Tensor& out, RowReduction op, const
       if ((p.outer || p.inner > 0) && t != kBool)
         return BRASA_DISPATCH_ALL_TYPES(t, is_max ? "max" : "min",
                                         [&] { extreme_columns<scalar_t>(p, out, is_max); });
+      if (t == kFloat && p.R >= 16)
+        return reduce_rows<float, float>(p, out, [is_max](const float* r, int64_t n) {
+          return extreme_of_float_row(r, n, is_max);
+        });
       BRASA_DISPATCH_ALL_TYPES_AND_BOOL(t, is_max ? "max" : "min", [&] {
         reduce_rows<scalar_t, scalar_t>(p, out, [is_max](const scalar_t* r, int64_t n) {
           return r[arg_extreme(r, n, is_max)];

@@ -637,3 +637,28 @@ TEST(Reduction, AmaxAminGradientsShareTies) {
   x.amax().backward();  // the two 3s
   EXPECT_VALUES(x.grad(), {0, 0.5, 0.5, 0, 0, 0});
 }
+
+// The values-only max/min of rows (amax, amin, max()) run in vector lanes:
+// the same values as the index-finding path, NaN wherever a row holds one,
+// at every row length around the lanes' width.
+TEST(Reduction, RowExtremesInLanesAgreeWithTheIndexPath) {
+  manual_seed(12);
+  for (ScalarType dtype : {kFloat, kDouble})
+    for (int64_t n : {1, 5, 15, 16, 17, 31, 32, 33, 100, 1000}) {
+      SCOPED_TRACE(::testing::Message() << dtype << " n " << n);
+      Tensor x = randn({6, n}, TensorOptions().dtype(dtype));
+      x[1].fill_(-std::numeric_limits<double>::infinity());
+      x.index_put_({2, n - 1}, std::nan(""));  // NaN last
+      x.index_put_({3, 0}, std::nan(""));      // NaN first
+      x.index_put_({4, n / 2}, std::numeric_limits<double>::infinity());
+      for (bool is_max : {true, false}) {
+        Tensor lanes = is_max ? x.amax(1) : x.amin(1);
+        Tensor indexed = std::get<0>(is_max ? x.max(1) : x.min(1));
+        EXPECT_TRUE(lanes.isnan().equal(indexed.isnan()));
+        EXPECT_TRUE(lanes.nan_to_num(0).equal(indexed.nan_to_num(0)));
+        EXPECT_TRUE(std::isnan(lanes[2].item<double>()) && std::isnan(lanes[3].item<double>()));
+      }
+      EXPECT_EQ(x.amax(1)[4].item<double>(), std::numeric_limits<double>::infinity());
+      EXPECT_EQ(x.amax(1)[1].item<double>(), -std::numeric_limits<double>::infinity());
+    }
+}
