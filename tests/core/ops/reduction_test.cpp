@@ -660,5 +660,22 @@ TEST(Reduction, RowExtremesInLanesAgreeWithTheIndexPath) {
       }
       EXPECT_EQ(x.amax(1)[4].item<double>(), std::numeric_limits<double>::infinity());
       EXPECT_EQ(x.amax(1)[1].item<double>(), -std::numeric_limits<double>::infinity());
+      // Indices: the first extreme (row 5 has its max twice), the first NaN.
+      if (n > 2) x.index_put_({5, n - 1}, x[5].max().item<double>());
+      Tensor xd = x.to(kDouble).contiguous();
+      const double* d = xd.data_ptr<double>();
+      for (bool is_max : {true, false}) {
+        Tensor idx = std::get<1>(is_max ? x.max(1) : x.min(1));
+        EXPECT_TRUE(idx.equal(is_max ? x.argmax(1) : x.argmin(1)));
+        for (int64_t r = 0; r < 6; ++r) {
+          int64_t want = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            const double v = d[r * n + i], b = d[r * n + want];
+            if (std::isnan(b)) break;
+            if (std::isnan(v) || (is_max ? v > b : v < b)) want = i;
+          }
+          EXPECT_EQ(idx[r].item<int64_t>(), want) << "row " << r << (is_max ? " max" : " min");
+        }
+      }
     }
 }
