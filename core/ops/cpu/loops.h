@@ -186,7 +186,9 @@ inline void nary_run(char** data, const int64_t* s, int64_t n, const F& op,
     // of their value, so that the loop sees only contiguous arrays and
     // vectorizes.
     const bool dense = s[0] == sizeof(Out) && ((s[I + 1] == sizeof(In) || s[I + 1] == 0) && ...);
-    if (dense) {
+    // (A short run, a row of a broadcast against a 10-wide axis, costs more
+    // in filling the copies than the plain loop below.)
+    if (dense && n >= 64) {
       constexpr int64_t kChunk = 256;
       const int64_t filled = std::min(kChunk, n);
       std::tuple<std::array<In, kChunk>...> repeated;
@@ -409,8 +411,16 @@ void cpu_kernel(StridedLoop& loop, const F& f) {
     loop.run(
         [&](char** d, const int64_t* s, int64_t n) { unary_run<Out, In...>(d, s, n, f, stream); });
   } else {
-    loop.run([&](char** d, const int64_t* s, int64_t n) {
-      nary_run<Out, In...>(d, s, n, f, std::index_sequence_for<In...>{});
+    // Rows in blocks: a short innermost dim (where() of a mask against a
+    // value broadcast along a middle dim) costs a step of the loop's index
+    // per row otherwise.
+    loop.run_rows([&](char** d, const int64_t* s, int64_t n, const int64_t* os, int64_t m) {
+      char* p[kMaxOperands];
+      for (int k = 0; k < loop.nops(); ++k) p[k] = d[k];
+      for (int64_t r = 0; r < m; ++r) {
+        nary_run<Out, In...>(p, s, n, f, std::index_sequence_for<In...>{});
+        for (int k = 0; k < loop.nops(); ++k) p[k] += os[k];
+      }
     });
   }
 }

@@ -624,3 +624,30 @@ TEST(ElementwiseLayout, GradientsOfChannelsLastInputsKeepTheLayout) {
 
 }  // namespace
 }  // namespace brasa
+
+namespace brasa {
+namespace {
+
+// Ternary ops over short innermost rows (a value broadcast along a middle
+// dim, rows of 3 to 70) run rows in blocks: the same values as on
+// materialized operands.
+TEST(ElementwiseLayout, TernaryOpsOverShortBroadcastRows) {
+  manual_seed(6);
+  for (int64_t inner : {3, 10, 63, 64, 70}) {
+    SCOPED_TRACE(inner);
+    Tensor mask = randn({6, 50, inner}) > 0, a = randn({6, 50, inner});
+    Tensor row = randn({6, 1, inner});
+    Tensor spread = row.expand({6, 50, inner});
+    Tensor dense = spread.contiguous();
+    EXPECT_TRUE(equal(where(mask, spread, 0), where(mask, dense, 0)));
+    EXPECT_TRUE(equal(where(mask, a, spread), where(mask, a, dense)));
+    EXPECT_TRUE(allclose(addcmul(a, spread, a, 0.5), addcmul(a, dense, a, 0.5), 0, 0));
+    EXPECT_TRUE(allclose(lerp(a, spread, 0.3), lerp(a, dense, 0.3), 0, 0));
+    // A slice (every other row) as the first input: strided rows.
+    Tensor rows = randn({6, 100, inner}).slice(1, 0, 100, 2);
+    EXPECT_TRUE(equal(where(mask, rows, spread), where(mask, rows.contiguous(), dense)));
+  }
+}
+
+}  // namespace
+}  // namespace brasa
