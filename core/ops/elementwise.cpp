@@ -5,8 +5,6 @@
 #include <brasa/ops/elementwise.h>
 #include <brasa/ops/factory.h>
 
-#include <algorithm>
-
 namespace brasa::detail {
 
 void check_defined(const char* op, const Tensor& t) {
@@ -122,31 +120,6 @@ Tensor wrap_number(const Tensor& self, const Scalar& s) {
 
 namespace {
 
-// Whether `t` covers one block of memory without gaps or repeats, in some
-// order of its dims (contiguous, channels-last, any permutation of those).
-bool is_dense(const Tensor& t) {
-  return t.is_contiguous() || autograd::is_non_overlapping_and_dense(t);
-}
-
-// Strides for an output of `shape` laid out in memory like `t` (of the same
-// shape, dense): dims in the order of t's strides, the innermost stride 1.
-DimVector strides_in_order_of(const Tensor& t, IntArrayRef shape) {
-  // The dims of more than one element, outermost (largest stride) first; a
-  // size-1 dim's stride means nothing and any value will do.
-  DimVector order;
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
-    if (shape[d] != 1) order.push_back(d);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return t.stride(a) > t.stride(b); });
-  DimVector strides(shape.size(), 1);
-  int64_t next = 1;
-  for (size_t i = order.size(); i-- > 0;) {
-    strides[order[i]] = next;
-    next *= shape[order[i]];
-  }
-  return strides;
-}
-
 // Whether `in` has exactly the shape and layout of `out` (size-1 dims
 // aside): then the two run as one 1-D block.
 bool same_dense_layout(const Tensor& out, const Tensor& in) {
@@ -240,7 +213,7 @@ Elementwise& Elementwise::build() {
   } else {
     // A dense output in another order (channels-last, permuted): one block
     // when every input has its layout.
-    flat_ = is_dense(out_);
+    flat_ = autograd::is_non_overlapping_and_dense(out_);
     for (const auto& in : inputs())
       flat_ = flat_ && (same_dense_layout(out_, in) || in.numel() == 1);
   }
@@ -256,15 +229,16 @@ Elementwise& Elementwise::build() {
 }
 
 // As PyTorch does, the output takes the memory layout of the first input of
-// the full shape (not broadcast) when that one is dense: an op on a channels-last or permuted
-// tensor gives one laid out alike, and runs over memory in order.
+// the full shape (not broadcast) when that one is dense: an op on a
+// channels-last or permuted tensor gives one laid out alike, and runs over
+// memory in order.
 Tensor Elementwise::allocate_output() const {
   const TensorOptions options = TensorOptions().dtype(out_dtype_).device(device_);
   for (const auto& in : inputs()) {
     // A broadcast input (an expanded gradient) says nothing of a layout.
     if (!(in.sizes() == IntArrayRef(shape_)) || autograd::has_internal_overlap(in)) continue;
-    if (in.is_contiguous() || !is_dense(in)) break;
-    return empty_strided(shape_, strides_in_order_of(in, shape_), options);
+    if (in.is_contiguous() || !autograd::is_non_overlapping_and_dense(in)) break;
+    return empty_strided(shape_, in.strides(), options);  // (dense strides of this shape)
   }
   return empty(shape_, options);
 }

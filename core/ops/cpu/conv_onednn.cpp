@@ -179,6 +179,35 @@ void blocked_forward_slice(const ConvGeometry& g, int64_t n, const float* x, con
   moved_out(p.y_out, dst, y);
 }
 
+// The input gradient of a prepared backward, dy and w and dx as the user
+// has them, with the moves in and out. Returns dy as moved, which the weight
+// gradient may take again (it stays valid until this thread's next call).
+memory backward_data_slice(const PreparedBackward& p, const float* dy, const float* w, float* dx) {
+  thread_local AlignedBuffer dy_buf, w_buf, dx_buf;
+  memory dy_data = moved_in(p.dy_for_data, dy, dy_buf);
+  std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, dy_data},
+                                       {DNNL_ARG_WEIGHTS, moved_in(p.w_for_data, w, w_buf)}};
+  memory dx_data = landing(p.dx_out, dx, dx_buf);
+  args.emplace(DNNL_ARG_DIFF_SRC, dx_data);
+  execute(p.data, args, p.data_scratchpad);
+  moved_out(p.dx_out, dx_data, dx);
+  return dy_data;
+}
+
+// The weight gradient of a prepared backward into dw; `dy_moved`, when
+// given, is dy already in the layout the kernel wants.
+void backward_weights_slice(const PreparedBackward& p, const float* x, const float* dy,
+                            const memory* dy_moved, float* dw) {
+  thread_local AlignedBuffer x_buf, dy_buf, dw_buf;
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, moved_in(p.x_for_weights, x, x_buf)},
+      {DNNL_ARG_DIFF_DST, dy_moved ? *dy_moved : moved_in(p.dy_for_weights, dy, dy_buf)}};
+  memory dw_data = landing(p.dw_out, dw, dw_buf);
+  args.emplace(DNNL_ARG_DIFF_WEIGHTS, dw_data);
+  execute(p.weights_grad, args, p.weights_scratchpad);
+  moved_out(p.dw_out, dw_data, dw);
+}
+
 // The weights' size over one batch slice's input and output: above 1 the
 // work of moving weights (oneDNN's reorders, flipping them) outweighs that
 // of moving activations.
@@ -294,7 +323,6 @@ void backward_by_channel_parts(const float* grad_out, const float* x, const floa
     if (as_forward) flip_swap_weights(w, g, flipped);
     const int64_t parts = (g.C + per_c - 1) / per_c;
     parallel_for(0, parts, 1, [&](int64_t t0, int64_t t1) {
-      thread_local AlignedBuffer dy_buf, w_buf, dx_buf;
       thread_local std::vector<float> w_part, dx_part;
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t c0 = t * per_c, cn = std::min(per_c, g.C - c0);
@@ -311,14 +339,8 @@ void backward_by_channel_parts(const float* grad_out, const float* x, const floa
           const int64_t taps = g.kh * g.kw;
           w_part.resize(static_cast<size_t>(g.O * cn * taps));
           copy_rows(w + c0 * taps, g.C * taps, w_part.data(), cn * taps, g.O, cn * taps);
-          const PreparedBackward& p = prepared_backward(part, N, winograd, false);
-          std::unordered_map<int, memory> args{
-              {DNNL_ARG_DIFF_DST, moved_in(p.dy_for_data, grad_out, dy_buf)},
-              {DNNL_ARG_WEIGHTS, moved_in(p.w_for_data, w_part.data(), w_buf)}};
-          memory dx_data = landing(p.dx_out, dx, dx_buf);
-          args.emplace(DNNL_ARG_DIFF_SRC, dx_data);
-          execute(p.data, args, p.data_scratchpad);
-          moved_out(p.dx_out, dx_data, dx);
+          backward_data_slice(prepared_backward(part, N, winograd, false), grad_out, w_part.data(),
+                              dx);
         }
         copy_rows(dx, cn * map_in, grad_x + c0 * map_in, in, N, cn * map_in);
       }
@@ -327,7 +349,6 @@ void backward_by_channel_parts(const float* grad_out, const float* x, const floa
   if (!grad_w) return;
   const int64_t parts = (g.O + per_o - 1) / per_o;
   parallel_for(0, parts, 1, [&](int64_t t0, int64_t t1) {
-    thread_local AlignedBuffer x_buf, dy_buf, dw_buf;
     thread_local std::vector<float> dy_part;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t o0 = t * per_o;
@@ -336,15 +357,8 @@ void backward_by_channel_parts(const float* grad_out, const float* x, const floa
       dy_part.resize(static_cast<size_t>(N * part.O * map_out));
       copy_rows(grad_out + o0 * map_out, out, dy_part.data(), part.O * map_out, N,
                 part.O * map_out);
-      const PreparedBackward& p = prepared_backward(part, N, winograd, false);
-      float* dw_user = grad_w + o0 * g.K();
-      std::unordered_map<int, memory> args{
-          {DNNL_ARG_SRC, moved_in(p.x_for_weights, x, x_buf)},
-          {DNNL_ARG_DIFF_DST, moved_in(p.dy_for_weights, dy_part.data(), dy_buf)}};
-      memory dw = landing(p.dw_out, dw_user, dw_buf);
-      args.emplace(DNNL_ARG_DIFF_WEIGHTS, dw);
-      execute(p.weights_grad, args, p.weights_scratchpad);
-      moved_out(p.dw_out, dw, dw_user);
+      backward_weights_slice(prepared_backward(part, N, winograd, false), x, dy_part.data(),
+                             nullptr, grad_w + o0 * g.K());
     }
   });
 }
@@ -403,32 +417,17 @@ void onednn_conv_backward(const float* grad_out, const float* x, const float* w,
   if (as_forward) flip_swap_weights(w, g, flipped);
   for_each_slice(g.N, [&](int64_t s, int64_t n0, int64_t n) {
     const PreparedBackward& p = prepared_backward(g, n, winograd, x_nhwc);
-    // This thread's buffers for the moved tensors, kept between calls.
-    thread_local AlignedBuffer dy_buf, w_buf, dx_buf, x_buf, dy2_buf, dw_buf;
     const float* dy = grad_out + n0 * out;
     memory dy_data;
-    if (as_forward) {
+    if (as_forward)
       blocked_forward_slice(tg, n, dy, flipped.data(), nullptr, grad_x + n0 * in, false, false);
-    } else if (grad_x) {
-      dy_data = moved_in(p.dy_for_data, dy, dy_buf);
-      std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, dy_data},
-                                           {DNNL_ARG_WEIGHTS, moved_in(p.w_for_data, w, w_buf)}};
-      memory dx = landing(p.dx_out, grad_x + n0 * in, dx_buf);
-      args.emplace(DNNL_ARG_DIFF_SRC, dx);
-      execute(p.data, args, p.data_scratchpad);
-      moved_out(p.dx_out, dx, grad_x + n0 * in);
-    }
+    else if (grad_x)
+      dy_data = backward_data_slice(p, dy, w, grad_x + n0 * in);
     if (onednn_grad_w) {
-      float* dw_user = s == 0 ? grad_w : partial.data() + (s - 1) * wsize;
       // The data gradient's moved grad_out serves again when the layouts agree.
       const bool reuse = grad_x && !as_forward && p.dy_for_weights.to == p.dy_for_data.to;
-      std::unordered_map<int, memory> args{
-          {DNNL_ARG_SRC, moved_in(p.x_for_weights, x + n0 * in, x_buf)},
-          {DNNL_ARG_DIFF_DST, reuse ? dy_data : moved_in(p.dy_for_weights, dy, dy2_buf)}};
-      memory dw = landing(p.dw_out, dw_user, dw_buf);
-      args.emplace(DNNL_ARG_DIFF_WEIGHTS, dw);
-      execute(p.weights_grad, args, p.weights_scratchpad);
-      moved_out(p.dw_out, dw, dw_user);
+      backward_weights_slice(p, x + n0 * in, dy, reuse ? &dy_data : nullptr,
+                             s == 0 ? grad_w : partial.data() + (s - 1) * wsize);
     }
   });
   if (own_depthwise) kernel<DepthwiseWeightGradKernel>(Device(kCPU))(grad_out, x, grad_w, g);
