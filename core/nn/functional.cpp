@@ -294,6 +294,8 @@ void check_class_target(const char* op, const Tensor& input, const Tensor& targe
   BRASA_CHECK(input.dim() >= 1, op, ": input must have at least one dimension");
   BRASA_CHECK(target.dtype() == kLong, op, ": expected class-index targets of dtype int64, got ",
               target.dtype());
+  BRASA_CHECK(target.device() == input.device(), op, ": expected the target on ", input.device(),
+              " (the input's device), got it on ", target.device());
   const int64_t batch_dims = input.dim() == 1 ? 0 : 1;
   BRASA_CHECK(target.dim() == input.dim() - 1, op, ": expected target of ", input.dim() - 1,
               " dims for input of shape ", input.sizes(), ", got target of shape ", target.sizes());
@@ -306,25 +308,93 @@ void check_class_target(const char* op, const Tensor& input, const Tensor& targe
 
 }  // namespace
 
+namespace {
+
+const autograd::BackwardName kNllLossBackward("NllLossBackward0");
+
+// The class targets made safe to gather by (0 where ignored) and each
+// element's weight (0 where ignored), from one kernel that also checks their
+// range: the composite loss's and the fused one's double backward.
+std::pair<Tensor, Tensor> class_target_weights(int64_t C, const TensorOptions& options,
+                                               const Tensor& target, const NLLLossOptions& o) {
+  Tensor safe_target = empty(target.sizes(), target.options());
+  Tensor w = empty(target.sizes(), options);
+  kernel<ClassTargetKernel>(target.device())(target.contiguous(), C, o.ignore_index_, safe_target,
+                                             w);
+  if (o.weight_.defined()) {
+    IndicesInRangeGuard made_in_range;
+    w = w * o.weight_.gather(0, safe_target.reshape({-1})).view(target.sizes());
+  }
+  return {safe_target, w};
+}
+
+// Whether the device's fused kernels take this loss: a floating input, a
+// weight that is a constant of its dtype, a reduction nll_loss has.
+bool nll_loss_fuses(const Tensor& input, const NLLLossOptions& o) {
+  return input.numel() > 0 && input.is_floating_point() && !input.is_complex() &&
+         o.reduction_ != Reduction::BatchMean &&
+         (!o.weight_.defined() ||
+          (o.weight_.dtype() == input.dtype() && !autograd::requires_grad_of(o.weight_))) &&
+         has_kernel<NllLossKernel>(input.device()) &&
+         has_kernel<NllLossBackwardKernel>(input.device());
+}
+
+// One kernel forward and one backward instead of the composite's target,
+// gather, product and reductions.
+Tensor nll_loss_fused(const Tensor& input, const Tensor& target, const NLLLossOptions& o) {
+  const LossReduction red = o.reduction_ == Reduction::None  ? LossReduction::None
+                            : o.reduction_ == Reduction::Sum ? LossReduction::Sum
+                                                             : LossReduction::Mean;
+  const Tensor t = target.contiguous();
+  const Tensor w = o.weight_.defined() ? o.weight_.contiguous() : Tensor();
+  autograd::Recorder r(kNllLossBackward, input);
+  Tensor out = empty(red == LossReduction::None ? target.sizes() : IntArrayRef{}, input.options());
+  Tensor total = empty({}, input.options());
+  kernel<NllLossKernel>(input.device())(input.contiguous(), t, w, o.ignore_index_, red, out, total);
+  if (r) {
+    r.finish(out, [t, w, total, o, red, sizes = input.sizes().vec(), options = input.options()](
+                      autograd::FormulaNode&, const autograd::variable_list& g) {
+      if (!autograd::GradMode::is_enabled() && g[0].dtype() == total.dtype()) {
+        Tensor gi = empty(sizes, options);
+        kernel<NllLossBackwardKernel>(gi.device())(g[0].contiguous(), t, w, o.ignore_index_, red,
+                                                   total, gi);
+        return autograd::variable_list{gi};
+      }
+      // A graph of the gradient is wanted (double backward): the same as
+      // ops on g, -weight[t] at each target class times g.
+      const int64_t class_dim = sizes.size() == 1 ? 0 : 1;
+      Tensor coefficients;
+      {
+        NoGradGuard no_grad;
+        auto [safe_target, wt] = class_target_weights(sizes[class_dim], options, t, o);
+        coefficients =
+            zeros(sizes, options)
+                .scatter_(class_dim, safe_target.unsqueeze(class_dim), (-wt).unsqueeze(class_dim));
+      }
+      Tensor scale = red == LossReduction::None   ? g[0].unsqueeze(class_dim)
+                     : red == LossReduction::Mean ? g[0] / total
+                                                  : g[0];
+      return autograd::variable_list{coefficients * scale};
+    });
+  }
+  return out;
+}
+
+}  // namespace
+
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossOptions& o) {
   check_class_target("nll_loss", input, target);
   const int64_t class_dim = input.dim() == 1 ? 0 : 1;
   const int64_t C = input.size(class_dim);
-  // The targets made safe to gather by (0 where ignored) and a 0/1 mask of
-  // the others, in one kernel that also checks their range.
-  Tensor safe_target = empty(target.sizes(), target.options());
-  Tensor w = empty(target.sizes(), input.options());
-  kernel<ClassTargetKernel>(input.device())(target.contiguous(), C, o.ignore_index_, safe_target,
-                                            w);
   if (o.weight_.defined()) {
     BRASA_CHECK(o.weight_.dim() == 1 && o.weight_.size(0) == C,
                 "nll_loss: weight tensor should be defined either for all ", C,
                 " classes or no classes but got weight tensor of shape: ", o.weight_.sizes());
     BRASA_CHECK(o.weight_.device() == input.device(), "nll_loss: expected weight on ",
                 input.device(), " (the input's device), got it on ", o.weight_.device());
-    IndicesInRangeGuard made_in_range;
-    w = w * o.weight_.gather(0, safe_target.reshape({-1})).view(target.sizes());
   }
+  if (nll_loss_fuses(input, o)) return nll_loss_fused(input, target, o);
+  auto [safe_target, w] = class_target_weights(C, input.options(), target, o);
   Tensor picked;
   {
     IndicesInRangeGuard made_in_range;

@@ -20,6 +20,7 @@ void register_builtin_kernels() {
     cpu::register_conv_kernels();
     cpu::register_sort_kernels();
     cpu::register_pad_kernels();
+    cpu::register_loss_kernels();
 #ifdef BRASA_WITH_CUDA
     cuda::register_elementwise_kernels();
     cuda::register_blas_kernels();

@@ -42,5 +42,6 @@ void register_linalg_kernels();
 void register_conv_kernels();
 void register_sort_kernels();
 void register_pad_kernels();
+void register_loss_kernels();
 
 }  // namespace brasa::cpu

@@ -116,6 +116,33 @@ struct ClassTargetKernel {
                       const Tensor& valid);
 };
 
+// How nll_loss reduces its per-element losses.
+enum class LossReduction { None, Mean, Sum };
+// nll_loss in one pass: log-probabilities logp [N, C, inner] (contiguous, a
+// floating dtype; [C] for one sample) and class targets [N, inner] (int64,
+// contiguous), per-class weights (C of logp's dtype, or undefined for ones).
+// Each element's loss is -weight[t] * logp[n, t, i], 0 where t is
+// ignore_index. None: the losses into `out` (the targets' shape); Sum and
+// Mean: their sum into `out` (0-dim), divided for Mean by the sum of the
+// weights of the elements not ignored, which goes to `total_weight` (0-dim,
+// kept for the backward). Targets outside [0, C) are errors as in
+// ClassTargetKernel.
+struct NllLossKernel {
+  static constexpr const char* name = "nll_loss";
+  using Fn = void (*)(const Tensor& logp, const Tensor& target, const Tensor& weight,
+                      int64_t ignore_index, LossReduction reduction, const Tensor& out,
+                      const Tensor& total_weight);
+};
+// Its gradient: grad_input (logp's shape, contiguous) <- -weight[t] * grad
+// (grad of the targets' shape for None, 0-dim otherwise, divided for Mean by
+// total_weight) at each element's target class, 0 everywhere else.
+struct NllLossBackwardKernel {
+  static constexpr const char* name = "nll_loss backward";
+  using Fn = void (*)(const Tensor& grad, const Tensor& target, const Tensor& weight,
+                      int64_t ignore_index, LossReduction reduction, const Tensor& total_weight,
+                      const Tensor& grad_input);
+};
+
 // While one lives on this thread, the caller vouches that the indices it
 // passes to gather/scatter are in range (made in range by a kernel, or
 // checked by the forward whose backward this is), so a device whose range

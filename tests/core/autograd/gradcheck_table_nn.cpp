@@ -269,6 +269,18 @@ void add_nn_entries(std::vector<OpCase>& t) {
                          F::pad(v[0], {1, 2, 0, 1}, 0.5), F::pad(v[0], {-1, 2, 1, -1}),
                          F::pad(v[0].unsqueeze(0), {0, 0, 0, 0, 1, 1})};
   });
+  entry(
+      "nll_loss over [N, C, d1, d2] (constant weights; none, mean, sum)",
+      [] {
+        return variable_list{R({2, 3, 2, 2})};
+      },
+      [](const variable_list& v) {
+        Tensor target = Idx({0, 2, -100, 1, 1, 0, 2, 2}).view({2, 2, 2});
+        auto o = F::NLLLossFuncOptions().weight(full({3}, 1.5, f64()));
+        return variable_list{F::nll_loss(v[0], target, o.reduction(kNone)),
+                             F::nll_loss(v[0], target, o.reduction(kMean)),
+                             F::cross_entropy(v[0], target, o.reduction(kSum))};
+      });
   entry("dropout (fixed seed)", in1(r34), [](const variable_list& v) {
     manual_seed(3);
     return one(F::dropout(v[0], 0.3, true));

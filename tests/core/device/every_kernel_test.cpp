@@ -51,6 +51,8 @@ void for_each_op_code(F&& f) {
   f.template operator()<MaskedPutKernel>();
   f.template operator()<NonzeroKernel>();
   f.template operator()<ClassTargetKernel>();
+  f.template operator()<NllLossKernel>();
+  f.template operator()<NllLossBackwardKernel>();
   f.template operator()<GemmKernel>();
   f.template operator()<BmmKernel>();
   f.template operator()<Im2ColKernel>();
@@ -67,7 +69,7 @@ TEST(KernelTable, TheCPUImplementsEveryOpCode) {
     EXPECT_NE(kernel<Op>(Device(kCPU)), nullptr) << Op::name;
     ++n;
   });
-  EXPECT_EQ(n, 35);
+  EXPECT_EQ(n, 37);
 }
 
 const Device kHostDevice(kPrivateUse1, 0);
