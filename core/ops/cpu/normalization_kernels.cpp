@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <tuple>
 #include <vector>
@@ -31,6 +32,30 @@ constexpr int kWideLanes = 4 * kLanes;
 // of them (the fold keeps the serial adds into Acc at kLanes per block).
 constexpr int64_t kBlock = 256 * kLanes;
 
+// Vector halves of a run of lanes added pairwise, down to one value: a few
+// shuffles and log2(kLanes) dependent adds, where adding the lanes one by
+// one into Acc made kLanes (a layer norm over rows of 32 spent most of its
+// time there). Vector types so that GCC keeps the halves in registers.
+template <class T, int N>
+T fold_vector(const T* lanes) {
+  if constexpr (N == 1) {
+    return lanes[0];
+  } else {
+    typedef T Half __attribute__((vector_size(N / 2 * sizeof(T))));
+    Half lo, hi;
+    std::memcpy(&lo, lanes, sizeof lo);
+    std::memcpy(&hi, lanes + N / 2, sizeof hi);
+    lo += hi;
+    T folded[N / 2];
+    std::memcpy(folded, &lo, sizeof lo);
+    return fold_vector<T, N / 2>(folded);
+  }
+}
+template <class T>
+T fold_lanes(const T* lanes) {
+  return fold_vector<T, kLanes>(lanes);
+}
+
 template <class Acc, class T, class F>
 Acc lane_sum(int64_t n, const F& f) {
   Acc total = 0;
@@ -41,17 +66,100 @@ Acc lane_sum(int64_t n, const F& f) {
     for (; i < end; i += kWideLanes)
       for (int j = 0; j < kWideLanes; ++j) lanes[j] += f(i + j);
     for (int j = 0; j < kLanes; ++j)
-      total += static_cast<Acc>((lanes[j] + lanes[j + kLanes]) +
-                                (lanes[j + 2 * kLanes] + lanes[j + 3 * kLanes]));
+      lanes[j] = (lanes[j] + lanes[j + kLanes]) + (lanes[j + 2 * kLanes] + lanes[j + 3 * kLanes]);
+    total += static_cast<Acc>(fold_lanes(lanes));
   }
   if (i + kLanes <= n) {  // under kWideLanes left: one vector at a time
     T lanes[kLanes] = {};
     for (; i + kLanes <= n; i += kLanes)
       for (int j = 0; j < kLanes; ++j) lanes[j] += f(i + j);
-    for (int j = 0; j < kLanes; ++j) total += static_cast<Acc>(lanes[j]);
+    total += static_cast<Acc>(fold_lanes(lanes));
   }
   for (; i < n; ++i) total += static_cast<Acc>(f(i));
   return total;
+}
+
+// Rows of up to kBlock values (layer norm's usual rows) are summed in
+// kLanes-wide vector registers, two vectors at a time, loaded whole: through
+// lane_sum's per-element functor GCC built each vector from scalar loads
+// (rows of 32 took 1.4x libtorch's time for the backward).
+template <class T>
+struct LaneVector {
+  typedef T type __attribute__((vector_size(kLanes * sizeof(T))));
+};
+template <class T>
+using Lanes = typename LaneVector<T>::type;
+
+template <class T>
+Lanes<T> load_lanes(const T* p) {
+  Lanes<T> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class T>
+double fold_to_double(const Lanes<T>& a, const Lanes<T>& b) {
+  T lanes[kLanes];
+  const Lanes<T> v = a + b;
+  std::memcpy(lanes, &v, sizeof v);
+  return static_cast<double>(fold_lanes(lanes));
+}
+
+// The mean and the variance (about the mean, divided by n) of a short row.
+template <class T>
+void short_row_moments(const T* __restrict p, int64_t n, T& mean, double& var) {
+  Lanes<T> s0 = {}, s1 = {};
+  int64_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    s0 += load_lanes(p + i);
+    s1 += load_lanes(p + i + kLanes);
+  }
+  if (i + kLanes <= n) s0 += load_lanes(p + i), i += kLanes;
+  double total = fold_to_double<T>(s0, s1);
+  for (int64_t j = i; j < n; ++j) total += static_cast<double>(p[j]);
+  const T m = static_cast<T>(total / n);
+  Lanes<T> q0 = {}, q1 = {};
+  i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    const Lanes<T> d0 = load_lanes(p + i) - m, d1 = load_lanes(p + i + kLanes) - m;
+    q0 += d0 * d0;
+    q1 += d1 * d1;
+  }
+  if (i + kLanes <= n) {
+    const Lanes<T> d0 = load_lanes(p + i) - m;
+    q0 += d0 * d0;
+    i += kLanes;
+  }
+  double squares = fold_to_double<T>(q0, q1);
+  for (int64_t j = i; j < n; ++j) squares += static_cast<double>((p[j] - m) * (p[j] - m));
+  mean = m;
+  var = squares / n;
+}
+
+// sum(d) and sum(d * (p - m)) over a short row, in one pass.
+template <class T>
+void short_row_gradient_sums(const T* __restrict d, const T* __restrict p, T m, int64_t n,
+                             double& sum_d, double& sum_dx) {
+  Lanes<T> a0 = {}, a1 = {}, b0 = {}, b1 = {};
+  int64_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    const Lanes<T> d0 = load_lanes(d + i), d1 = load_lanes(d + i + kLanes);
+    a0 += d0;
+    a1 += d1;
+    b0 += d0 * (load_lanes(p + i) - m);
+    b1 += d1 * (load_lanes(p + i + kLanes) - m);
+  }
+  if (i + kLanes <= n) {
+    const Lanes<T> d0 = load_lanes(d + i);
+    a0 += d0;
+    b0 += d0 * (load_lanes(p + i) - m);
+    i += kLanes;
+  }
+  sum_d = fold_to_double<T>(a0, a1);
+  sum_dx = fold_to_double<T>(b0, b1);
+  for (; i < n; ++i) {
+    sum_d += static_cast<double>(d[i]);
+    sum_dx += static_cast<double>(d[i] * (p[i] - m));
+  }
 }
 
 struct Shape {
@@ -331,10 +439,15 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_typed(const Tensor& x, int64_t row
       0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(row, 1)), [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
           const T* p = xp + r * row;
-          const T m =
-              static_cast<T>(lane_sum<double, T>(row, [p](int64_t i) { return p[i]; }) / row);
-          const double v =
-              lane_sum<double, T>(row, [p, m](int64_t i) { return (p[i] - m) * (p[i] - m); }) / row;
+          T m;
+          double v;
+          if (row <= kBlock) {
+            short_row_moments(p, row, m, v);
+          } else {
+            m = static_cast<T>(lane_sum<double, T>(row, [p](int64_t i) { return p[i]; }) / row);
+            v = lane_sum<double, T>(row, [p, m](int64_t i) { return (p[i] - m) * (p[i] - m); }) /
+                row;
+          }
           const T is = static_cast<T>(1.0 / std::sqrt(v + eps));
           write_normalized(p, m, is, wp, bp, yp + r * row, row);
           mp[r] = m;
@@ -376,27 +489,53 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_typed(const Tensor& dy, c
   const bool by_columns =
       wp && static_cast<size_t>(chunks * 2 * row) * sizeof(double) > (size_t(1) << 20);
   std::vector<double> partial(wp && !by_columns ? static_cast<size_t>(chunks * 2 * row) : 0, 0.0);
+  // The weight and bias gradients of up to kRowsInT rows add up in T, then
+  // go into the chunk's double sums (converting every row's terms to double
+  // took a quarter of the backward).
+  constexpr int64_t kRowsInT = 64;
   parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
-    std::vector<T> dxhat(static_cast<size_t>(row));
+    const bool sums = !partial.empty();
+    std::vector<T> dxhat(wp ? static_cast<size_t>(row) : 0);
+    std::vector<T> dw_rows(sums ? static_cast<size_t>(row) : 0),
+        db_rows(sums ? static_cast<size_t>(row) : 0);
     for (int64_t c = c0; c < c1; ++c) {
-      double* dw_part = partial.empty() ? nullptr : partial.data() + c * 2 * row;
-      double* db_part = partial.empty() ? nullptr : dw_part + row;
-      for (int64_t r = rows * c / chunks; r < rows * (c + 1) / chunks; ++r) {
+      double* dw_part = sums ? partial.data() + c * 2 * row : nullptr;
+      double* db_part = sums ? dw_part + row : nullptr;
+      const int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
+      for (int64_t r = r0; r < r1; ++r) {
         const T *p = xp + r * row, *g = gp + r * row;
         const T m = mp[r], is = rp[r];
-        T* d = dxhat.data();
-        for (int64_t i = 0; i < row; ++i) d[i] = wp ? g[i] * wp[i] : g[i];
-        const double sum_d = lane_sum<double, T>(row, [d](int64_t i) { return d[i]; });
-        const double sum_dx =
-            lane_sum<double, T>(row, [d, p, m](int64_t i) { return d[i] * (p[i] - m); });
+        const T* d = g;
+        if (wp) {
+          T* scaled = dxhat.data();
+          for (int64_t i = 0; i < row; ++i) scaled[i] = g[i] * wp[i];
+          d = scaled;
+        }
+        double sum_d, sum_dx;
+        if (row <= kBlock) {
+          short_row_gradient_sums(d, p, m, row, sum_d, sum_dx);
+        } else {
+          sum_d = lane_sum<double, T>(row, [d](int64_t i) { return d[i]; });
+          sum_dx = lane_sum<double, T>(row, [d, p, m](int64_t i) { return d[i] * (p[i] - m); });
+        }
         const T a = static_cast<T>(sum_d / row), k = static_cast<T>(sum_dx / row) * is * is;
         T* q = dxp + r * row;
         for (int64_t i = 0; i < row; ++i) q[i] = (d[i] - a - (p[i] - m) * k) * is;
-        if (dw_part)
+        if (!sums) continue;
+        T* __restrict dw = dw_rows.data();
+        T* __restrict db = db_rows.data();
+        for (int64_t i = 0; i < row; ++i) {
+          dw[i] += g[i] * (p[i] - m) * is;
+          db[i] += g[i];
+        }
+        if ((r - r0) % kRowsInT == kRowsInT - 1 || r == r1 - 1) {
           for (int64_t i = 0; i < row; ++i) {
-            dw_part[i] += static_cast<double>(g[i] * (p[i] - m) * is);
-            db_part[i] += static_cast<double>(g[i]);
+            dw_part[i] += static_cast<double>(dw[i]);
+            db_part[i] += static_cast<double>(db[i]);
           }
+          std::fill(dw_rows.begin(), dw_rows.end(), T(0));
+          std::fill(db_rows.begin(), db_rows.end(), T(0));
+        }
       }
     }
   });

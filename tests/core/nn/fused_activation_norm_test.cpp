@@ -89,6 +89,15 @@ TEST(FusedLayerNorm, MatchesTheFormulasWithAllGradients) {
                                                    {{5, 300}, 1, false, true, false},
                                                    {{64}, 1, true, true, false},
                                                    {{3, 2, 4097}, 1, true, true, false},
+                                                   // Short rows in vector registers: under
+                                                   // one vector, odd tails, the longest.
+                                                   {{4, 5}, 1, true, true, false},
+                                                   {{3, 17}, 1, true, false, false},
+                                                   {{3, 48}, 1, false, true, false},
+                                                   {{2, 4096}, 1, true, true, false},
+                                                   // Chunks of over 64 rows: the weight's
+                                                   // sums leave T for double on the way.
+                                                   {{1000, 24}, 1, true, true, false},
                                                    // Few long rows: the weight and bias
                                                    // gradients by strips of columns.
                                                    {{9, 8, 1200}, 2, true, true, false}}) {
