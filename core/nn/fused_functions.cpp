@@ -288,55 +288,70 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   return layer_norm_composite(x, k, weight, bias, eps);
 }
 
-static const autograd::BackwardName kChannelAffineBackward("ChannelAffineBackward0");
-
 // y = x * weight[c] + bias[c] along dim 1 of x [N, C, ...] (either may be
-// undefined): one fused pass each way on the CPU, a composite elsewhere and
-// for double backward.
+// undefined), as broadcast ops: group norm's affine where the device has no
+// fused group norm.
 static Tensor channel_affine(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  if (!weight.defined() && !bias.defined()) return x;
-  const int64_t N = x.size(0), C = x.size(1);
   DimVector shape(x.dim(), 1);
+  shape[1] = x.size(1);
+  Tensor y = weight.defined() ? x * weight.view(shape) : x;
+  return bias.defined() ? y + bias.view(shape) : y;
+}
+
+static const autograd::BackwardName kNativeGroupNormBackward("NativeGroupNormBackward0");
+
+// Group norm's gradients as ops of x, w and g (differentiable in all three),
+// for double backward.
+static autograd::variable_list group_norm_backward_composite(const Tensor& xs, const Tensor& w,
+                                                             const Tensor& g, int64_t G, double eps,
+                                                             bool has_bias) {
+  const int64_t N = xs.size(0), C = xs.size(1);
+  DimVector shape(xs.dim(), 1), all_but_channels;
   shape[1] = C;
-  auto composite = [shape](const Tensor& t, const Tensor& w, const Tensor& b) {
-    Tensor y = w.defined() ? t * w.view(shape) : t;
-    return b.defined() ? y + b.view(shape) : y;
-  };
-  const Tensor& any = weight.defined() ? weight : bias;
-  const bool fused = (x.dtype() == kFloat || x.dtype() == kDouble) && x.is_cpu() &&
-                     any.dtype() == x.dtype() && any.is_cpu() &&
-                     (!weight.defined() || !bias.defined() || bias.dtype() == weight.dtype()) &&
-                     any.numel() == C && x.numel() > 0 && has_kernel<ChannelAffineKernel>(kCPU);
-  if (!fused) return composite(x, weight, bias);
-  const int64_t S = x.numel() / (N * C);
-  Tensor xc = x.contiguous();
-  Tensor w = weight.defined() ? weight.contiguous() : Tensor();
-  Tensor b = bias.defined() ? bias.contiguous() : Tensor();
-  autograd::Recorder r(kChannelAffineBackward, x, weight, bias);
-  Tensor y = empty(x.sizes(), x.options());
+  for (int64_t d = 0; d < xs.dim(); ++d)
+    if (d != 1) all_but_channels.push_back(d);
+  Tensor xg = xs.reshape({N, G, -1});
+  Tensor mean = xg.mean({2}, true), rs = rsqrt(xg.var({2}, false, true) + eps);
+  Tensor xhat = (xg - mean) * rs;
+  Tensor dxhat = (w.defined() ? g * w.view(shape) : g).reshape({N, G, -1});
+  Tensor dx = rs * (dxhat - dxhat.mean({2}, true) - xhat * (dxhat * xhat).mean({2}, true));
+  Tensor dw = w.defined() ? (g * xhat.view(xs.sizes())).sum(all_but_channels) : Tensor();
+  Tensor db = has_bias ? g.sum(all_but_channels) : Tensor();
+  return {dx.view(xs.sizes()), dw, db};
+}
+
+// One pass each way where the device has the kernels (the statistics per
+// sample and group, the channels' affine folded into the same pass).
+static Tensor fused_group_norm(const Tensor& input, int64_t G, const Tensor& weight,
+                               const Tensor& bias, double eps) {
+  autograd::Recorder r(kNativeGroupNormBackward, input, weight, bias);
+  const Tensor x = input.contiguous();
+  Tensor y, mean, rstd;
   {
-    NoGradGuard no_grad;
-    kernel<ChannelAffineKernel>(kCPU)(xc, w, b, y, N, C, S);
+    NoGradGuard ng;
+    std::tie(y, mean, rstd) =
+        kernel<GroupNormKernel>(x.device())(x, G, weight.defined() ? weight.contiguous() : Tensor(),
+                                            bias.defined() ? bias.contiguous() : Tensor(), eps);
   }
-  if (r)
-    r.save(xc, w).finish(
-        y, [N, C, S, shape, composite, has_w = weight.defined(), has_b = bias.defined()](
-               autograd::FormulaNode& n, const autograd::variable_list& g) {
-          Tensor xs = n.saved(0), ws = has_w ? n.saved(1) : Tensor();
-          Tensor gx, gw, gb;
-          if (is_grad_enabled()) {  // create_graph: a differentiable backward
-            if (n.needs(0)) gx = has_w ? g[0] * ws.view(shape) : g[0];
-            const Tensor per_channel = g[0].transpose(0, 1).reshape({C, -1});
-            if (has_w && n.needs(1)) gw = (g[0] * xs).transpose(0, 1).reshape({C, -1}).sum({1});
-            if (has_b && n.needs(2)) gb = per_channel.sum({1});
-            return autograd::variable_list{gx, gw, gb};
-          }
-          if (n.needs(0)) gx = empty(xs.sizes(), xs.options());
-          if (has_w && n.needs(1)) gw = empty({C}, xs.options());
-          if (has_b && n.needs(2)) gb = empty({C}, xs.options());
-          kernel<ChannelAffineBackwardKernel>(kCPU)(g[0].contiguous(), xs, ws, gx, gw, gb, N, C, S);
-          return autograd::variable_list{gx, gw, gb};
-        });
+  if (r) {
+    r.save(x, weight, mean, rstd);
+    r.finish(y, [G, eps, has_bias = bias.defined()](autograd::FormulaNode& n,
+                                                    const autograd::variable_list& g) {
+      Tensor xs = n.saved(0), w = n.saved(1);
+      autograd::variable_list grads;
+      if (is_grad_enabled()) {  // create_graph: differentiate the composite
+        grads = group_norm_backward_composite(xs, w, g[0], G, eps, has_bias);
+      } else {
+        auto [dx, dw, db] = kernel<GroupNormBackwardKernel>(xs.device())(
+            g[0].contiguous(), xs, G, n.saved(2), n.saved(3),
+            w.defined() ? w.contiguous() : Tensor());
+        grads = {dx, dw, has_bias ? db : Tensor()};
+      }
+      for (size_t i = 0; i < grads.size(); ++i)
+        if (!n.needs(i)) grads[i] = Tensor();
+      return grads;
+    });
+  }
   return y;
 }
 
@@ -345,11 +360,24 @@ Tensor group_norm(const Tensor& x, int64_t G, const Tensor& weight, const Tensor
   BRASA_CHECK(x.dim() >= 2 && G > 0 && x.size(1) % G == 0,
               "group_norm: expected input [N, C, ...] with C (", x.dim() >= 2 ? x.size(1) : 0,
               ") divisible by num_groups (", G, ")");
-  const int64_t N = x.size(0);
+  const int64_t N = x.size(0), C = x.size(1);
+  BRASA_CHECK(!weight.defined() || (weight.dim() == 1 && weight.numel() == C),
+              "group_norm: Expected weight to be a vector of size equal to the number of channels "
+              "in input, but got weight of shape ",
+              weight.sizes(), " and input of shape ", x.sizes());
+  BRASA_CHECK(!bias.defined() || (bias.dim() == 1 && bias.numel() == C),
+              "group_norm: Expected bias to be a vector of size equal to the number of channels in "
+              "input, but got bias of shape ",
+              bias.sizes(), " and input of shape ", x.sizes());
   if (x.numel() == 0) return channel_affine(x, weight, bias);  // an empty batch
-  // Each (sample, group) normalized as a layer norm of its elements: the
-  // fused layer norm kernels where the device has them (the composite of
-  // means and variances took 3x libtorch's time), then the channels' affine.
+  const bool fused =
+      (x.dtype() == kFloat || x.dtype() == kDouble) &&
+      (!weight.defined() || (weight.dtype() == x.dtype() && weight.device() == x.device())) &&
+      (!bias.defined() || (bias.dtype() == x.dtype() && bias.device() == x.device())) &&
+      has_kernel<GroupNormKernel>(x.device()) && has_kernel<GroupNormBackwardKernel>(x.device());
+  if (fused) return fused_group_norm(x, G, weight, bias, eps);
+  // Elsewhere each (sample, group) is normalized as a layer norm of its
+  // elements, then the channels' affine.
   Tensor g = x.reshape({N, G, -1});
   Tensor y = layer_norm(g, {g.size(2)}, Tensor(), Tensor(), eps).view(x.sizes());
   return channel_affine(y, weight, bias);

@@ -1,7 +1,7 @@
 #pragma once
 // Per-channel sums over a contiguous [N, C, S] tensor seen as N * C rows of S
 // (row r has channel r % C), shared by the kernels whose gradients reduce to
-// one value per channel (prelu's slopes, group norm's weight and bias).
+// one value per channel (prelu's slopes).
 // Internal to core/ops.
 #include <brasa/ops/cpu/variant.h>
 #include <brasa/util/parallel.h>

@@ -1,6 +1,6 @@
 #include <brasa/ops/cpu/variant.h>
-#include <brasa/ops/cpu/channel_rows.h>
 #include <brasa/ops/cpu/register.h>
+#include <brasa/ops/cpu/row_sums.h>
 #include <brasa/ops/cpu/vec_math.h>
 
 #include <algorithm>
@@ -19,148 +19,6 @@ namespace {
 // channels), so a channel's values, read once from memory for its first pass,
 // are still in cache for the next ones; the composite of reductions and
 // broadcast ops it replaces read and wrote the whole tensor about ten times.
-
-constexpr int kLanes = 16;
-// Four vectors of lanes for long runs: with one, every step waited on the
-// previous add (4 cycles), and a layer norm's statistics over rows of
-// [64, 28, 28] took two fifths of its forward.
-constexpr int kWideLanes = 4 * kLanes;
-
-// Sums of f(i) over a run of n values, in lanes of T that the compiler keeps
-// in vector registers (no reassociation needed), folded to kLanes and
-// emptied into Acc every kBlock values so that no lane adds up more than 256
-// of them (the fold keeps the serial adds into Acc at kLanes per block).
-constexpr int64_t kBlock = 256 * kLanes;
-
-// Vector halves of a run of lanes added pairwise, down to one value: a few
-// shuffles and log2(kLanes) dependent adds, where adding the lanes one by
-// one into Acc made kLanes (a layer norm over rows of 32 spent most of its
-// time there). Vector types so that GCC keeps the halves in registers.
-template <class T, int N>
-T fold_vector(const T* lanes) {
-  if constexpr (N == 1) {
-    return lanes[0];
-  } else {
-    typedef T Half __attribute__((vector_size(N / 2 * sizeof(T))));
-    Half lo, hi;
-    std::memcpy(&lo, lanes, sizeof lo);
-    std::memcpy(&hi, lanes + N / 2, sizeof hi);
-    lo += hi;
-    T folded[N / 2];
-    std::memcpy(folded, &lo, sizeof lo);
-    return fold_vector<T, N / 2>(folded);
-  }
-}
-template <class T>
-T fold_lanes(const T* lanes) {
-  return fold_vector<T, kLanes>(lanes);
-}
-
-template <class Acc, class T, class F>
-Acc lane_sum(int64_t n, const F& f) {
-  Acc total = 0;
-  int64_t i = 0;
-  while (i + kWideLanes <= n) {
-    T lanes[kWideLanes] = {};
-    const int64_t end = i + std::min<int64_t>(kBlock, (n - i) / kWideLanes * kWideLanes);
-    for (; i < end; i += kWideLanes)
-      for (int j = 0; j < kWideLanes; ++j) lanes[j] += f(i + j);
-    for (int j = 0; j < kLanes; ++j)
-      lanes[j] = (lanes[j] + lanes[j + kLanes]) + (lanes[j + 2 * kLanes] + lanes[j + 3 * kLanes]);
-    total += static_cast<Acc>(fold_lanes(lanes));
-  }
-  if (i + kLanes <= n) {  // under kWideLanes left: one vector at a time
-    T lanes[kLanes] = {};
-    for (; i + kLanes <= n; i += kLanes)
-      for (int j = 0; j < kLanes; ++j) lanes[j] += f(i + j);
-    total += static_cast<Acc>(fold_lanes(lanes));
-  }
-  for (; i < n; ++i) total += static_cast<Acc>(f(i));
-  return total;
-}
-
-// Rows of up to kBlock values (layer norm's usual rows) are summed in
-// kLanes-wide vector registers, two vectors at a time, loaded whole: through
-// lane_sum's per-element functor GCC built each vector from scalar loads
-// (rows of 32 took 1.4x libtorch's time for the backward).
-template <class T>
-struct LaneVector {
-  typedef T type __attribute__((vector_size(kLanes * sizeof(T))));
-};
-template <class T>
-using Lanes = typename LaneVector<T>::type;
-
-template <class T>
-Lanes<T> load_lanes(const T* p) {
-  Lanes<T> v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <class T>
-double fold_to_double(const Lanes<T>& a, const Lanes<T>& b) {
-  T lanes[kLanes];
-  const Lanes<T> v = a + b;
-  std::memcpy(lanes, &v, sizeof v);
-  return static_cast<double>(fold_lanes(lanes));
-}
-
-// The mean and the variance (about the mean, divided by n) of a short row.
-template <class T>
-void short_row_moments(const T* __restrict p, int64_t n, T& mean, double& var) {
-  Lanes<T> s0 = {}, s1 = {};
-  int64_t i = 0;
-  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
-    s0 += load_lanes(p + i);
-    s1 += load_lanes(p + i + kLanes);
-  }
-  if (i + kLanes <= n) s0 += load_lanes(p + i), i += kLanes;
-  double total = fold_to_double<T>(s0, s1);
-  for (int64_t j = i; j < n; ++j) total += static_cast<double>(p[j]);
-  const T m = static_cast<T>(total / n);
-  Lanes<T> q0 = {}, q1 = {};
-  i = 0;
-  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
-    const Lanes<T> d0 = load_lanes(p + i) - m, d1 = load_lanes(p + i + kLanes) - m;
-    q0 += d0 * d0;
-    q1 += d1 * d1;
-  }
-  if (i + kLanes <= n) {
-    const Lanes<T> d0 = load_lanes(p + i) - m;
-    q0 += d0 * d0;
-    i += kLanes;
-  }
-  double squares = fold_to_double<T>(q0, q1);
-  for (int64_t j = i; j < n; ++j) squares += static_cast<double>((p[j] - m) * (p[j] - m));
-  mean = m;
-  var = squares / n;
-}
-
-// sum(d) and sum(d * (p - m)) over a short row, in one pass.
-template <class T>
-void short_row_gradient_sums(const T* __restrict d, const T* __restrict p, T m, int64_t n,
-                             double& sum_d, double& sum_dx) {
-  Lanes<T> a0 = {}, a1 = {}, b0 = {}, b1 = {};
-  int64_t i = 0;
-  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
-    const Lanes<T> d0 = load_lanes(d + i), d1 = load_lanes(d + i + kLanes);
-    a0 += d0;
-    a1 += d1;
-    b0 += d0 * (load_lanes(p + i) - m);
-    b1 += d1 * (load_lanes(p + i + kLanes) - m);
-  }
-  if (i + kLanes <= n) {
-    const Lanes<T> d0 = load_lanes(d + i);
-    a0 += d0;
-    b0 += d0 * (load_lanes(p + i) - m);
-    i += kLanes;
-  }
-  sum_d = fold_to_double<T>(a0, a1);
-  sum_dx = fold_to_double<T>(b0, b1);
-  for (; i < n; ++i) {
-    sum_d += static_cast<double>(d[i]);
-    sum_dx += static_cast<double>(d[i] * (p[i] - m));
-  }
-}
 
 struct Shape {
   int64_t N, C, S;
@@ -435,25 +293,19 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_typed(const Tensor& x, int64_t row
   const T* wp = weight.defined() ? weight.data_ptr<T>() : nullptr;
   const T* bp = bias.defined() ? bias.data_ptr<T>() : nullptr;
   T *yp = y.data_ptr<T>(), *mp = mean.data_ptr<T>(), *rp = rstd.data_ptr<T>();
-  parallel_for(
-      0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(row, 1)), [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-          const T* p = xp + r * row;
-          T m;
-          double v;
-          if (row <= kBlock) {
-            short_row_moments(p, row, m, v);
-          } else {
-            m = static_cast<T>(lane_sum<double, T>(row, [p](int64_t i) { return p[i]; }) / row);
-            v = lane_sum<double, T>(row, [p, m](int64_t i) { return (p[i] - m) * (p[i] - m); }) /
-                row;
-          }
-          const T is = static_cast<T>(1.0 / std::sqrt(v + eps));
-          write_normalized(p, m, is, wp, bp, yp + r * row, row);
-          mp[r] = m;
-          rp[r] = is;
-        }
-      });
+  parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(row, 1)),
+               [&](int64_t r0, int64_t r1) {
+                 for (int64_t r = r0; r < r1; ++r) {
+                   const T* p = xp + r * row;
+                   T m;
+                   double v;
+                   row_moments(p, row, m, v);
+                   const T is = static_cast<T>(1.0 / std::sqrt(v + eps));
+                   write_normalized(p, m, is, wp, bp, yp + r * row, row);
+                   mp[r] = m;
+                   rp[r] = is;
+                 }
+               });
   return {y, mean, rstd};
 }
 
@@ -512,12 +364,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_typed(const Tensor& dy, c
           d = scaled;
         }
         double sum_d, sum_dx;
-        if (row <= kBlock) {
-          short_row_gradient_sums(d, p, m, row, sum_d, sum_dx);
-        } else {
-          sum_d = lane_sum<double, T>(row, [d](int64_t i) { return d[i]; });
-          sum_dx = lane_sum<double, T>(row, [d, p, m](int64_t i) { return d[i] * (p[i] - m); });
-        }
+        row_gradient_sums(d, p, m, row, sum_d, sum_dx);
         const T a = static_cast<T>(sum_d / row), k = static_cast<T>(sum_dx / row) * is * is;
         T* q = dxp + r * row;
         for (int64_t i = 0; i < row; ++i) q[i] = (d[i] - a - (p[i] - m) * k) * is;
@@ -585,71 +432,6 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor& dy, con
   if (x.dtype() == kDouble)
     return layer_norm_backward_typed<double>(dy, x, row, mean, rstd, weight);
   return layer_norm_backward_typed<float>(dy, x, row, mean, rstd, weight);
-}
-
-// The channel affine map, row by row of [N, C, S] (row r has channel r % C).
-template <class T>
-void channel_affine_typed(const T* x, const T* w, const T* b, T* y, int64_t N, int64_t C,
-                          int64_t S) {
-  parallel_for(0, N * C, std::max<int64_t>(1, 32768 / std::max<int64_t>(S, 1)),
-               [&](int64_t lo, int64_t hi) {
-                 for (int64_t r = lo; r < hi; ++r) {
-                   const T scale = w ? w[r % C] : T(1), shift = b ? b[r % C] : T(0);
-                   const T* xr = x + r * S;
-                   T* yr = y + r * S;
-                   for (int64_t s = 0; s < S; ++s) yr[s] = xr[s] * scale + shift;
-                 }
-               });
-}
-
-void channel_affine_cpu(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& y,
-                        int64_t N, int64_t C, int64_t S) {
-  BRASA_DISPATCH_FLOATING_TYPES(x.dtype(), "channel affine", [&] {
-    using T = scalar_t;
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      channel_affine_typed<T>(x.data_ptr<T>(), weight.defined() ? weight.data_ptr<T>() : nullptr,
-                              bias.defined() ? bias.data_ptr<T>() : nullptr, y.data_ptr<T>(), N, C,
-                              S);
-    } else {
-      BRASA_ERROR("channel affine: the CPU kernel takes float and double, got ", x.dtype());
-    }
-  });
-}
-
-// Its gradients: the input's row by row, the parameters' as per-channel
-// sums of grad * x and grad (channel_rows.h).
-template <class T>
-void channel_affine_backward_typed(const T* g, const T* x, const T* w, T* gx, T* gw, T* gb,
-                                   int64_t N, int64_t C, int64_t S) {
-  const auto sums = per_channel_sums<2>(N, C, S, [&](int64_t r, double* out) {
-    const T scale = w ? w[r % C] : T(1);
-    const T* gr = g + r * S;
-    const T* xr = x + r * S;
-    if (gx)
-      for (int64_t s = 0; s < S; ++s) gx[r * S + s] = gr[s] * scale;
-    out[0] = gw ? sum_in_lanes<T>(S, [&](int64_t s) { return gr[s] * xr[s]; }) : 0.0;
-    out[1] = gb ? sum_in_lanes<T>(S, [&](int64_t s) { return gr[s]; }) : 0.0;
-  });
-  for (int64_t c = 0; c < C; ++c) {
-    if (gw) gw[c] = static_cast<T>(sums[static_cast<size_t>(c)]);
-    if (gb) gb[c] = static_cast<T>(sums[static_cast<size_t>(C + c)]);
-  }
-}
-
-void channel_affine_backward_cpu(const Tensor& grad, const Tensor& x, const Tensor& weight,
-                                 const Tensor& gx, const Tensor& gw, const Tensor& gb, int64_t N,
-                                 int64_t C, int64_t S) {
-  BRASA_DISPATCH_FLOATING_TYPES(x.dtype(), "channel affine backward", [&] {
-    using T = scalar_t;
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      auto ptr = [](const Tensor& t) { return t.defined() ? t.data_ptr<T>() : nullptr; };
-      channel_affine_backward_typed<T>(grad.data_ptr<T>(), x.data_ptr<T>(), ptr(weight), ptr(gx),
-                                       ptr(gw), ptr(gb), N, C, S);
-    } else {
-      BRASA_ERROR("channel affine backward: the CPU kernel takes float and double, got ",
-                  x.dtype());
-    }
-  });
 }
 
 // x^e: float through the vectorizable fast_powf, double through libm.
@@ -774,8 +556,6 @@ void register_normalization_kernels() {
   register_kernel<BatchNormBackwardKernel>(kCPU, batch_norm_backward_cpu);
   register_kernel<LayerNormKernel>(kCPU, layer_norm_cpu);
   register_kernel<LayerNormBackwardKernel>(kCPU, layer_norm_backward_cpu);
-  register_kernel<ChannelAffineKernel>(kCPU, channel_affine_cpu);
-  register_kernel<ChannelAffineBackwardKernel>(kCPU, channel_affine_backward_cpu);
   register_kernel<LocalResponseNormKernel>(kCPU, local_response_norm_cpu);
   register_kernel<LocalResponseNormBackwardKernel>(kCPU, local_response_norm_backward_cpu);
 }

@@ -15,6 +15,7 @@ void register_reduction_kernels();
 void register_softmax_backward_kernels();
 void register_pooling_kernels();
 void register_normalization_kernels();
+void register_group_norm_kernels();
 void register_activation_kernels();
 void register_column_map_kernels();
 void register_fft_kernels();

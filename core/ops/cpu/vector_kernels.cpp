@@ -12,6 +12,7 @@ void register_vector_kernels() {
   register_softmax_backward_kernels();
   register_pooling_kernels();
   register_normalization_kernels();
+  register_group_norm_kernels();
   register_activation_kernels();
   register_column_map_kernels();
   register_fft_kernels();

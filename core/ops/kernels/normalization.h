@@ -45,21 +45,22 @@ struct LayerNormBackwardKernel {
                                                     const Tensor& rstd, const Tensor& weight);
 };
 
-// A per-channel affine map of a contiguous x seen as [N, C, S] (group
-// norm's weight and bias): y = x * weight[c] + bias[c], either undefined
-// (1, 0).
-struct ChannelAffineKernel {
-  static constexpr const char* name = "channel affine";
-  using Fn = void (*)(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& y,
-                      int64_t N, int64_t C, int64_t S);
+// Group norm of a contiguous x [N, C, S] (float or double) in G groups of
+// C / G channels, then each channel's weight and bias (C values, either may
+// be undefined): returns (y, mean [N, G], rstd [N, G]).
+struct GroupNormKernel {
+  static constexpr const char* name = "group_norm";
+  using Fn = std::tuple<Tensor, Tensor, Tensor> (*)(const Tensor& x, int64_t G,
+                                                    const Tensor& weight, const Tensor& bias,
+                                                    double eps);
 };
-// Its gradients in one pass, each output optional (undefined: not wanted):
-// gx = grad * weight[c], gw[c] = sum of grad * x, gb[c] = sum of grad over
-// channel c.
-struct ChannelAffineBackwardKernel {
-  static constexpr const char* name = "channel affine backward";
-  using Fn = void (*)(const Tensor& grad, const Tensor& x, const Tensor& weight, const Tensor& gx,
-                      const Tensor& gw, const Tensor& gb, int64_t N, int64_t C, int64_t S);
+// Returns (grad_input, grad_weight, grad_bias), the last two [C] (the
+// weight's gradient undefined without a weight).
+struct GroupNormBackwardKernel {
+  static constexpr const char* name = "group_norm backward";
+  using Fn = std::tuple<Tensor, Tensor, Tensor> (*)(const Tensor& grad_out, const Tensor& x,
+                                                    int64_t G, const Tensor& mean,
+                                                    const Tensor& rstd, const Tensor& weight);
 };
 
 // Local response normalization across the channels of a contiguous x seen

@@ -9,6 +9,7 @@
 #include <brasa/ops/kernels/elementwise.h>
 #include <brasa/ops/kernels/indexing.h>
 #include <brasa/ops/kernels/linalg.h>
+#include <brasa/ops/kernels/normalization.h>
 #include <brasa/ops/kernels/pooling.h>
 #include <brasa/ops/kernels/reduction.h>
 #include <brasa/ops/kernels/sort.h>
@@ -53,6 +54,8 @@ void for_each_op_code(F&& f) {
   f.template operator()<ClassTargetKernel>();
   f.template operator()<NllLossKernel>();
   f.template operator()<NllLossBackwardKernel>();
+  f.template operator()<GroupNormKernel>();
+  f.template operator()<GroupNormBackwardKernel>();
   f.template operator()<GemmKernel>();
   f.template operator()<BmmKernel>();
   f.template operator()<Im2ColKernel>();
@@ -69,7 +72,7 @@ TEST(KernelTable, TheCPUImplementsEveryOpCode) {
     EXPECT_NE(kernel<Op>(Device(kCPU)), nullptr) << Op::name;
     ++n;
   });
-  EXPECT_EQ(n, 37);
+  EXPECT_EQ(n, 39);
 }
 
 const Device kHostDevice(kPrivateUse1, 0);
