@@ -512,34 +512,36 @@ TEST(Reduction, SixteenBitFloatsAndIntegers) {
 // Softmax, log-softmax, cumsum and cumprod along a middle dim run their own
 // kernel (no transposing copies): they agree with the same map along the last
 // dim of the moved tensor (the row kernels, tested above), on runs of
-// columns that are not multiples of the kernel's (70 = 64 + 6), with NaN
-// and -inf columns, in every dtype family.
+// columns that are not multiples of the kernel's (70 = 64 + 6) and on fewer
+// columns than a vector (10: softmax transposes those slabs), with NaN and
+// -inf columns, in every dtype family.
 TEST(Reduction, MapsAlongAMiddleDimAgreeWithTheLastDim) {
   manual_seed(9);
   const double inf = std::numeric_limits<double>::infinity();
-  for (ScalarType t : {kFloat, kDouble, kHalf, kBFloat16}) {
-    SCOPED_TRACE(::testing::Message() << t);
-    Tensor x = randn({3, 5, 70}, TensorOptions().dtype(kDouble));
-    x.select(2, 1).fill_(-inf);                          // a column of -inf only
-    x.select(2, 2).select(0, 1)[3].fill_(std::nan(""));  // a NaN in one column
-    x = x.to(t);
-    const double tol = t == kHalf || t == kBFloat16 ? 2e-2 : t == kFloat ? 1e-6 : 1e-12;
-    auto along_last = [&](Tensor (*f)(const Tensor&, int64_t, std::optional<ScalarType>)) {
-      return f(x.movedim(1, -1).contiguous(), -1, std::nullopt).movedim(-1, 1);
-    };
-    struct Case {
-      const char* name;
-      Tensor (*f)(const Tensor&, int64_t, std::optional<ScalarType>);
-    };
-    for (const Case& c : {Case{"softmax", softmax}, Case{"log_softmax", log_softmax},
-                          Case{"cumsum", cumsum}, Case{"cumprod", cumprod}}) {
-      SCOPED_TRACE(c.name);
-      Tensor got = c.f(x, 1, std::nullopt), want = along_last(c.f);
-      ASSERT_EQ(got.sizes(), x.sizes());
-      EXPECT_TRUE(got.to(kDouble).allclose(want.to(kDouble), tol, tol, true));
-      EXPECT_TRUE(isnan(got).equal(isnan(want)));
+  for (int64_t inner : {70, 10})
+    for (ScalarType t : {kFloat, kDouble, kHalf, kBFloat16}) {
+      SCOPED_TRACE(::testing::Message() << t << " inner " << inner);
+      Tensor x = randn({3, 5, inner}, TensorOptions().dtype(kDouble));
+      x.select(2, 1).fill_(-inf);                          // a column of -inf only
+      x.select(2, 2).select(0, 1)[3].fill_(std::nan(""));  // a NaN in one column
+      x = x.to(t);
+      const double tol = t == kHalf || t == kBFloat16 ? 2e-2 : t == kFloat ? 1e-6 : 1e-12;
+      auto along_last = [&](Tensor (*f)(const Tensor&, int64_t, std::optional<ScalarType>)) {
+        return f(x.movedim(1, -1).contiguous(), -1, std::nullopt).movedim(-1, 1);
+      };
+      struct Case {
+        const char* name;
+        Tensor (*f)(const Tensor&, int64_t, std::optional<ScalarType>);
+      };
+      for (const Case& c : {Case{"softmax", softmax}, Case{"log_softmax", log_softmax},
+                            Case{"cumsum", cumsum}, Case{"cumprod", cumprod}}) {
+        SCOPED_TRACE(c.name);
+        Tensor got = c.f(x, 1, std::nullopt), want = along_last(c.f);
+        ASSERT_EQ(got.sizes(), x.sizes());
+        EXPECT_TRUE(got.to(kDouble).allclose(want.to(kDouble), tol, tol, true));
+        EXPECT_TRUE(isnan(got).equal(isnan(want)));
+      }
     }
-  }
   // A -inf column's softmax is NaN (all of exp are 0), as along the last dim.
   Tensor s = softmax(full({2, 3, 2}, -inf), 1);
   EXPECT_TRUE(isnan(s).all().item<bool>());
@@ -548,6 +550,29 @@ TEST(Reduction, MapsAlongAMiddleDimAgreeWithTheLastDim) {
   EXPECT_EQ(cumsum(i, 1).dtype(), kLong);
   EXPECT_VALUES(cumsum(i, 1).select(0, 1), {12, 13, 14, 15, 28, 30, 32, 34, 48, 51, 54, 57});
   EXPECT_VALUES(cumprod(i + 1, 1).select(0, 0).select(1, 0), {1, 5, 45});
+}
+
+// Along a dim of one element softmax is 1 and log_softmax 0, NaN where the
+// value is NaN or infinite (as a longer row holding them gives), with
+// gradients of zero; the dtype argument is kept.
+TEST(Reduction, SoftmaxAlongADimOfOneElement) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor x = tensor({0.5, -3.0, inf, -inf, std::nan(""), 7.0}).view({2, 1, 3});
+  Tensor s = softmax(x, 1), l = log_softmax(x, 1);
+  const std::vector<double> ones = {1, 1, NAN, NAN, NAN, 1}, zeros = {0, 0, NAN, NAN, NAN, 0};
+  for (int64_t i = 0; i < 6; ++i) {
+    const double si = s.reshape({-1})[i].item<double>(), li = l.reshape({-1})[i].item<double>();
+    if (std::isnan(ones[i])) {
+      EXPECT_TRUE(std::isnan(si) && std::isnan(li)) << i;
+    } else {
+      EXPECT_EQ(si, ones[i]) << i;
+      EXPECT_EQ(li, zeros[i]) << i;
+    }
+  }
+  EXPECT_EQ(softmax(x.to(kFloat), 1, kDouble).dtype(), kDouble);
+  Tensor leaf = randn({4, 1, 2}).requires_grad_(true);
+  (softmax(leaf, 1) * randn({4, 1, 2})).sum().backward();
+  EXPECT_EQ(leaf.grad().abs().max().item<float>(), 0.0f);
 }
 
 // Norms along a dim sum in 8 lanes and a tail: rows of 21 (2 x 8 + 5) give
