@@ -62,10 +62,20 @@ void sum_float_rows(const float* p, int64_t ld, int64_t n, double* out) {
     v8 block[G] = {};
     for (; i + 128 <= e; i += 128)
       for (int g = 0; g < G; ++g) block[g] += sum_sub_block(p + g * ld + i);
+    // The rest of the block 8 at a time too: one by one, the adds of a
+    // row of 224 (128 + 96) waited on each other (1.2-1.5x libtorch's time).
     for (int g = 0; g < G; ++g) {
+      v8 rest = {};
+      int64_t t = i;
+      for (; t + 8 <= e; t += 8) {
+        v8 x;
+        std::memcpy(&x, p + g * ld + t, 32);
+        rest += x;
+      }
+      const v8 all = block[g] + rest;
       float s = 0;
-      for (int j = 0; j < 8; ++j) s += block[g][j];
-      for (int64_t t = i; t < e; ++t) s += p[g * ld + t];
+      for (int j = 0; j < 8; ++j) s += all[j];
+      for (; t < e; ++t) s += p[g * ld + t];
       out[g] += s;
     }
   }

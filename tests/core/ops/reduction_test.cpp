@@ -54,7 +54,7 @@ TEST(Reduction, GroupedRowSumsEqualEachRowAlone) {
   const int saved_threads = get_num_threads();
   manual_seed(5);
   for (int64_t K : {1, 3, 4, 5, 9, 30}) {
-    for (int64_t R : {1, 5, 13, 16, 17, 64, 65, 100, 128, 1000, 4096, 4100, 9000}) {
+    for (int64_t R : {1, 5, 13, 16, 17, 64, 65, 100, 128, 224, 231, 1000, 4096, 4100, 9000}) {
       // Row k holds values near k, so a sum stored at the wrong index shows.
       Tensor m = rand({K, R}) + arange(K, kFloat).view({K, 1});
       Tensor ref = m.to(kDouble).sum(1);
