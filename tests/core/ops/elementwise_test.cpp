@@ -649,5 +649,39 @@ TEST(ElementwiseLayout, TernaryOpsOverShortBroadcastRows) {
   }
 }
 
+// Binary ops over short rows whose outputs lie end to end (a value per row
+// broadcast over a last dim of 1 to 15, rows of 16 and 17 for the edge) run
+// in flat chunks of whole rows, a per-row input expanded first: the same
+// values as on materialized operands, over more rows than one chunk holds,
+// in float, double, int and bool, with either side per row, in place too.
+TEST(ElementwiseLayout, BinaryOpsOverShortRowsEndToEnd) {
+  manual_seed(7);
+  for (int64_t n : {1, 2, 3, 7, 8, 15, 16, 17}) {
+    SCOPED_TRACE(n);
+    const int64_t m = 1500;  // 1500 * n: more than one chunk of 2048 for n > 1
+    for (ScalarType t : {kFloat, kDouble, kInt}) {
+      Tensor a = (randn({m, n}) * 10).to(t), per_row = (randn({m, 1}) * 10 + 20).to(t);
+      Tensor dense = per_row.expand({m, n}).contiguous();
+      EXPECT_TRUE(equal(a + per_row, a + dense));
+      EXPECT_TRUE(equal(per_row - a, dense - a));
+      EXPECT_TRUE(equal(per_row.expand({m, n}) * 3, dense * 3));
+      EXPECT_TRUE(equal(per_row.expand({m, n}) * per_row, dense * dense));
+      if (t != kInt) EXPECT_TRUE(equal(a / per_row, a / dense));
+      EXPECT_TRUE(equal(a > per_row, a > dense));
+      Tensor in_place = a.clone(), expected = a.clone();
+      in_place.add_(per_row, 2);
+      expected.add_(dense, 2);
+      EXPECT_TRUE(equal(in_place, expected));
+    }
+    Tensor flags = randn({m, n}) > 0, row_flags = randn({m, 1}) > 0;
+    EXPECT_TRUE(equal(flags.logical_and(row_flags),
+                      flags.logical_and(row_flags.expand({m, n}).contiguous())));
+  }
+  // The gradient of a mean over a last dim of 3: 1/3 everywhere.
+  Tensor x = randn({5000, 3}).requires_grad_(true);
+  x.mean(-1).sum().backward();
+  EXPECT_TRUE(allclose(x.grad(), full({5000, 3}, 1.0 / 3), 1e-7, 0));
+}
+
 }  // namespace
 }  // namespace brasa
