@@ -26,8 +26,10 @@ constexpr int64_t kBlock = 256 * kLanes;
 
 // Vector halves of a run of lanes added pairwise, down to one value: a few
 // shuffles and log2(kLanes) dependent adds, where adding the lanes one by
-// one into Acc made kLanes (a layer norm over rows of 32 spent most of its
-// time there). Vector types so that GCC keeps the halves in registers.
+// one into Acc made kLanes. Vector types so that GCC keeps the halves in
+// registers: the same pairwise adds as a plain loop over an array made a
+// layer norm's forward over rows of 32 take 125 us instead of 85 (2 threads,
+// libtorch 201), the fold running twice per row.
 template <class T, int N>
 T fold_vector(const T* lanes) {
   if constexpr (N == 1) {

@@ -4,6 +4,7 @@
 // those kernels, copies to and from it must go through its runtime, and
 // what it lacks must be a clear error.
 #include <brasa/device/device_runtime.h>
+#include <brasa/nn/functional.h>
 #include <brasa/ops/kernel_table.h>
 #include <brasa/ops/kernels/copy.h>
 #include <brasa/ops/kernels/elementwise.h>
@@ -137,6 +138,15 @@ TEST_F(DeviceSeam, GradientsFlowBackAcrossTheCopy) {
   z.backward();
   EXPECT_TRUE(x.grad().is_cpu());
   EXPECT_VALUES(x.grad(), {2, -4});
+}
+
+// nll_loss's class targets must be on the input's device: said before any
+// kernel reads them.
+TEST_F(DeviceSeam, AClassTargetOnAnotherDeviceIsAClearError) {
+  Tensor logits = ones({2, 3}, kTestDevice);
+  EXPECT_ERROR(
+      "nll_loss: expected the target on privateuseone:0 (the input's device), got it on cpu",
+      nn::functional::nll_loss(logits, tensor({int64_t(0), 2})));
 }
 
 TEST_F(DeviceSeam, WhatTheDeviceLacksIsAClearError) {
